@@ -1,0 +1,393 @@
+// Sustained mixed-load benchmark (not a test): `npm run bench:load`.
+//
+// Starts the real server (src/main.ts, RUN_WORKER=true) on loopback, seeds two accounts through the
+// admin API, starts one large immediate batch so the dispatch worker is busy throughout, then for
+// BENCH_SECONDS runs BENCH_CONNECTIONS concurrent clients issuing a mix of creates (PUT, new
+// idempotency key each), batch-detail reads and list reads (batches, a batch's calls) as either
+// account. Account A has a budget it never reaches; account B's budget is deliberately small, so
+// its 429s are the intended ones. Prints throughput, latency percentiles, status counts, the
+// server's RSS over time, the dispatch batch's progress, and checks afterwards that every accepted
+// batch and call is present.
+//
+// Environment: BENCH_DATABASE_URL (PostgreSQL server where a throwaway database may be created;
+// default postgresql://postgres@127.0.0.1:5432/postgres; `pglite` = embedded database in a temp
+// dir), BENCH_SECONDS (60), BENCH_CONNECTIONS (32), BENCH_DISPATCH_CONTACTS (2000),
+// BENCH_SIM_CALL_MS (1500), BENCH_B_RATE_LIMIT (per minute, 300), BENCH_CREATE_CONTACTS (10).
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const DB_BASE = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const SECONDS = num('BENCH_SECONDS', 60);
+const CONNECTIONS = num('BENCH_CONNECTIONS', 32);
+const DISPATCH_CONTACTS = num('BENCH_DISPATCH_CONTACTS', 2000);
+const SIM_CALL_MS = num('BENCH_SIM_CALL_MS', 1500);
+const B_RATE = num('BENCH_B_RATE_LIMIT', 300);
+const CREATE_CONTACTS = num('BENCH_CREATE_CONTACTS', 10);
+const ADMIN_TOKEN = `bench-admin-${crypto.randomBytes(12).toString('hex')}`;
+const APP_SECRET = 'bench-app-secret-0123456789abcdef0123456789';
+const API = '/api/v1/public';
+
+const log = (msg = '') => process.stdout.write(msg + '\n');
+
+// ---------------------------------------------------------------------------------------------
+// Database and server
+
+interface Storage {
+  env: Record<string, string>;
+  label: string;
+  drop(): Promise<void>;
+}
+
+async function storage(): Promise<Storage> {
+  if (DB_BASE !== 'pglite') {
+    try {
+      const name = `cbs_load_${crypto.randomBytes(5).toString('hex')}`;
+      const admin = new pg.Client({ connectionString: DB_BASE });
+      await admin.connect();
+      await admin.query(`CREATE DATABASE ${name}`);
+      await admin.end();
+      const u = new URL(DB_BASE);
+      u.pathname = `/${name}`;
+      return {
+        env: { DATABASE_URL: u.toString() },
+        label: `PostgreSQL (${u.host}, throwaway database ${name})`,
+        async drop() {
+          const c = new pg.Client({ connectionString: DB_BASE });
+          await c.connect();
+          await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+          await c.end();
+        },
+      };
+    } catch (e) {
+      log(`PostgreSQL at ${DB_BASE} not usable (${(e as Error).message}); using embedded PGlite.`);
+    }
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-load-'));
+  return { env: { DATA_DIR: dir }, label: `embedded PGlite (${dir})`, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+async function startServer(db: Storage): Promise<{ base: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      ...db.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      RUN_WORKER: 'true',
+      SEED_DEMO: 'false',
+      SIM_CALL_MS: String(SIM_CALL_MS),
+      ADMIN_TOKEN,
+      APP_SECRET,
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'production',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) return { base, child };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGTERM');
+  throw new Error('server did not start');
+}
+
+function rssMiB(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+  return kb / 1024;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seeding through the admin API
+
+interface Account {
+  label: string;
+  id: string;
+  key: string;
+  agentId: string;
+  versionId: string;
+}
+
+async function admin<T>(base: string, query: string, variables: Record<string, unknown>, actAs?: string): Promise<T> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` };
+  if (actAs) headers['x-act-as-account'] = actAs;
+  const res = await fetch(`${base}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
+  const body = (await res.json()) as { data?: T; errors?: Array<{ message: string }> };
+  if (body.errors?.length || !body.data) throw new Error(`admin API: ${JSON.stringify(body.errors)}`);
+  return body.data;
+}
+
+async function seedAccount(base: string, label: string, rateLimitPerMinute: number): Promise<Account> {
+  const created = await admin<{ adminCreateAccount: { account: { id: string }; apiKey: string } }>(
+    base,
+    `mutation($input: AdminCreateAccountInput!) { adminCreateAccount(input: $input) { account { id } apiKey } }`,
+    {
+      input: {
+        name: `Load ${label}`,
+        email: `load-${label.toLowerCase()}@example.com`,
+        limits: { maxBatchSize: 100_000, maxConcurrentCalls: 100, maxCallDurationSeconds: 600, rateLimitPerMinute },
+        batchConcurrency: 50,
+        voices: ['alloy', 'verse'],
+      },
+    },
+  );
+  const id = created.adminCreateAccount.account.id;
+  const agent = await admin<{ createAgent: { id: string } }>(
+    base,
+    `mutation($input: CreateAgentInput!) { createAgent(input: $input) { id } }`,
+    { input: { name: 'Load agent', voice: 'alloy', outcomeKeys: ['interested'] } },
+    id,
+  );
+  const version = await admin<{ createPromptVersion: { id: string } }>(
+    base,
+    `mutation($input: CreatePromptVersionInput!) { createPromptVersion(input: $input) { id } }`,
+    { input: { agentId: agent.createAgent.id, name: 'v1', prompt: 'You are a friendly assistant.' } },
+    id,
+  );
+  await admin(base, `mutation($input: AddDidNumberInput!) { addDidNumber(input: $input) { id } }`, { input: { number: '+14155550100' } }, id);
+  return { label, id, key: created.adminCreateAccount.apiKey, agentId: agent.createAgent.id, versionId: version.createPromptVersion.id };
+}
+
+let phoneSeq = 0;
+function createBody(a: Account, contacts: number, startMode: string, idempotencyKey: string) {
+  return {
+    agent_id: a.agentId,
+    version_id: a.versionId,
+    interruption: true,
+    use_alternate_number: false,
+    start_mode: startMode,
+    schedule_date: '2030-01-15',
+    schedule_time: '09:30',
+    schedule_timezone: 'America/New_York (EST, UTC-05:00)',
+    idempotency_key: idempotencyKey,
+    contacts: Array.from({ length: contacts }, (_, i) => {
+      // A valid San Francisco number (exchange 2xx–9xx) ending in 4–9: the simulator completes these calls.
+      const n = 2_000_000 + ((phoneSeq++ * 10) % 7_999_990) + 4 + (i % 6);
+      return { contact_id: `c${i}`, phone_number: `+1415${n}`, metadata: { seq: i } };
+    }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load
+
+type Op = 'create' | 'detail' | 'list-batches' | 'list-calls';
+const MIX: Array<[Op, number]> = [
+  ['create', 15],
+  ['detail', 40],
+  ['list-batches', 25],
+  ['list-calls', 20],
+];
+
+interface Stats {
+  latencies: Record<Op, number[]>;
+  statuses: Record<Op, Map<number, number>>;
+  intended429: number;
+  /** First few unexpected responses, for the report. */
+  unexpected: Array<{ op: Op; account: string; status: number; body: string }>;
+  unexpectedCount: number;
+  networkErrors: number;
+}
+
+function pick<T>(weighted: Array<[T, number]>): T {
+  const total = weighted.reduce((s, [, w]) => s + w, 0);
+  let r = Math.random() * total;
+  for (const [v, w] of weighted) if ((r -= w) < 0) return v;
+  return weighted[0][0];
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function main() {
+  const db = await storage();
+  let server: ChildProcess | undefined;
+  try {
+    log(`Load benchmark: ${SECONDS} s, ${CONNECTIONS} concurrent clients on loopback, database: ${db.label}`);
+    log(`Machine: ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} (other processes share them)`);
+    const started = await startServer(db);
+    server = started.child;
+    const base = started.base;
+    const [A, B] = [await seedAccount(base, 'A', 10_000_000), await seedAccount(base, 'B', B_RATE)];
+    log(`Accounts: A (rate limit 10,000,000/min), B (rate limit ${B_RATE}/min: its 429s are intended).`);
+
+    const auth = (a: Account) => ({ authorization: `Bearer ${a.key}` });
+    const dispatch = await fetch(`${base}${API}/call-batches`, {
+      method: 'PUT',
+      headers: { ...auth(A), 'content-type': 'application/json' },
+      body: JSON.stringify(createBody(A, DISPATCH_CONTACTS, 'immediate', crypto.randomUUID())),
+    });
+    const dispatchBody = (await dispatch.json()) as { data: { batch_id: string; accepted_contacts: number } };
+    if (dispatch.status !== 201) throw new Error(`dispatch batch not created: ${dispatch.status} ${JSON.stringify(dispatchBody)}`);
+    const dispatchId = dispatchBody.data.batch_id;
+    log(`Dispatch batch ${dispatchId}: ${dispatchBody.data.accepted_contacts} contacts, immediate, SIM_CALL_MS=${SIM_CALL_MS}.`);
+
+    const accepted = new Map<string, { account: Account; accepted: number }>([[dispatchId, { account: A, accepted: dispatchBody.data.accepted_contacts }]]);
+    const ids: Record<string, string[]> = { A: [dispatchId], B: [] };
+    const stats: Stats = {
+      latencies: { create: [], detail: [], 'list-batches': [], 'list-calls': [] },
+      statuses: { create: new Map(), detail: new Map(), 'list-batches': new Map(), 'list-calls': new Map() },
+      intended429: 0,
+      unexpected: [],
+      unexpectedCount: 0,
+      networkErrors: 0,
+    };
+
+    // Warm-up (JIT, pools), then the RSS baseline.
+    for (let i = 0; i < 50; i++) await fetch(`${base}${API}/call-batches?limit=10`, { headers: auth(A) }).then((r) => r.arrayBuffer());
+    const rss: Array<{ t: number; mib: number }> = [{ t: 0, mib: rssMiB(server.pid!) }];
+    const t0 = performance.now();
+    const deadline = t0 + SECONDS * 1000;
+    const sampler = setInterval(() => rss.push({ t: (performance.now() - t0) / 1000, mib: rssMiB(server!.pid!) }), 5000);
+
+    async function request(op: Op, account: Account): Promise<void> {
+      const own = ids[account.label];
+      // Reads by id need one of the account's own batches; until it has one, list instead.
+      if (!own.length && (op === 'detail' || op === 'list-calls')) op = 'list-batches';
+      const anyId = own[Math.floor(Math.random() * own.length)];
+      let url: string;
+      let init: RequestInit = { headers: auth(account) };
+      switch (op) {
+        case 'create':
+          url = `${base}${API}/call-batches`;
+          init = {
+            method: 'PUT',
+            headers: { ...auth(account), 'content-type': 'application/json' },
+            body: JSON.stringify(createBody(account, CREATE_CONTACTS, Math.random() < 0.2 ? 'immediate' : 'manual', crypto.randomUUID())),
+          };
+          break;
+        case 'detail':
+          url = `${base}${API}/call-batches/${anyId}`;
+          break;
+        case 'list-batches':
+          url = `${base}${API}/call-batches?limit=50&page=${1 + Math.floor(Math.random() * 3)}`;
+          break;
+        case 'list-calls':
+          url = `${base}${API}/call-batches/${account === A && Math.random() < 0.5 ? dispatchId : anyId}/calls?limit=100`;
+          break;
+      }
+      const t = performance.now();
+      let status: number;
+      let text: string;
+      try {
+        const res = await fetch(url, init);
+        status = res.status;
+        text = await res.text();
+      } catch {
+        stats.networkErrors++;
+        return;
+      }
+      stats.latencies[op].push(performance.now() - t);
+      stats.statuses[op].set(status, (stats.statuses[op].get(status) ?? 0) + 1);
+      // Reads only use the account's own ids, so a 404 is as unexpected as a 5xx.
+      if (status === 429 && account === B) {
+        stats.intended429++;
+        return;
+      }
+      if (status >= 400) {
+        stats.unexpectedCount++;
+        if (stats.unexpected.length < 5) stats.unexpected.push({ op, account: account.label, status, body: text.slice(0, 300) });
+        return;
+      }
+      if (op === 'create') {
+        const body = JSON.parse(text) as { data: { batch_id: string; accepted_contacts: number } };
+        accepted.set(body.data.batch_id, { account, accepted: body.data.accepted_contacts });
+        ids[account.label].push(body.data.batch_id);
+      }
+    }
+
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async (_, c) => {
+        while (performance.now() < deadline) await request(pick(MIX), c % 4 === 3 ? B : A);
+      }),
+    );
+    clearInterval(sampler);
+    const elapsed = (performance.now() - t0) / 1000;
+    rss.push({ t: elapsed, mib: rssMiB(server.pid!) });
+
+    // ----- figures
+    const all = Object.values(stats.latencies).flat().sort((x, y) => x - y);
+    log();
+    log(`Requests: ${all.length} in ${elapsed.toFixed(1)} s = ${(all.length / elapsed).toFixed(0)} req/s; p50 ${percentile(all, 50).toFixed(1)} ms, p99 ${percentile(all, 99).toFixed(1)} ms, max ${all[all.length - 1]?.toFixed(0)} ms`);
+    log(`  ${'operation'.padEnd(13)} ${'count'.padStart(7)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}  statuses`);
+    for (const [op] of MIX) {
+      const l = stats.latencies[op].sort((x, y) => x - y);
+      const st = [...stats.statuses[op]].sort().map(([s, n]) => `${s}×${n}`).join(' ');
+      log(`  ${op.padEnd(13)} ${String(l.length).padStart(7)} ${(l.length / elapsed).toFixed(0).padStart(7)} ${percentile(l, 50).toFixed(1).padStart(8)} ${percentile(l, 99).toFixed(1).padStart(8)}  ${st}`);
+    }
+    const { unexpectedCount } = stats;
+    log(`Errors: ${unexpectedCount} unexpected (non-2xx other than account B's 429s), ${stats.networkErrors} network errors; intended 429s (account B): ${stats.intended429}`);
+    for (const u of stats.unexpected) log(`  ${u.op} as ${u.account}: ${u.status} ${u.body}`);
+
+    log(`Server RSS (MiB) every 5 s: ${rss.map((s) => s.mib.toFixed(0)).join(' ')}`);
+    const third = rss.filter((s) => s.t >= elapsed / 3);
+    const mid = third[0]?.mib ?? rss[0].mib;
+    const end = rss[rss.length - 1].mib;
+    log(`  baseline ${rss[0].mib.toFixed(0)}, at ${third[0]?.t.toFixed(0) ?? 0} s ${mid.toFixed(0)}, end ${end.toFixed(0)}: growth over the last two thirds ${(end - mid).toFixed(0)} MiB (${(((end - mid) / mid) * 100).toFixed(1)} %)`);
+
+    // ----- dispatch progress
+    const progress = (await (await fetch(`${base}${API}/call-batches/${dispatchId}`, { headers: auth(A) })).json()) as { data: Record<string, unknown> };
+    const d = progress.data;
+    log(`Load average at the end: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    log(`Dispatch batch after the run: status ${d.status}, queued ${d.queued}, in_progress ${d.in_progress}, completed ${d.completed}, failed ${d.failed}, cancelled ${d.cancelled}`);
+
+    // ----- consistency: every accepted batch and its calls are there (operator API: no budget)
+    let missing = 0;
+    let wrongCalls = 0;
+    const entries = [...accepted];
+    const checkOne = async ([id, { account, accepted: n }]: [string, { account: Account; accepted: number }]) => {
+      const r = await admin<{ batch: { acceptedContacts: number }; calls: { pagination: { total: number } } }>(
+        base,
+        `query($id: ID!) { batch(id: $id) { acceptedContacts } calls(batchId: $id, limit: 1) { pagination { total } } }`,
+        { id },
+        account.id,
+      ).catch(() => null);
+      if (!r) missing++;
+      else if (r.batch.acceptedContacts !== n || r.calls.pagination.total !== n) wrongCalls++;
+    };
+    for (let i = 0; i < entries.length; i += 16) await Promise.all(entries.slice(i, i + 16).map(checkOne));
+    const totalCalls = entries.reduce((s, [, v]) => s + v.accepted, 0);
+    log(`Consistency: ${entries.length} accepted batches with ${totalCalls} calls checked: ${missing} missing, ${wrongCalls} with a wrong call count`);
+    if (unexpectedCount || stats.networkErrors || missing || wrongCalls) process.exitCode = 1;
+  } finally {
+    if (server && server.exitCode === null) {
+      server.kill('SIGTERM');
+      await new Promise((r) => server!.once('exit', r));
+    }
+    await db.drop();
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`${e instanceof Error ? e.stack : String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,553 @@
+// Read-side benchmark (not a test): `npm run bench:read`.
+//
+// Seeds a throwaway PostgreSQL database with one account holding a batch of 100k calls and 199
+// smaller batches (plus another account's calls, so the calls table is ~1M rows), then:
+//   1. runs every read query shape once in-process and prints the scan nodes of its EXPLAIN ANALYZE
+//      (a Seq Scan on calls is flagged);
+//   2. starts the real server (src/main.ts, worker off) and measures each endpoint with autocannon
+//      at 50 connections on loopback, through the REST facade and through /graphql directly with the
+//      same operation document (alternating short runs), printing req/s, p50/p99, the server's CPU
+//      per request and the REST/GraphQL ratios; then batch details at 1 and 10 connections.
+// On a machine shared with other work, latency follows the machine's load; CPU per request and the
+// REST/GraphQL ratios are the steadier figures.
+//
+// Environment: BENCH_DATABASE_URL (a server where databases may be created; default
+// postgresql://postgres@127.0.0.1:5432/postgres), BENCH_SECONDS (per scenario and surface, default 10),
+// BENCH_CONNECTIONS (default 50), BENCH_BIG_CALLS (default 100000), BENCH_BATCHES (default 200),
+// BENCH_CALLS_PER_BATCH (other batches, default 100), BENCH_NOISE_CALLS (other account, default 880000),
+// BENCH_RATE_LIMIT_STORE (the server's RATE_LIMIT_STORE for the main runs, default memory: the
+// per-account budget is another module; one extra run shows batch details with the database store).
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { buildApp } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { openDatabase, type Database } from '../src/db/client.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { systemClock, type AppDeps } from '../src/deps.ts';
+import { createLogger } from '../src/logger.ts';
+import { createAccount } from '../src/services/accounts.ts';
+import { addDidNumber, createAgent, createPromptVersion } from '../src/services/catalog.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const BASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const SECONDS = env('BENCH_SECONDS', 10);
+const CONNECTIONS = env('BENCH_CONNECTIONS', 50);
+const BIG_CALLS = env('BENCH_BIG_CALLS', 100_000);
+const BATCHES = env('BENCH_BATCHES', 200);
+const CALLS_PER_BATCH = env('BENCH_CALLS_PER_BATCH', 100);
+const NOISE_CALLS = env('BENCH_NOISE_CALLS', 880_000);
+const RATE_LIMIT_STORE = process.env.BENCH_RATE_LIMIT_STORE ?? 'memory';
+const APP_SECRET = 'bench-app-secret-0123456789abcdef0123456789';
+
+const log = (msg: string) => process.stdout.write(msg + '\n');
+const ms = (t0: number) => `${((performance.now() - t0) / 1000).toFixed(1)} s`;
+
+// ---------------------------------------------------------------------------------------------
+// Database
+
+async function createThrowawayDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `cbs_bench_${crypto.randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: BASE_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const u = new URL(BASE_URL);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: BASE_URL });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+interface Seeded {
+  apiKey: string;
+  accountId: string;
+  agentId: string;
+  bigBatchId: string;
+  /** UTC day of the big batch, for call records. */
+  day: string;
+}
+
+/**
+ * Calls of batches [first, last] of `account`, in one INSERT … SELECT over generate_series.
+ * Statuses, transcripts and outcomes follow a realistic mix for a mostly finished campaign.
+ */
+function insertCallsSql(transcriptChars: number): string {
+  return `
+  INSERT INTO calls (id, account_id, batch_id, agent_id, prompt_version_id, seq, external_id, name, phone_number, metadata,
+                     status, transcript_status, duration_seconds, answer_duration_seconds, timestamp, created_at, updated_at,
+                     completed_at, hangup_by, disconnect_reason, summary, outcomes, recording_available, llm_transcript, attempts)
+  SELECT 'call_' || b.id_key || lpad(g::text, 8, '0'), b.account_id, b.id, b.agent_id, b.prompt_version_id, g,
+         'crm-' || g, 'Contact ' || g, '+1415' || lpad((g % 10000000)::text, 7, '0'),
+         jsonb_build_object('first_name', 'Contact', 'plan', CASE WHEN g % 2 = 0 THEN 'pro' ELSE 'basic' END),
+         s.status,
+         CASE WHEN s.status = 'completed' THEN (CASE WHEN g % 20 = 0 THEN 'processing' WHEN g % 20 = 1 THEN 'failed' ELSE 'ready' END)
+              WHEN s.status = 'in_progress' THEN 'pending' END,
+         CASE WHEN s.finished THEN CASE WHEN s.status = 'completed' THEN 30 + g % 240 ELSE 0 END END,
+         CASE WHEN s.status = 'completed' THEN 25 + g % 240 END,
+         CASE WHEN s.dialled THEN b.created_at + make_interval(secs => g % 86400) END,
+         b.created_at, b.created_at,
+         CASE WHEN s.finished THEN b.created_at + make_interval(secs => g % 86400 + 300) END,
+         CASE WHEN s.status = 'completed' THEN (CASE WHEN g % 3 = 0 THEN 'user' ELSE 'agent' END) WHEN s.finished THEN 'system' END,
+         CASE WHEN s.status = 'completed' THEN (CASE WHEN g % 3 = 0 THEN 'normal' ELSE 'agent_hangup' END) WHEN s.finished THEN s.status END,
+         CASE WHEN s.status = 'completed' THEN 'The contact ' || CASE WHEN g % 3 = 0 THEN 'asked for a demo next week' ELSE 'is not interested right now' END || '.' END,
+         CASE WHEN s.status = 'completed' THEN jsonb_build_object(
+              'interested', CASE WHEN g % 3 = 0 THEN 'yes' ELSE 'no' END,
+              'callback_requested', CASE WHEN g % 7 = 0 THEN 'yes' ELSE 'no' END,
+              'sentiment', (ARRAY['positive', 'neutral', 'negative'])[1 + g % 3]) END,
+         CASE WHEN s.status = 'completed' THEN true WHEN s.finished THEN false END,
+         CASE WHEN s.status = 'completed' THEN left(repeat('Agent: Hello, this is Ava from Acme, am I speaking with contact ' || g ||
+              '? User: Yes, speaking. Agent: We are offering a short product demo, would you like to book one? User: ' ||
+              CASE WHEN g % 3 = 0 THEN 'Sure, next Tuesday works. ' ELSE 'No thanks, not now. ' END, 8), ${transcriptChars}) END,
+         CASE WHEN s.dialled THEN 1 ELSE 0 END
+  FROM batches b
+  CROSS JOIN LATERAL generate_series(1, b.accepted_contacts) g
+  CROSS JOIN LATERAL (
+    SELECT st AS status, st NOT IN ('pending', 'queued') AS dialled, st IN ('completed', 'failed', 'no_answer', 'busy') AS finished
+    FROM (SELECT CASE
+      WHEN g % 100 < 70 THEN 'completed' WHEN g % 100 < 80 THEN 'no_answer' WHEN g % 100 < 85 THEN 'busy'
+      WHEN g % 100 < 90 THEN 'failed' WHEN g % 100 < 95 THEN 'queued' WHEN g % 100 < 98 THEN 'pending'
+      ELSE 'in_progress' END AS st) x
+  ) s
+  WHERE b.account_id = $1 AND b.id_key BETWEEN $2 AND $3`;
+}
+
+async function seed(db: Database): Promise<Seeded> {
+  const t0 = performance.now();
+  // The account's request budget must not be what the benchmark measures.
+  const { account, apiKey } = await createAccount(db, {
+    name: 'Bench Co',
+    email: 'bench@example.com',
+    voices: ['alloy', 'verse'],
+    limits: { rateLimitPerMinute: 2_000_000_000 },
+  });
+  const agent = await createAgent(db, account, { name: 'Sales Agent', voice: 'alloy', outcomeKeys: ['interested', 'callback_requested', 'sentiment'] });
+  const version = await createPromptVersion(db, account, { agentId: agent.id, name: 'v1', prompt: 'Offer a demo.' });
+  await addDidNumber(db, account, '+14155550100');
+  const { account: noise } = await createAccount(db, { name: 'Other Co', email: 'other@example.com', voices: ['alloy'] });
+  const noiseAgent = await createAgent(db, noise, { name: 'Other Agent', voice: 'alloy' });
+  const noiseVersion = await createPromptVersion(db, noise, { agentId: noiseAgent.id, name: 'v1', prompt: 'Hi.' });
+
+  const client = new pg.Client({ connectionString: db.url });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    return await seedRows(db, client, { accountId: account.id, apiKey, agentId: agent.id, versionId: version.id, noiseId: noise.id, noiseAgentId: noiseAgent.id, noiseVersionId: noiseVersion.id }, t0);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+async function seedRows(
+  db: Database,
+  client: pg.Client,
+  ids: { accountId: string; apiKey: string; agentId: string; versionId: string; noiseId: string; noiseAgentId: string; noiseVersionId: string },
+  t0: number,
+): Promise<Seeded> {
+  // A scratch column keeps generated ids ordered and lets one INSERT address a range of batches.
+  await client.query(`ALTER TABLE batches ADD COLUMN id_key text`);
+  const now = Date.now();
+  const insertBatches = `
+    INSERT INTO batches (id, id_key, account_id, agent_id, prompt_version_id, status, start_mode, scheduled_at, timezone,
+                         concurrency, voice, interruption, use_alternate_number, recording_enabled, max_duration_seconds,
+                         deduplicate_by_phone, total_contacts, accepted_contacts, rejected_contacts, created_at, updated_at, started_at)
+    SELECT 'sched_' || $2 || lpad(k::text, 6, '0'), $2 || lpad(k::text, 6, '0'), $1, $3, $4,
+           CASE WHEN k = $6::int THEN 'running' WHEN k % 10 = 0 THEN 'cancelled' WHEN k % 3 = 0 THEN 'running' ELSE 'completed' END,
+           'immediate', to_timestamp($7 / 1000.0) - make_interval(hours => ($6 - k)),
+           'America/New_York', 10, 'alloy', true, false, true, 600, false,
+           CASE WHEN k = $6 THEN $8::int ELSE $9::int END, CASE WHEN k = $6 THEN $8::int ELSE $9::int END, 0,
+           to_timestamp($7 / 1000.0) - make_interval(hours => ($6 - k)), now(), to_timestamp($7 / 1000.0) - make_interval(hours => ($6 - k))
+    FROM generate_series(1, $5::int) k`;
+  // Target account: batches 1..BATCHES, the last (newest) is the big one.
+  await client.query(insertBatches, [ids.accountId, 'a', ids.agentId, ids.versionId, BATCHES, BATCHES, now, BIG_CALLS, CALLS_PER_BATCH]);
+  const noiseBatches = Math.max(1, Math.ceil(NOISE_CALLS / 1000));
+  if (NOISE_CALLS > 0) {
+    await client.query(insertBatches, [ids.noiseId, 'n', ids.noiseAgentId, ids.noiseVersionId, noiseBatches, noiseBatches, now, 1000, 1000]);
+  }
+  log(`  batches inserted (${ms(t0)})`);
+
+  // Chunks keep each statement's memory modest; the big batch goes in 4 pieces by id range.
+  await client.query(insertCallsSql(1400), [ids.accountId, 'a' + String(BATCHES).padStart(6, '0'), 'a' + String(BATCHES).padStart(6, '0')]);
+  log(`  big batch: ${BIG_CALLS} calls (${ms(t0)})`);
+  await client.query(insertCallsSql(1400), [ids.accountId, 'a000001', 'a' + String(BATCHES - 1).padStart(6, '0')]);
+  log(`  ${BATCHES - 1} other batches: ${(BATCHES - 1) * CALLS_PER_BATCH} calls (${ms(t0)})`);
+  for (let from = 1; NOISE_CALLS > 0 && from <= noiseBatches; from += 100) {
+    const to = Math.min(noiseBatches, from + 99);
+    await client.query(insertCallsSql(200), [ids.noiseId, 'n' + String(from).padStart(6, '0'), 'n' + String(to).padStart(6, '0')]);
+  }
+  if (NOISE_CALLS > 0) log(`  other account: ${noiseBatches * 1000} calls (${ms(t0)})`);
+
+  // Counters exactly as the worker keeps them (DESIGN.md mapping).
+  await client.query(`
+    UPDATE batches b SET queued = c.q, in_progress = c.ip, completed = c.done, failed = c.f, cancelled = c.x
+    FROM (SELECT batch_id,
+                 count(*) FILTER (WHERE status IN ('pending', 'queued'))::int AS q,
+                 count(*) FILTER (WHERE status IN ('ringing', 'answered', 'in_progress'))::int AS ip,
+                 count(*) FILTER (WHERE status = 'completed')::int AS done,
+                 count(*) FILTER (WHERE status IN ('failed', 'no_answer', 'busy'))::int AS f,
+                 count(*) FILTER (WHERE status = 'cancelled')::int AS x
+          FROM calls GROUP BY batch_id) c
+    WHERE b.id = c.batch_id`);
+  await client.query(`ALTER TABLE batches DROP COLUMN id_key`);
+  await client.query('VACUUM ANALYZE');
+  const { rows } = await client.query(`SELECT (SELECT count(*) FROM calls)::int AS calls, pg_size_pretty(pg_total_relation_size('calls')) AS size`);
+  log(`  counters, VACUUM ANALYZE done: ${rows[0].calls} calls, calls table + indexes ${rows[0].size} (${ms(t0)})`);
+
+  const bigBatchId = `sched_a${String(BATCHES).padStart(6, '0')}`;
+  const big = await db.prisma.batch.findUniqueOrThrow({ where: { id: bigBatchId } });
+  return { apiKey: ids.apiKey, accountId: ids.accountId, agentId: ids.agentId, bigBatchId, day: big.createdAt.toISOString().slice(0, 10) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios: the same data through REST and through /graphql with the route's own document.
+
+interface Scenario {
+  name: string;
+  rest: string;
+  operation: string;
+  variables: Record<string, unknown>;
+}
+
+function scenarios(s: Seeded): Scenario[] {
+  const b = s.bigBatchId;
+  return [
+    { name: 'batch details', rest: `/api/v1/public/call-batches/${b}`, operation: 'RestBatch', variables: { id: b } },
+    {
+      name: 'calls page (200)',
+      rest: `/api/v1/public/call-batches/${b}/calls?limit=200`,
+      operation: 'RestBatchCalls',
+      variables: { batchId: b, filter: {}, limit: 200 },
+    },
+    {
+      name: 'calls page (200) deep, page 250',
+      rest: `/api/v1/public/call-batches/${b}/calls?limit=200&page=250`,
+      operation: 'RestBatchCalls',
+      variables: { batchId: b, filter: {}, page: 250, limit: 200 },
+    },
+    {
+      name: 'results ?status&transcript_status',
+      rest: `/api/v1/public/call-batches/${b}/results?status=completed&transcript_status=ready`,
+      operation: 'RestBatchResults',
+      variables: { batchId: b, filter: { status: 'completed', transcriptStatus: 'ready' } },
+    },
+    {
+      name: 'results ?outcome=yes',
+      rest: `/api/v1/public/call-batches/${b}/results?outcome=yes`,
+      operation: 'RestBatchResults',
+      variables: { batchId: b, filter: { outcome: 'yes' } },
+    },
+    {
+      name: 'call records page (50)',
+      rest: `/api/v1/public/call-records?start_date=${s.day}&end_date=${s.day}`,
+      operation: 'RestCallRecords',
+      variables: { filter: { startDate: s.day, endDate: s.day } },
+    },
+    {
+      name: 'batch list (50)',
+      rest: `/api/v1/public/call-batches?status=active`,
+      operation: 'RestBatches',
+      variables: { filter: { status: 'active' } },
+    },
+  ];
+}
+
+const OPERATIONS_TEXT = fs.readFileSync(path.join(ROOT, 'src/rest/operations/batches-read.graphql'), 'utf8');
+
+// ---------------------------------------------------------------------------------------------
+// EXPLAIN: every statement a scenario sends, with its real parameters.
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  Plans?: PlanNode[];
+}
+
+function scans(node: PlanNode, out: string[] = []): string[] {
+  const rel = node['Relation Name'];
+  if (rel === 'calls' || rel === 'batches') {
+    // batches holds a few hundred rows per account: a sequential scan there is the planner being right.
+    const flag = node['Node Type'] === 'Seq Scan' && rel === 'calls' ? '  <-- SEQ SCAN' : '';
+    out.push(`${node['Node Type']} on ${rel}${node['Index Name'] ? ` using ${node['Index Name']}` : ''}${flag}`);
+  } else if (node['Node Type'] === 'Bitmap Index Scan' && node['Index Name']) {
+    out.push(`Bitmap Index Scan using ${node['Index Name']}`);
+  }
+  for (const child of node.Plans ?? []) scans(child, out);
+  return out;
+}
+
+async function explainAll(db: Database, s: Seeded, list: Scenario[]): Promise<boolean> {
+  const config = loadConfig({ LOG_LEVEL: 'silent', APP_SECRET, RUN_WORKER: 'false', DATABASE_URL: db.url });
+  const deps: AppDeps = { config, db, logger: createLogger('silent'), clock: systemClock, appSecret: APP_SECRET };
+  const app = buildApp(deps);
+  const pool = db.pool!;
+  const captured: { text: string; values: unknown[] }[] = [];
+  const original = pool.query.bind(pool) as (...a: unknown[]) => Promise<unknown>;
+  (pool as unknown as { query: unknown }).query = (...args: unknown[]) => {
+    const q = args[0] as { text?: string; values?: unknown[] };
+    if (q && typeof q === 'object' && q.text) captured.push({ text: q.text, values: q.values ?? [] });
+    return original(...args);
+  };
+  const extra: Scenario[] = [
+    // Filters the timed runs don't exercise, so every index is shown.
+    { name: 'calls ?status', rest: `/api/v1/public/call-batches/${s.bigBatchId}/calls?status=no_answer&limit=200`, operation: '', variables: {} },
+    { name: 'calls ?external_id', rest: `/api/v1/public/call-batches/${s.bigBatchId}/calls?external_id=crm-77777`, operation: '', variables: {} },
+    { name: 'results ?outcome&status&transcript', rest: `/api/v1/public/call-batches/${s.bigBatchId}/results?outcome=yes&status=completed&transcript_status=processing`, operation: '', variables: {} },
+    { name: 'call records ?agent_id', rest: `/api/v1/public/call-records?start_date=2000-01-01&end_date=2100-01-01&agent_id=${s.agentId}&page=3`, operation: '', variables: {} },
+    { name: 'call records ?agent_id x2', rest: `/api/v1/public/call-records?start_date=2000-01-01&end_date=2100-01-01&agent_id=${s.agentId}&agent_id=agt-none`, operation: '', variables: {} },
+    { name: 'batch list ?agent_id&created_at', rest: `/api/v1/public/call-batches?agent_id=${s.agentId}&created_at_from=2000-01-01T00:00:00Z&created_at_to=2100-01-01T00:00:00%2B02:00`, operation: '', variables: {} },
+    { name: 'batch list ?status=completed', rest: `/api/v1/public/call-batches?status=completed&page=2`, operation: '', variables: {} },
+  ];
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  let seqScans = 0;
+  log('\nQuery plans (EXPLAIN ANALYZE of each statement the endpoint sends; auth lookups omitted):');
+  for (const sc of [...list, ...extra]) {
+    captured.length = 0;
+    const res = await app.fetch(new Request(`http://bench.local${sc.rest}`, { headers: { authorization: `Bearer ${s.apiKey}` } }));
+    if (res.status !== 200) throw new Error(`${sc.rest} answered ${res.status}: ${await res.text()}`);
+    await res.arrayBuffer();
+    log(`  ${sc.name}:`);
+    for (const stmt of captured) {
+      if (!/"?(calls|batches)"?/.test(stmt.text) || /api_keys|accounts/.test(stmt.text)) continue;
+      const { rows } = await client.query({ text: `EXPLAIN (ANALYZE, FORMAT JSON) ${stmt.text}`, values: stmt.values as unknown[] });
+      const plan = rows[0]['QUERY PLAN'][0] as { Plan: PlanNode; 'Execution Time': number };
+      const found = scans(plan.Plan);
+      seqScans += found.filter((f) => f.includes('SEQ SCAN')).length;
+      const what = stmt.text.replace(/"public"\./g, '').replace(/SELECT .*? FROM/, 'SELECT … FROM').slice(0, 70);
+      log(`    ${plan['Execution Time'].toFixed(2).padStart(7)} ms  ${found.join('; ') || '(no table scan)'}   [${what}…]`);
+    }
+  }
+  (pool as unknown as { query: unknown }).query = original;
+  await client.end();
+  await app.stop();
+  log(seqScans ? `\n${seqScans} sequential scan(s) on calls.` : '\nNo sequential scans on calls.');
+  return seqScans === 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+async function startServer(url: string, rateLimitStore: string): Promise<{ base: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      RUN_WORKER: 'false',
+      SEED_DEMO: 'false',
+      MIGRATE_ON_START: 'false',
+      LOG_LEVEL: 'warn',
+      APP_SECRET,
+      RATE_LIMIT_STORE: rateLimitStore,
+      NODE_ENV: 'production',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) return { base, child };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGTERM');
+  throw new Error('server did not start');
+}
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  /** Mean response size, bytes. */
+  bytes: number;
+  /** Server process CPU per request, ms (user + system): steadier than latency on a shared machine. */
+  cpuMs: number;
+}
+
+/** utime + stime of a process, ms (Linux /proc; clock ticks of 10 ms). */
+function cpuMsOf(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
+async function run(pid: number, opts: autocannon.Options) {
+  const c0 = cpuMsOf(pid);
+  const r = await autocannon({ connections: CONNECTIONS, duration: SECONDS, timeout: 60, ...opts });
+  return { r, cpu: cpuMsOf(pid) - c0 };
+}
+
+/** Waits until the server answers a probe quickly again, so one run's backlog doesn't bleed into the next. */
+async function drain(url: string, headers: Record<string, string>) {
+  const until = Date.now() + 60_000;
+  let fast = 0;
+  while (Date.now() < until && fast < 3) {
+    const t0 = performance.now();
+    await fetch(url, { headers }).then((r) => r.arrayBuffer()).catch(() => undefined);
+    fast = performance.now() - t0 < 50 ? fast + 1 : 0;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * REST and GraphQL alternate in ROUNDS short runs each (the machine's other load shifts over time,
+ * and both surfaces should see the same share of it). Requests and CPU add up; p50 is the median of
+ * the runs', p99 the worst run's.
+ */
+const ROUNDS = 3;
+
+function combine(runs: Awaited<ReturnType<typeof run>>[]): Figures {
+  const requests = runs.reduce((n, x) => n + x.r.requests.total, 0);
+  const seconds = runs.reduce((n, x) => n + x.r.duration, 0);
+  const p50s = runs.map((x) => x.r.latency.p50).sort((a, b) => a - b);
+  return {
+    rps: requests / seconds,
+    p50: p50s[Math.floor(p50s.length / 2)],
+    p99: Math.max(...runs.map((x) => x.r.latency.p99)),
+    errors: runs.reduce((n, x) => n + x.r.errors + x.r.timeouts + x.r.non2xx, 0),
+    bytes: runs.reduce((n, x) => n + x.r.throughput.total, 0) / Math.max(1, requests),
+    cpuMs: runs.reduce((n, x) => n + x.cpu, 0) / Math.max(1, requests),
+  };
+}
+
+async function compare(pid: number, rest: autocannon.Options, gql: autocannon.Options, probe: () => Promise<void>, rounds = ROUNDS) {
+  const acc = { rest: [] as Awaited<ReturnType<typeof run>>[], gql: [] as Awaited<ReturnType<typeof run>>[] };
+  const duration = Math.max(2, Math.round(SECONDS / rounds));
+  for (let round = 0; round < rounds; round++) {
+    const order: ('rest' | 'gql')[] = round % 2 ? ['gql', 'rest'] : ['rest', 'gql'];
+    for (const surface of order) {
+      acc[surface].push(await run(pid, { ...(surface === 'rest' ? rest : gql), duration }));
+      await probe();
+    }
+  }
+  return { rest: combine(acc.rest), gql: combine(acc.gql) };
+}
+
+async function main() {
+  log(`Read API benchmark: PostgreSQL ${BASE_URL.replace(/\/\/[^@]*@/, '//')}, ${CONNECTIONS} connections, ${SECONDS} s per run`);
+  const dbHandle = await createThrowawayDatabase();
+  let db: Database | undefined;
+  let server: ChildProcess | undefined;
+  try {
+    db = await openDatabase({ databaseUrl: dbHandle.url, poolSize: 10 });
+    await migrate(db);
+    log('Seeding:');
+    const seeded = await seed(db);
+    const list = scenarios(seeded);
+    const plansOk = await explainAll(db, seeded, list);
+
+    let started = await startServer(dbHandle.url, RATE_LIMIT_STORE);
+    server = started.child;
+    const auth = { authorization: `Bearer ${seeded.apiKey}` };
+    log(`\nLoad (${CONNECTIONS} connections, ${SECONDS} s each, server: node src/main.ts, worker off, pool 10, RATE_LIMIT_STORE=${RATE_LIMIT_STORE}):`);
+    log(`  ${'scenario'.padEnd(36)} ${'surface'.padEnd(8)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU ms/req'.padStart(8)} ${'KB/resp'.padStart(8)} ${'errors'.padStart(6)}  REST/GraphQL`);
+    const summary: { name: string; rest: Figures; gql: Figures }[] = [];
+    const probe = () => drain(started.base + list[0].rest, auth);
+    const row = (name: string, surface: string, f: Figures, ratio = '') =>
+      log(
+        `  ${name.padEnd(36)} ${surface.padEnd(8)} ${f.rps.toFixed(0).padStart(8)} ${String(f.p50).padStart(7)} ${String(f.p99).padStart(7)} ` +
+          `${(f.rps > 0 ? f.cpuMs.toFixed(2) : '-').padStart(8)} ${(f.bytes / 1024).toFixed(1).padStart(8)} ${String(f.errors).padStart(6)}  ${ratio}`,
+      );
+    for (const sc of list) {
+      const restOpts: autocannon.Options = { url: started.base + sc.rest, headers: auth };
+      const gqlOpts: autocannon.Options = {
+        url: `${started.base}/graphql`,
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: OPERATIONS_TEXT, operationName: sc.operation, variables: sc.variables }),
+      };
+      // Warm both paths (JIT, Yoga's parse/validate caches, PostgreSQL buffers).
+      const warm = await run(server.pid!, { ...restOpts, duration: 3 });
+      await run(server.pid!, { ...gqlOpts, duration: 3 });
+      await probe();
+      // An endpoint answering a few requests a second has responses seconds long: short
+      // alternating runs would end before most of them complete, so it gets one long run each.
+      const rounds = warm.r.requests.average < 20 ? 1 : ROUNDS;
+      const { rest, gql } = await compare(server.pid!, restOpts, gqlOpts, probe, rounds);
+      summary.push({ name: sc.name, rest, gql });
+      const ratio = (a: number, b: number) => (a > 0 && b > 0 ? (a / b).toFixed(2) : '-');
+      row(sc.name, 'REST', rest, `req/s ${ratio(rest.rps, gql.rps)}, CPU/req ${ratio(rest.cpuMs, gql.cpuMs)}`);
+      row('', 'GraphQL', gql);
+    }
+    const details = summary[0];
+    // The same endpoint below saturation: what a request costs end to end, without the queue.
+    for (const connections of [1, 10]) {
+      const opts = { url: started.base + list[0].rest, headers: auth, connections };
+      const rest = combine([await run(server.pid!, opts)]);
+      await probe();
+      row(`batch details, ${connections} connection${connections > 1 ? 's' : ''}`, 'REST', rest);
+    }
+    let dbStore: Figures | undefined;
+    if (RATE_LIMIT_STORE !== 'database') {
+      server.kill('SIGTERM');
+      await new Promise((r) => server!.once('exit', r));
+      started = await startServer(dbHandle.url, 'database');
+      server = started.child;
+      const opts = { url: started.base + list[0].rest, headers: auth };
+      await run(server.pid!, { ...opts, duration: 2 });
+      await probe();
+      dbStore = combine([await run(server.pid!, opts)]);
+      await probe();
+      row('batch details, RATE_LIMIT_STORE=database', 'REST', dbStore);
+    }
+    const measured = summary.filter((s) => s.rest.rps > 0 && s.gql.rps > 0);
+    const overheads = measured.map((s) => 1 - s.rest.rps / s.gql.rps);
+    const cpuOverheads = measured.map((s) => s.rest.cpuMs / s.gql.cpuMs - 1);
+    const worst = overheads.length ? Math.max(...overheads) : NaN;
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+    log('\nTargets:');
+    log(`  batch details p99 < 25 ms (REST):        ${details.rest.p99} ms  ${details.rest.p99 < 25 ? 'met' : 'MISSED'}`);
+    log(
+      `  REST facade overhead < 20% vs GraphQL:   req/s worst ${(worst * 100).toFixed(1)}%, mean ${(mean(overheads) * 100).toFixed(1)}% fewer; ` +
+        `server CPU/req worst ${(Math.max(...cpuOverheads) * 100).toFixed(1)}%, mean ${(mean(cpuOverheads) * 100).toFixed(1)}% more  ` +
+        `${worst < 0.2 ? 'met' : 'MISSED'}`,
+    );
+    if (dbStore) log(`  (with the database rate-limit store batch details p99 is ${dbStore.p99} ms at ${dbStore.rps.toFixed(0)} req/s)`);
+    log(`  no sequential scan on calls:             ${plansOk ? 'met' : 'MISSED'}`);
+  } finally {
+    if (server) {
+      server.kill('SIGTERM');
+      await new Promise((r) => server!.once('exit', r));
+    }
+    await db?.close();
+    await dbHandle.drop();
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,74 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createServerAdapter } from '@whatwg-node/server';
+import type { AppDeps } from './deps.ts';
+import { createYogaServer, type Yoga } from './graphql/yoga.ts';
+import { createRestRouter } from './rest/router.ts';
+import { routes } from './rest/routes.ts';
+import { json } from './rest/envelope.ts';
+import { serveRecording } from './http/recordings.ts';
+import { handleRetellWebhook } from './http/retell-webhook.ts';
+import { attachWebSocketServer } from './graphql/ws.ts';
+import { createFrontDoor, type RequestContext } from './http/front-door.ts';
+import { closeEvents } from './events/registry.ts';
+import { createDashboard } from './http/dashboard.ts';
+
+export interface App {
+  deps: AppDeps;
+  yoga: Yoga;
+  /** Handles one request without a port (what most tests use); `context.clientAddress` stands in for the peer. */
+  fetch(request: Request, context?: RequestContext): Promise<Response>;
+  /** Listens on config PORT/HOST (PORT 0 = any free port); resolves to the base URL. */
+  listen(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export function buildApp(deps: AppDeps): App {
+  const yoga = createYogaServer(deps);
+  const handleRest = createRestRouter(yoga, routes, { maxBodyBytes: deps.config.MAX_BODY_BYTES, logger: deps.logger });
+  const dashboard = createDashboard(deps);
+
+  async function route(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const p = url.pathname;
+    if (p === '/graphql' || p.startsWith('/graphql/')) return yoga.fetch(request);
+    if (p.startsWith('/api/')) return handleRest(request, url);
+    if (p.startsWith('/recordings/') && request.method === 'GET') return serveRecording(deps, url);
+    if (p === '/providers/retell/webhook') return handleRetellWebhook(deps, request);
+    if (p === '/healthz') return json(200, { status: 'ok' });
+    if (dashboard.handles(p)) return dashboard.serve(request, p);
+    return json(404, { detail: 'Not Found' });
+  }
+
+  // CORS, client address, failed-auth block, GraphQL body cap, security headers.
+  const handle = createFrontDoor(deps, route);
+  const adapter = createServerAdapter<RequestContext>(handle);
+  let server: http.Server | undefined;
+  let closeWebSockets: (() => Promise<void>) | undefined;
+
+  return {
+    deps,
+    yoga,
+    fetch: handle,
+    async listen() {
+      server = http.createServer(adapter);
+      closeWebSockets = attachWebSocketServer(server, yoga, deps);
+      await new Promise<void>((resolve, reject) => {
+        server!.once('error', reject);
+        server!.listen(deps.config.PORT, deps.config.HOST, () => resolve());
+      });
+      const { port } = server.address() as AddressInfo;
+      return `http://${deps.config.HOST}:${port}`;
+    },
+    async stop() {
+      await closeWebSockets?.();
+      await closeEvents(deps);
+      if (server) {
+        const s = server;
+        server = undefined;
+        s.closeIdleConnections?.();
+        await new Promise<void>((resolve) => s.close(() => resolve()));
+      }
+    },
+  };
+}

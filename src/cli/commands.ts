@@ -1,0 +1,181 @@
+import type { GraphQLTransport } from './transport.ts';
+
+export type Flags = Record<string, string | boolean | undefined>;
+
+export interface Command {
+  usage: string;
+  run(gql: GraphQLTransport['request'], args: string[], flags: Flags): Promise<unknown>;
+}
+
+const list = (v: Flags[string]) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
+const int = (v: Flags[string], name: string) => {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
+  return n;
+};
+const bool = (v: Flags[string], name: string) => {
+  if (v === undefined) return undefined;
+  if (v === true || v === 'true') return true;
+  if (v === 'false') return false;
+  throw new Error(`--${name} must be true or false`);
+};
+function need(v: Flags[string] | undefined, name: string): string {
+  if (typeof v !== 'string' || !v) throw new Error(`--${name} is required`);
+  return v;
+}
+function arg(args: string[], i: number, name: string): string {
+  if (!args[i]) throw new Error(`<${name}> is required`);
+  return args[i];
+}
+
+function accountInput(f: Flags) {
+  const limits = {
+    maxBatchSize: int(f['max-batch-size'], 'max-batch-size'),
+    maxConcurrentCalls: int(f['max-concurrent-calls'], 'max-concurrent-calls'),
+    maxCallDurationSeconds: int(f['max-call-duration'], 'max-call-duration'),
+    rateLimitPerMinute: int(f['rate-limit'], 'rate-limit'),
+  };
+  return {
+    limits: Object.values(limits).some((v) => v !== undefined) ? limits : undefined,
+    batchConcurrency: int(f['batch-concurrency'], 'batch-concurrency'),
+    apiAccessEnabled: bool(f['api-access'], 'api-access'),
+    interruptionEnabled: bool(f['interruption'], 'interruption'),
+    recordingEnabled: bool(f['recording'], 'recording'),
+    voices: list(f.voices),
+  };
+}
+
+const ACCOUNT_FIELDS = `id name email batchConcurrency apiAccessEnabled interruptionEnabled recordingEnabled voices
+  limits { maxBatchSize maxConcurrentCalls maxCallDurationSeconds rateLimitPerMinute }`;
+const ACCOUNT_FLAGS =
+  '[--max-batch-size N] [--max-concurrent-calls N] [--max-call-duration S] [--rate-limit N] [--batch-concurrency N] [--voices a,b] [--api-access true|false] [--interruption true|false] [--recording true|false]';
+
+export const commands: Record<string, Command> = {
+  'accounts create': {
+    usage: `accounts create --name NAME --email EMAIL ${ACCOUNT_FLAGS}`,
+    run: (gql, _a, f) =>
+      gql(
+        `mutation($input: AdminCreateAccountInput!) { adminCreateAccount(input: $input) { apiKey apiKeyId account { ${ACCOUNT_FIELDS} } } }`,
+        { input: { name: need(f.name, 'name'), email: need(f.email, 'email'), ...accountInput(f) } },
+      ),
+  },
+  'accounts list': {
+    usage: 'accounts list',
+    run: (gql) => gql(`{ adminAccounts { ${ACCOUNT_FIELDS} } }`),
+  },
+  'accounts update': {
+    usage: `accounts update <account-id> [--name N] [--email E] ${ACCOUNT_FLAGS}`,
+    run: (gql, a, f) =>
+      gql(`mutation($id: ID!, $input: AdminUpdateAccountInput!) { adminUpdateAccount(id: $id, input: $input) { ${ACCOUNT_FIELDS} } }`, {
+        id: arg(a, 0, 'account-id'),
+        input: { name: f.name, email: f.email, ...accountInput(f) },
+      }),
+  },
+  'keys create': {
+    usage: 'keys create <account-id>',
+    run: (gql, a) => gql('mutation($id: ID!) { adminCreateApiKey(accountId: $id) { id apiKey } }', { id: arg(a, 0, 'account-id') }),
+  },
+  'keys list': {
+    usage: 'keys list <account-id>',
+    run: (gql, a) => gql('query($id: ID!) { adminApiKeys(accountId: $id) { id prefix createdAt revokedAt } }', { id: arg(a, 0, 'account-id') }),
+  },
+  'keys revoke': {
+    usage: 'keys revoke <key-id>',
+    run: (gql, a) => gql('mutation($id: ID!) { adminRevokeApiKey(id: $id) }', { id: arg(a, 0, 'key-id') }),
+  },
+  'keys rotate': {
+    usage: 'keys rotate <account-id>   (issues a new key, then revokes every older one)',
+    run: async (gql, a) => {
+      const id = arg(a, 0, 'account-id');
+      const { adminApiKeys } = await gql<{ adminApiKeys: { id: string; revokedAt: string | null }[] }>(
+        'query($id: ID!) { adminApiKeys(accountId: $id) { id revokedAt } }',
+        { id },
+      );
+      const { adminCreateApiKey } = await gql<{ adminCreateApiKey: { id: string; apiKey: string } }>(
+        'mutation($id: ID!) { adminCreateApiKey(accountId: $id) { id apiKey } }',
+        { id },
+      );
+      const revoked: string[] = [];
+      for (const k of adminApiKeys.filter((k) => !k.revokedAt)) {
+        await gql('mutation($id: ID!) { adminRevokeApiKey(id: $id) }', { id: k.id });
+        revoked.push(k.id);
+      }
+      return { newKey: adminCreateApiKey, revoked };
+    },
+  },
+  'agents create': {
+    usage: 'agents create --account ID --name NAME --voice VOICE [--outcome-keys a,b] [--recording true|false] [--provider-agent-id ID]',
+    run: (gql, _a, f) =>
+      gql(
+        'mutation($input: CreateAgentInput!) { createAgent(input: $input) { id name voice outcomeKeys recordingEnabled } }',
+        {
+          input: {
+            name: need(f.name, 'name'),
+            voice: need(f.voice, 'voice'),
+            outcomeKeys: list(f['outcome-keys']),
+            recordingEnabled: bool(f.recording, 'recording'),
+            providerAgentId: f['provider-agent-id'],
+          },
+        },
+        need(f.account, 'account'),
+      ),
+  },
+  'agents list': {
+    usage: 'agents list --account ID',
+    run: (gql, _a, f) => gql('{ agents { id name voice outcomeKeys recordingEnabled } }', {}, need(f.account, 'account')),
+  },
+  'versions create': {
+    usage: 'versions create --account ID --agent AGENT_ID --name NAME --prompt TEXT [--provider-agent-version N]',
+    run: (gql, _a, f) =>
+      gql(
+        'mutation($input: CreatePromptVersionInput!) { createPromptVersion(input: $input) { id name agent { id } } }',
+        {
+          input: {
+            agentId: need(f.agent, 'agent'),
+            name: need(f.name, 'name'),
+            prompt: need(f.prompt, 'prompt'),
+            providerAgentVersion: int(f['provider-agent-version'], 'provider-agent-version'),
+          },
+        },
+        need(f.account, 'account'),
+      ),
+  },
+  'versions list': {
+    usage: 'versions list --account ID [--agent AGENT_ID]',
+    run: (gql, _a, f) =>
+      gql('query($agentId: ID) { promptVersions(agentId: $agentId) { id name agent { id name } } }', { agentId: f.agent }, need(f.account, 'account')),
+  },
+  'dids add': {
+    usage: 'dids add --account ID --number +14155550123',
+    run: (gql, _a, f) =>
+      gql('mutation($input: AddDidNumberInput!) { addDidNumber(input: $input) { id number } }', { input: { number: need(f.number, 'number') } }, need(f.account, 'account')),
+  },
+  'dids list': {
+    usage: 'dids list --account ID',
+    run: (gql, _a, f) => gql('{ didNumbers { id number } }', {}, need(f.account, 'account')),
+  },
+  'voices set': {
+    usage: 'voices set <account-id> alloy,verse,…',
+    run: (gql, a) =>
+      gql('mutation($id: ID!, $input: AdminUpdateAccountInput!) { adminUpdateAccount(id: $id, input: $input) { id voices } }', {
+        id: arg(a, 0, 'account-id'),
+        input: { voices: list(arg(a, 1, 'voices')) },
+      }),
+  },
+  'provider set': { usage: 'provider set simulator|retell --account ID [--api-key RETELL_KEY] [--dial-rate CALLS_PER_SECOND]   (key stored encrypted)', run: (gql, a, f) => gql('mutation($id: ID!, $p: String!, $k: String, $r: Float) { adminSetProvider(accountId: $id, provider: $p, retellApiKey: $k, dialRatePerNumber: $r) }', { id: need(f.account, 'account'), p: arg(a, 0, 'provider'), k: typeof f['api-key'] === 'string' ? f['api-key'] : null, r: typeof f['dial-rate'] === 'string' ? Number(f['dial-rate']) : null }) },
+  'webhooks secret': {
+    usage: 'webhooks secret show|rotate --account ID   (Standard Webhooks signing secret; rotate keeps the old one signing for 24 h)',
+    run: (gql, a, f) => {
+      const fields = 'secret previousSecret rotatedAt previousSecretExpiresAt';
+      const action = arg(a, 0, 'show|rotate');
+      if (action === 'show') return gql(`{ webhookSecret { ${fields} } }`, {}, need(f.account, 'account'));
+      if (action === 'rotate') return gql(`mutation { rotateWebhookSecret { ${fields} } }`, {}, need(f.account, 'account'));
+      throw new Error('webhooks secret: expected show or rotate');
+    },
+  },
+  'voices list': {
+    usage: 'voices list --account ID',
+    run: (gql, _a, f) => gql('{ me { id voices } }', {}, need(f.account, 'account')),
+  },
+};

@@ -1,0 +1,91 @@
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const configSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('127.0.0.1'),
+  /** Public base URL used in signed links (recordings) and printed examples. */
+  PUBLIC_URL: z.url().optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** Apply pending migrations on start (PGlite always does). */
+  MIGRATE_ON_START: bool.default(true),
+  /** Bearer token for the operator (admin) GraphQL mutations; admin API is off when unset. */
+  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Secret for signed recording URLs and for encrypting provider secrets; random per data dir when unset. */
+  APP_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Run the dispatch worker inside the API process. */
+  RUN_WORKER: bool.default(true),
+  /** Create a demo account on an empty database and print its key. */
+  SEED_DEMO: bool.default(true),
+  /** Simulated call length in ms (ringing + conversation). */
+  SIM_CALL_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
+  WORKER_ID: z.string().optional(),
+  WORKER_POLL_MS: z.coerce.number().int().min(5).max(60_000).default(200),
+  LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(30_000),
+  /**
+   * Browser origins allowed to call the API (the dashboard's): comma-separated exact origins
+   * (`https://app.example.com`) or `*`. Unset: no cross-origin access.
+   */
+  CORS_ORIGIN: z
+    .string()
+    .regex(/^\s*(\*|https?:\/\/[^\s,/]+(\s*,\s*https?:\/\/[^\s,/]+)*)\s*$/, 'must be * or comma-separated origins like https://app.example.com')
+    .optional(),
+  /** Largest request body accepted (REST and GraphQL). 64 MiB holds ~100k contacts of ~600 bytes. */
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(64 * 1024 * 1024),
+  /** Behind one reverse proxy: take the client address from the last X-Forwarded-For entry. */
+  TRUST_PROXY: bool.default(false),
+  /**
+   * Where per-account request counters live: `database` (shared by every API process), `memory`
+   * (this process only), `auto` = database on PostgreSQL, memory on embedded PGlite.
+   */
+  RATE_LIMIT_STORE: z.enum(['auto', 'memory', 'database']).default('auto'),
+  /** Unauthenticated requests (wrong, malformed or missing key) per client address per minute before 429s (in-process). */
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(30),
+  /** GraphQL query cost limits: estimated objects fetched, field nesting, fields selected, parser tokens. */
+  GRAPHQL_MAX_COMPLEXITY: z.coerce.number().int().min(1).default(5000),
+  GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(1).max(100).default(10),
+  GRAPHQL_MAX_BREADTH: z.coerce.number().int().min(1).default(200),
+  GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).default(5_000),
+  /** Let callback_url target loopback/private/link-local addresses (local receivers in tests and demos). */
+  WEBHOOK_ALLOW_PRIVATE: bool.default(false),
+  /** Per-attempt deadline for a webhook POST (connect + response). */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(15_000).default(10_000),
+  WEBHOOK_POLL_MS: z.coerce.number().int().min(5).max(60_000).default(500),
+  /** How long a delivery worker holds a leased delivery; a crashed worker's deliveries are retried after it. */
+  WEBHOOK_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  /** Delays (seconds) before each retry; the attempt after the last delay is the final one. */
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .regex(/^\d+(\s*,\s*\d+)*$/, 'must be comma-separated seconds, e.g. 5,300,1800')
+    .default('5,300,1800,7200,18000,36000')
+    .transform((s) => s.split(',').map((v) => Number(v.trim()))),
+  /** After a secret rotation, the previous secret also signs for this long. */
+  WEBHOOK_SECRET_OVERLAP_HOURS: z.coerce.number().min(0).max(24 * 30).default(24),
+  /** Retell (voice provider 'retell'): API base URL, fallback API key for accounts without their own, dial pacing, reconciliation. */
+  RETELL_BASE_URL: z.url().optional(), RETELL_API_KEY: z.string().min(1).optional(), RETELL_DIAL_RATE_PER_NUMBER: z.coerce.number().min(0).max(1000).default(1), RETELL_RECONCILE_GRACE_MS: z.coerce.number().int().min(0).default(120_000), RETELL_POLL_MS: z.coerce.number().int().min(5).max(60_000).default(500),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {}
+
+/** Parses the environment once at boot; a bad value names the variable and stops start-up. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = configSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,71 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient } from '../generated/prisma/client.ts';
+
+export type { PrismaClient };
+
+/**
+ * A connected database: the Prisma client plus the raw driver underneath it, which the few hot
+ * paths that Prisma can't express well (bulk unnest inserts, SKIP LOCKED leasing, LISTEN/NOTIFY) use.
+ */
+export interface Database {
+  kind: 'pglite' | 'postgres';
+  prisma: PrismaClient;
+  pglite?: PGlite;
+  pool?: pg.Pool;
+  /** Connection string, when PostgreSQL (other processes and LISTEN clients need it). */
+  url?: string;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl?: string;
+  dataDir?: string;
+  /** `memory://` PGlite, for tests that don't need a directory. */
+  inMemory?: boolean;
+  poolSize?: number;
+}
+
+// PostgreSQL returns BIGINT/NUMERIC as strings by default; counts we select are small.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
+  if (opts.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
+    // An idle client erroring (server restart) must not crash the process; the pool replaces it.
+    pool.on('error', () => {});
+    const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+    return {
+      kind: 'postgres',
+      prisma,
+      pool,
+      url: opts.databaseUrl,
+      async close() {
+        await prisma.$disconnect();
+        await pool.end().catch(() => {});
+      },
+    };
+  }
+  let dataDir: string | undefined;
+  if (!opts.inMemory) {
+    dataDir = path.resolve(opts.dataDir ?? './data', 'pglite');
+    fs.mkdirSync(dataDir, { recursive: true });
+  }
+  const pglite = await PGlite.create(dataDir ? { dataDir } : {});
+  // pglite-prisma-adapter is typed against an older driver-adapter-utils; the runtime protocol matches.
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) as never });
+  return {
+    kind: 'pglite',
+    prisma,
+    pglite,
+    async close() {
+      await prisma.$disconnect();
+      // Closing flushes PGlite's WAL to disk; skipping it risks an unreadable data dir.
+      if (!pglite.closed) await pglite.close();
+    },
+  };
+}

@@ -1,0 +1,218 @@
+// Default voice provider: no network, outcome decided by the last digit of the dialled number so
+// demos and tests can pick the result they want (DESIGN.md, "Simulated voice provider").
+
+import { generateCallRecording, WAV_CONTENT_TYPE } from '../recording/wav.ts';
+import { buildTranscript, fnv1a32, truncateTranscript } from './transcript.ts';
+import {
+  HANGUP_DISCONNECT_REASON,
+  type CallEndResult,
+  type HangupReason,
+  type PlaceCallRequest,
+  type ProviderCallEvent,
+  type ProviderEventListener,
+  type VoiceProvider,
+} from './provider.ts';
+
+export interface SimulatorClock {
+  now(): Date;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export interface SimulatorOptions {
+  /** Total length of a call, ringing included. */
+  callMs: number;
+  /** Time until answer (or until the busy signal). Default callMs / 5. */
+  ringMs?: number;
+  clock?: SimulatorClock;
+  /** A throwing listener must not stall the other listeners or the simulator. */
+  onListenerError?: (err: unknown) => void;
+}
+
+// Resolved lazily so vitest fake timers installed after creation still apply.
+const realClock: SimulatorClock = {
+  now: () => new Date(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+};
+
+export type SimulatedOutcome =
+  | { kind: 'no_answer' }
+  | { kind: 'busy' }
+  | { kind: 'dial_failed' }
+  | { kind: 'answered'; hangupBy: 'agent' | 'user' };
+
+export function simulatedOutcome(to: string): SimulatedOutcome {
+  const digit = /(\d)\D*$/.exec(to)?.[1];
+  switch (digit) {
+    case '0':
+      return { kind: 'no_answer' };
+    case '1':
+      return { kind: 'busy' };
+    case '2':
+    case undefined: // nothing dialable
+      return { kind: 'dial_failed' };
+    case '3':
+      return { kind: 'answered', hangupBy: 'user' };
+    default:
+      return { kind: 'answered', hangupBy: 'agent' };
+  }
+}
+
+interface LiveCall {
+  providerCallId: string;
+  req: PlaceCallRequest;
+  outcome: SimulatedOutcome;
+  startedAt: Date;
+  answeredAt: Date | null;
+  timer: unknown;
+}
+
+export function createSimulatorProvider(opts: SimulatorOptions): VoiceProvider {
+  const clock = opts.clock ?? realClock;
+  const callMs = Math.max(0, opts.callMs);
+  const ringMs = Math.min(callMs, Math.max(0, opts.ringMs ?? callMs / 5));
+  const onListenerError = opts.onListenerError ?? ((err) => console.error('voice simulator listener failed', err));
+  const listeners = new Set<ProviderEventListener>();
+  const live = new Map<string, LiveCall>();
+  let seq = 0;
+  let closed = false;
+
+  const emit = (providerCallId: string, e: ProviderCallEvent) => {
+    for (const l of [...listeners]) {
+      try {
+        l({ ...e, providerCallId });
+      } catch (err) {
+        onListenerError(err);
+      }
+    }
+  };
+
+  // Each step schedules the next, so events stay ordered whatever the clock does with equal delays.
+  const after = (call: LiveCall, ms: number, step: () => void) => {
+    call.timer = clock.setTimeout(() => {
+      if (live.get(call.providerCallId) === call) step();
+    }, ms);
+  };
+
+  const fullTranscript = (call: LiveCall, endedBy: 'agent' | 'user') =>
+    buildTranscript({
+      agentName: call.req.agent.name,
+      promptText: call.req.prompt.text,
+      contactName: call.req.contact.name,
+      metadata: call.req.contact.metadata,
+      endedBy,
+    });
+
+  const finish = (call: LiveCall, fields: Pick<CallEndResult, 'status' | 'hangupBy' | 'disconnectReason' | 'transcript'>) => {
+    live.delete(call.providerCallId);
+    const endedAt = clock.now();
+    const recording =
+      call.answeredAt && call.req.recordingEnabled
+        ? {
+            contentType: WAV_CONTENT_TYPE,
+            data: generateCallRecording({
+              durationMs: endedAt.getTime() - call.answeredAt.getTime(),
+              seed: fnv1a32(call.req.callId),
+            }),
+          }
+        : null;
+    const result: CallEndResult = {
+      ...fields,
+      startedAt: call.startedAt,
+      answeredAt: call.answeredAt,
+      endedAt,
+      recording,
+    };
+    emit(call.providerCallId, { type: 'ended', callId: call.req.callId, at: endedAt, result });
+  };
+
+  const ring = (call: LiveCall) => {
+    emit(call.providerCallId, { type: 'ringing', callId: call.req.callId, at: clock.now() });
+  };
+
+  const run = (call: LiveCall) => {
+    const { outcome } = call;
+    switch (outcome.kind) {
+      case 'dial_failed':
+        return finish(call, { status: 'failed', hangupBy: 'system', disconnectReason: 'dial_failed', transcript: null });
+      case 'busy':
+        ring(call);
+        return after(call, ringMs, () =>
+          finish(call, { status: 'busy', hangupBy: null, disconnectReason: 'busy', transcript: null }),
+        );
+      case 'no_answer':
+        ring(call);
+        return after(call, callMs, () =>
+          finish(call, { status: 'no_answer', hangupBy: null, disconnectReason: 'no_answer', transcript: null }),
+        );
+      case 'answered':
+        ring(call);
+        return after(call, ringMs, () => {
+          call.answeredAt = clock.now();
+          emit(call.providerCallId, { type: 'answered', callId: call.req.callId, at: call.answeredAt });
+          after(call, callMs - ringMs, () =>
+            finish(call, {
+              status: 'completed',
+              hangupBy: outcome.hangupBy,
+              disconnectReason: outcome.hangupBy === 'user' ? 'normal' : 'agent_hangup',
+              transcript: fullTranscript(call, outcome.hangupBy),
+            }),
+          );
+        });
+    }
+  };
+
+  return {
+    name: 'simulator',
+
+    async placeCall(req) {
+      if (closed) throw new Error('voice simulator is closed');
+      const providerCallId = `sim_${req.callId}_${req.attempt}_${++seq}`;
+      const call: LiveCall = {
+        providerCallId,
+        req,
+        outcome: simulatedOutcome(req.to),
+        startedAt: clock.now(),
+        answeredAt: null,
+        timer: undefined,
+      };
+      live.set(providerCallId, call);
+      // Nothing is emitted before the caller has the providerCallId in hand.
+      after(call, 0, () => run(call));
+      return { providerCallId };
+    },
+
+    async hangup(providerCallId: string, reason: HangupReason) {
+      const call = live.get(providerCallId);
+      if (!call) return;
+      clock.clearTimeout(call.timer);
+      const talkedMs = call.answeredAt ? clock.now().getTime() - call.answeredAt.getTime() : 0;
+      const plannedTalkMs = callMs - ringMs;
+      const outcome = call.outcome;
+      const transcript =
+        call.answeredAt && outcome.kind === 'answered'
+          ? truncateTranscript(fullTranscript(call, outcome.hangupBy), plannedTalkMs > 0 ? talkedMs / plannedTalkMs : 1)
+          : null;
+      finish(call, {
+        status: call.answeredAt ? 'completed' : 'failed',
+        hangupBy: 'system',
+        disconnectReason: HANGUP_DISCONNECT_REASON[reason],
+        transcript,
+      });
+    },
+
+    onEvent(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+
+    // In-flight calls are dropped without an 'ended' event: the worker's leases recover them.
+    async close() {
+      closed = true;
+      for (const call of live.values()) clock.clearTimeout(call.timer);
+      live.clear();
+      listeners.clear();
+    },
+  };
+}

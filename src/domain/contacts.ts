@@ -1,0 +1,102 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import type { RawContact } from './create-batch-request.ts';
+import { normalizeMetadata } from './metadata.ts';
+import { fastE164 } from './phone-rules.ts';
+
+export interface NormalizedContact {
+  /** 1-based position in the submitted array; maps back to the RawContact (e.g. its status). */
+  index: number;
+  externalId: string;
+  name: string | null;
+  phoneNumber: string;
+  alternatePhone: string | null;
+  metadata: Record<string, unknown>;
+}
+
+export interface ContactRejection {
+  index: number;
+  external_id: string;
+  field: string;
+  message: string;
+}
+
+// Checked in this order after key normalisation; the first valid number wins.
+export const ALTERNATE_PHONE_KEYS = [
+  'alternate_number',
+  'alternate_phone',
+  'alternate_phone_number',
+  'alt_phone_number',
+] as const;
+
+// Only the punctuation people put in numbers: letters would let libphonenumber read
+// extensions ("ext. 5") or vanity numbers that we cannot dial as given.
+const PHONE_SHAPE = /^\+?[0-9\s\-().]+$/;
+const E164_MAX_DIGITS = 15;
+
+/**
+ * E.164 or null. Numbers are always read as international ("digits with country code"), so a
+ * missing '+' is added. Uses libphonenumber's default (min) metadata: isValid() checks country
+ * code and length, not number ranges, which would reject freshly assigned ranges when stale.
+ */
+export function normalizePhone(raw: string): string | null {
+  if (typeof raw !== 'string') return null;
+  const trimmed = raw.trim();
+  if (!PHONE_SHAPE.test(trimmed)) return null;
+  const digits = trimmed.replace(/\D/g, '');
+  if (digits.length === 0 || digits.length > E164_MAX_DIGITS) return null;
+  // Same verdict as the libphonenumber call below, without its per-call regex construction.
+  const fast = fastE164(digits);
+  if (fast !== undefined) return fast;
+  const parsed = parsePhoneNumberFromString(`+${digits}`);
+  return parsed?.isValid() ? parsed.number : null;
+}
+
+export function normalizeContacts(
+  contacts: RawContact[],
+  opts: { deduplicateByPhone: boolean },
+): { accepted: NormalizedContact[]; rejected: ContactRejection[] } {
+  const accepted: NormalizedContact[] = [];
+  const rejected: ContactRejection[] = [];
+  const firstOwnerOfPhone = new Map<string, string>();
+
+  // A plain loop: per-contact closures are measurably slow at 100k contacts.
+  for (let i = 0; i < contacts.length; i++) {
+    const contact = contacts[i];
+    const index = i + 1;
+    const phoneNumber = normalizePhone(contact.phoneNumber);
+    let problem: string | null = phoneNumber === null ? 'Invalid phone number' : null;
+    if (phoneNumber !== null && opts.deduplicateByPhone) {
+      const owner = firstOwnerOfPhone.get(phoneNumber);
+      if (owner !== undefined) problem = `Duplicate phone number (same as contact ${owner})`;
+      else firstOwnerOfPhone.set(phoneNumber, contact.contactId);
+    }
+    if (phoneNumber === null || problem !== null) {
+      rejected.push({ index, external_id: contact.contactId, field: 'phone_number', message: problem! });
+      continue;
+    }
+
+    const metadata = normalizeMetadata(contact.metadata);
+    accepted.push({
+      index,
+      externalId: contact.contactId,
+      name: contact.name,
+      phoneNumber,
+      alternatePhone: alternatePhoneFrom(metadata, phoneNumber),
+      metadata,
+    });
+  }
+
+  return { accepted, rejected };
+}
+
+function alternatePhoneFrom(metadata: Record<string, unknown>, primary: string): string | null {
+  for (const key of ALTERNATE_PHONE_KEYS) {
+    const value = metadata[key];
+    const text = typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : value;
+    if (typeof text !== 'string') continue;
+    const phone = normalizePhone(text);
+    // Retrying the number that just failed would only repeat the failure.
+    if (phone !== null && phone !== primary) return phone;
+  }
+  return null;
+}

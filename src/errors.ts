@@ -1,0 +1,88 @@
+import { GraphQLError } from 'graphql';
+
+/**
+ * One error type for every layer. The code decides the HTTP status and which of the contract's two
+ * error forms the REST facade uses: `detail` ({"detail": "..."}) or the envelope
+ * ({status_code, message, error: {code, details}, data: null}).
+ */
+export type ErrorCode =
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'RATE_LIMITED'
+  | 'NOT_FOUND'
+  | 'MISSING_PARAMETER'
+  | 'UNPROCESSABLE'
+  | 'CONFLICT'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'QUERY_TOO_COMPLEX'
+  | 'INTERNAL';
+
+interface CodeRule {
+  status: number;
+  form: 'detail' | 'envelope';
+  /** Code shown to REST clients (the contract's names). */
+  restCode: string;
+}
+
+export const ERROR_CODES: Record<ErrorCode, CodeRule> = {
+  UNAUTHENTICATED: { status: 401, form: 'detail', restCode: 'UNAUTHORIZED' },
+  FORBIDDEN: { status: 403, form: 'envelope', restCode: 'FORBIDDEN' },
+  RATE_LIMITED: { status: 429, form: 'envelope', restCode: 'RATE_LIMITED' },
+  NOT_FOUND: { status: 404, form: 'detail', restCode: 'NOT_FOUND' },
+  MISSING_PARAMETER: { status: 422, form: 'envelope', restCode: 'MISSING_PARAMETER' },
+  UNPROCESSABLE: { status: 422, form: 'detail', restCode: 'UNPROCESSABLE' },
+  CONFLICT: { status: 409, form: 'envelope', restCode: 'INVALID_STATE' },
+  PAYLOAD_TOO_LARGE: { status: 413, form: 'envelope', restCode: 'PAYLOAD_TOO_LARGE' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, form: 'envelope', restCode: 'UNSUPPORTED_MEDIA_TYPE' },
+  QUERY_TOO_COMPLEX: { status: 400, form: 'envelope', restCode: 'QUERY_TOO_COMPLEX' },
+  INTERNAL: { status: 500, form: 'envelope', restCode: 'INTERNAL_ERROR' },
+};
+
+// Auth, rate-limit and query-cost refusals also set the GraphQL-over-HTTP status; other errors keep the GraphQL 200.
+const GRAPHQL_HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  RATE_LIMITED: 429,
+  // Refused before execution, like a validation error.
+  QUERY_TOO_COMPLEX: 400,
+};
+
+/**
+ * A GraphQLError subclass, so Yoga's error masking passes it through untouched while any other
+ * thrown error is masked as "Unexpected error." on both surfaces.
+ */
+export class AppError extends GraphQLError {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: string[] = [],
+    /** Extra response headers (Retry-After, rate-limit headers). */
+    readonly headers: Record<string, string> = {},
+  ) {
+    const status = GRAPHQL_HTTP_STATUS[code];
+    super(message, {
+      extensions: {
+        code,
+        ...(details.length ? { details } : {}),
+        ...(status ? { http: { status, headers } } : {}),
+      },
+    });
+    this.name = 'AppError';
+  }
+
+  get status(): number {
+    return ERROR_CODES[this.code].status;
+  }
+}
+
+export const invalidApiKey = () => new AppError('UNAUTHENTICATED', 'Invalid API key');
+export const requestValidation = (details: string[]) =>
+  new AppError('MISSING_PARAMETER', 'Missing required parameter', details);
+export const notFound = (message: string) => new AppError('NOT_FOUND', message);
+export const batchNotFound = () => notFound('Call batch not found');
+export const unprocessable = (message: string) => new AppError('UNPROCESSABLE', message);
+
+export function isAppError(e: unknown): e is AppError {
+  return e instanceof AppError;
+}

@@ -1,0 +1,44 @@
+import SchemaBuilder from '@pothos/core';
+import PrismaPlugin from '@pothos/plugin-prisma';
+import RelayPlugin from '@pothos/plugin-relay';
+import ComplexityPlugin from '@pothos/plugin-complexity';
+import type PrismaTypes from '../generated/pothos-types.ts';
+import { getDatamodel } from '../generated/pothos-types.ts';
+import type { GraphQLContext } from './context.ts';
+import { complexityError, fieldCost, queryLimits, UNPAGED_LIST_SIZE } from './plugins/query-cost.ts';
+import type { PrismaClient } from '../generated/prisma/client.ts';
+
+export const builder = new SchemaBuilder<{
+  PrismaTypes: PrismaTypes;
+  Context: GraphQLContext;
+  Scalars: {
+    DateTime: { Input: Date; Output: Date | string };
+    JSON: { Input: unknown; Output: unknown };
+  };
+  DefaultFieldNullability: false;
+}>({
+  plugins: [ComplexityPlugin, RelayPlugin, PrismaPlugin],
+  defaultFieldNullability: false,
+  relay: {},
+  // Cost ≈ objects fetched (see plugins/query-cost.ts, which also refuses before execution);
+  // limits come from config (GRAPHQL_MAX_*).
+  complexity: {
+    defaultComplexity: 1,
+    defaultListMultiplier: UNPAGED_LIST_SIZE,
+    fieldComplexity: fieldCost,
+    limit: (ctx) => queryLimits(ctx.deps.config),
+    complexityError: (kind, r) =>
+      complexityError(kind, r, { complexity: r.maxComplexity ?? Infinity, depth: r.maxDepth ?? Infinity, breadth: r.maxBreadth ?? Infinity }),
+  },
+  prisma: {
+    // The client differs per app instance (tests open many databases), so it comes from the context.
+    client: (ctx) => ctx.deps.db.prisma as unknown as PrismaClient,
+    dmmf: getDatamodel(),
+    exposeDescriptions: false,
+    filterConnectionTotalCount: true,
+    onUnusedQuery: null,
+  },
+});
+
+builder.queryType({});
+builder.mutationType({});

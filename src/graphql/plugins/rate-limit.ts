@@ -1,0 +1,48 @@
+// Per-operation rate limiting for GraphQL: every operation authenticates before it is parsed (HTTP)
+// or executed (WebSocket, REST facade), whether or not a resolver later asks for the account. With
+// a key it spends one unit of the account's budget; without a valid one, one unit of the client
+// address's unauthenticated budget (introspection included). Every HTTP response reports the budget.
+import type { Plugin } from 'graphql-yoga';
+import type { AppDeps } from '../../deps.ts';
+import { AppError } from '../../errors.ts';
+import { bearerToken } from '../../services/api-keys.ts';
+import { rateLimitHeaders } from '../../services/rate-limit.ts';
+import { authenticateRequest, rateLimitStateOf } from '../../services/rate-limit-guard.ts';
+import { isAdminToken } from '../context.ts';
+
+/**
+ * Authenticates ahead of execution; only a RATE_LIMITED outcome is returned (to refuse the
+ * operation). Other auth failures stay with the resolvers that need an account, as before:
+ * the outcome is memoised per request, so they see the same error without a second check.
+ */
+async function rateLimitRefusal(deps: AppDeps, request: Request): Promise<AppError | null> {
+  const token = bearerToken(request.headers.get('authorization'));
+  if (isAdminToken(deps, token)) return null;
+  try {
+    await authenticateRequest(deps, request, token);
+    return null;
+  } catch (e) {
+    return e instanceof AppError && e.code === 'RATE_LIMITED' ? e : null;
+  }
+}
+
+export function useRateLimit(deps: AppDeps): Plugin {
+  return {
+    async onParams({ request, setResult }) {
+      const refusal = await rateLimitRefusal(deps, request);
+      if (refusal) setResult({ errors: [refusal] });
+    },
+    async onExecute({ args, setResultAndStopExecution }) {
+      const refusal = await rateLimitRefusal(deps, args.contextValue.request);
+      if (refusal) setResultAndStopExecution({ errors: [refusal] });
+    },
+    async onSubscribe({ args, setResultAndStopExecution }) {
+      const refusal = await rateLimitRefusal(deps, args.contextValue.request);
+      if (refusal) setResultAndStopExecution({ errors: [refusal] });
+    },
+    onResponse({ request, response }) {
+      const state = rateLimitStateOf(request);
+      if (state) for (const [name, value] of Object.entries(rateLimitHeaders(state))) response.headers.set(name, value);
+    },
+  };
+}

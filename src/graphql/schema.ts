@@ -1,0 +1,19 @@
+import { lexicographicSortSchema, printSchema } from 'graphql';
+import { builder } from './builder.ts';
+import './scalars.ts';
+import './types/account.ts';
+import './types/catalog.ts';
+import './types/batch.ts';
+import './types/call.ts';
+import './types/batch-operations.ts';
+import './types/batch-create.ts';
+import './types/batch-queries.ts';
+import './types/webhooks.ts';
+import './types/subscriptions.ts';
+import './types/provider.ts';
+
+export const schema = builder.toSchema();
+
+export function printedSchema(): string {
+  return printSchema(lexicographicSortSchema(schema)) + '\n';
+}

@@ -1,0 +1,154 @@
+import { builder } from '../builder.ts';
+import { requireAdmin } from '../context.ts';
+import type { Account } from '../../generated/prisma/client.ts';
+import { createAccount, updateAccount } from '../../services/accounts.ts';
+import { issueApiKey, revokeApiKey } from '../../services/api-keys.ts';
+
+const AccountLimits = builder.objectRef<Account>('AccountLimits').implement({
+  fields: (t) => ({
+    maxBatchSize: t.exposeInt('maxBatchSize'),
+    maxConcurrentCalls: t.exposeInt('maxConcurrentCalls'),
+    maxCallDurationSeconds: t.exposeInt('maxCallDurationSeconds'),
+    rateLimitPerMinute: t.exposeInt('rateLimitPerMinute'),
+  }),
+});
+
+export const AccountType = builder.prismaObject('Account', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    email: t.exposeString('email'),
+    limits: t.field({ type: AccountLimits, resolve: (a) => a }),
+    batchConcurrency: t.exposeInt('batchConcurrency'),
+    apiAccessEnabled: t.exposeBoolean('apiAccessEnabled'),
+    interruptionEnabled: t.exposeBoolean('interruptionEnabled'),
+    recordingEnabled: t.exposeBoolean('recordingEnabled'),
+    voices: t.exposeStringList('voices'),
+    provider: t.exposeString('provider'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+builder.queryField('me', (t) =>
+  t.prismaField({
+    type: 'Account',
+    description: "The API key's account",
+    resolve: async (_query, _root, _args, ctx) => ctx.account(),
+  }),
+);
+
+const AccountLimitsInput = builder.inputType('AccountLimitsInput', {
+  fields: (t) => ({
+    maxBatchSize: t.int(),
+    maxConcurrentCalls: t.int(),
+    maxCallDurationSeconds: t.int(),
+    rateLimitPerMinute: t.int(),
+  }),
+});
+
+const accountInputFields = (t: Parameters<Parameters<typeof builder.inputType>[1]['fields']>[0]) => ({
+  limits: t.field({ type: AccountLimitsInput }),
+  batchConcurrency: t.int(),
+  apiAccessEnabled: t.boolean(),
+  interruptionEnabled: t.boolean(),
+  recordingEnabled: t.boolean(),
+  voices: t.stringList(),
+});
+
+const AdminCreateAccountInput = builder.inputType('AdminCreateAccountInput', {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    email: t.string({ required: true }),
+    ...accountInputFields(t),
+  }),
+});
+
+const AdminUpdateAccountInput = builder.inputType('AdminUpdateAccountInput', {
+  fields: (t) => ({
+    name: t.string(),
+    email: t.string(),
+    ...accountInputFields(t),
+  }),
+});
+
+const CreatedAccount = builder
+  .objectRef<{ account: Account; apiKey: string; apiKeyId: string }>('CreatedAccount')
+  .implement({
+    fields: (t) => ({
+      account: t.field({ type: AccountType, resolve: (r) => r.account }),
+      apiKey: t.exposeString('apiKey', { description: 'Shown once; only its hash is stored' }),
+      apiKeyId: t.exposeString('apiKeyId'),
+    }),
+  });
+
+const IssuedApiKey = builder.objectRef<{ id: string; apiKey: string }>('IssuedApiKey').implement({
+  fields: (t) => ({ id: t.exposeID('id'), apiKey: t.exposeString('apiKey') }),
+});
+
+const nonNull = <T extends object>(o: T) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v != null)) as { [K in keyof T]: NonNullable<T[K]> };
+
+builder.mutationFields((t) => ({
+  adminCreateAccount: t.field({
+    type: CreatedAccount,
+    args: { input: t.arg({ type: AdminCreateAccountInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      requireAdmin(ctx);
+      return createAccount(ctx.deps.db, { ...nonNull(input), limits: input.limits ? nonNull(input.limits) : undefined });
+    },
+  }),
+  adminUpdateAccount: t.field({
+    type: AccountType,
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: AdminUpdateAccountInput, required: true }) },
+    resolve: async (_r, { id, input }, ctx) => {
+      requireAdmin(ctx);
+      return updateAccount(ctx.deps.db, String(id), {
+        ...nonNull(input),
+        limits: input.limits ? nonNull(input.limits) : undefined,
+      });
+    },
+  }),
+  adminCreateApiKey: t.field({
+    type: IssuedApiKey,
+    args: { accountId: t.arg.id({ required: true }) },
+    resolve: async (_r, { accountId }, ctx) => {
+      requireAdmin(ctx);
+      await updateAccount(ctx.deps.db, String(accountId), {});
+      return issueApiKey(ctx.deps.db, String(accountId));
+    },
+  }),
+  adminRevokeApiKey: t.boolean({
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_r, { id }, ctx) => {
+      requireAdmin(ctx);
+      return revokeApiKey(ctx.deps.db, String(id));
+    },
+  }),
+}));
+
+builder.prismaObject('ApiKey', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    prefix: t.exposeString('prefix', { description: 'First characters of the key, to tell keys apart' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    revokedAt: t.expose('revokedAt', { type: 'DateTime', nullable: true }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  adminAccounts: t.prismaField({
+    type: ['Account'],
+    resolve: async (query, _r, _a, ctx) => {
+      requireAdmin(ctx);
+      return ctx.deps.db.prisma.account.findMany({ ...query, orderBy: { id: 'asc' } });
+    },
+  }),
+  adminApiKeys: t.prismaField({
+    type: ['ApiKey'],
+    args: { accountId: t.arg.id({ required: true }) },
+    resolve: async (query, _r, { accountId }, ctx) => {
+      requireAdmin(ctx);
+      return ctx.deps.db.prisma.apiKey.findMany({ ...query, where: { accountId: String(accountId) }, orderBy: { id: 'asc' } });
+    },
+  }),
+}));

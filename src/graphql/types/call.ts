@@ -1,0 +1,63 @@
+import { builder } from '../builder.ts';
+import { recordingUrl } from '../../services/recording-url.ts';
+
+builder.prismaObject('CallEvent', {
+  fields: (t) => ({
+    fromStatus: t.exposeString('fromStatus', { nullable: true }),
+    toStatus: t.exposeString('toStatus'),
+    detail: t.expose('detail', { type: 'JSON', nullable: true }),
+    at: t.expose('at', { type: 'DateTime' }),
+  }),
+});
+
+export const CallType = builder.prismaObject('Call', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    batchId: t.exposeString('batchId'),
+    seq: t.exposeInt('seq', { description: '1-based position of the contact in the submitted batch' }),
+    contactId: t.exposeString('externalId'),
+    externalId: t.exposeString('externalId'),
+    name: t.exposeString('name', { nullable: true }),
+    phoneNumber: t.string({
+      description: 'Number dialled (the alternate number when it was used)',
+      select: { phoneNumber: true, dialedNumber: true },
+      resolve: (c) => c.dialedNumber ?? c.phoneNumber,
+    }),
+    metadata: t.expose('metadata', { type: 'JSON' }),
+    status: t.exposeString('status'),
+    callStatus: t.exposeString('status'),
+    transcriptStatus: t.exposeString('transcriptStatus', { nullable: true }),
+    durationSeconds: t.exposeInt('durationSeconds', { nullable: true }),
+    answerDurationSeconds: t.exposeInt('answerDurationSeconds', { nullable: true }),
+    timestamp: t.expose('timestamp', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true }),
+    hangupBy: t.exposeString('hangupBy', { nullable: true }),
+    disconnectReason: t.exposeString('disconnectReason', { nullable: true }),
+    summary: t.exposeString('summary', { nullable: true }),
+    outcomes: t.expose('outcomes', { type: 'JSON', nullable: true }),
+    recordingAvailable: t.exposeBoolean('recordingAvailable', { nullable: true }),
+    recordingUrl: t.string({
+      nullable: true,
+      description: 'Signed, expiring URL of the recording',
+      select: { id: true, recordingAvailable: true },
+      resolve: (c, _a, ctx) => (c.recordingAvailable ? recordingUrl(ctx.deps, c.id) : null),
+    }),
+    llmTranscript: t.exposeString('llmTranscript', { nullable: true }),
+    agentId: t.exposeString('agentId'),
+    versionId: t.exposeString('promptVersionId'),
+    // Flat names for call records; selected with the call's own query so a page of calls costs
+    // one query per relation, not one per call.
+    agentName: t.string({ select: { agent: { select: { name: true } } }, resolve: (c) => c.agent.name }),
+    versionName: t.string({ select: { promptVersion: { select: { name: true } } }, resolve: (c) => c.promptVersion.name }),
+    voice: t.string({
+      description: "Voice used for the call (the batch's voice)",
+      select: { batch: { select: { voice: true } } },
+      resolve: (c) => c.batch.voice,
+    }),
+    agent: t.relation('agent'),
+    promptVersion: t.relation('promptVersion'),
+    batch: t.relation('batch'),
+    history: t.relation('events', { query: { orderBy: { id: 'asc' } } }),
+  }),
+});

@@ -1,0 +1,126 @@
+import { builder } from '../builder.ts';
+import { addDidNumber, createAgent, createPromptVersion } from '../../services/catalog.ts';
+
+builder.prismaObject('Agent', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    voice: t.exposeString('voice'),
+    recordingEnabled: t.exposeBoolean('recordingEnabled', { nullable: true }),
+    outcomeKeys: t.exposeStringList('outcomeKeys'),
+    providerAgentId: t.exposeString('providerAgentId', { nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    promptVersions: t.relation('promptVersions', { query: { orderBy: { id: 'asc' } } }),
+  }),
+});
+
+builder.prismaObject('PromptVersion', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    prompt: t.exposeString('prompt'),
+    providerAgentVersion: t.exposeInt('providerAgentVersion', { nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    agent: t.relation('agent'),
+  }),
+});
+
+builder.prismaObject('DidNumber', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    number: t.exposeString('number'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  agents: t.prismaField({
+    type: ['Agent'],
+    resolve: async (query, _r, _a, ctx) => {
+      const account = await ctx.account();
+      return ctx.deps.db.prisma.agent.findMany({ ...query, where: { accountId: account.id }, orderBy: { id: 'asc' } });
+    },
+  }),
+  agent: t.prismaField({
+    type: 'Agent',
+    nullable: true,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _r, { id }, ctx) => {
+      const account = await ctx.account();
+      return ctx.deps.db.prisma.agent.findFirst({ ...query, where: { id: String(id), accountId: account.id } });
+    },
+  }),
+  promptVersions: t.prismaField({
+    type: ['PromptVersion'],
+    args: { agentId: t.arg.id() },
+    resolve: async (query, _r, { agentId }, ctx) => {
+      const account = await ctx.account();
+      return ctx.deps.db.prisma.promptVersion.findMany({
+        ...query,
+        where: { accountId: account.id, ...(agentId ? { agentId: String(agentId) } : {}) },
+        orderBy: { id: 'asc' },
+      });
+    },
+  }),
+  didNumbers: t.prismaField({
+    type: ['DidNumber'],
+    resolve: async (query, _r, _a, ctx) => {
+      const account = await ctx.account();
+      return ctx.deps.db.prisma.didNumber.findMany({ ...query, where: { accountId: account.id }, orderBy: { id: 'asc' } });
+    },
+  }),
+}));
+
+const CreateAgentInput = builder.inputType('CreateAgentInput', {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    voice: t.string({ required: true }),
+    recordingEnabled: t.boolean(),
+    outcomeKeys: t.stringList(),
+    providerAgentId: t.string(),
+  }),
+});
+
+const CreatePromptVersionInput = builder.inputType('CreatePromptVersionInput', {
+  fields: (t) => ({
+    agentId: t.id({ required: true }),
+    name: t.string({ required: true }),
+    prompt: t.string({ required: true }),
+    providerAgentVersion: t.int(),
+  }),
+});
+
+const AddDidNumberInput = builder.inputType('AddDidNumberInput', {
+  fields: (t) => ({ number: t.string({ required: true }) }),
+});
+
+builder.mutationFields((t) => ({
+  createAgent: t.prismaField({
+    type: 'Agent',
+    args: { input: t.arg({ type: CreateAgentInput, required: true }) },
+    resolve: async (_q, _r, { input }, ctx) =>
+      createAgent(ctx.deps.db, await ctx.account(), {
+        name: input.name,
+        voice: input.voice,
+        recordingEnabled: input.recordingEnabled,
+        outcomeKeys: input.outcomeKeys ?? [],
+        providerAgentId: input.providerAgentId,
+      }),
+  }),
+  createPromptVersion: t.prismaField({
+    type: 'PromptVersion',
+    args: { input: t.arg({ type: CreatePromptVersionInput, required: true }) },
+    resolve: async (_q, _r, { input }, ctx) =>
+      createPromptVersion(ctx.deps.db, await ctx.account(), {
+        agentId: String(input.agentId),
+        name: input.name,
+        prompt: input.prompt,
+        providerAgentVersion: input.providerAgentVersion,
+      }),
+  }),
+  addDidNumber: t.prismaField({
+    type: 'DidNumber',
+    args: { input: t.arg({ type: AddDidNumberInput, required: true }) },
+    resolve: async (_q, _r, { input }, ctx) => addDidNumber(ctx.deps.db, await ctx.account(), input.number),
+  }),
+}));

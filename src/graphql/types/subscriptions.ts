@@ -1,0 +1,99 @@
+// Live progress over graphql-ws (WebSocket) and SSE (Yoga). Every subscription authenticates with
+// the API key when it starts and is scoped to its account: another account's batch is the same
+// NOT_FOUND as a missing one. Events come from src/events (LISTEN/NOTIFY, coalesced per batch).
+import { builder } from '../builder.ts';
+import { eventsFor } from '../../events/registry.ts';
+import type { BatchSnapshot, CallSnapshot } from '../../events/hub.ts';
+import { recordingUrl } from '../../services/recording-url.ts';
+
+const BatchProgressType = builder.objectRef<BatchSnapshot>('BatchProgress').implement({
+  description:
+    "A batch's status and counters as one row read: queued + inProgress + completed + failed + cancelled = acceptedContacts",
+  fields: (t) => ({
+    batchId: t.exposeID('id'),
+    status: t.exposeString('status'),
+    startMode: t.exposeString('startMode'),
+    agentId: t.exposeString('agentId'),
+    totalContacts: t.exposeInt('totalContacts'),
+    acceptedContacts: t.exposeInt('acceptedContacts'),
+    rejectedContacts: t.exposeInt('rejectedContacts'),
+    queued: t.exposeInt('queued'),
+    inProgress: t.exposeInt('inProgress'),
+    completed: t.exposeInt('completed'),
+    failed: t.exposeInt('failed'),
+    cancelled: t.exposeInt('cancelled'),
+    callbacks: t.exposeInt('callbacks'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
+    completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When the last change was written' }),
+    batch: t.prismaField({
+      type: 'Batch',
+      description: 'The whole batch, read when asked for',
+      resolve: (query, p, _a, ctx) => ctx.deps.db.prisma.batch.findUniqueOrThrow({ ...query, where: { id: p.id } }),
+    }),
+  }),
+});
+
+const CallUpdateType = builder.objectRef<CallSnapshot>('CallUpdate').implement({
+  description: "A call's state after a status or result change; the result fields are null until ready",
+  fields: (t) => ({
+    callId: t.exposeID('id'),
+    batchId: t.exposeString('batchId'),
+    seq: t.exposeInt('seq', { description: '1-based position of the contact in the submitted batch' }),
+    externalId: t.exposeString('externalId'),
+    name: t.exposeString('name', { nullable: true }),
+    phoneNumber: t.exposeString('phoneNumber', { description: 'Number dialled (the alternate number when it was used)' }),
+    status: t.exposeString('status'),
+    transcriptStatus: t.exposeString('transcriptStatus', { nullable: true }),
+    durationSeconds: t.exposeInt('durationSeconds', { nullable: true }),
+    answerDurationSeconds: t.exposeInt('answerDurationSeconds', { nullable: true }),
+    timestamp: t.expose('timestamp', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    hangupBy: t.exposeString('hangupBy', { nullable: true }),
+    disconnectReason: t.exposeString('disconnectReason', { nullable: true }),
+    summary: t.exposeString('summary', { nullable: true }),
+    outcomes: t.expose('outcomes', { type: 'JSON', nullable: true }),
+    recordingAvailable: t.exposeBoolean('recordingAvailable', { nullable: true }),
+    recordingUrl: t.string({
+      nullable: true,
+      description: 'Signed, expiring URL of the recording',
+      resolve: (c, _a, ctx) => (c.recordingAvailable ? recordingUrl(ctx.deps, c.id) : null),
+    }),
+    llmTranscript: t.exposeString('llmTranscript', { nullable: true }),
+    call: t.prismaField({
+      type: 'Call',
+      description: 'The whole call record, read when asked for',
+      resolve: (query, c, _a, ctx) => ctx.deps.db.prisma.call.findUniqueOrThrow({ ...query, where: { id: c.id } }),
+    }),
+  }),
+});
+
+builder.subscriptionType({});
+
+builder.subscriptionFields((t) => ({
+  batchProgress: t.field({
+    type: BatchProgressType,
+    description:
+      "The batch's status and counters now, then whenever they change (at most a few times a second; a slow client gets the latest). NOT_FOUND for a missing or foreign batch.",
+    args: { batchId: t.arg.id({ required: true }) },
+    subscribe: async (_root, { batchId }, ctx) => eventsFor(ctx.deps).batchProgress(await ctx.account(), String(batchId)),
+    resolve: (snapshot) => snapshot,
+  }),
+  callUpdated: t.field({
+    type: CallUpdateType,
+    description:
+      'Each call of the batch whose status or results change after the subscription starts, in its latest state (changes within one tick coalesce). NOT_FOUND for a missing or foreign batch.',
+    args: { batchId: t.arg.id({ required: true }) },
+    subscribe: async (_root, { batchId }, ctx) => eventsFor(ctx.deps).callUpdates(await ctx.account(), String(batchId)),
+    resolve: (call) => call,
+  }),
+  accountBatches: t.field({
+    type: BatchProgressType,
+    description: "Every batch of the account that is created or whose status or counters change, from now on",
+    subscribe: async (_root, _args, ctx) => eventsFor(ctx.deps).accountBatches(await ctx.account()),
+    resolve: (snapshot) => snapshot,
+  }),
+}));

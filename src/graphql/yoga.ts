@@ -1,0 +1,28 @@
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import type { AppDeps } from '../deps.ts';
+import { createContext, type GraphQLContext } from './context.ts';
+import { schema } from './schema.ts';
+import { useRateLimit } from './plugins/rate-limit.ts';
+import { useInputGuard } from './plugins/input-guard.ts';
+import { useQueryCost } from './plugins/query-cost.ts';
+
+export type Yoga = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
+
+export function createYogaServer(deps: AppDeps): Yoga {
+  return createYoga<Record<string, unknown>, GraphQLContext>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    graphiql: { title: 'Call batch service', defaultQuery: '{ me { id name limits { maxBatchSize } } }' },
+    // Anything that is not an AppError is masked ("Unexpected error.") and logged, on both surfaces.
+    maskedErrors: true,
+    logging: deps.logger.child({ component: 'yoga' }) as never,
+    landingPage: false,
+    // CORS for every path (REST and GraphQL alike) is handled in src/http/cors.ts.
+    cors: false,
+    // The front door (src/http/front-door.ts) enforces the same cap first; Yoga's default is 25 MB.
+    maxRequestBodySize: deps.config.MAX_BODY_BYTES,
+    // Order matters: the operation is counted against the rate limit even when refused later.
+    plugins: [useRateLimit(deps), useInputGuard(), useQueryCost(deps.config)],
+    context: ({ request }) => createContext(deps, request, request.headers.get('authorization')),
+  });
+}

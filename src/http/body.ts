@@ -1,0 +1,60 @@
+// Request bodies under hostile conditions: a size cap that does not trust Content-Length, strict
+// UTF-8, and a nesting check that runs before JSON.parse (which happily spends seconds on a few
+// MiB of "[[[[…" and hands back values that later recursive code cannot walk).
+import { AppError } from '../errors.ts';
+
+/** Containers nested deeper than this are refused before parsing (metadata itself allows far less). */
+export const MAX_JSON_NESTING = 64;
+
+export function payloadTooLarge(maxBytes: number): AppError {
+  return new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${maxBytes} bytes`);
+}
+
+/** The whole body, or PAYLOAD_TOO_LARGE as soon as it (declared or streamed) passes `maxBytes`. */
+export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const declared = Number(request.headers.get('content-length') ?? NaN);
+  if (declared > maxBytes) throw payloadTooLarge(maxBytes);
+  if (!request.body) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw payloadTooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+}
+
+/** True when JSON text nests arrays/objects deeper than `maxDepth` (bytes inside strings ignored). */
+export function jsonNestsDeeperThan(bytes: Uint8Array, maxDepth: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (inString) {
+      if (b === 0x5c) i++; // backslash: skip the escaped byte
+      else if (b === 0x22) inString = false;
+    } else if (b === 0x22) inString = true;
+    else if (b === 0x5b || b === 0x7b) {
+      if (++depth > maxDepth) return true;
+    } else if (b === 0x5d || b === 0x7d) depth--;
+  }
+  return false;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Strict UTF-8 (RFC 8259): undecodable bytes are an error, never silently replaced. */
+export function decodeUtf8(bytes: Uint8Array): string | null {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}

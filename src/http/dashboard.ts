@@ -1,0 +1,123 @@
+// The dashboard: one HTML page at `/` and `/dashboard`, its script and styles bundled from
+// src/web/ by esbuild on first request and served from memory under content-hashed names (so the
+// assets cache forever and the page revalidates). No build step: `npm start` serves it as is.
+import crypto from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { AppDeps } from '../deps.ts';
+import { json } from '../rest/envelope.ts';
+
+const WEB_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../web');
+export const DASHBOARD_ASSETS = '/dashboard/assets/';
+
+interface Asset {
+  body: Uint8Array;
+  type: string;
+  etag: string;
+}
+
+interface Bundle {
+  page: Asset;
+  assets: Map<string, Asset>;
+}
+
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+};
+
+const etagOf = (body: Uint8Array) => `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+
+function page(script: string, style: string | undefined): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Call batches</title>
+${style ? `<link rel="stylesheet" href="${style}">` : ''}
+<script type="module" src="${script}"></script>
+</head>
+<body>
+<noscript>The dashboard needs JavaScript.</noscript>
+<div id="app"><p class="boot">Loading…</p></div>
+</body>
+</html>
+`;
+}
+
+async function build(): Promise<Bundle> {
+  // Loaded on first use: processes that never serve the page never load esbuild.
+  const esbuild = await import('esbuild');
+  const result = await esbuild.build({
+    entryPoints: [path.join(WEB_DIR, 'main.ts')],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'browser',
+    target: ['chrome111', 'firefox115', 'safari16'],
+    minify: true,
+    sourcemap: 'linked',
+    outdir: '/out',
+    entryNames: 'app-[hash]',
+    assetNames: '[name]-[hash]',
+    logLevel: 'silent',
+    legalComments: 'none',
+  });
+  const assets = new Map<string, Asset>();
+  let script: string | undefined;
+  let style: string | undefined;
+  for (const f of result.outputFiles) {
+    const name = path.basename(f.path);
+    const ext = name.endsWith('.map') ? '.map' : path.extname(name);
+    assets.set(name, { body: f.contents, type: TYPES[ext] ?? 'application/octet-stream', etag: etagOf(f.contents) });
+    if (ext === '.js') script = DASHBOARD_ASSETS + name;
+    if (ext === '.css') style = DASHBOARD_ASSETS + name;
+  }
+  if (!script) throw new Error('dashboard bundle produced no script');
+  const html = new TextEncoder().encode(page(script, style));
+  return { page: { body: html, type: 'text/html; charset=utf-8', etag: etagOf(html) }, assets };
+}
+
+export interface Dashboard {
+  handles(pathname: string): boolean;
+  serve(request: Request, pathname: string): Promise<Response>;
+}
+
+export function createDashboard(deps: Pick<AppDeps, 'logger'>): Dashboard {
+  let bundle: Promise<Bundle> | undefined;
+  const load = () => {
+    // A failed build is not kept: the next request tries again (e.g. after fixing a source file).
+    bundle ??= build().catch((err) => {
+      bundle = undefined;
+      throw err;
+    });
+    return bundle;
+  };
+
+  function respond(request: Request, asset: Asset, cacheControl: string): Response {
+    const headers = { 'content-type': asset.type, 'cache-control': cacheControl, etag: asset.etag };
+    if (request.headers.get('if-none-match') === asset.etag) return new Response(null, { status: 304, headers });
+    return new Response(request.method === 'HEAD' ? null : (asset.body as Uint8Array<ArrayBuffer>), { status: 200, headers });
+  }
+
+  return {
+    handles: (p) => p === '/' || p === '/dashboard' || p === '/dashboard/' || p.startsWith(DASHBOARD_ASSETS),
+    async serve(request, p) {
+      if (request.method !== 'GET' && request.method !== 'HEAD') return json(405, { detail: 'Method Not Allowed' });
+      let b: Bundle;
+      try {
+        b = await load();
+      } catch (err) {
+        deps.logger.error({ err }, 'dashboard bundle failed');
+        return json(500, { detail: 'Dashboard unavailable' });
+      }
+      if (!p.startsWith(DASHBOARD_ASSETS)) return respond(request, b.page, 'no-cache');
+      const asset = b.assets.get(p.slice(DASHBOARD_ASSETS.length));
+      if (!asset) return json(404, { detail: 'Not Found' });
+      // Content-hashed names never change content.
+      return respond(request, asset, 'public, max-age=31536000, immutable');
+    },
+  };
+}

@@ -1,0 +1,38 @@
+// POST /providers/retell/webhook — Retell's call events. The signature (x-retell-signature,
+// HMAC-SHA256 with the account's Retell API key over the raw body + timestamp, stale after 5 min)
+// is checked on the exact bytes received; the event is stored and answered at once: the worker
+// holding the call reads it from provider_events.
+import Retell from 'retell-sdk';
+import type { AppDeps } from '../deps.ts';
+import { json } from '../rest/envelope.ts';
+import { retellConfigForAccount } from '../services/provider-config.ts';
+import { RETELL_EVENTS, storeRetellEvent } from '../services/retell-events.ts';
+import type { RetellStoredEvent } from '../dispatch/voice/retell/provider.ts';
+
+const MAX_BODY = 5 * 1024 * 1024;
+
+export async function handleRetellWebhook(deps: AppDeps, request: Request): Promise<Response> {
+  if (request.method !== 'POST') return json(405, { detail: 'Method Not Allowed' });
+  const raw = await request.text();
+  if (raw.length > MAX_BODY) return json(413, { detail: 'Payload Too Large' });
+  const signature = request.headers.get('x-retell-signature');
+  if (!signature) return json(401, { detail: 'Missing signature' });
+  let body: RetellStoredEvent;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    return json(400, { detail: 'Invalid JSON' });
+  }
+  const meta = (body?.call?.metadata ?? {}) as { account_id?: unknown; call_id?: unknown };
+  const accountId = typeof meta.account_id === 'string' ? meta.account_id : null;
+  // The account named in the (yet unverified) body only selects which key must have signed it.
+  const apiKey = (accountId ? (await retellConfigForAccount(deps, accountId).catch(() => null))?.apiKey : null) ?? deps.config.RETELL_API_KEY;
+  if (!apiKey || !(await Retell.verify(raw, apiKey, signature))) return json(401, { detail: 'Invalid signature' });
+  if (typeof body.call?.call_id !== 'string' || !(RETELL_EVENTS as readonly string[]).includes(body.event)) {
+    // Transcript/transfer events and anything newer: acknowledged, not needed.
+    return new Response(null, { status: 204 });
+  }
+  const fresh = await storeRetellEvent(deps, { event: body.event, call: body.call }, typeof meta.call_id === 'string' ? meta.call_id : null);
+  deps.logger.debug({ event: body.event, retellCallId: body.call.call_id, duplicate: !fresh }, 'retell webhook');
+  return new Response(null, { status: 204 });
+}

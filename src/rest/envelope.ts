@@ -1,0 +1,30 @@
+import { AppError, ERROR_CODES } from '../errors.ts';
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
+}
+
+/** The contract's success envelope. */
+export function success(status: number, message: string, data: unknown): Response {
+  return json(status, { status_code: status, message, error: null, data });
+}
+
+/** An AppError in the form the contract gives its code: `{detail}` or the envelope. */
+export function errorResponse(err: AppError): Response {
+  const rule = ERROR_CODES[err.code];
+  if (rule.form === 'detail') return json(rule.status, { detail: err.message }, err.headers);
+  return json(
+    rule.status,
+    {
+      status_code: rule.status,
+      message: err.message,
+      error: { code: rule.restCode, details: err.details },
+      data: null,
+    },
+    err.headers,
+  );
+}
+
+export const internalError = () => errorResponse(new AppError('INTERNAL', 'Internal server error'));

@@ -1,0 +1,183 @@
+import type { DocumentNode, ExecutionResult } from 'graphql';
+import { AppError, requestValidation } from '../errors.ts';
+import type { Yoga } from '../graphql/yoga.ts';
+import type { GraphQLContext } from '../graphql/context.ts';
+import type { Logger } from 'pino';
+import { errorResponse, internalError, json, success } from './envelope.ts';
+import { restOperations } from './operations.ts';
+import { decodeUtf8, jsonNestsDeeperThan, MAX_JSON_NESTING, readBodyBytes } from '../http/body.ts';
+import { jsonHazards, markInputVetted, queryHazards } from '../http/json-guard.ts';
+import { rateLimitStateOf } from '../services/rate-limit-guard.ts';
+import { rateLimitHeaders } from '../services/rate-limit.ts';
+
+export interface RouteInput {
+  params: Record<string, string>;
+  query: URLSearchParams;
+  /** Parsed JSON body (POST/PUT), `undefined` otherwise. */
+  body: unknown;
+}
+
+export interface RestRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Path with `:name` segments. */
+  path: string;
+  operation: string;
+  /** The route takes no input in its body: an empty body is fine (a JSON one is still checked). */
+  bodyOptional?: boolean;
+  /** GraphQL variables from the request; may throw an AppError (bad query values). */
+  variables?: (input: RouteInput) => Record<string, unknown>;
+  // `any`: each route declares its own codegen type for `data`.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  respond: (data: any, input: RouteInput) => { status?: number; message: string; data: unknown };
+}
+
+interface CompiledRoute extends RestRoute {
+  segments: string[];
+  document: DocumentNode;
+}
+
+function compile(route: RestRoute): CompiledRoute {
+  const document = restOperations.get(route.operation);
+  if (!document) throw new Error(`REST route ${route.method} ${route.path}: unknown operation ${route.operation}`);
+  return { ...route, segments: route.path.split('/').filter(Boolean), document };
+}
+
+function match(route: CompiledRoute, parts: string[]): Record<string, string> | null {
+  if (route.segments.length !== parts.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < parts.length; i++) {
+    const seg = route.segments[i];
+    if (seg.startsWith(':')) params[seg.slice(1)] = parts[i];
+    else if (seg !== parts[i]) return null;
+  }
+  return params;
+}
+
+export interface RestRouterOptions {
+  maxBodyBytes: number;
+  logger: Logger;
+}
+
+async function readJsonBody(request: Request, maxBytes: number, optional: boolean): Promise<unknown> {
+  const type = request.headers.get('content-type');
+  if (type && !/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
+  }
+  const bytes = await readBodyBytes(request, maxBytes);
+  const text = decodeUtf8(bytes);
+  if (text === null) throw requestValidation(['body: JSON decode error']);
+  if (!text.trim()) {
+    if (optional) return undefined;
+    throw requestValidation(['body: Field required']);
+  }
+  if (jsonNestsDeeperThan(bytes, MAX_JSON_NESTING)) {
+    throw requestValidation([`body: JSON is nested too deeply (max depth ${MAX_JSON_NESTING})`]);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw requestValidation(['body: JSON decode error']);
+  }
+  // Every body of the contract is an object; `null` could not even reach the operation's JSON! variable.
+  if (body === null) throw requestValidation(['body: Input should be a valid dictionary']);
+  // NUL, lone surrogates and prototype keys can't be stored faithfully: refuse before any write.
+  const hazards = jsonHazards(body);
+  if (hazards.length) throw requestValidation(hazards);
+  return body;
+}
+
+const snakeCase = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/**
+ * The operations are fixed and validated at build time, so a request-level GraphQL error (no
+ * path: execution never started) can only mean a variable built from client input did not fit
+ * its type, e.g. a JSON `null` body for `JSON!`, or a number beyond Int. That is the client's
+ * 422, not a 500.
+ */
+function variableRejection(result: ExecutionResult, method: string): AppError | null {
+  if (result.data != null || !result.errors?.every((e) => !e.path && /^Variable "\$\w+"/.test(e.message))) return null;
+  const source = method === 'POST' || method === 'PUT' ? 'body' : 'query';
+  return requestValidation(
+    result.errors.map((e) => {
+      // 'Variable "$filter" got invalid value "…" at "filter.createdAtFrom"; <reason>'
+      const variable = /^Variable "\$(\w+)"/.exec(e.message)![1];
+      const field = /at "([\w.[\]]+)"; /.exec(e.message)?.[1].split('.').pop() ?? variable;
+      const reason = e.message.includes('; ') ? e.message.slice(e.message.indexOf('; ') + 2) : e.message.replace(/^Variable "\$\w+" of /, 'Value of ');
+      return source === 'body' ? `body: ${reason}` : `query.${snakeCase(field.replace(/\[\d+\]$/, ''))}: ${reason}`;
+    }),
+  );
+}
+
+/** The first AppError among the result's errors, or null when the failure was unexpected. */
+function appErrorOf(result: ExecutionResult): AppError | null {
+  for (const e of result.errors ?? []) {
+    if (e instanceof AppError) return e;
+    if (e.originalError instanceof AppError) return e.originalError;
+  }
+  return null;
+}
+
+export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: RestRouterOptions) {
+  const compiled = routeTable.map(compile);
+
+  async function run(route: CompiledRoute, request: Request, url: URL, params: Record<string, string>): Promise<Response> {
+    const operationParams = { operationName: route.operation, variables: {} as Record<string, unknown> };
+    // Same envelop pipeline (context, auth, plugins, masking) as POST /graphql.
+    const { execute, contextFactory, schema } = yoga.getEnveloped({ request, params: operationParams });
+    const contextValue = (await contextFactory()) as unknown as GraphQLContext;
+    // Every route needs the account: authenticate (and spend one unit of its rate limit) before
+    // reading anything else the client sent, so anonymous or throttled clients cost no body parsing.
+    await contextValue.account();
+    const queryProblems = queryHazards(url.searchParams);
+    if (queryProblems.length) throw requestValidation(queryProblems);
+    const body = request.method === 'POST' || request.method === 'PUT' ? await readJsonBody(request, opts.maxBodyBytes, route.bodyOptional ?? false) : undefined;
+    markInputVetted(request);
+    const input: RouteInput = { params, query: url.searchParams, body };
+    const variables = route.variables?.(input) ?? {};
+    operationParams.variables = variables;
+    const result = (await execute({
+      schema,
+      document: route.document,
+      variableValues: variables,
+      contextValue,
+      operationName: route.operation,
+    })) as ExecutionResult;
+    if (result.errors?.length) {
+      const appError = appErrorOf(result);
+      if (appError) return errorResponse(appError);
+      const rejected = variableRejection(result, request.method);
+      if (rejected) return errorResponse(rejected);
+      opts.logger.error({ errors: result.errors.map((e) => e.message), route: route.path }, 'REST operation failed');
+      return internalError();
+    }
+    const out = route.respond(result.data, input);
+    return success(out.status ?? 200, out.message, out.data);
+  }
+
+  /** Every response of an authenticated request reports the account's remaining budget. */
+  function withRateLimitHeaders(request: Request, response: Response): Response {
+    const state = rateLimitStateOf(request);
+    if (state) for (const [name, value] of Object.entries(rateLimitHeaders(state))) response.headers.set(name, value);
+    return response;
+  }
+
+  return async function handleRest(request: Request, url: URL): Promise<Response> {
+    const parts = url.pathname.split('/').filter(Boolean);
+    let pathMatched = false;
+    for (const route of compiled) {
+      const params = match(route, parts);
+      if (!params) continue;
+      pathMatched = true;
+      if (route.method !== request.method) continue;
+      try {
+        return withRateLimitHeaders(request, await run(route, request, url, params));
+      } catch (e) {
+        if (e instanceof AppError) return withRateLimitHeaders(request, errorResponse(e));
+        opts.logger.error({ err: e, route: route.path }, 'REST route crashed');
+        return withRateLimitHeaders(request, internalError());
+      }
+    }
+    return pathMatched ? json(405, { detail: 'Method Not Allowed' }) : json(404, { detail: 'Not Found' });
+  };
+}

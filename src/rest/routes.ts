@@ -1,0 +1,9 @@
+// The REST contract as a route table: method + path → named GraphQL operation → envelope.
+// One module per area; each route's operation lives in operations/*.graphql.
+import type { RestRoute } from './router.ts';
+import { accountRoutes } from './routes/account.ts';
+import { batchOperationRoutes } from './routes/batch-operations.ts';
+import { batchesCreateRoutes } from './routes/batches-create.ts';
+import { batchesReadRoutes } from './routes/batches-read.ts';
+
+export const routes: RestRoute[] = [...accountRoutes, ...batchOperationRoutes, ...batchesCreateRoutes, ...batchesReadRoutes];

@@ -1,0 +1,62 @@
+import type { Database } from '../db/client.ts';
+import { newId } from '../domain/ids.ts';
+import { notFound } from '../errors.ts';
+import type { Account } from '../generated/prisma/client.ts';
+import { issueApiKey } from './api-keys.ts';
+
+export interface AccountLimitsInput {
+  maxBatchSize?: number;
+  maxConcurrentCalls?: number;
+  maxCallDurationSeconds?: number;
+  rateLimitPerMinute?: number;
+}
+
+export interface AccountInput {
+  name?: string;
+  email?: string;
+  limits?: AccountLimitsInput;
+  batchConcurrency?: number;
+  apiAccessEnabled?: boolean;
+  interruptionEnabled?: boolean;
+  recordingEnabled?: boolean;
+  voices?: string[];
+}
+
+function accountData(input: AccountInput) {
+  const defined = <T extends object>(o: T) =>
+    Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as Partial<T>;
+  return defined({
+    name: input.name,
+    email: input.email,
+    maxBatchSize: input.limits?.maxBatchSize,
+    maxConcurrentCalls: input.limits?.maxConcurrentCalls,
+    maxCallDurationSeconds: input.limits?.maxCallDurationSeconds,
+    rateLimitPerMinute: input.limits?.rateLimitPerMinute,
+    batchConcurrency: input.batchConcurrency,
+    apiAccessEnabled: input.apiAccessEnabled,
+    interruptionEnabled: input.interruptionEnabled,
+    recordingEnabled: input.recordingEnabled,
+    voices: input.voices,
+  });
+}
+
+export async function createAccount(
+  db: Database,
+  input: AccountInput & { name: string; email: string },
+): Promise<{ account: Account; apiKey: string; apiKeyId: string }> {
+  const account = await db.prisma.account.create({
+    data: { id: newId('account'), voices: ['alloy', 'verse'], ...accountData(input), name: input.name, email: input.email },
+  });
+  const { id, apiKey } = await issueApiKey(db, account.id);
+  return { account, apiKey, apiKeyId: id };
+}
+
+export async function updateAccount(db: Database, id: string, input: AccountInput): Promise<Account> {
+  const existing = await db.prisma.account.findUnique({ where: { id } });
+  if (!existing) throw notFound(`Account ${id} not found`);
+  return db.prisma.account.update({ where: { id }, data: accountData(input) });
+}
+
+export function listAccounts(db: Database): Promise<Account[]> {
+  return db.prisma.account.findMany({ orderBy: { id: 'asc' } });
+}

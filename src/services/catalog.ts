@@ -1,0 +1,87 @@
+// Agents, prompt versions and DID numbers: the account's catalogue that batches refer to.
+import type { Database } from '../db/client.ts';
+import { newId } from '../domain/ids.ts';
+import { normalizePhone } from '../domain/contacts.ts';
+import { AppError, notFound, requestValidation, unprocessable } from '../errors.ts';
+import type { Account, Agent, DidNumber, PromptVersion } from '../generated/prisma/client.ts';
+
+export interface AgentInput {
+  name: string;
+  voice: string;
+  recordingEnabled?: boolean | null;
+  outcomeKeys?: string[];
+  providerAgentId?: string | null;
+}
+
+function isUniqueViolation(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && (e as { code?: string }).code === 'P2002';
+}
+
+export async function createAgent(db: Database, account: Account, input: AgentInput): Promise<Agent> {
+  const problems: string[] = [];
+  if (!input.name?.trim()) problems.push('name: String should have at least 1 character');
+  if (!input.voice?.trim()) problems.push('voice: String should have at least 1 character');
+  if (problems.length) throw requestValidation(problems);
+  if (account.voices.length > 0 && !account.voices.includes(input.voice)) {
+    throw unprocessable(`Voice '${input.voice}' is not available on this account`);
+  }
+  try {
+    return await db.prisma.agent.create({
+      data: {
+        id: newId('agent'),
+        accountId: account.id,
+        name: input.name.trim(),
+        voice: input.voice,
+        recordingEnabled: input.recordingEnabled ?? null,
+        outcomeKeys: input.outcomeKeys ?? [],
+        providerAgentId: input.providerAgentId ?? null,
+      },
+    });
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new AppError('CONFLICT', `An agent named '${input.name}' already exists`);
+    throw e;
+  }
+}
+
+export async function createPromptVersion(
+  db: Database,
+  account: Account,
+  input: { agentId: string; name: string; prompt: string; providerAgentVersion?: number | null },
+): Promise<PromptVersion> {
+  const agent = await db.prisma.agent.findFirst({ where: { id: input.agentId, accountId: account.id } });
+  if (!agent) throw notFound(`Agent ${input.agentId} not found`);
+  if (!input.name?.trim()) throw requestValidation(['name: String should have at least 1 character']);
+  try {
+    return await db.prisma.promptVersion.create({
+      data: {
+        id: newId('promptVersion'),
+        accountId: account.id,
+        agentId: agent.id,
+        name: input.name.trim(),
+        prompt: input.prompt,
+        providerAgentVersion: input.providerAgentVersion ?? null,
+      },
+    });
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new AppError('CONFLICT', `Agent ${agent.id} already has a version named '${input.name}'`);
+    throw e;
+  }
+}
+
+export async function addDidNumber(db: Database, account: Account, number: string): Promise<DidNumber> {
+  const e164 = normalizePhone(number);
+  if (!e164) throw requestValidation(['number: Value error, Invalid phone number']);
+  try {
+    return await db.prisma.didNumber.create({ data: { id: newId('didNumber'), accountId: account.id, number: e164 } });
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new AppError('CONFLICT', `DID number ${e164} already exists on this account`);
+    throw e;
+  }
+}
+
+export const listAgents = (db: Database, accountId: string) =>
+  db.prisma.agent.findMany({ where: { accountId }, orderBy: { id: 'asc' } });
+export const listPromptVersions = (db: Database, accountId: string, agentId?: string) =>
+  db.prisma.promptVersion.findMany({ where: { accountId, ...(agentId ? { agentId } : {}) }, orderBy: { id: 'asc' } });
+export const listDidNumbers = (db: Database, accountId: string) =>
+  db.prisma.didNumber.findMany({ where: { accountId }, orderBy: { id: 'asc' } });

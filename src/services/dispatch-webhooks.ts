@@ -1,0 +1,35 @@
+// The webhooks dispatch causes, queued in the outbox inside the transaction of the change itself
+// (src/services/webhooks/outbox.ts): call.completed / call.failed when a call ends, call.analyzed
+// when its analysis finishes, batch.started at the first dial, batch.completed when the last call
+// ends, batch.cancelled on cancel. Batches without a callback_url queue nothing.
+import type { AppDeps } from '../deps.ts';
+import type { CallWrite } from './call-transitions.ts';
+import type { SqlTx } from './sql-transaction.ts';
+import { callWebhookTypes, type BatchEventType, type CallEventType } from './webhooks/events.ts';
+import { enqueueBatchWebhooks, enqueueCallWebhooks } from './webhooks/outbox.ts';
+
+export type WebhookDeps = Pick<AppDeps, 'config' | 'appSecret' | 'clock'>;
+
+export async function enqueueCallWriteWebhooks(
+  tx: SqlTx,
+  deps: WebhookDeps,
+  writes: CallWrite[],
+  applied: Set<string>,
+  at: Date,
+): Promise<void> {
+  const events: { type: CallEventType; callId: string }[] = [];
+  for (const w of writes) {
+    if (!applied.has(w.callId) || w.webhooks === false) continue;
+    for (const type of callWebhookTypes(w.from, w.to, w.set.transcriptStatus ?? null)) events.push({ type, callId: w.callId });
+  }
+  if (events.length > 0) await enqueueCallWebhooks(tx, deps, events, at);
+}
+
+export async function enqueueBatchEvents(tx: SqlTx, type: BatchEventType, batchIds: string[], at: Date): Promise<void> {
+  if (batchIds.length === 0) return;
+  await enqueueBatchWebhooks(
+    tx,
+    batchIds.map((batchId) => ({ type, batchId })),
+    at,
+  );
+}

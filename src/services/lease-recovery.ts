@@ -1,0 +1,166 @@
+// Use case: keep leases alive for the calls a worker is handling, and take back the calls of
+// workers that stopped renewing theirs (crashed, killed, partitioned).
+//
+// The rule: a call whose lease expired BEFORE it was dialled (still pending/queued) is simply
+// requeued; a call whose lease expired AFTER it was dialled may exist at the provider, so it is
+// never dialled again: it is settled (with the provider's result when it can tell, else as failed
+// by the system) through applyCallWrites, conditional on the lease still being expired.
+// (This worker marks a call dialled in the very transaction that leases it, so an undialled call
+// with a lease only comes from elsewhere; the rule still holds for it.)
+import type { AppDeps } from '../deps.ts';
+import type { CallStatus } from '../domain/call-state.ts';
+import { runStatement } from './sql-statement.ts';
+
+/** Extends this worker's leases; returns the calls it still holds (the others were taken over). */
+export async function renewLeases(deps: Pick<AppDeps, 'db'>, workerId: string, callIds: string[], expiresAt: Date): Promise<Set<string>> {
+  if (callIds.length === 0) return new Set();
+  const rows = await runStatement<{ id: string }>(
+    deps.db,
+    `UPDATE calls SET lease_expires_at = $3::timestamptz WHERE id = ANY($1::text[]) AND lease_owner = $2 RETURNING id`,
+    [callIds, workerId, expiresAt.toISOString()],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Not-yet-dialled calls whose lease expired go back to the queue (queued -> queued, history kept). */
+export async function requeueExpiredUndialled(deps: Pick<AppDeps, 'db'>, now: Date, limit = 500): Promise<{ id: string; batchId: string }[]> {
+  const rows = await runStatement<{ id: string; batch_id: string }>(
+    deps.db,
+    `WITH sel AS (
+       SELECT id, status, lease_owner FROM calls
+        WHERE status IN ('pending', 'queued') AND lease_expires_at < $1::timestamptz
+        LIMIT $2 FOR UPDATE SKIP LOCKED
+     ), upd AS (
+       UPDATE calls c SET lease_owner = NULL, lease_expires_at = NULL, updated_at = $1::timestamptz
+         FROM sel WHERE c.id = sel.id
+       RETURNING c.id, c.batch_id, c.account_id, c.status, sel.lease_owner
+     ), ev AS (
+       INSERT INTO call_events (account_id, call_id, from_status, to_status, detail, at)
+       SELECT account_id, id, status, status,
+              jsonb_build_object('event', 'requeue', 'reason', 'lease_expired', 'previous_worker', lease_owner), $1::timestamptz
+         FROM upd
+       RETURNING 1
+     )
+     SELECT id, batch_id FROM upd`,
+    [now.toISOString(), limit],
+  );
+  return rows.map((r) => ({ id: r.id, batchId: r.batch_id }));
+}
+
+export interface LostCall {
+  id: string;
+  batchId: string;
+  accountId: string;
+  status: CallStatus;
+  leaseOwner: string;
+  leaseExpiresAt: Date;
+  providerCallId: string | null;
+  provider: string;
+  dialledAt: Date | null;
+}
+
+/** Dialled calls whose worker stopped renewing the lease (excluding calls the caller is handling itself). */
+export async function findLostCalls(deps: Pick<AppDeps, 'db'>, now: Date, excludeIds: string[], limit = 200): Promise<LostCall[]> {
+  const rows = await runStatement<{
+      id: string;
+      batch_id: string;
+      account_id: string;
+      status: CallStatus;
+      lease_owner: string;
+      lease_expires_at: Date;
+      provider_call_id: string | null;
+      provider: string;
+      timestamp: Date | null;
+    }>(
+      deps.db,
+      `SELECT c.id, c.batch_id, c.account_id, c.status, c.lease_owner, c.lease_expires_at, c.provider_call_id,
+              a.provider, c."timestamp"
+         FROM calls c JOIN accounts a ON a.id = c.account_id
+        WHERE c.status IN ('ringing', 'answered', 'in_progress') AND c.lease_expires_at < $1::timestamptz
+          AND NOT (c.id = ANY($2::text[]))
+        ORDER BY c.lease_expires_at
+        LIMIT $3`,
+      [now.toISOString(), excludeIds, limit],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    batchId: r.batch_id,
+    accountId: r.account_id,
+    status: r.status,
+    leaseOwner: r.lease_owner,
+    leaseExpiresAt: new Date(r.lease_expires_at),
+    providerCallId: r.provider_call_id,
+    provider: r.provider,
+    dialledAt: r.timestamp ? new Date(r.timestamp) : null,
+  }));
+}
+
+export interface AnalysisCandidate {
+  id: string;
+  batchId: string;
+  accountId: string;
+  status: CallStatus;
+  hangupBy: string | null;
+  transcript: string | null;
+  name: string | null;
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * Ended calls whose analysis was left unfinished by a worker that went away: taken over with a new
+ * lease so the analysis runs again. Ended calls with a stale lease and nothing left to do just lose it.
+ */
+export async function takeOverStaleAnalysis(
+  deps: Pick<AppDeps, 'db'>,
+  workerId: string,
+  now: Date,
+  leaseMs: number,
+  limit = 200,
+): Promise<AnalysisCandidate[]> {
+  const rows = await runStatement<{
+      id: string;
+      batch_id: string;
+      account_id: string;
+      status: CallStatus;
+      hangup_by: string | null;
+      llm_transcript: string | null;
+      name: string | null;
+      metadata: Record<string, unknown> | null;
+      transcript_status: string | null;
+    }>(
+      deps.db,
+      `WITH sel AS (
+         SELECT id FROM calls
+          WHERE status IN ('completed', 'failed', 'no_answer', 'busy', 'cancelled') AND lease_expires_at < $1::timestamptz
+          LIMIT $4 FOR UPDATE SKIP LOCKED
+       ), upd AS (
+         UPDATE calls c SET
+           lease_owner = CASE WHEN c.transcript_status IN ('pending', 'processing') THEN $2 ELSE NULL END,
+           lease_expires_at = CASE WHEN c.transcript_status IN ('pending', 'processing') THEN $3::timestamptz ELSE NULL END,
+           updated_at = $1::timestamptz
+         FROM sel WHERE c.id = sel.id
+         RETURNING c.id, c.batch_id, c.account_id, c.status, c.hangup_by, c.llm_transcript, c.name, c.metadata, c.transcript_status
+       )
+       SELECT * FROM upd WHERE transcript_status IN ('pending', 'processing')`,
+      [now.toISOString(), workerId, new Date(now.getTime() + leaseMs).toISOString(), limit],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    batchId: r.batch_id,
+    accountId: r.account_id,
+    status: r.status,
+    hangupBy: r.hangup_by,
+    transcript: r.llm_transcript,
+    name: r.name,
+    metadata: r.metadata ?? {},
+  }));
+}
+
+/** Batches' current statuses (the worker hangs up in-flight calls of cancelled batches). */
+export async function batchStatuses(deps: Pick<AppDeps, 'db'>, batchIds: string[]): Promise<Map<string, string>> {
+  if (batchIds.length === 0) return new Map();
+  const rows = await runStatement<{ id: string; status: string }>(deps.db, 'SELECT id, status FROM batches WHERE id = ANY($1::text[])', [
+    batchIds,
+  ]);
+  return new Map(rows.map((r) => [r.id, r.status]));
+}

@@ -1,0 +1,157 @@
+// The dashboard's GraphQL client: queries and mutations over fetch, subscriptions over graphql-ws
+// (one socket for the page, reconnecting with backoff), all typed by the codegen documents.
+import { print } from 'graphql';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { createClient, type Client } from 'graphql-ws';
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly details: string[] = [],
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export type LiveState = 'connecting' | 'live' | 'offline';
+
+interface GraphQLErrorLike {
+  message?: string;
+  extensions?: { code?: string; details?: unknown };
+}
+
+const sources = new WeakMap<object, string>();
+function source(doc: TypedDocumentNode<any, any>): string {
+  let s = sources.get(doc);
+  if (!s) sources.set(doc, (s = print(doc)));
+  return s;
+}
+
+function toApiError(errors: readonly GraphQLErrorLike[] | undefined, fallback: string): ApiError {
+  const e = errors?.[0];
+  const details = Array.isArray(e?.extensions?.details) ? (e!.extensions!.details as unknown[]).map(String) : [];
+  return new ApiError(e?.message ?? fallback, e?.extensions?.code ?? 'ERROR', details);
+}
+
+const FATAL_CLOSE: Record<number, [string, string]> = {
+  4401: ['UNAUTHENTICATED', 'Invalid API key'],
+  4403: ['FORBIDDEN', 'API access is not enabled for this account'],
+  4429: ['RATE_LIMITED', 'Too many failed attempts; wait a minute'],
+};
+
+export interface SubscriptionHandlers<R> {
+  next(data: R): void;
+  error(e: ApiError): void;
+}
+
+export class Api {
+  private ws: Client | undefined;
+  private readonly stateListeners = new Set<(s: LiveState) => void>();
+  private readonly reconnectListeners = new Set<() => void>();
+  state: LiveState = 'offline';
+
+  constructor(
+    private readonly key: string,
+    /** Called once the server says the key is not (or no longer) good. */
+    private readonly onAuthFailure: (e: ApiError) => void,
+  ) {}
+
+  async request<R, V extends Record<string, unknown>>(doc: TypedDocumentNode<R, V>, variables: V): Promise<R> {
+    let res: Response;
+    try {
+      res = await fetch('/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${this.key}` },
+        body: JSON.stringify({ query: source(doc), variables }),
+      });
+    } catch {
+      throw new ApiError('Cannot reach the server. Check your connection and try again.', 'NETWORK');
+    }
+    let body: { data?: R | null; errors?: GraphQLErrorLike[] };
+    try {
+      body = await res.json();
+    } catch {
+      throw new ApiError(`The server answered ${res.status} ${res.statusText}`.trim(), `HTTP_${res.status}`);
+    }
+    if (body.errors?.length) {
+      const err = toApiError(body.errors, 'Request failed');
+      if (err.code === 'UNAUTHENTICATED' || err.code === 'FORBIDDEN') this.onAuthFailure(err);
+      throw err;
+    }
+    if (!body.data) throw new ApiError(`The server answered ${res.status} without data`, `HTTP_${res.status}`);
+    return body.data;
+  }
+
+  subscribe<R, V extends Record<string, unknown>>(doc: TypedDocumentNode<R, V>, variables: V, handlers: SubscriptionHandlers<R>): () => void {
+    return this.socket().subscribe<R>(
+      { query: source(doc), variables },
+      {
+        next: (result) => {
+          if (result.errors?.length) handlers.error(toApiError(result.errors as GraphQLErrorLike[], 'Subscription failed'));
+          else if (result.data) handlers.next(result.data as R);
+        },
+        error: (e) => {
+          if (Array.isArray(e)) handlers.error(toApiError(e as GraphQLErrorLike[], 'Subscription refused'));
+          else if (e && typeof e === 'object' && 'code' in e && FATAL_CLOSE[(e as CloseEvent).code]) {
+            const [code, message] = FATAL_CLOSE[(e as CloseEvent).code];
+            const err = new ApiError(message, code);
+            if (code !== 'RATE_LIMITED') this.onAuthFailure(err);
+            handlers.error(err);
+          } else handlers.error(new ApiError('Live updates stopped', 'NETWORK'));
+        },
+        complete: () => {},
+      },
+    );
+  }
+
+  onState(listener: (s: LiveState) => void): () => void {
+    this.stateListeners.add(listener);
+    listener(this.state);
+    return () => this.stateListeners.delete(listener);
+  }
+
+  /** After the socket came back: updates sent meanwhile are lost, so views re-read what they show. */
+  onReconnect(listener: () => void): () => void {
+    this.reconnectListeners.add(listener);
+    return () => this.reconnectListeners.delete(listener);
+  }
+
+  dispose(): void {
+    void this.ws?.dispose();
+    this.ws = undefined;
+    this.stateListeners.clear();
+    this.reconnectListeners.clear();
+  }
+
+  private setState(s: LiveState) {
+    this.state = s;
+    for (const l of this.stateListeners) l(s);
+  }
+
+  private socket(): Client {
+    if (this.ws) return this.ws;
+    const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/graphql`;
+    this.ws = createClient({
+      url,
+      connectionParams: { authorization: `Bearer ${this.key}` },
+      lazy: true,
+      keepAlive: 20_000,
+      retryAttempts: Number.POSITIVE_INFINITY,
+      shouldRetry: (e) => !(e && typeof e === 'object' && 'code' in e && FATAL_CLOSE[(e as CloseEvent).code]),
+      retryWait: async (retries) => {
+        await new Promise((r) => setTimeout(r, Math.min(10_000, 500 * 2 ** retries) * (0.5 + Math.random() / 2)));
+      },
+      on: {
+        connecting: () => this.setState('connecting'),
+        connected: (_socket, _payload, wasRetry) => {
+          this.setState('live');
+          if (wasRetry) for (const l of this.reconnectListeners) l();
+        },
+        closed: () => this.setState('offline'),
+      },
+    });
+    return this.ws;
+  }
+}

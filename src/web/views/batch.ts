@@ -1,0 +1,282 @@
+// One batch: its status and counters live (batchProgress), its calls page by page with live
+// status changes (callUpdated), a call's summary, outcomes, transcript and recording, and the
+// batch operations.
+import {
+  DashboardBatchDocument,
+  DashboardBatchProgressDocument,
+  DashboardCallUpdatedDocument,
+  DashboardCallsDocument,
+  type CallStatusFilter,
+  type DashboardBatchFragment,
+  type DashboardCallFragment,
+  type DashboardCallUpdateFragment,
+  type DashboardProgressFragment,
+} from '../../codegen/graphql.ts';
+import type { AppContext, View } from '../context.ts';
+import { h, replace, setText } from '../dom.ts';
+import { CALL_STATUSES, dateTime, done, duration, percent } from '../format.ts';
+import { operationButtons } from '../operations.ts';
+import { counterList, progressBar, setStatus, statusBadge } from '../widgets.ts';
+
+const PAGE_SIZE = 50;
+
+type CallView = DashboardCallFragment;
+
+const fromUpdate = (u: DashboardCallUpdateFragment): CallView => {
+  const { callId, ...rest } = u;
+  return { id: callId, ...rest };
+};
+
+/** Same-origin path of a signed recording link, so it plays whatever host name the page was opened with. */
+function sameOrigin(url: string): string {
+  try {
+    const u = new URL(url, location.href);
+    return u.pathname + u.search;
+  } catch {
+    return url;
+  }
+}
+
+export function batchView(ctx: AppContext, id: string, params: URLSearchParams): View {
+  const statusFilter = (params.get('status') ?? '') as CallStatusFilter | '';
+  const page = Math.max(1, Number(params.get('page')) || 1);
+  let disposed = false;
+  let batch: DashboardBatchFragment | undefined;
+  const calls = new Map<string, { call: CallView; tr: HTMLTableRowElement }>();
+  let selected: string | null = null;
+  let reloadTimer: ReturnType<typeof setTimeout> | undefined;
+
+  const title = h('h1', { class: 'mono', title: id }, id);
+  const badge = statusBadge('…');
+  const bar = progressBar();
+  bar.el.classList.add('big');
+  const pct = h('span', { class: 'pct', 'data-testid': 'percent' }, '0%');
+  const counters = counterList();
+  const facts = h('dl', { class: 'facts' });
+  const ops = operationButtons(ctx, id, (b) => applyBatch(b));
+  const tbody = h('tbody');
+  const pager = h('div', { class: 'pager' });
+  const detail = h('aside', { class: 'call-detail', 'data-testid': 'call-detail' }, h('p', { class: 'muted' }, 'Select a call to read its summary, outcomes and transcript.'));
+  const callsSummary = h('span', { class: 'muted' });
+
+  const go = (p: number, s: string) => {
+    const q = new URLSearchParams();
+    if (p > 1) q.set('page', String(p));
+    if (s) q.set('status', s);
+    const qs = q.toString();
+    ctx.navigate(`#/batch/${encodeURIComponent(id)}${qs ? `?${qs}` : ''}`);
+  };
+
+  const filter = h(
+    'select',
+    { 'aria-label': 'Filter calls by status', 'data-testid': 'call-filter', onchange: (e: Event) => go(1, (e.target as HTMLSelectElement).value) },
+    h('option', { value: '' }, 'All calls'),
+    CALL_STATUSES.map((s) => h('option', { value: s, selected: s === statusFilter }, s.replace('_', ' '))),
+  );
+
+  const el = h(
+    'section',
+    { class: 'view' },
+    h('div', { class: 'toolbar' }, h('a', { href: '#/batches', class: 'back' }, '← Batches'), title, badge, h('span', { class: 'spacer' }), ops.el),
+    h('div', { class: 'panel progress-panel' }, h('div', { class: 'bar-row' }, bar.el, pct), counters.el, facts),
+    h(
+      'div',
+      { class: 'split' },
+      h(
+        'div',
+        { class: 'calls-pane' },
+        h('div', { class: 'toolbar' }, h('h2', null, 'Calls'), filter, callsSummary, h('span', { class: 'spacer' }), h('button', { type: 'button', class: 'small', onclick: () => void loadCalls().catch(ctx.showError) }, 'Refresh')),
+        h(
+          'div',
+          { class: 'table-wrap' },
+          h(
+            'table',
+            { class: 'grid calls', 'data-testid': 'calls' },
+            h('thead', null, h('tr', null, ['#', 'Contact', 'Phone', 'Status', 'Duration', 'Transcript', 'Ended'].map((t) => h('th', { class: t === '#' || t === 'Duration' ? 'num' : null }, t)))),
+            tbody,
+          ),
+        ),
+        pager,
+      ),
+      detail,
+    ),
+  );
+
+  function applyProgress(p: Pick<DashboardProgressFragment, 'status' | 'queued' | 'inProgress' | 'completed' | 'failed' | 'cancelled' | 'acceptedContacts' | 'callbacks' | 'startedAt' | 'completedAt'>) {
+    setStatus(badge, p.status);
+    bar.update(p);
+    setText(pct, `${Math.floor(percent(done(p), p.acceptedContacts))}%`);
+    counters.update(p);
+    ops.update(p);
+    if (batch) {
+      batch = { ...batch, ...p };
+      renderFacts(batch);
+    }
+    el.dataset.status = p.status;
+  }
+
+  function applyBatch(b: DashboardBatchFragment) {
+    batch = b;
+    applyProgress(b);
+  }
+
+  function renderFacts(b: DashboardBatchFragment) {
+    const fact = (label: string, value: string | number) => [h('dt', null, label), h('dd', null, String(value))];
+    replace(
+      facts,
+      fact('Agent', b.agent.name),
+      fact('Start mode', b.startMode),
+      b.startMode === 'scheduled' ? fact('Scheduled', `${dateTime(b.scheduledAt)} (${b.timezone})`) : null,
+      fact('Concurrency', b.concurrency),
+      fact('Contacts', `${b.totalContacts} submitted · ${b.rejectedContacts} rejected`),
+      fact('Created', dateTime(b.createdAt)),
+      fact('Started', dateTime(b.startedAt)),
+      fact('Finished', dateTime(b.completedAt)),
+    );
+  }
+
+  function callRow(c: CallView): HTMLTableRowElement {
+    const tr = h('tr', { 'data-call-id': c.id, tabindex: 0, class: c.id === selected ? 'selected' : '' });
+    const select = () => showCall(c.id);
+    tr.addEventListener('click', select);
+    tr.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' || e.key === ' ') {
+        e.preventDefault();
+        select();
+      }
+    });
+    fillRow(tr, c);
+    return tr;
+  }
+
+  function fillRow(tr: HTMLTableRowElement, c: CallView) {
+    replace(
+      tr,
+      h('td', { class: 'num muted' }, c.seq),
+      h('td', null, c.name ? [c.name, h('div', { class: 'muted small mono' }, c.externalId)] : h('span', { class: 'mono' }, c.externalId)),
+      h('td', { class: 'mono small' }, c.phoneNumber),
+      h('td', null, statusBadge(c.status)),
+      h('td', { class: 'num' }, duration(c.durationSeconds)),
+      h('td', { class: 'small' }, c.transcriptStatus ?? '—'),
+      h('td', { class: 'small' }, dateTime(c.completedAt)),
+    );
+  }
+
+  function showCall(callId: string) {
+    selected = callId;
+    for (const [cid, r] of calls) r.tr.classList.toggle('selected', cid === callId);
+    const c = calls.get(callId)?.call;
+    if (!c) return;
+    const outcomes = c.outcomes && typeof c.outcomes === 'object' ? Object.entries(c.outcomes as Record<string, unknown>) : [];
+    replace(
+      detail,
+      h('div', { class: 'detail-head' }, h('h2', null, c.name ?? c.externalId), statusBadge(c.status)),
+      h(
+        'dl',
+        { class: 'facts' },
+        [
+          ['Contact id', c.externalId],
+          ['Phone', c.phoneNumber],
+          ['Placed', dateTime(c.timestamp)],
+          ['Ended', dateTime(c.completedAt)],
+          ['Duration', duration(c.durationSeconds)],
+          ['Talk time', duration(c.answerDurationSeconds)],
+          ['Hung up by', c.hangupBy ?? '—'],
+          ['Reason', c.disconnectReason ?? '—'],
+        ].map(([k, v]) => [h('dt', null, k), h('dd', null, v)]),
+      ),
+      h('h3', null, 'Summary'),
+      c.summary ? h('p', { 'data-testid': 'call-summary' }, c.summary) : h('p', { class: 'muted' }, c.transcriptStatus === 'processing' ? 'Being analysed…' : 'No summary.'),
+      h('h3', null, 'Outcomes'),
+      outcomes.length
+        ? h('dl', { class: 'facts outcomes' }, outcomes.map(([k, v]) => [h('dt', null, k), h('dd', null, String(v))]))
+        : h('p', { class: 'muted' }, 'None yet.'),
+      h('h3', null, 'Recording'),
+      c.recordingUrl ? h('audio', { controls: true, preload: 'none', src: sameOrigin(c.recordingUrl), 'data-testid': 'recording' }) : h('p', { class: 'muted' }, 'No recording.'),
+      h('h3', null, 'Transcript'),
+      c.llmTranscript ? h('pre', { class: 'transcript' }, c.llmTranscript) : h('p', { class: 'muted' }, 'No transcript.'),
+    );
+  }
+
+  async function loadBatch() {
+    const { batch: b } = await ctx.api.request(DashboardBatchDocument, { id });
+    if (!disposed) applyBatch(b);
+  }
+
+  async function loadCalls() {
+    const data = await ctx.api.request(DashboardCallsDocument, {
+      batchId: id,
+      page,
+      limit: PAGE_SIZE,
+      filter: statusFilter ? { status: statusFilter } : undefined,
+    });
+    if (disposed) return;
+    const { items, pagination } = data.calls;
+    calls.clear();
+    replace(
+      tbody,
+      items.length
+        ? items.map((c) => {
+            const tr = callRow(c);
+            calls.set(c.id, { call: c, tr });
+            return tr;
+          })
+        : h('tr', null, h('td', { colspan: 7, class: 'empty' }, statusFilter ? 'No calls with this status.' : 'No calls.')),
+    );
+    setText(callsSummary, `${pagination.total} call${pagination.total === 1 ? '' : 's'}`);
+    const pages = Math.max(1, Math.ceil(pagination.total / PAGE_SIZE));
+    replace(
+      pager,
+      h('button', { type: 'button', class: 'small', disabled: page <= 1, onclick: () => go(page - 1, statusFilter) }, '← Previous'),
+      h('span', { class: 'muted' }, `Page ${page} of ${pages}`),
+      h('button', { type: 'button', class: 'small', disabled: !pagination.hasMore, onclick: () => go(page + 1, statusFilter) }, 'Next →'),
+    );
+    if (selected && calls.has(selected)) showCall(selected);
+  }
+
+  /** With a status filter, changes move calls in and out of the page: re-read it, at most once a second. */
+  function scheduleCallsReload() {
+    if (reloadTimer || disposed) return;
+    reloadTimer = setTimeout(() => {
+      reloadTimer = undefined;
+      loadCalls().catch(ctx.showError);
+    }, 1000);
+  }
+
+  const unsubscribers = [
+    ctx.api.subscribe(DashboardBatchProgressDocument, { batchId: id }, {
+      next: ({ batchProgress }) => applyProgress(batchProgress),
+      error: ctx.showError,
+    }),
+    ctx.api.subscribe(DashboardCallUpdatedDocument, { batchId: id }, {
+      next: ({ callUpdated }) => {
+        const c = fromUpdate(callUpdated);
+        const shown = calls.get(c.id);
+        if (shown) {
+          shown.call = c;
+          fillRow(shown.tr, c);
+          if (selected === c.id) showCall(c.id);
+        }
+        if (statusFilter && (shown ? c.status !== statusFilter : c.status === statusFilter)) scheduleCallsReload();
+      },
+      error: ctx.showError,
+    }),
+    ctx.api.onReconnect(() => {
+      loadBatch().catch(ctx.showError);
+      scheduleCallsReload();
+    }),
+  ];
+
+  loadBatch().catch(ctx.showError);
+  loadCalls().catch(ctx.showError);
+
+  return {
+    el,
+    dispose() {
+      disposed = true;
+      for (const u of unsubscribers) u();
+      if (reloadTimer) clearTimeout(reloadTimer);
+    },
+  };
+}
+

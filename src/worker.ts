@@ -1,0 +1,42 @@
+// `npm run worker`: the background loops alone (dispatch + webhook delivery), as many copies as needed against one PostgreSQL
+// (calls are leased, so copies never dial the same call). SIGTERM/SIGINT: stop taking calls, let
+// the ones in flight finish (up to LEASE_MS), then exit; whatever is left keeps a lease that lapses
+// and another worker settles it.
+import { loadConfig, ConfigError } from './config.ts';
+import { createDeps } from './bootstrap.ts';
+import { startBackground } from './background.ts';
+
+async function main() {
+  const config = loadConfig();
+  const deps = await createDeps(config);
+  if (deps.db.kind === 'pglite') {
+    // PGlite is private to one process: a separate worker would dispatch a database nobody else sees.
+    deps.logger.warn('worker running on the embedded database (no DATABASE_URL): only this process can see its calls');
+  }
+  const background = await startBackground(deps);
+  deps.logger.info({ database: deps.db.kind }, 'dispatch and webhook delivery workers running');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    deps.logger.info({ signal }, 'worker shutting down');
+    try {
+      await background.stop();
+    } finally {
+      await deps.db.close();
+      process.exit(0);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((e) => {
+  if (e instanceof ConfigError) {
+    process.stderr.write(e.message + '\n');
+    process.exit(78);
+  }
+  process.stderr.write(`fatal: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});

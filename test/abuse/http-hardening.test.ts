@@ -1,0 +1,199 @@
+// Security headers on every kind of response, a working CSP for GraphiQL, CORS for the dashboard's
+// origin (preflight and actual requests, REST and GraphQL alike), and errors that never echo
+// secrets or stack traces.
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import pino from 'pino';
+import { buildApp } from '../../src/app.ts';
+import type { AppDeps } from '../../src/deps.ts';
+import { createFrontDoor } from '../../src/http/front-door.ts';
+import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
+import { gqlSend, send } from '../helpers/abuse.ts';
+
+const ME = '/api/v1/public/me';
+const DASHBOARD = 'https://dash.example.com';
+
+let t: TestApp;
+let a: SeededAccount;
+
+beforeAll(async () => {
+  t = await createTestApp({ config: { CORS_ORIGIN: `${DASHBOARD}, http://localhost:5173` } });
+  a = await t.seedAccount();
+});
+afterAll(() => t.close());
+
+function expectBaseline(h: Headers) {
+  expect(h.get('x-content-type-options')).toBe('nosniff');
+  expect(h.get('referrer-policy')).toBe('no-referrer');
+  expect(h.get('x-frame-options')).toBe('DENY');
+  expect(h.has('x-powered-by')).toBe(false);
+  expect(h.get('content-security-policy')).toMatch(/frame-ancestors 'none'/);
+}
+
+describe('security headers', () => {
+  it('are on API responses of every kind, with a CSP that allows nothing and no caching', async () => {
+    const responses = [
+      await send(t.app, 'GET', '/healthz'),
+      await send(t.app, 'GET', ME, { key: a.apiKey }),
+      await send(t.app, 'GET', ME),
+      await send(t.app, 'GET', '/api/v1/public/nope', { key: a.apiKey }),
+      await send(t.app, 'GET', '/nope'),
+      await send(t.app, 'POST', ME, { key: a.apiKey, body: {} }),
+      await gqlSend(t.app, '{ me { id } }', {}, { key: a.apiKey }),
+      await gqlSend(t.app, '{ me { id } }'),
+    ];
+    for (const r of responses) {
+      expectBaseline(r.headers);
+      expect(r.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(r.headers.get('cache-control')).toBe('no-store');
+    }
+  });
+
+  it('GraphiQL gets a CSP that allows exactly its inline scripts (by hash) and its CDN, so it still works', async () => {
+    const res = await t.app.fetch(new Request('http://test.local/graphql', { headers: { accept: 'text/html' } }));
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain('renderYogaGraphiQL');
+    expectBaseline(res.headers);
+    const csp = res.headers.get('content-security-policy')!;
+    const directives = Object.fromEntries(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v]));
+    const inline = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => crypto.createHash('sha256').update(m[1]).digest('base64'));
+    expect(inline.length).toBeGreaterThan(0);
+    for (const h of inline) expect(directives['script-src']).toContain(`'sha256-${h}'`);
+    expect(directives['script-src']).toContain('https://unpkg.com');
+    expect(directives['script-src']).not.toContain("'unsafe-inline'");
+    expect(directives['script-src']).not.toContain("'unsafe-eval'");
+    expect(directives['connect-src']).toEqual(expect.arrayContaining(["'self'", 'https://unpkg.com']));
+    expect(directives['worker-src']).toContain('blob:');
+    expect(directives['object-src']).toEqual(["'none'"]);
+    expect(directives['frame-ancestors']).toEqual(["'none'"]);
+  });
+});
+
+describe('CORS', () => {
+  const preflight = (path: string, origin: string, method: string, headers = 'authorization, content-type') =>
+    t.app.fetch(
+      new Request(`http://test.local${path}`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers },
+      }),
+    );
+
+  it('answers preflights for the configured origins on REST and GraphQL paths', async () => {
+    for (const [path, method] of [
+      ['/api/v1/public/call-batches', 'PUT'],
+      ['/api/v1/public/call-batches/sched_x/results', 'GET'],
+      ['/graphql', 'POST'],
+    ]) {
+      const r = await preflight(path, DASHBOARD, method);
+      expect(r.status, path).toBe(204);
+      expect(r.headers.get('access-control-allow-origin')).toBe(DASHBOARD);
+      expect(r.headers.get('access-control-allow-methods')).toContain(method);
+      expect(r.headers.get('access-control-allow-headers')).toMatch(/authorization/);
+      expect(r.headers.get('access-control-allow-headers')).toMatch(/content-type/);
+      expect(r.headers.get('access-control-max-age')).toBe('600');
+      expect(r.headers.has('access-control-allow-credentials')).toBe(false);
+      expect(r.headers.get('vary')).toMatch(/Origin/);
+      expectBaseline(r.headers);
+    }
+    expect((await preflight(ME, 'http://localhost:5173', 'GET')).headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+  });
+
+  it('gives other origins, other methods and unexpected headers nothing', async () => {
+    for (const r of [
+      await preflight(ME, 'https://evil.example', 'GET'),
+      await preflight(ME, `${DASHBOARD}.evil.example`, 'GET'),
+      await preflight(ME, DASHBOARD, 'PATCH'),
+      await preflight(ME, DASHBOARD, 'GET', 'authorization, x-act-as-account'),
+    ]) {
+      expect(r.status).toBe(204);
+      expect(r.headers.has('access-control-allow-origin')).toBe(false);
+    }
+  });
+
+  it('lets the dashboard read responses and the budget headers; not other origins', async () => {
+    const ok = await send(t.app, 'GET', ME, { key: a.apiKey, headers: { origin: DASHBOARD } });
+    expect(ok.headers.get('access-control-allow-origin')).toBe(DASHBOARD);
+    expect(ok.headers.get('access-control-expose-headers')).toMatch(/RateLimit-Remaining/);
+    expect(ok.headers.get('access-control-expose-headers')).toMatch(/Retry-After/);
+    expect(ok.headers.get('vary')).toMatch(/Origin/);
+    const gql = await gqlSend(t.app, '{ me { id } }', {}, { key: a.apiKey, headers: { origin: DASHBOARD } });
+    expect(gql.headers.get('access-control-allow-origin')).toBe(DASHBOARD);
+    const evil = await send(t.app, 'GET', ME, { key: a.apiKey, headers: { origin: 'https://evil.example' } });
+    expect(evil.status).toBe(200);
+    expect(evil.headers.has('access-control-allow-origin')).toBe(false);
+    const evilGql = await gqlSend(t.app, '{ me { id } }', {}, { key: a.apiKey, headers: { origin: 'https://evil.example' } });
+    expect(evilGql.headers.has('access-control-allow-origin')).toBe(false);
+  });
+
+  it('is off without CORS_ORIGIN (GraphQL included) and open to any origin with *', async () => {
+    const closed = buildApp({ ...t.deps, config: { ...t.deps.config, CORS_ORIGIN: undefined } });
+    const open = buildApp({ ...t.deps, config: { ...t.deps.config, CORS_ORIGIN: '*' } });
+    const pre = (app: typeof closed) =>
+      app.fetch(new Request('http://test.local/graphql', { method: 'OPTIONS', headers: { origin: DASHBOARD, 'access-control-request-method': 'POST' } }));
+    expect((await pre(closed)).headers.has('access-control-allow-origin')).toBe(false);
+    expect((await gqlSend(closed, '{ __typename }', {}, { headers: { origin: DASHBOARD } })).headers.has('access-control-allow-origin')).toBe(false);
+    expect((await pre(open)).headers.get('access-control-allow-origin')).toBe('*');
+    expect((await send(open, 'GET', ME, { key: a.apiKey, headers: { origin: 'https://any.example' } })).headers.get('access-control-allow-origin')).toBe('*');
+  });
+});
+
+describe('errors never echo secrets or stack traces', () => {
+  const SECRET = 'postgres://admin:s3cr3t-pw@db.internal:5432/prod';
+
+  function brokenApp() {
+    const failure = new Error(`connect ECONNREFUSED ${SECRET}`);
+    const prisma = new Proxy(t.deps.db.prisma, {
+      get(target, prop, receiver) {
+        if (prop === 'apiKey') return { findUnique: () => Promise.reject(failure) };
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const logger = pino({ level: 'silent' });
+    return buildApp({ ...t.deps, logger, db: { ...t.deps.db, prisma } } as AppDeps);
+  }
+
+  it('an internal failure is a generic 500 on REST and a masked error on GraphQL', async () => {
+    const app = brokenApp();
+    const rest = await send(app, 'GET', ME, { key: a.apiKey });
+    expect(rest.status).toBe(500);
+    expect(rest.body).toEqual({
+      status_code: 500,
+      message: 'Internal server error',
+      error: { code: 'INTERNAL_ERROR', details: [] },
+      data: null,
+    });
+    const gql = await gqlSend(app, '{ me { id } }', {}, { key: a.apiKey });
+    expect(gql.body.errors).toHaveLength(1);
+    expect(gql.body.errors![0].message).toBe('Unexpected error.');
+    for (const text of [JSON.stringify(rest.body), JSON.stringify(gql.body)]) {
+      expect(text).not.toContain('s3cr3t');
+      expect(text).not.toContain('ECONNREFUSED');
+      expect(text).not.toMatch(/\bat .+:\d+:\d+/); // stack frames
+      expect(text).not.toContain(a.apiKey);
+    }
+  });
+
+  it('a handler that throws outside any error handling is still a generic 500, logged not echoed', async () => {
+    const logger = pino({ level: 'silent' });
+    const error = vi.spyOn(logger, 'error');
+    const handle = createFrontDoor({ ...t.deps, logger } as AppDeps, async () => {
+      throw new Error(`boom ${SECRET}`);
+    });
+    const res = await handle(new Request('http://test.local/anything'));
+    expect(res.status).toBe(500);
+    const text = await res.text();
+    expect(text).not.toContain('s3cr3t');
+    expect(text).not.toContain('boom');
+    expectBaseline(res.headers);
+    expect(error).toHaveBeenCalledTimes(1);
+  });
+
+  it('authentication failures do not echo the presented key', async () => {
+    const key = 'sk_' + 'S'.repeat(43);
+    const rest = await send(t.app, 'GET', ME, { key });
+    const gql = await gqlSend(t.app, '{ me { id } }', {}, { key });
+    expect(JSON.stringify(rest.body)).not.toContain(key);
+    expect(JSON.stringify(gql.body)).not.toContain(key);
+  });
+});

@@ -1,0 +1,104 @@
+// The per-account budget is one budget per account across API processes: counters live in
+// rate_limit_windows. On PostgreSQL (TEST_DATABASE_URL) two app instances with their own
+// connection pools, and a real second server process, share it. On PGlite (one process by
+// construction) the in-process variant: two app instances with their own limiters on one database.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, type App } from '../../src/app.ts';
+import { openDatabase, type Database } from '../../src/db/client.ts';
+import type { AppDeps } from '../../src/deps.ts';
+import { rateLimiters } from '../../src/services/rate-limit.ts';
+import { DatabaseRateLimitStore } from '../../src/services/rate-limit-store-postgres.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { budget, inWindow, send } from '../helpers/abuse.ts';
+import { TEST_DATABASE_URL } from '../helpers/database.ts';
+import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+
+const ME = '/api/v1/public/me';
+
+let t: TestApp;
+let secondDb: Database | undefined;
+let second: App;
+
+beforeAll(async () => {
+  // RATE_LIMIT_STORE=database is the default on PostgreSQL; stated so PGlite runs the same store.
+  t = await createTestApp({ config: { RATE_LIMIT_STORE: 'database' } });
+  // Another "process": its own deps (so its own limiter objects) and, on PostgreSQL, its own pool.
+  if (t.testDb.url) secondDb = await openDatabase({ databaseUrl: t.testDb.url, poolSize: 2 });
+  const deps2: AppDeps = { ...t.deps, db: secondDb ?? t.deps.db };
+  second = buildApp(deps2);
+});
+afterAll(async () => {
+  await second?.stop();
+  await secondDb?.close();
+  await t.close();
+});
+
+describe('shared per-account budget', () => {
+  it('two app instances on one database spend one budget and reset together', async () => {
+    expect(rateLimiters(t.deps).accounts.store).toBeInstanceOf(DatabaseRateLimitStore);
+    expect(rateLimiters(second.deps).accounts).not.toBe(rateLimiters(t.deps).accounts);
+    t.clock.set(inWindow(20_000));
+    const a = await t.seedAccount({ limits: { rateLimitPerMinute: 4 } });
+    const apps = [t.app, second, t.app, second];
+    const remaining: number[] = [];
+    for (const app of apps) {
+      const r = await send(app, 'GET', ME, { key: a.apiKey });
+      expect(r.status).toBe(200);
+      remaining.push(budget(r.headers).remaining);
+    }
+    expect(remaining).toEqual([3, 2, 1, 0]);
+    for (const app of [t.app, second]) {
+      const r = await send(app, 'GET', ME, { key: a.apiKey });
+      expect(r.status).toBe(429);
+      expect(budget(r.headers)).toEqual({ limit: 4, remaining: 0, reset: 40, retryAfter: 40 });
+    }
+    t.clock.advance(40_000);
+    expect((await send(second, 'GET', ME, { key: a.apiKey })).status).toBe(200);
+    expect(budget((await send(t.app, 'GET', ME, { key: a.apiKey })).headers).remaining).toBe(2);
+  });
+
+  it('concurrent requests through both instances never admit more than the limit', async () => {
+    t.clock.set(inWindow(0, '2031-04-01T00:00:00.000Z'));
+    const a = await t.seedAccount({ limits: { rateLimitPerMinute: 10 } });
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => send(i % 2 ? second : t.app, 'GET', ME, { key: a.apiKey })),
+    );
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(20);
+  });
+});
+
+describe.skipIf(!TEST_DATABASE_URL)('a real second server process on the same PostgreSQL database', () => {
+  let child: ServerProcess | undefined;
+  afterAll(async () => {
+    child?.child.kill('SIGTERM');
+    await child?.waitForExit();
+  });
+
+  it('shares the budget with this process', async () => {
+    child = await startServerProcess({
+      DATABASE_URL: t.testDb.url!,
+      MIGRATE_ON_START: 'false',
+      SEED_DEMO: 'false',
+      RUN_WORKER: 'false',
+      APP_SECRET: t.deps.appSecret,
+      LOG_LEVEL: 'warn',
+    });
+    // Both processes must see the same minute: the child runs on the system clock.
+    const live = new Date();
+    if (live.getUTCSeconds() > 50) await new Promise((r) => setTimeout(r, (61 - live.getUTCSeconds()) * 1000));
+    t.clock.set(new Date());
+    const a = await t.seedAccount({ limits: { rateLimitPerMinute: 4 } });
+    const viaChild = () => fetch(`${child!.url}${ME}`, { headers: { authorization: `Bearer ${a.apiKey}` } });
+    expect((await viaChild()).status).toBe(200);
+    expect((await send(t.app, 'GET', ME, { key: a.apiKey })).status).toBe(200);
+    expect((await viaChild()).status).toBe(200);
+    const fourth = await send(second, 'GET', ME, { key: a.apiKey });
+    expect(budget(fourth.headers).remaining).toBe(0);
+    const refused = await viaChild();
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('ratelimit-remaining')).toBe('0');
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
+  });
+});

@@ -1,0 +1,134 @@
+// use_alternate_number (one call record, at most one dial per number) and max_duration_seconds_per_call
+// (the system hangs up on the test clock).
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
+import { insertBatch } from '../helpers/fixtures.ts';
+import { callEvents, expectConsistentBatch, manualSimulator, phoneEndingIn, testWorker } from '../helpers/dispatch.ts';
+
+let t: TestApp;
+let a: SeededAccount;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  a = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
+});
+afterAll(() => t.close());
+beforeEach(() => t.clock.set(new Date('2025-07-01T09:00:00.000Z')));
+
+const calls = (batchId: string) => t.deps.db.prisma.call.findMany({ where: { batchId }, orderBy: { seq: 'asc' } });
+
+describe('use_alternate_number', () => {
+  it('dials the alternate once when the primary ends no_answer, busy or failed; the call stays one record', async () => {
+    const cases = [
+      { primary: phoneEndingIn(0, 1), alternate: phoneEndingIn(4, 1) }, // no answer -> answered
+      { primary: phoneEndingIn(1, 2), alternate: phoneEndingIn(2, 2) }, // busy -> dial fails
+      { primary: phoneEndingIn(2, 3), alternate: phoneEndingIn(3, 3) }, // dial fails -> user hangs up
+      { primary: phoneEndingIn(5, 4), alternate: phoneEndingIn(6, 4) }, // answered: alternate unused
+      { primary: phoneEndingIn(0, 5), alternate: null }, // nothing to fall back to
+    ];
+    const { batch } = await insertBatch(t.deps, a, {
+      contacts: cases.length,
+      batch: { useAlternateNumber: true, concurrency: 5 },
+      callOverrides: (i) => ({ status: 'queued', phoneNumber: cases[i].primary, alternatePhone: cases[i].alternate }),
+    });
+    await testWorker(t.deps).drain();
+    const { events } = await expectConsistentBatch(t.deps, batch.id);
+    const rows = await calls(batch.id);
+    expect(rows.map((r) => [r.status, r.dialedNumber, r.usedAlternate, r.attempts])).toEqual([
+      ['completed', cases[0].alternate, true, 2],
+      ['failed', cases[1].alternate, true, 2],
+      ['completed', cases[2].alternate, true, 2],
+      ['completed', cases[3].primary, false, 1],
+      ['no_answer', cases[4].primary, false, 1],
+    ]);
+    expect(rows[1].disconnectReason).toBe('dial_failed');
+    expect(rows[2].hangupBy).toBe('user');
+
+    const first = events.filter((e) => e.call_id === rows[0].id);
+    expect(first.map((e) => `${e.from_status}->${e.to_status}`)).toEqual([
+      'queued->ringing',
+      'ringing->ringing',
+      'ringing->answered',
+      'answered->in_progress',
+      'in_progress->completed',
+    ]);
+    expect(first[1].detail).toMatchObject({
+      event: 'dial',
+      number: cases[0].alternate,
+      attempt: 2,
+      alternate: true,
+      previous: { number: cases[0].primary, status: 'no_answer' },
+    });
+
+    // GraphQL reports the number actually dialled.
+    const res = await t.gql(
+      `query($id: ID!) { batch(id: $id) { callsConnection(first: 5) { edges { node { phoneNumber status history { toStatus detail } } } } } }`,
+      { id: batch.id },
+      a.apiKey,
+    );
+    const nodes = res.body.data.batch.callsConnection.edges.map((e: any) => e.node);
+    expect(nodes[0].phoneNumber).toBe(cases[0].alternate);
+    expect(nodes[0].history.map((h: any) => h.toStatus)).toEqual(['ringing', 'ringing', 'answered', 'in_progress', 'completed']);
+  });
+
+  it('is not used when the batch did not ask for it', async () => {
+    const { batch } = await insertBatch(t.deps, a, {
+      contacts: 1,
+      batch: { useAlternateNumber: false },
+      callOverrides: () => ({ status: 'queued', phoneNumber: phoneEndingIn(1), alternatePhone: phoneEndingIn(4) }),
+    });
+    await testWorker(t.deps).drain();
+    const [c] = await calls(batch.id);
+    expect([c.status, c.dialedNumber, c.usedAlternate, c.attempts]).toEqual(['busy', phoneEndingIn(1), false, 1]);
+    expect((await callEvents(t.deps, batch.id)).filter((e) => e.detail?.event === 'dial')).toHaveLength(1);
+  });
+});
+
+describe('max_duration_seconds_per_call', () => {
+  it('the system hangs up an answered call at the limit, not before', async () => {
+    const sim = manualSimulator(t.clock, { callMs: 600_000, ringMs: 2_000 });
+    const worker = testWorker(t.deps, { providers: sim.registry });
+    const { batch } = await insertBatch(t.deps, a, {
+      contacts: 1,
+      batch: { maxDurationSeconds: 30 },
+      callOverrides: () => ({ status: 'queued', phoneNumber: phoneEndingIn(4) }),
+    });
+    await worker.runOnce();
+    sim.timers.advance(29_999);
+    await worker.settle();
+    expect((await worker.runOnce()).hungUp).toBe(0);
+    expect((await calls(batch.id))[0].status).toBe('in_progress');
+
+    sim.timers.advance(1);
+    expect((await worker.runOnce()).hungUp).toBe(1);
+    await worker.settle();
+    const [c] = await calls(batch.id);
+    expect([c.status, c.hangupBy, c.disconnectReason, c.durationSeconds, c.answerDurationSeconds]).toEqual([
+      'completed',
+      'system',
+      'max_duration_reached',
+      30,
+      28,
+    ]);
+    expect(c.transcriptStatus).toBe('ready');
+    expect(c.llmTranscript).toMatch(/^Agent: /);
+    expect((await expectConsistentBatch(t.deps, batch.id)).batch.status).toBe('completed');
+  });
+
+  it('a call still ringing at the limit ends failed, by the system', async () => {
+    const sim = manualSimulator(t.clock, { callMs: 600_000, ringMs: 300_000 });
+    const worker = testWorker(t.deps, { providers: sim.registry });
+    const { batch } = await insertBatch(t.deps, a, {
+      contacts: 1,
+      batch: { maxDurationSeconds: 45, useAlternateNumber: true },
+      callOverrides: () => ({ status: 'queued', phoneNumber: phoneEndingIn(4), alternatePhone: phoneEndingIn(5) }),
+    });
+    await worker.runOnce();
+    sim.timers.advance(45_000);
+    await worker.runOnce();
+    await worker.settle();
+    const [c] = await calls(batch.id);
+    // A hangup by the system is final: the alternate number is not tried.
+    expect([c.status, c.hangupBy, c.disconnectReason, c.attempts, c.transcriptStatus]).toEqual(['failed', 'system', 'max_duration_reached', 1, null]);
+  });
+});

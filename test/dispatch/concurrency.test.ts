@@ -1,0 +1,117 @@
+// Concurrency limits with two workers sharing one database (two processes' worth of leasing, run in
+// one test process so it also works on PGlite), measured where it matters: at the voice provider.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
+import { insertBatch } from '../helpers/fixtures.ts';
+import { concurrencyProbe, expectConsistentBatch, historyMaxInFlight, phoneEndingIn, registryOf, testWorker } from '../helpers/dispatch.ts';
+import { createSimulatorProvider } from '../../src/dispatch/voice/simulator.ts';
+import type { DispatchWorker } from '../../src/dispatch/worker.ts';
+
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+const CALL_MS = 40;
+
+/** Two running workers, each with its own simulator (as two processes would have), one probe over both. */
+function twoWorkers() {
+  const probe = concurrencyProbe();
+  const workers: DispatchWorker[] = [1, 2].map((n) =>
+    testWorker(t.deps, {
+      workerId: `w${n}`,
+      providers: registryOf(probe.wrap(createSimulatorProvider({ callMs: CALL_MS }))),
+    }),
+  );
+  return { probe, workers };
+}
+
+async function until(cond: () => Promise<boolean>, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const allDone = (ids: string[]) => async () =>
+  (await t.deps.db.prisma.batch.count({ where: { id: { in: ids }, status: 'completed' } })) === ids.length;
+
+async function runToEnd(workers: DispatchWorker[], ids: string[]) {
+  for (const w of workers) w.start();
+  try {
+    await until(allDone(ids));
+  } finally {
+    await Promise.all(workers.map((w) => w.stop({ graceMs: 2000 })));
+  }
+}
+
+describe('concurrency limits with two workers', () => {
+  it("never more calls in flight than the batch's concurrency", async () => {
+    const a: SeededAccount = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
+    const { batch } = await insertBatch(t.deps, a, {
+      contacts: 24,
+      batch: { concurrency: 3, recordingEnabled: false },
+      callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn(5, i) }),
+    });
+    const { probe, workers } = twoWorkers();
+    await runToEnd(workers, [batch.id]);
+    expect(probe.placed).toHaveLength(24);
+    expect(probe.max.batch.get(batch.id)).toBe(3);
+    expect(await historyMaxInFlight(t.deps, [batch.id])).toBe(3);
+    await expectConsistentBatch(t.deps, batch.id);
+  });
+
+  it("never more than the account's max_concurrent_calls over all its batches", async () => {
+    const a: SeededAccount = await t.seedAccount({ limits: { maxConcurrentCalls: 4 } });
+    const batches = await Promise.all(
+      [0, 1].map(() =>
+        insertBatch(t.deps, a, {
+          contacts: 16,
+          batch: { concurrency: 3, recordingEnabled: false },
+          callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn(6, i) }),
+        }),
+      ),
+    );
+    const ids = batches.map((b) => b.batch.id);
+    const { probe, workers } = twoWorkers();
+    await runToEnd(workers, ids);
+    expect(probe.placed).toHaveLength(32);
+    expect(probe.max.account.get(a.account.id)).toBe(4);
+    expect(await historyMaxInFlight(t.deps, ids)).toBe(4);
+    for (const id of ids) {
+      expect(probe.max.batch.get(id)).toBeLessThanOrEqual(3);
+      await expectConsistentBatch(t.deps, id);
+    }
+  });
+
+  it('shares the account between its batches: a small batch is not starved by a large one', async () => {
+    const a: SeededAccount = await t.seedAccount({ limits: { maxConcurrentCalls: 4 } });
+    const large = await insertBatch(t.deps, a, {
+      contacts: 40,
+      batch: { concurrency: 4, recordingEnabled: false },
+      callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn(7, i) }),
+    });
+    const small = await insertBatch(t.deps, a, {
+      contacts: 4,
+      batch: { concurrency: 4, recordingEnabled: false },
+      callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn(8, i) }),
+    });
+    const { probe, workers } = twoWorkers();
+    await runToEnd(workers, [large.batch.id, small.batch.id]);
+    expect(probe.max.account.get(a.account.id)).toBeLessThanOrEqual(4);
+    expect(await historyMaxInFlight(t.deps, [large.batch.id, small.batch.id])).toBeLessThanOrEqual(4);
+
+    const smallDone = (await t.deps.db.prisma.batch.findUniqueOrThrow({ where: { id: small.batch.id } })).completedAt!;
+    const largeDoneBefore = await t.deps.db.prisma.call.count({
+      where: { batchId: large.batch.id, completedAt: { lte: smallDone } },
+    });
+    // With the account's 4 slots split 2/2 the small batch is through after about two rounds;
+    // first-come-first-served would have finished all 40 large calls first.
+    expect(largeDoneBefore).toBeLessThan(20);
+    await expectConsistentBatch(t.deps, small.batch.id);
+    await expectConsistentBatch(t.deps, large.batch.id);
+  });
+});

@@ -1,0 +1,80 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/index.ts';
+import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-cli-'));
+const ADMIN = 'cli-test-admin-token-0123456';
+
+async function cli(...argv: string[]): Promise<any> {
+  let printed = '';
+  const code = await runCli(argv, (s) => (printed += s));
+  expect(code).toBe(0);
+  return JSON.parse(printed);
+}
+
+beforeAll(() => {
+  Object.assign(process.env, { DATA_DIR: dataDir, LOG_LEVEL: 'silent', SEED_DEMO: 'false', PORT: '1', ADMIN_TOKEN: ADMIN });
+  delete process.env.DATABASE_URL;
+});
+afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+describe('operator CLI', () => {
+  let accountId = '';
+  let firstKey = '';
+
+  it('without a server, opens the data dir itself: account, agent, version, DID, voices', async () => {
+    const created = await cli('accounts', 'create', '--name', 'Acme', '--email', 'ops@acme.test', '--max-batch-size', '250', '--voices', 'alloy,verse');
+    accountId = created.adminCreateAccount.account.id;
+    firstKey = created.adminCreateAccount.apiKey;
+    expect(firstKey).toMatch(/^sk_/);
+    expect(created.adminCreateAccount.account.limits.maxBatchSize).toBe(250);
+
+    const agent = (await cli('agents', 'create', '--account', accountId, '--name', 'Bot', '--voice', 'verse', '--outcome-keys', 'interested,callback')).createAgent;
+    expect(agent.outcomeKeys).toEqual(['interested', 'callback']);
+    const version = (await cli('versions', 'create', '--account', accountId, '--agent', agent.id, '--name', 'v1', '--prompt', 'Hello')).createPromptVersion;
+    expect(version.agent.id).toBe(agent.id);
+    expect((await cli('dids', 'add', '--account', accountId, '--number', '+1 415 555 0199')).addDidNumber.number).toBe('+14155550199');
+    expect((await cli('voices', 'set', accountId, 'alloy,sage')).adminUpdateAccount.voices).toEqual(['alloy', 'sage']);
+    expect((await cli('agents', 'list', '--account', accountId)).agents).toHaveLength(1);
+  }, 60_000);
+
+  it('fails clearly on bad input', async () => {
+    await expect(runCli(['agents', 'create', '--account', accountId, '--name', 'X'], () => {})).rejects.toThrow('--voice is required');
+    expect(await runCli(['nonsense'], () => {})).toBe(2);
+  });
+
+  describe('while the server runs', () => {
+    let server: ServerProcess;
+    beforeAll(async () => {
+      server = await startServerProcess({ DATA_DIR: dataDir, RUN_WORKER: 'false', ADMIN_TOKEN: ADMIN, SEED_DEMO: 'false' });
+      process.env.CLI_SERVER_URL = server.url;
+    }, 60_000);
+    afterAll(async () => {
+      delete process.env.CLI_SERVER_URL;
+      server.child.kill('SIGTERM');
+      await server.waitForExit();
+    });
+
+    it('talks to the admin API; rotating keys revokes the old one', async () => {
+      const rotated = await cli('keys', 'rotate', accountId);
+      expect(rotated.revoked).toHaveLength(1);
+      const me = (key: string) => fetch(`${server.url}/api/v1/public/me`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status);
+      expect(await me(rotated.newKey.apiKey)).toBe(200);
+      expect(await me(firstKey)).toBe(401);
+      const keys = (await cli('keys', 'list', accountId)).adminApiKeys;
+      expect(keys.filter((k: any) => !k.revokedAt)).toHaveLength(1);
+    }, 60_000);
+
+    it('refuses without the admin token rather than opening the data dir twice', async () => {
+      process.env.ADMIN_TOKEN = '';
+      try {
+        await expect(runCli(['accounts', 'list'], () => {})).rejects.toThrow(/ADMIN_TOKEN/);
+      } finally {
+        process.env.ADMIN_TOKEN = ADMIN;
+      }
+    });
+  });
+});

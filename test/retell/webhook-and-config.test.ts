@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sign } from 'retell-sdk';
+import { ADMIN_TOKEN, createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
+import { retellConfigForAccount } from '../../src/services/provider-config.ts';
+import { takeRetellEvents } from '../../src/services/retell-events.ts';
+
+const KEY = 'key_retell_webhook_0123456789';
+let t: TestApp;
+let a: SeededAccount;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  a = await t.seedAccount();
+});
+afterAll(() => t.close());
+
+const SET = `mutation($id: ID!, $p: String!, $k: String) { adminSetProvider(accountId: $id, provider: $p, retellApiKey: $k) }`;
+
+describe('provider config', () => {
+  it('needs the admin token and stores the Retell key sealed', async () => {
+    const denied = await t.gql(SET, { id: a.account.id, p: 'retell', k: KEY }, a.apiKey);
+    expect(denied.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    const missing = await t.gql(SET, { id: a.account.id, p: 'retell' }, ADMIN_TOKEN);
+    expect(missing.body.errors).toBeTruthy();
+    const ok = await t.gql(SET, { id: a.account.id, p: 'retell', k: KEY }, ADMIN_TOKEN);
+    expect(ok.body).toEqual({ data: { adminSetProvider: 'retell' } });
+    const [row] = await t.deps.db.prisma.$queryRaw<{ provider: string; provider_config: string }[]>`
+      SELECT provider, provider_config FROM accounts WHERE id = ${a.account.id}`;
+    expect(row.provider).toBe('retell');
+    expect(row.provider_config.startsWith('enc1:')).toBe(true);
+    expect(row.provider_config).not.toContain(KEY);
+    expect(await retellConfigForAccount(t.deps, a.account.id)).toEqual({ apiKey: KEY });
+  });
+});
+
+describe('POST /providers/retell/webhook', () => {
+  const post = (raw: string, signature?: string) =>
+    t.request('POST', '/providers/retell/webhook', { rawBody: raw, headers: signature ? { 'x-retell-signature': signature } : {} });
+  const event = (e: string, retellId = 'rc_w1') =>
+    JSON.stringify({ event: e, call: { call_id: retellId, call_status: 'ended', metadata: { account_id: a.account.id, call_id: 'call_ours_1' } } });
+
+  it('stores a signed event once, however often it is delivered', async () => {
+    const raw = event('call_ended');
+    const sig = await sign(raw, KEY);
+    expect((await post(raw, sig)).status).toBe(204);
+    expect((await post(raw, sig)).status).toBe(204);
+    expect((await post(raw, await sign(raw, KEY))).status).toBe(204);
+    const rows = await t.deps.db.prisma.$queryRaw<{ id: string; call_id: string }[]>`SELECT id, call_id FROM provider_events`;
+    expect(rows).toEqual([{ id: 'retell:rc_w1:call_ended', call_id: 'call_ours_1' }]);
+    const taken = await takeRetellEvents(t.deps, ['call_ours_1']);
+    expect(taken.map((e) => e.event)).toEqual(['call_ended']);
+    expect(await takeRetellEvents(t.deps, ['call_ours_1'])).toEqual([]);
+  });
+
+  it('rejects forged, stale, tampered and unsigned deliveries with 401 and stores nothing', async () => {
+    const raw = event('call_started', 'rc_w2');
+    const good = await sign(raw, KEY);
+    expect((await post(raw, await sign(raw, 'not-the-key'))).status).toBe(401);
+    expect((await post(raw.replace('rc_w2', 'rc_w3'), good)).status).toBe(401);
+    expect((await post(raw)).status).toBe(401);
+    const ts = Date.now() - 6 * 60_000;
+    const { symmetric } = await import('../../node_modules/retell-sdk/lib/webhook_auth.js' as string);
+    expect((await post(raw, await symmetric.sign(raw, KEY, ts))).status).toBe(401);
+    const rows = await t.deps.db.prisma.$queryRaw<{ id: string }[]>`SELECT id FROM provider_events WHERE id LIKE 'retell:rc_w2%' OR id LIKE 'retell:rc_w3%'`;
+    expect(rows).toEqual([]);
+    expect((await post(raw, good)).status).toBe(204);
+  });
+
+  it('acknowledges events it does not use without storing them', async () => {
+    const raw = JSON.stringify({ event: 'transcript_updated', call: { call_id: 'rc_w4', metadata: { account_id: a.account.id } } });
+    expect((await post(raw, await sign(raw, KEY))).status).toBe(204);
+    const rows = await t.deps.db.prisma.$queryRaw<{ id: string }[]>`SELECT id FROM provider_events WHERE id LIKE 'retell:rc_w4%'`;
+    expect(rows).toEqual([]);
+  });
+});

@@ -1,0 +1,242 @@
+// Live progress over both transports, driven by a real dispatch worker with ms-scale simulated
+// calls: the first value is the current one, the counters reach the end without polling, every
+// value satisfies the sum rule, and subscriptions are authenticated and scoped to the account.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
+import { wsClient } from '../helpers/ws-client.ts';
+import { sseStream, sumRuleHolds, wsStream } from '../helpers/subscriptions.ts';
+import { batchBody, CALL_BATCHES, makeContacts } from '../helpers/batch-requests.ts';
+import { testWorker } from '../helpers/dispatch.ts';
+import type { DispatchWorker } from '../../src/dispatch/worker.ts';
+import { existingEvents } from '../../src/events/registry.ts';
+
+let t: TestApp;
+let a: SeededAccount;
+let b: SeededAccount;
+let url: string;
+let worker: DispatchWorker;
+
+const PROGRESS = `subscription($id: ID!) {
+  batchProgress(batchId: $id) {
+    batchId status queued inProgress completed failed cancelled callbacks acceptedContacts totalContacts updatedAt
+  }
+}`;
+
+const CALLS = `subscription($id: ID!) {
+  callUpdated(batchId: $id) {
+    callId batchId seq status transcriptStatus summary outcomes llmTranscript recordingAvailable recordingUrl completedAt
+  }
+}`;
+
+const ACCOUNT = `subscription { accountBatches { batchId status queued inProgress completed failed cancelled acceptedContacts } }`;
+
+interface Progress {
+  batchId: string;
+  status: string;
+  queued: number;
+  inProgress: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+  callbacks: number;
+  acceptedContacts: number;
+  totalContacts: number;
+  updatedAt: string;
+}
+
+/** Subscribers the app's event hub holds right now. */
+const held = () => {
+  const st = existingEvents(t.deps.db)?.stats();
+  return st ? st.progressSubscribers + st.callSubscribers + st.accountSubscribers : 0;
+};
+
+async function eventually(pred: () => boolean, timeoutMs = 5000) {
+  const end = Date.now() + timeoutMs;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const finished = (p: Progress) => p.queued === 0 && p.inProgress === 0 && p.status === 'completed';
+
+async function createBatch(acc: SeededAccount, n: number, startMode: 'manual' | 'immediate', prefix = 'c'): Promise<string> {
+  const res = await t.request('POST', CALL_BATCHES, {
+    key: acc.apiKey,
+    body: batchBody(acc, { start_mode: startMode, concurrency: 4, contacts: makeContacts(n, prefix) }),
+  });
+  expect(res.status).toBe(201);
+  return res.body.data.batch_id;
+}
+
+async function start(acc: SeededAccount, id: string) {
+  const res = await t.gql('mutation($id: ID!) { startBatch(id: $id) { status } }', { id }, acc.apiKey);
+  expect(res.body.errors).toBeUndefined();
+}
+
+beforeAll(async () => {
+  t = await createTestApp({ config: { SIM_CALL_MS: '20', RUN_WORKER: 'false' } });
+  a = await t.seedAccount();
+  b = await t.seedAccount();
+  url = await t.app.listen();
+  worker = testWorker(t.deps);
+  worker.start();
+});
+afterAll(async () => {
+  await worker?.stop({ graceMs: 0 });
+  await t.close();
+});
+
+describe('batchProgress over graphql-ws', () => {
+  it('starts with the current value and follows the batch to its end, each value obeying the sum rule', async () => {
+    const id = await createBatch(a, 12, 'manual');
+    const client = wsClient(url, `Bearer ${a.apiKey}`);
+    const s = wsStream<{ batchProgress: Progress }>(client, PROGRESS, { id });
+    const first = await s.until(() => true);
+    expect(first.batchProgress).toMatchObject({ batchId: id, status: 'paused', queued: 12, completed: 0, acceptedContacts: 12 });
+
+    await start(a, id);
+    const last = await s.until((v) => finished(v.batchProgress));
+    expect(last.batchProgress.completed + last.batchProgress.failed).toBe(12);
+
+    const values = s.values().map((v) => v.batchProgress);
+    expect(values.every(sumRuleHolds)).toBe(true);
+    // Something in between was seen live, not just the first and the last value.
+    expect(values.length).toBeGreaterThan(2);
+    // The batch's own row agrees with the last value.
+    const row = await t.deps.db.prisma.batch.findUniqueOrThrow({ where: { id } });
+    expect({ completed: row.completed, failed: row.failed, status: row.status }).toEqual({
+      completed: last.batchProgress.completed,
+      failed: last.batchProgress.failed,
+      status: 'completed',
+    });
+    s.close();
+    await client.dispose();
+    await eventually(() => held() === 0);
+  });
+
+  it("refuses another account's batch and an unknown one with NOT_FOUND 'Call batch not found'", async () => {
+    const foreign = await createBatch(b, 1, 'manual');
+    const client = wsClient(url, `Bearer ${a.apiKey}`);
+    for (const id of [foreign, 'sched_00000000000000000000000000000000']) {
+      const s = wsStream(client, PROGRESS, { id });
+      const errors = await s.firstError();
+      expect(errors[0]).toMatchObject({ message: 'Call batch not found', extensions: { code: 'NOT_FOUND' } });
+      expect(s.values()).toEqual([]);
+    }
+    const calls = wsStream(client, CALLS, { id: foreign });
+    expect((await calls.firstError())[0]).toMatchObject({ message: 'Call batch not found', extensions: { code: 'NOT_FOUND' } });
+    await client.dispose();
+  });
+
+  it('closes the socket with 4401 before any subscription for a wrong key', async () => {
+    const client = wsClient(url, 'Bearer sk_' + 'y'.repeat(43));
+    const s = wsStream(client, PROGRESS, { id: 'sched_x' });
+    const errors = await s.firstError();
+    expect(errors[0]).toMatchObject({ code: 4401 });
+    expect(s.values()).toEqual([]);
+    await client.dispose();
+  });
+});
+
+describe('callUpdated over graphql-ws', () => {
+  it("emits each call's status changes with its results once ready", async () => {
+    const id = await createBatch(a, 6, 'manual', 'cu');
+    const client = wsClient(url, `Bearer ${a.apiKey}`);
+    const calls = wsStream<{ callUpdated: any }>(client, CALLS, { id });
+    const progress = wsStream<{ batchProgress: Progress }>(client, PROGRESS, { id });
+    await progress.until(() => true);
+    // callUpdated has no initial value; give its start (a read of the batch's calls) a moment.
+    await new Promise((r) => setTimeout(r, 150));
+    await start(a, id);
+    await progress.until((v) => finished(v.batchProgress));
+    const dbCalls = await t.deps.db.prisma.call.findMany({ where: { batchId: id }, orderBy: { seq: 'asc' } });
+    // Every call's final state arrives, including the analysis of answered calls.
+    for (const c of dbCalls) {
+      await calls.until(
+        (v) =>
+          v.callUpdated.callId === c.id &&
+          v.callUpdated.status === c.status &&
+          (c.transcriptStatus === null || v.callUpdated.transcriptStatus === 'ready'),
+      );
+    }
+    const updates = calls.values().map((v) => v.callUpdated);
+    expect(updates.every((u) => u.batchId === id)).toBe(true);
+    const answered = updates.filter((u) => u.transcriptStatus === 'ready');
+    for (const u of answered) {
+      expect(u.summary).toEqual(expect.any(String));
+      expect(u.llmTranscript).toEqual(expect.any(String));
+      expect(u.outcomes).toEqual(expect.any(Object));
+    }
+    // Results are null until ready.
+    for (const u of updates.filter((x) => x.transcriptStatus !== 'ready')) expect(u.summary).toBeNull();
+    // Final state per call matches the database.
+    const lastByCall = new Map(updates.map((u) => [u.callId, u]));
+    for (const c of dbCalls) expect(lastByCall.get(c.id)?.status).toBe(c.status);
+    calls.close();
+    progress.close();
+    await client.dispose();
+  });
+});
+
+describe('accountBatches over graphql-ws', () => {
+  it("emits the account's batches as they are created and move, never another account's", async () => {
+    const client = wsClient(url, `Bearer ${a.apiKey}`);
+    const s = wsStream<{ accountBatches: Progress }>(client, ACCOUNT);
+    // The subscription has no initial value; wait until it is registered (one round trip later).
+    await new Promise((r) => setTimeout(r, 150));
+    const otherId = await createBatch(b, 2, 'immediate', 'other');
+    const id = await createBatch(a, 3, 'immediate', 'mine');
+    await s.until((v) => v.accountBatches.batchId === id && v.accountBatches.status === 'completed');
+    const ids = new Set(s.values().map((v) => v.accountBatches.batchId));
+    expect(ids.has(otherId)).toBe(false);
+    expect(s.values().every((v) => sumRuleHolds(v.accountBatches))).toBe(true);
+    s.close();
+    await client.dispose();
+  });
+});
+
+describe('subscriptions over SSE (Accept: text/event-stream)', () => {
+  it('streams batchProgress from the current value to the end', async () => {
+    const id = await createBatch(a, 8, 'manual', 'sse');
+    const s = sseStream<{ batchProgress: Progress }>((r) => t.app.fetch(r), 'http://test.local', PROGRESS, { id }, a.apiKey);
+    const first = await s.until(() => true);
+    expect(first.batchProgress).toMatchObject({ batchId: id, status: 'paused', queued: 8 });
+    expect((await s.response).headers.get('content-type')).toContain('text/event-stream');
+    await start(a, id);
+    const last = await s.until((v) => finished(v.batchProgress));
+    expect(last.batchProgress.completed + last.batchProgress.failed).toBe(8);
+    expect(s.values().every((v) => sumRuleHolds(v.batchProgress))).toBe(true);
+    // Hanging up releases the subscription on the server.
+    expect(held()).toBeGreaterThan(0);
+    s.close();
+    await eventually(() => held() === 0);
+  });
+
+  it('works over a real HTTP connection and lets go when the client disconnects', async () => {
+    const id = await createBatch(a, 2, 'manual', 'net');
+    const s = sseStream<{ batchProgress: Progress }>((r) => fetch(r), url, PROGRESS, { id }, a.apiKey);
+    expect((await s.until(() => true)).batchProgress).toMatchObject({ batchId: id, queued: 2 });
+    expect(held()).toBeGreaterThan(0);
+    s.close();
+    await eventually(() => held() === 0);
+  });
+
+  it('refuses a missing or wrong key with UNAUTHENTICATED', async () => {
+    for (const key of [null, 'sk_' + 'z'.repeat(43)]) {
+      const s = sseStream((r) => t.app.fetch(r), 'http://test.local', PROGRESS, { id: 'sched_x' }, key);
+      const errors = await s.firstError();
+      expect(errors[0]).toMatchObject({ extensions: { code: 'UNAUTHENTICATED' } });
+      expect(s.values()).toEqual([]);
+      s.close();
+    }
+  });
+
+  it("refuses another account's batch with NOT_FOUND", async () => {
+    const foreign = await createBatch(b, 1, 'manual', 'f');
+    const s = sseStream((r) => t.app.fetch(r), 'http://test.local', PROGRESS, { id: foreign }, a.apiKey);
+    const errors = await s.firstError();
+    expect(errors[0]).toMatchObject({ message: 'Call batch not found', extensions: { code: 'NOT_FOUND' } });
+    s.close();
+  });
+});
