@@ -9,7 +9,7 @@
 // server's RSS over time, the dispatch batch's progress, and checks afterwards that every accepted
 // batch and call is present.
 //
-// Environment: BENCH_DATABASE_URL (PostgreSQL server where a throwaway database may be created;
+// Environment: BENCH_PG_URL (PostgreSQL server where a throwaway database may be created;
 // default postgresql://postgres@127.0.0.1:5432/postgres; `pglite` = embedded database in a temp
 // dir), BENCH_SECONDS (60), BENCH_CONNECTIONS (32), BENCH_DISPATCH_CONTACTS (2000),
 // BENCH_SIM_CALL_MS (1500), BENCH_B_RATE_LIMIT (per minute, 300), BENCH_CREATE_CONTACTS (10).
@@ -24,7 +24,7 @@ import pg from 'pg';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const DB_BASE = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const DB_BASE = process.env.BENCH_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const SECONDS = num('BENCH_SECONDS', 60);
 const CONNECTIONS = num('BENCH_CONNECTIONS', 32);
 const DISPATCH_CONTACTS = num('BENCH_DISPATCH_CONTACTS', 2000);
@@ -85,12 +85,18 @@ async function freePort(): Promise<number> {
   });
 }
 
+function withoutDatabaseUrl(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { DATABASE_URL: _ignored, ...rest } = env;
+  return rest;
+}
+
 async function startServer(db: Storage): Promise<{ base: string; child: ChildProcess }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
     env: {
-      ...process.env,
+      // The shell's DATABASE_URL must not override the database chosen here (PGlite has none).
+      ...withoutDatabaseUrl(process.env),
       ...db.env,
       PORT: String(port),
       HOST: '127.0.0.1',

@@ -11,7 +11,7 @@
 // On a machine shared with other work, latency follows the machine's load; CPU per request and the
 // REST/GraphQL ratios are the steadier figures.
 //
-// Environment: BENCH_DATABASE_URL (a server where databases may be created; default
+// Environment: BENCH_PG_URL (a server where databases may be created; default
 // postgresql://postgres@127.0.0.1:5432/postgres), BENCH_SECONDS (per scenario and surface, default 10),
 // BENCH_CONNECTIONS (default 50), BENCH_BIG_CALLS (default 100000), BENCH_BATCHES (default 200),
 // BENCH_CALLS_PER_BATCH (other batches, default 100), BENCH_NOISE_CALLS (other account, default 880000),
@@ -36,7 +36,7 @@ import { addDidNumber, createAgent, createPromptVersion } from '../src/services/
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const BASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const BASE_URL = process.env.BENCH_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const SECONDS = env('BENCH_SECONDS', 10);
 const CONNECTIONS = env('BENCH_CONNECTIONS', 50);
 const BIG_CALLS = env('BENCH_BIG_CALLS', 100_000);
