@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { SERVER_NODE_FLAGS } from './server-flags.ts';
 
 const SELF = fileURLToPath(import.meta.url);
 const CALL_BATCHES = '/api/v1/public/call-batches';
@@ -222,7 +223,7 @@ function median(xs: number[]): number {
 async function benchTarget(label: string, dbArg: string, sizes: number[], runs: number, chunk: number): Promise<Row[]> {
   // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each server process there.
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const child = spawn(process.execPath, [...prof, ...process.execArgv, SELF, '--serve', dbArg], {
+  const child = spawn(process.execPath, [...prof, ...SERVER_NODE_FLAGS, ...process.execArgv, SELF, '--serve', dbArg], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, NODE_ENV: 'production' },
   });

@@ -17,6 +17,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { SERVER_NODE_FLAGS } from './server-flags.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SERVER = process.env.BENCH_PG_URL || process.env.TEST_DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -199,7 +200,7 @@ async function seed(deps: Awaited<ReturnType<typeof import('../src/bootstrap.ts'
 function startWorker(url: string, simCallMs: number): ChildProcess {
   // BENCH_WORKER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the workers.
   const extra = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...extra, '--import', 'tsx', path.join(ROOT, 'src/worker.ts')], {
+  const child = spawn(process.execPath, [...extra, ...SERVER_NODE_FLAGS, '--import', 'tsx', path.join(ROOT, 'src/worker.ts')], {
     cwd: ROOT,
     env: {
       ...process.env,

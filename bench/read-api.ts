@@ -33,6 +33,7 @@ import { systemClock, type AppDeps } from '../src/deps.ts';
 import { createLogger } from '../src/logger.ts';
 import { createAccount } from '../src/services/accounts.ts';
 import { addDidNumber, createAgent, createPromptVersion } from '../src/services/catalog.ts';
+import { SERVER_NODE_FLAGS } from './server-flags.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -353,7 +354,7 @@ async function freePort(): Promise<number> {
 
 async function startServer(url: string, rateLimitStore: string): Promise<{ base: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, '--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,

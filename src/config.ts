@@ -71,8 +71,18 @@ const configSchema = z.object({
     .transform((s) => s.split(',').map((v) => Number(v.trim()))),
   /** After a secret rotation, the previous secret also signs for this long. */
   WEBHOOK_SECRET_OVERLAP_HOURS: z.coerce.number().min(0).max(24 * 30).default(24),
-  /** Retell (voice provider 'retell'): API base URL, fallback API key for accounts without their own, dial pacing, reconciliation. */
-  RETELL_BASE_URL: z.url().optional(), RETELL_API_KEY: z.string().min(1).optional(), RETELL_DIAL_RATE_PER_NUMBER: z.coerce.number().min(0).max(1000).default(1), RETELL_RECONCILE_GRACE_MS: z.coerce.number().int().min(0).default(120_000), RETELL_POLL_MS: z.coerce.number().int().min(5).max(60_000).default(500),
+  /** Retell (voice provider 'retell') API address; tests point it at the local fake. Its origin is trusted for recording downloads. */
+  RETELL_BASE_URL: z.url().optional(),
+  /** Fallback Retell key for accounts that have none of their own (`provider set --api-key`). */
+  RETELL_API_KEY: z.string().min(1).optional(),
+  /** Dials per second per from-number, per worker process; 0 = unpaced. An account's own rate wins. */
+  RETELL_DIAL_RATE_PER_NUMBER: z.coerce.number().min(0).max(1000).default(1),
+  /** A call with no final event by its max duration + this is settled from get-call. */
+  RETELL_RECONCILE_GRACE_MS: z.coerce.number().int().min(0).default(120_000),
+  /** A call with no call_analyzed this long after it ended is fetched with get-call. */
+  RETELL_ANALYSIS_GRACE_MS: z.coerce.number().int().min(0).default(180_000),
+  /** How often a worker reads stored provider events for its calls. */
+  RETELL_POLL_MS: z.coerce.number().int().min(5).max(60_000).default(500),
 });
 
 export type Config = z.infer<typeof configSchema>;

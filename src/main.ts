@@ -1,11 +1,19 @@
 // `npm start`: API + worker + embedded database in one process.
-import { loadConfig, ConfigError } from './config.ts';
+import { loadConfig } from './config.ts';
+import { runUntilSignalled } from './process-lifecycle.ts';
 import { createDeps } from './bootstrap.ts';
-import { buildApp } from './app.ts';
+import { buildApp, type App } from './app.ts';
 import { seedDemoIfEmpty } from './services/demo-seed.ts';
-import { startBackground } from './background.ts';
+import { startBackground, type Background } from './background.ts';
+import type { AppDeps } from './deps.ts';
 
-async function main() {
+interface Started {
+  deps: AppDeps;
+  app: App;
+  background: Background | null;
+}
+
+async function start(): Promise<Started> {
   const config = loadConfig();
   const deps = await createDeps(config);
   const app = buildApp(deps);
@@ -31,26 +39,12 @@ async function main() {
       );
     }
   }
-
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    deps.logger.info({ signal }, 'shutting down');
-    await app.stop();
-    await background?.stop();
-    await deps.db.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  return { deps, app, background };
 }
 
-main().catch((e) => {
-  if (e instanceof ConfigError) {
-    process.stderr.write(e.message + '\n');
-    process.exit(78);
-  }
-  process.stderr.write(`fatal: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
-  process.exit(1);
+runUntilSignalled(start, async ({ deps, app, background }, signal) => {
+  deps.logger.info({ signal }, 'shutting down');
+  await app.stop();
+  await background?.stop();
+  await deps.db.close();
 });

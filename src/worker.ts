@@ -2,11 +2,12 @@
 // (calls are leased, so copies never dial the same call). SIGTERM/SIGINT: stop taking calls, let
 // the ones in flight finish (up to LEASE_MS), then exit; whatever is left keeps a lease that lapses
 // and another worker settles it.
-import { loadConfig, ConfigError } from './config.ts';
+import { loadConfig } from './config.ts';
+import { runUntilSignalled } from './process-lifecycle.ts';
 import { createDeps } from './bootstrap.ts';
 import { startBackground } from './background.ts';
 
-async function main() {
+async function start() {
   const config = loadConfig();
   const deps = await createDeps(config);
   if (deps.db.kind === 'pglite') {
@@ -15,28 +16,14 @@ async function main() {
   }
   const background = await startBackground(deps);
   deps.logger.info({ database: deps.db.kind }, 'dispatch and webhook delivery workers running');
-
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    deps.logger.info({ signal }, 'worker shutting down');
-    try {
-      await background.stop();
-    } finally {
-      await deps.db.close();
-      process.exit(0);
-    }
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  return { deps, background };
 }
 
-main().catch((e) => {
-  if (e instanceof ConfigError) {
-    process.stderr.write(e.message + '\n');
-    process.exit(78);
+runUntilSignalled(start, async ({ deps, background }, signal) => {
+  deps.logger.info({ signal }, 'worker shutting down');
+  try {
+    await background.stop();
+  } finally {
+    await deps.db.close();
   }
-  process.stderr.write(`fatal: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-  process.exit(1);
 });

@@ -14,6 +14,19 @@ const int = (v: Flags[string], name: string) => {
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
   return n;
 };
+/** Retell agent versions start at 0. */
+const version = (v: Flags[string], name: string) => {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (typeof v !== 'string' || v.trim() === '' || !Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number from 0`);
+  return n;
+};
+const rate = (v: Flags[string], name: string) => {
+  if (v === undefined) return null;
+  const n = Number(v);
+  if (typeof v !== 'string' || v.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a number of calls per second (0 = unpaced)`);
+  return n;
+};
 const bool = (v: Flags[string], name: string) => {
   if (v === undefined) return undefined;
   if (v === true || v === 'true') return true;
@@ -108,7 +121,7 @@ export const commands: Record<string, Command> = {
     usage: 'agents create --account ID --name NAME --voice VOICE [--outcome-keys a,b] [--recording true|false] [--provider-agent-id ID]',
     run: (gql, _a, f) =>
       gql(
-        'mutation($input: CreateAgentInput!) { createAgent(input: $input) { id name voice outcomeKeys recordingEnabled } }',
+        'mutation($input: CreateAgentInput!) { createAgent(input: $input) { id name voice outcomeKeys recordingEnabled providerAgentId } }',
         {
           input: {
             name: need(f.name, 'name'),
@@ -129,13 +142,13 @@ export const commands: Record<string, Command> = {
     usage: 'versions create --account ID --agent AGENT_ID --name NAME --prompt TEXT [--provider-agent-version N]',
     run: (gql, _a, f) =>
       gql(
-        'mutation($input: CreatePromptVersionInput!) { createPromptVersion(input: $input) { id name agent { id } } }',
+        'mutation($input: CreatePromptVersionInput!) { createPromptVersion(input: $input) { id name providerAgentVersion agent { id } } }',
         {
           input: {
             agentId: need(f.agent, 'agent'),
             name: need(f.name, 'name'),
             prompt: need(f.prompt, 'prompt'),
-            providerAgentVersion: int(f['provider-agent-version'], 'provider-agent-version'),
+            providerAgentVersion: version(f['provider-agent-version'], 'provider-agent-version'),
           },
         },
         need(f.account, 'account'),
@@ -163,7 +176,16 @@ export const commands: Record<string, Command> = {
         input: { voices: list(arg(a, 1, 'voices')) },
       }),
   },
-  'provider set': { usage: 'provider set simulator|retell --account ID [--api-key RETELL_KEY] [--dial-rate CALLS_PER_SECOND]   (key stored encrypted)', run: (gql, a, f) => gql('mutation($id: ID!, $p: String!, $k: String, $r: Float) { adminSetProvider(accountId: $id, provider: $p, retellApiKey: $k, dialRatePerNumber: $r) }', { id: need(f.account, 'account'), p: arg(a, 0, 'provider'), k: typeof f['api-key'] === 'string' ? f['api-key'] : null, r: typeof f['dial-rate'] === 'string' ? Number(f['dial-rate']) : null }) },
+  'provider set': {
+    usage: 'provider set simulator|retell --account ID [--api-key RETELL_KEY] [--dial-rate CALLS_PER_SECOND_PER_NUMBER]   (key stored encrypted)',
+    run: (gql, a, f) =>
+      gql('mutation($id: ID!, $p: String!, $k: String, $r: Float) { adminSetProvider(accountId: $id, provider: $p, retellApiKey: $k, dialRatePerNumber: $r) }', {
+        id: need(f.account, 'account'),
+        p: arg(a, 0, 'provider'),
+        k: typeof f['api-key'] === 'string' ? f['api-key'] : null,
+        r: rate(f['dial-rate'], 'dial-rate'),
+      }),
+  },
   'webhooks secret': {
     usage: 'webhooks secret show|rotate --account ID   (Standard Webhooks signing secret; rotate keeps the old one signing for 24 h)',
     run: (gql, a, f) => {

@@ -4,10 +4,10 @@ import { commands, type Flags } from './commands.ts';
 import { connect } from './transport.ts';
 
 // Every flag takes a value (booleans are spelled `--api-access false`), so all are declared as strings.
-const FLAG_NAMES = [
+export const FLAG_NAMES = [
   'name', 'email', 'max-batch-size', 'max-concurrent-calls', 'max-call-duration', 'rate-limit', 'batch-concurrency',
   'voices', 'api-access', 'interruption', 'recording', 'account', 'voice', 'outcome-keys', 'provider-agent-id',
-  'agent', 'prompt', 'provider-agent-version', 'number',
+  'agent', 'prompt', 'provider-agent-version', 'number', 'api-key', 'dial-rate',
 ];
 const FLAG_OPTIONS = Object.fromEntries(FLAG_NAMES.map((n) => [n, { type: 'string' as const }]));
 

@@ -5,6 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client.ts';
+import { initPgliteDataDir, lockDataDir } from './pglite-data-dir.ts';
 
 export type { PrismaClient };
 
@@ -51,11 +52,20 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     };
   }
   let dataDir: string | undefined;
+  let unlock = () => {};
   if (!opts.inMemory) {
     dataDir = path.resolve(opts.dataDir ?? './data', 'pglite');
     fs.mkdirSync(dataDir, { recursive: true });
+    unlock = await lockDataDir(dataDir);
   }
-  const pglite = await PGlite.create(dataDir ? { dataDir } : {});
+  let pglite: PGlite;
+  try {
+    if (dataDir) await initPgliteDataDir(dataDir);
+    pglite = await PGlite.create(dataDir ? { dataDir } : {});
+  } catch (e) {
+    unlock();
+    throw e;
+  }
   // pglite-prisma-adapter is typed against an older driver-adapter-utils; the runtime protocol matches.
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) as never });
   return {
@@ -66,6 +76,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       await prisma.$disconnect();
       // Closing flushes PGlite's WAL to disk; skipping it risks an unreadable data dir.
       if (!pglite.closed) await pglite.close();
+      unlock();
     },
   };
 }

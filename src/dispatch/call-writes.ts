@@ -3,7 +3,7 @@
 
 import type { CallStatus } from '../domain/call-state.ts';
 import type { CallWrite } from '../services/call-transitions.ts';
-import { callDurations, type CallEndResult } from './voice/provider.ts';
+import { callDurations, type CallEndResult, type CallRecording } from './voice/provider.ts';
 
 export interface CallRef {
   callId: string;
@@ -30,10 +30,14 @@ export function endedWrite(
      * the end of the call, which frees its slot, then commits without megabytes of audio.
      */
     recordingWithAnalysis?: boolean;
+    /** The provider analyses its calls itself: an answered call awaits it even with an empty transcript. */
+    providerAnalysis?: boolean;
+    /** Recorded with the end (recovery found the provider call without a stored id). */
+    providerCallId?: string;
   } = {},
 ): { write: CallWrite; needsAnalysis: boolean } {
   const answered = result.answeredAt !== null;
-  const needsAnalysis = answered && !!result.transcript;
+  const needsAnalysis = answered && (!!extra.providerAnalysis || !!result.transcript);
   const deferRecording = needsAnalysis && !!extra.recordingWithAnalysis;
   const { durationSeconds, answerDurationSeconds } = callDurations(result);
   const write: CallWrite = {
@@ -52,11 +56,13 @@ export function endedWrite(
           ...(number !== null ? { number } : {}),
           hangup_by: result.hangupBy,
           disconnect_reason: result.disconnectReason,
+          ...result.detail,
           ...extra.detail,
         },
       },
     ],
     set: {
+      ...(extra.providerCallId ? { providerCallId: extra.providerCallId } : {}),
       completedAt: result.endedAt,
       ...(result.hangupBy ? { hangupBy: result.hangupBy } : {}),
       disconnectReason: result.disconnectReason,
@@ -100,7 +106,7 @@ export function alternateDialWrite(
           number: alternate,
           attempt,
           alternate: true,
-          previous: { number: previous.number, status: previous.result.status, disconnect_reason: previous.result.disconnectReason },
+          previous: { number: previous.number, status: previous.result.status, disconnect_reason: previous.result.disconnectReason, ...previous.result.detail },
         },
       },
     ],
@@ -159,7 +165,7 @@ export function transcriptWrite(
     summary?: string;
     outcomes?: Record<string, string>;
     /** A recording held back from the call's end write (endedWrite recordingWithAnalysis). */
-    recording?: { contentType: string; data: Uint8Array } | null;
+    recording?: CallRecording | null;
   },
 ): CallWrite {
   return {

@@ -7,7 +7,16 @@
 //              (WriteQueue), each with its counter update and history row;
 //   analysis = ended, answered calls get transcript_status pending -> processing -> ready (or
 //              failed) with summary and outcomes; the recording is stored with `processing`.
+//              A provider that analyses its own calls (Retell) supplies them; otherwise the
+//              local analyser reads the transcript.
+// Dials are paced per from-number when the account's provider asks for it: the claim takes only
+// the calls that may start now, so a claimed (dialled) call does not wait for its turn.
 // A call ending frees its slot at once: the loop claims again without waiting for the next poll.
+//
+// Leases are kept alive by a timer of their own while the worker runs (and during recovery), so
+// no slow step of a tick - a provider taking its time over a dial or a lookup - lets them lapse.
+// Recovery asks providers about lost calls a few at a time, within a time budget per round, and a
+// call the provider could not tell about is asked again later with backoff, not every round.
 
 import crypto from 'node:crypto';
 import os from 'node:os';
@@ -20,12 +29,16 @@ import {
   claimCalls,
   startDueBatches,
   type ClaimedCall,
+  type ClaimInput,
 } from '../services/claim-calls.ts';
 import { loadDispatchContexts, type DispatchContext } from '../services/dispatch-context.ts';
+import { accountProviders } from '../services/provider-config.ts';
 import {
+  adoptLostCall,
   batchStatuses,
   findLostCalls,
   renewLeases,
+  expireLeasesNow,
   requeueExpiredUndialled,
   takeOverStaleAnalysis,
   type LostCall,
@@ -33,7 +46,17 @@ import {
 import type { Analyser } from './analysis/analyser.ts';
 import { createLocalAnalyser } from './analysis/local-analyser.ts';
 import { alternateDialWrite, endedWrite, lostCallWrite, transcriptWrite, type CallRef } from './call-writes.ts';
-import type { CallEndResult, HangupReason, PlaceCallRequest, ProviderCallEvent, VoiceProvider } from './voice/provider.ts';
+import { createDialPacer, type DialPacer } from './voice/dial-pacing.ts';
+import {
+  DialRejectedError,
+  type CallEndResult,
+  type HangupReason,
+  type PlaceCallRequest,
+  type ProviderAnalysis,
+  type ProviderCallEvent,
+  type ProviderCallRef,
+  type VoiceProvider,
+} from './voice/provider.ts';
 import { defaultProviderRegistry, type ProviderRegistry } from './voice/registry.ts';
 import { WriteQueue } from './write-queue.ts';
 
@@ -51,6 +74,8 @@ export interface WorkerOptions {
   claimBatchSize?: number;
   /** How long stop() lets in-flight calls finish before hanging them up. */
   shutdownGraceMs?: number;
+  /** Dial pacing slots (per worker process); tests inject one with their own clock. */
+  dialPacer?: DialPacer;
 }
 
 export interface TickReport {
@@ -76,7 +101,10 @@ export interface DispatchWorker {
   readonly id: string;
   /** Runs the loop (polling every pollMs, immediately when a call ends). */
   start(): void;
-  /** Stops claiming, lets in-flight calls finish (up to the grace period), then hangs up the rest. */
+  /**
+   * Stops claiming, lets in-flight calls finish (up to the grace period), then leaves the rest to
+   * the next worker when their provider can hand them over (adopt), and hangs up the others.
+   */
   stop(opts?: { graceMs?: number }): Promise<void>;
   /** One tick, for tests and operators; does not wait for the calls it dialled. */
   runOnce(): Promise<TickReport>;
@@ -114,16 +142,38 @@ interface AnalysisJob extends CallRef {
   callbackUrl: string | null | undefined;
   /** Held back from the end write; undefined when unknown (analysis taken over from another worker). */
   recording?: CallEndResult['recording'];
+  recordingEnabled: boolean;
+  /** Set when the call's provider analyses it (its analysis replaces the local analyser's). */
+  providerAnalysis: { provider: VoiceProvider; providerCallId: string } | null;
 }
 
 const ALTERNATE_AFTER: ReadonlySet<string> = new Set(['no_answer', 'busy', 'failed']);
-/** Failures of our own making: the alternate number would fail the same way. */
-const NO_ALTERNATE_REASONS: ReadonlySet<string> = new Set(['no_caller_id', 'provider_unavailable']);
+/** Failures of our own making or of the account (DialRejectedError): the alternate number would fail the same way. */
+const NO_ALTERNATE_REASONS: ReadonlySet<string> = new Set([
+  'no_caller_id',
+  'provider_unavailable',
+  'provider_not_configured',
+  'provider_auth_failed',
+  'payment_required',
+]);
 const CONTEXT_CACHE_MAX = 2000;
 const WRITE_PARALLELISM = 4;
 const PROVIDER_ID_DEFER_MS = 250;
 const ANALYSIS_GROUP = 500;
 const ANALYSIS_PARALLEL = 3;
+/** How long an account's provider name is trusted before it is read again (pacing). */
+const ACCOUNT_PROVIDER_TTL_MS = 10_000;
+/** How long recovery keeps asking a failing provider about a lost call before failing it as lost. */
+const LOOKUP_PATIENCE_MS = 10 * 60_000;
+/** Lost calls whose provider is asked at the same time, per recovery round. */
+const RECOVERY_PARALLEL = 8;
+/** A lost call the provider could not tell about is asked again after this, doubling up to the max. */
+const RECOVERY_RETRY_BASE_MS = 5_000;
+const RECOVERY_RETRY_MAX_MS = 2 * 60_000;
+
+class RecoveryDeadline extends Error {
+  override name = 'RecoveryDeadline';
+}
 
 export function defaultWorkerId(configured?: string): string {
   const base = configured || `${os.hostname()}-${process.pid}`;
@@ -131,6 +181,31 @@ export function defaultWorkerId(configured?: string): string {
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** `p`, or a RecoveryDeadline rejection once Date.now() reaches `deadline` (p runs on, ignored). */
+function beforeDeadline<T>(p: Promise<T>, deadline: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RecoveryDeadline('provider did not answer within the recovery round')), Math.max(0, deadline - Date.now()));
+  });
+  p.catch(() => undefined);
+  return Promise.race([p, expired]).finally(() => clearTimeout(timer));
+}
+
+/** Resolves with `p` or after `ms`, whichever comes first. */
+function atMost(p: Promise<unknown>, ms: number): Promise<unknown> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([p, new Promise<void>((r) => (timer = setTimeout(r, ms)))]).finally(() => clearTimeout(timer));
+}
+
+/** Runs `fn` over `items`, at most `parallel` at a time. */
+async function forEachLimited<T>(items: T[], parallel: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, lane));
+}
 
 export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchWorker {
   const id = defaultWorkerId(opts.workerId ?? deps.config.WORKER_ID);
@@ -156,6 +231,14 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
   const analysisQueue: AnalysisJob[] = [];
   const contexts = new Map<string, DispatchContext>();
   const subscriptions = new Map<VoiceProvider, () => void>();
+  /** Calls whose provider analysis is being awaited (they hold no analysis group slot). */
+  const providerAnalysing = new Set<string>();
+  const pacer = opts.dialPacer ?? createDialPacer();
+  const accountProvider = new Map<string, { name: string; at: number }>();
+  /** Lost calls recovery could not settle yet, and when (app clock, ms) to ask about them again. */
+  const recoveryRetry = new Map<string, { at: number; failures: number }>();
+  /** Provider I/O of one recovery round stops this long after it started: well within a lease. */
+  const recoveryBudgetMs = Math.max(100, Math.min(leaseMs / 4, 10_000));
 
   let running = false;
   let stopping = false;
@@ -164,6 +247,9 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
   let claiming: Promise<void> = Promise.resolve();
   let dialsInFlight = 0;
   let lastRenewal = 0;
+  let renewal: Promise<void> | null = null;
+  let keepers = 0;
+  let keeperTimer: ReturnType<typeof setInterval> | null = null;
   let rotate = 0;
   let serial: Promise<unknown> = Promise.resolve();
   let wake: (() => void) | null = null;
@@ -211,7 +297,10 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
   }
 
   function providerFor(ctx: DispatchContext): VoiceProvider {
-    const p = providers.get(ctx.provider);
+    return subscribed(providers.get(ctx.provider));
+  }
+
+  function subscribed(p: VoiceProvider): VoiceProvider {
     if (!subscriptions.has(p)) subscriptions.set(p, p.onEvent((e) => onProviderEvent(e)));
     return p;
   }
@@ -224,7 +313,10 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
       for (const k of contexts.keys()) if (!inUse.has(k)) contexts.delete(k);
     }
     const loaded = await loadDispatchContexts(deps, missing);
-    for (const [k, v] of loaded) contexts.set(k, v);
+    for (const [k, v] of loaded) {
+      contexts.set(k, v);
+      accountProvider.set(v.accountId, { name: v.provider, at: Date.now() });
+    }
   }
 
   // ---- writes -------------------------------------------------------------------------------
@@ -256,7 +348,7 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
     log.warn({ callId: call.callId, batchId: call.batchId, during }, 'call no longer leased by this worker; abandoning it');
     forget(call);
     if (call.provider && call.providerCallId) {
-      call.provider.hangup(call.providerCallId, 'shutdown').catch((err) => log.warn({ err, callId: call.callId }, 'hangup failed'));
+      call.provider.hangup(call.providerCallId, 'shutdown', { accountId: call.accountId }).catch((err) => log.warn({ err, callId: call.callId }, 'hangup failed'));
     }
   }
 
@@ -285,7 +377,7 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
   }
 
   /** A dial that never reached the provider ends the call like a failed dial would. */
-  function failedDial(call: LiveCall, reason: string): CallEndResult {
+  function failedDial(call: LiveCall, reason: string, detail?: Record<string, unknown>): CallEndResult {
     const now = clock.now();
     return {
       status: 'failed',
@@ -296,7 +388,19 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
       endedAt: now,
       transcript: null,
       recording: null,
+      ...(detail ? { detail } : {}),
     };
+  }
+
+  /** The dial's pacing slot (normally free at once: the claim only took calls that may start now). */
+  async function waitForDialSlot(call: LiveCall, provider: VoiceProvider) {
+    if (!provider.dialRate || !call.ctx.from) return;
+    const rate = await provider.dialRate(call.accountId);
+    const wait = pacer.take(call.ctx.from, rate);
+    if (wait <= 0) return;
+    await sleep(wait);
+    // The max-duration clock starts when the call is really placed.
+    call.dialledAt = clock.now();
   }
 
   async function place(call: LiveCall) {
@@ -311,10 +415,12 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
     call.provider = provider;
     dialsInFlight += 1;
     try {
+      await waitForDialSlot(call, provider);
+      if (live.get(call.callId) !== call) return;
       const { providerCallId } = await provider.placeCall(request(call));
       if (live.get(call.callId) !== call) {
         // Abandoned while dialling (lease lost): the provider call must not run on unobserved.
-        await provider.hangup(providerCallId, 'shutdown').catch(() => undefined);
+        await provider.hangup(providerCallId, 'shutdown', { accountId: call.accountId }).catch(() => undefined);
         return;
       }
       call.providerCallId = providerCallId;
@@ -325,15 +431,20 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
       void enqueue(idWrite, call.ctx.callbackUrl, { deferMs: PROVIDER_ID_DEFER_MS }).then((ok) => {
         if (!ok) lostOwnership(call, 'provider id');
       });
-      if (call.hangup) await provider.hangup(providerCallId, call.hangup.reason).catch(() => undefined);
+      if (call.hangup) await provider.hangup(providerCallId, call.hangup.reason, { accountId: call.accountId }).catch(() => undefined);
       const buffered = early.get(providerCallId);
       if (buffered) {
         early.delete(providerCallId);
         for (const e of buffered) onProviderEvent(e);
       }
     } catch (err) {
-      log.warn({ err, callId: call.callId }, 'provider rejected the call');
-      onEnded(call, failedDial(call, 'dial_error'));
+      if (err instanceof DialRejectedError) {
+        log.warn({ callId: call.callId, reason: err.disconnectReason, message: err.message }, 'provider rejected the call');
+        onEnded(call, failedDial(call, err.disconnectReason, err.detail));
+      } else {
+        log.warn({ err, callId: call.callId }, 'dial failed');
+        onEnded(call, failedDial(call, 'dial_error', { error: err instanceof Error ? err.message : String(err) }));
+      }
     } finally {
       dialsInFlight -= 1;
     }
@@ -420,9 +531,11 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
     const from = call.status;
     checkTransition(call, from, result.status);
     call.status = result.status;
+    const byProvider = call.provider?.analyse && call.providerCallId ? { provider: call.provider, providerCallId: call.providerCallId } : null;
     const { write, needsAnalysis } = endedWrite(ref(call), id, from, result, call.number, {
       detail: call.hangup ? { hangup_reason: call.hangup.reason } : undefined,
       recordingWithAnalysis: true,
+      providerAnalysis: !!byProvider,
     });
     void enqueue(write, call.ctx.callbackUrl).then((ok) => {
       ending.delete(call.callId);
@@ -431,19 +544,19 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
         return;
       }
       if (needsAnalysis) {
-        analysing.add(call.callId);
-        analysisQueue.push({
+        analyse({
           ...ref(call),
           status: result.status,
           hangupBy: result.hangupBy,
-          transcript: result.transcript!,
+          transcript: result.transcript ?? '',
           contactName: call.contact.name,
           metadata: call.contact.metadata,
           outcomeKeys: call.ctx.agent.outcomeKeys,
           callbackUrl: call.ctx.callbackUrl,
           recording: result.recording,
+          recordingEnabled: call.ctx.recordingEnabled,
+          providerAnalysis: byProvider,
         });
-        pumpAnalysis();
       }
     });
   }
@@ -466,6 +579,57 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
   }
 
   // ---- analysis -----------------------------------------------------------------------------
+
+  /** The call's analysis: the provider's own when it makes one, else the local analyser's. */
+  function analyse(job: AnalysisJob) {
+    analysing.add(job.callId);
+    if (job.providerAnalysis) {
+      void analyseWithProvider(job, job.providerAnalysis);
+      return;
+    }
+    analysisQueue.push(job);
+    pumpAnalysis();
+  }
+
+  /**
+   * Waits for the provider's analysis (it may take minutes) outside the analysis groups, so local
+   * analyses never queue behind it. processing is written first, ready/failed once it is known.
+   */
+  async function analyseWithProvider(j: AnalysisJob, by: NonNullable<AnalysisJob['providerAnalysis']>) {
+    providerAnalysing.add(j.callId);
+    try {
+      const started = await enqueue(transcriptWrite(ref(j), id, j.status, { transcriptStatus: 'processing', recording: j.recording }), j.callbackUrl);
+      if (!started) return;
+      let a: ProviderAnalysis | null;
+      try {
+        a = await by.provider.analyse!({
+          accountId: j.accountId,
+          providerCallId: by.providerCallId,
+          outcomeKeys: j.outcomeKeys,
+          wantRecording: j.recordingEnabled && !j.recording,
+        });
+      } catch (err) {
+        // Provider closed (shutdown): the lease lapses and another worker takes the analysis over.
+        log.warn({ err, callId: j.callId }, 'provider analysis interrupted; left to lease recovery');
+        return;
+      }
+      const write = a
+        ? transcriptWrite(ref(j), id, j.status, {
+            transcriptStatus: 'ready',
+            ...(a.summary !== null ? { summary: a.summary } : {}),
+            outcomes: a.outcomes,
+            ...(a.recording ? { recording: a.recording } : {}),
+          })
+        : transcriptWrite(ref(j), id, j.status, { transcriptStatus: 'failed' });
+      if (!a) log.warn({ callId: j.callId, providerCallId: by.providerCallId }, 'provider has no analysis for the call');
+      await enqueue(write, j.callbackUrl);
+    } catch (err) {
+      log.error({ err, callId: j.callId }, 'provider analysis failed');
+    } finally {
+      analysing.delete(j.callId);
+      providerAnalysing.delete(j.callId);
+    }
+  }
 
   /**
    * Runs analysis groups, a few at a time, so analysis keeps pace with calls ending. A group starts
@@ -526,7 +690,16 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
     return [...live.keys(), ...ending, ...analysing];
   }
 
-  async function renewIfDue(now: Date) {
+  /** Renews this worker's leases when a third of a lease has passed since the last renewal. */
+  function renewIfDue(now: Date): Promise<void> {
+    // One renewal at a time (the tick and the keeper may both ask).
+    renewal ??= renewIfDue0(now).finally(() => {
+      renewal = null;
+    });
+    return renewal;
+  }
+
+  async function renewIfDue0(now: Date) {
     const ids = heldIds();
     if (ids.length === 0 || now.getTime() - lastRenewal < leaseMs / 3) {
       if (ids.length === 0) lastRenewal = now.getTime();
@@ -542,47 +715,194 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
     }
   }
 
+  /**
+   * Keeps leases renewed on a timer for as long as someone holds it (the running loop, a recovery
+   * round): a tick stuck in a slow provider must not let this worker's own calls go to others.
+   * Returns the release function.
+   */
+  function keepLeases(): () => void {
+    keepers += 1;
+    if (!keeperTimer) {
+      keeperTimer = setInterval(
+        () => void renewIfDue(clock.now()).catch((err) => log.warn({ err }, 'lease renewal failed')),
+        Math.max(20, Math.min(leaseMs / 6, 5_000)),
+      );
+      keeperTimer.unref?.();
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      keepers -= 1;
+      if (keepers === 0 && keeperTimer) {
+        clearInterval(keeperTimer);
+        keeperTimer = null;
+      }
+    };
+  }
+
+  /**
+   * Settles or adopts dialled calls of workers that went away. The provider is asked about a few
+   * at a time and only until the round's budget is spent: the rest wait for the next round. A call
+   * it could not tell about (error, no answer in time, batch settings missing) is skipped with
+   * backoff, so the same failing calls neither hammer the provider nor crowd out the others.
+   */
   async function recoverLost(now: Date): Promise<number> {
-    const lost = await findLostCalls(deps, now, heldIds());
+    const nowMs = now.getTime();
+    const waiting: string[] = [];
+    for (const [callId, r] of recoveryRetry) {
+      if (r.at > nowMs) waiting.push(callId);
+      // Long overdue and not seen since: settled elsewhere.
+      else if (nowMs - r.at > RECOVERY_RETRY_MAX_MS) recoveryRetry.delete(callId);
+    }
+    const lost = await findLostCalls(deps, now, [...heldIds(), ...waiting]);
     if (lost.length === 0) return 0;
+    await ensureContexts(lost.map((l) => l.batchId)).catch((err) => log.warn({ err }, 'could not load batch settings of lost calls'));
+    const deadline = Date.now() + recoveryBudgetMs;
     const writes: CallWrite[] = [];
-    for (const l of lost) writes.push(await settleWrite(l, now));
+    let adopted = 0;
+    let deferred = 0;
+    const release = keepLeases();
+    try {
+      await forEachLimited(lost, RECOVERY_PARALLEL, async (l) => {
+        if (Date.now() >= deadline || stopping) {
+          deferred += 1;
+          return;
+        }
+        const r = await recoverCall(l, now, deadline);
+        if (r === null) {
+          retryLater(l.id, nowMs);
+          return;
+        }
+        recoveryRetry.delete(l.id);
+        if (r === 'adopted') adopted += 1;
+        else writes.push(r);
+      });
+    } finally {
+      release();
+    }
+    if (deferred > 0) log.info({ deferred }, 'recovery round budget spent; remaining lost calls wait for the next round');
     const result = await applyCallWrites(deps, writes, now);
     onCommitted(writes, result);
     for (const l of lost) {
       if (result.applied.has(l.id)) log.warn({ callId: l.id, batchId: l.batchId, previousWorker: l.leaseOwner, status: l.status }, 'recovered call of a lost worker');
     }
-    return result.applied.size;
+    return result.applied.size + adopted;
   }
 
-  async function settleWrite(l: LostCall, now: Date): Promise<CallWrite> {
-    const r: CallRef = { callId: l.id, batchId: l.batchId, accountId: l.accountId };
-    let provider: VoiceProvider | null = null;
+  function retryLater(callId: string, nowMs: number) {
+    const failures = (recoveryRetry.get(callId)?.failures ?? 0) + 1;
+    const delay = Math.min(RECOVERY_RETRY_MAX_MS, RECOVERY_RETRY_BASE_MS * 2 ** (failures - 1));
+    recoveryRetry.set(callId, { at: nowMs + delay, failures });
+  }
+
+  function knownProvider(name: string): VoiceProvider | null {
     try {
-      provider = providers.has(l.provider) ? providers.get(l.provider) : null;
+      return providers.has(name) ? providers.get(name) : null;
     } catch {
-      provider = null;
+      return null;
     }
-    if (provider?.lookup && l.providerCallId) {
+  }
+
+  /**
+   * A dialled call whose worker died: settled with the provider's result when it ended, adopted
+   * (watched from here on) when the provider still has it in flight and can report on it, failed
+   * as dispatcher_lost when nobody can tell how it went. Never dialled again. null: try later.
+   * Provider answers count only if they come before `deadline` (Date.now() ms).
+   */
+  async function recoverCall(l: LostCall, now: Date, deadline: number): Promise<CallWrite | 'adopted' | null> {
+    const r: CallRef = { callId: l.id, batchId: l.batchId, accountId: l.accountId };
+    const ctx = contexts.get(l.batchId);
+    const provider = knownProvider(l.provider);
+    const patient = now.getTime() - l.leaseExpiresAt.getTime() < LOOKUP_PATIENCE_MS;
+    if (provider?.lookup) {
+      // A call still talking is adopted, which needs its batch's settings: without them (not
+      // loadable right now), later - failing it would leave it running unobserved.
+      if (provider.adopt && !ctx && patient) return null;
+      const callRef: ProviderCallRef = { callId: l.id, accountId: l.accountId, attempt: l.attempts, recordingEnabled: ctx?.recordingEnabled ?? false };
       try {
-        const found = await provider.lookup(l.providerCallId);
+        // The worker may have died between the provider accepting the call and storing its id.
+        const providerCallId = l.providerCallId ?? (provider.findCall ? await beforeDeadline(provider.findCall(callRef), deadline) : null);
+        const found = providerCallId ? await beforeDeadline(provider.lookup(providerCallId, callRef), deadline) : ({ state: 'unknown' } as const);
         if (found.state === 'ended') {
           // The lease stays (expired) when analysis is due: takeOverStaleAnalysis picks it up.
-          const { write } = endedWrite(r, l.leaseOwner, l.status, found.result, null, {
+          const { write } = endedWrite(r, l.leaseOwner, l.status, found.result, l.dialedNumber, {
             leaseExpiredBefore: now,
             detail: { recovered: true, previous_worker: l.leaseOwner, worker: id },
+            providerAnalysis: !!provider.analyse,
+            ...(l.providerCallId ? {} : { providerCallId: providerCallId! }),
           });
           return write;
         }
         if (found.state === 'in_flight') {
+          if (provider.adopt && ctx) {
+            const taken = await adopt(l, ctx, provider, providerCallId!, found.answeredAt ?? null);
+            return taken ? 'adopted' : null;
+          }
           // Its events go to the process that died; nobody could record the rest of it.
-          await provider.hangup(l.providerCallId, 'shutdown').catch(() => undefined);
+          await beforeDeadline(provider.hangup(providerCallId!, 'shutdown', { accountId: l.accountId }), deadline).catch((err) =>
+            log.warn({ err, callId: l.id }, 'could not hang up a lost call'),
+          );
         }
       } catch (err) {
-        log.warn({ err, callId: l.id }, 'provider lookup failed; settling the call as lost');
+        // The provider knows how the call went: ask again later rather than guess, for a while.
+        if (patient) {
+          log.warn({ err, callId: l.id }, 'provider lookup failed; asking again later');
+          return null;
+        }
+        log.warn({ err, callId: l.id }, 'provider lookup kept failing; settling the call as lost');
       }
     }
     return lostCallWrite(r, l, now, id);
+  }
+
+  /** Takes over a lost call the provider still has in flight: new lease, then watched like our own. */
+  async function adopt(l: LostCall, ctx: DispatchContext, provider: VoiceProvider, providerCallId: string, answeredAt: Date | null): Promise<boolean> {
+    // The lease runs from now, not from the start of a round that may have taken a while.
+    const now = clock.now();
+    const taken = await adoptLostCall(deps, l, {
+      workerId: id,
+      now,
+      leaseMs,
+      providerCallId,
+      detail: { event: 'adopted', provider_call_id: providerCallId, previous_worker: l.leaseOwner, worker: id },
+    });
+    if (!taken) return false;
+    subscribed(provider);
+    const call: LiveCall = {
+      callId: l.id,
+      batchId: l.batchId,
+      accountId: l.accountId,
+      ctx,
+      provider,
+      providerCallId,
+      status: l.status,
+      number: l.dialedNumber ?? l.phoneNumber,
+      alternatePhone: l.alternatePhone,
+      usedAlternate: l.usedAlternate,
+      attempts: l.attempts,
+      // The max-duration clock runs from the real dial, not from the answer or the adoption.
+      dialledAt: l.dialledAt ?? answeredAt ?? now,
+      answered: l.status !== 'ringing',
+      hangup: null,
+      contact: { externalId: l.externalId, name: l.name, metadata: l.metadata },
+    };
+    live.set(call.callId, call);
+    byProviderCall.set(providerCallId, call);
+    if (!call.answered && answeredAt) {
+      // Answered while nobody was watching.
+      call.answered = true;
+      transition(call, 'answered', answeredAt);
+      transition(call, 'in_progress', answeredAt);
+    }
+    log.warn({ callId: l.id, batchId: l.batchId, previousWorker: l.leaseOwner, providerCallId, status: call.status }, 'adopted in-flight call of a lost worker');
+    try {
+      await provider.adopt!(providerCallId, request(call), { answered: call.answered, dialledAt: call.dialledAt });
+    } catch (err) {
+      // Still ours: the max-duration rule hangs it up and ends it if the provider never reports.
+      log.error({ err, callId: l.id }, 'provider could not take over the call');
+    }
+    return true;
   }
 
   async function recoverAnalysis(now: Date): Promise<number> {
@@ -590,8 +910,9 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
     if (stale.length === 0) return 0;
     await ensureContexts(stale.map((s) => s.batchId));
     for (const s of stale) {
-      analysing.add(s.id);
-      analysisQueue.push({
+      const ctx = contexts.get(s.batchId);
+      const provider = ctx ? knownProvider(ctx.provider) : null;
+      analyse({
         callId: s.id,
         batchId: s.batchId,
         accountId: s.accountId,
@@ -600,11 +921,12 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
         transcript: s.transcript ?? '',
         contactName: s.name,
         metadata: s.metadata,
-        outcomeKeys: contexts.get(s.batchId)?.agent.outcomeKeys ?? [],
-        callbackUrl: contexts.get(s.batchId)?.callbackUrl,
+        outcomeKeys: ctx?.agent.outcomeKeys ?? [],
+        callbackUrl: ctx?.callbackUrl,
+        recordingEnabled: ctx?.recordingEnabled ?? false,
+        providerAnalysis: provider?.analyse && s.providerCallId ? { provider, providerCallId: s.providerCallId } : null,
       });
     }
-    pumpAnalysis();
     return stale.length;
   }
 
@@ -619,7 +941,7 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
     }
     call.hangup = { reason, at: now };
     if (call.provider && call.providerCallId) {
-      call.provider.hangup(call.providerCallId, reason).catch((err) => log.warn({ err, callId: call.callId }, 'hangup failed'));
+      call.provider.hangup(call.providerCallId, reason, { accountId: call.accountId }).catch((err) => log.warn({ err, callId: call.callId }, 'hangup failed'));
     }
     log.info({ callId: call.callId, batchId: call.batchId, reason }, 'hanging up call');
     return true;
@@ -637,6 +959,52 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
       }
     }
     return n;
+  }
+
+  async function refreshAccountProviders(accountIds: string[]) {
+    const stale = accountIds.filter((a) => {
+      const hit = accountProvider.get(a);
+      return !hit || Date.now() - hit.at >= ACCOUNT_PROVIDER_TTL_MS;
+    });
+    if (stale.length === 0) return;
+    const names = await accountProviders(deps, stale);
+    for (const [a, name] of names) accountProvider.set(a, { name, at: Date.now() });
+  }
+
+  /**
+   * Dial pacing for one account's claim, when its provider paces dials: each batch gets at most
+   * the slots its from-number has within the next poll interval, shared by the batches that dial
+   * from that number; a batch whose settings this worker hasn't loaded yet gets one call (its
+   * number is learnt from it). undefined: unpaced.
+   */
+  async function dialPacing(accountId: string): Promise<ClaimInput['limitAllocation']> {
+    const name = accountProvider.get(accountId)?.name;
+    const provider = name ? knownProvider(name) : null;
+    if (!provider?.dialRate) return undefined;
+    let rate: number;
+    try {
+      rate = await provider.dialRate(accountId);
+    } catch (err) {
+      log.warn({ err, accountId }, 'could not read dial pacing; claiming one call');
+      return (alloc) => new Map([...alloc].slice(0, 1).map(([id]) => [id, 1]));
+    }
+    if (!(rate > 0)) return undefined;
+    return (alloc) => {
+      const left = new Map<string, number>();
+      const out = new Map<string, number>();
+      for (const [batchId, wanted] of alloc) {
+        const from = contexts.get(batchId)?.from;
+        if (!from) {
+          out.set(batchId, Math.min(wanted, 1));
+          continue;
+        }
+        const slots = left.get(from) ?? pacer.available(from, rate, pollMs);
+        const n = Math.min(wanted, slots);
+        left.set(from, slots - n);
+        out.set(batchId, n);
+      }
+      return out;
+    };
   }
 
   /** `only`: accounts known to have free slots (a call of theirs just ended); default: all with waiting calls. */
@@ -657,6 +1025,7 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
     if (accounts.length === 0) return { claimed: 0, more: false };
     const start = rotate++ % accounts.length;
     const order = [...accounts.slice(start), ...accounts.slice(0, start)];
+    await refreshAccountProviders(order);
     let claimed = 0;
     let more = false;
     for (const accountId of order) {
@@ -671,6 +1040,8 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
         leaseMs,
         budget: Math.min(budget, claimBatchSize),
         rotate,
+        // Paced-out batches take nothing now: the next poll comes within the pacing horizon.
+        limitAllocation: await dialPacing(accountId),
       });
       if (r.budgetExhausted) more = true;
       if (r.claimed.length === 0) continue;
@@ -764,15 +1135,36 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
     }
   }
 
-  async function settle() {
+  /**
+   * Waits for buffered writes, dials and local analyses; for provider analyses too unless told not
+   * to (they take minutes: shutdown hands them over instead). Gives up at `until` (Date.now() ms).
+   */
+  async function settle(o: { until?: number; providerAnalyses?: boolean } = {}) {
+    const timeLeft = () => (o.until === undefined ? Number.POSITIVE_INFINITY : o.until - Date.now());
     for (;;) {
+      if (timeLeft() <= 0) return;
       queue.flushDeferred();
-      await queue.whenIdle();
+      await (o.until === undefined ? queue.whenIdle() : atMost(queue.whenIdle(), timeLeft()));
       if (analysisGroups > 0 || analysisQueue.length > 0 || dialsInFlight > 0) {
         await sleep(1);
         continue;
       }
+      if ((o.providerAnalyses ?? true) && providerAnalysing.size > 0) {
+        // The provider's analysis arrives when it arrives (webhook or its grace period).
+        await sleep(10);
+        continue;
+      }
       if (queue.idle) return;
+    }
+  }
+
+  let releaseLoopKeeper: (() => void) | null = null;
+
+  async function handOverLeases(callIds: string[]) {
+    try {
+      await expireLeasesNow(deps, id, callIds, clock.now());
+    } catch (err) {
+      log.warn({ err, calls: callIds.length }, 'could not expire handed-over leases; they lapse on their own');
     }
   }
 
@@ -783,6 +1175,7 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
       running = true;
       stopping = false;
       log.info({ pollMs, leaseMs, maxInFlight }, 'dispatch worker started');
+      releaseLoopKeeper = keepLeases();
       loopDone = loop();
     },
 
@@ -793,20 +1186,41 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
       await serial;
       const grace = o.graceMs ?? shutdownGraceMs;
       const deadline = Date.now() + grace;
-      while ((live.size > 0 || dialsInFlight > 0) && Date.now() < deadline) {
-        // Leases are still renewed while the calls finish.
-        await renewIfDue(clock.now()).catch(() => undefined);
-        await sleep(Math.min(20, Math.max(1, deadline - Date.now())));
+      // Leases are still renewed while the calls finish.
+      const releaseKeeper = keepLeases();
+      try {
+        while ((live.size > 0 || dialsInFlight > 0) && Date.now() < deadline) {
+          await sleep(Math.min(20, Math.max(1, deadline - Date.now())));
+        }
+        // A call its provider can hand to another worker (adopt) goes on talking: its lease is
+        // expired at once and the next worker to recover it watches it to its end. Hanging up is
+        // for the others.
+        const handOver = [...live.values()].filter((c) => c.provider?.adopt && c.providerCallId && !c.hangup);
+        if (handOver.length > 0) {
+          log.warn({ calls: handOver.length }, 'leaving calls in flight to the next worker (adopted by its next recovery)');
+          for (const call of handOver) forget(call);
+          await handOverLeases(handOver.map((c) => c.callId));
+        }
+        if (live.size > 0) {
+          const now = clock.now();
+          log.warn({ calls: live.size }, 'hanging up calls still in flight at shutdown');
+          for (const call of [...live.values()]) hangup(call, 'shutdown', now);
+          const hangupDeadline = Date.now() + 2000;
+          while (live.size > 0 && Date.now() < hangupDeadline) await sleep(5);
+        }
+        // Provider analyses are not waited for: they are handed over below.
+        await settle({ until: Date.now() + Math.max(2000, grace), providerAnalyses: false });
+      } finally {
+        releaseKeeper();
+        releaseLoopKeeper?.();
+        releaseLoopKeeper = null;
       }
-      if (live.size > 0) {
-        const now = clock.now();
-        log.warn({ calls: live.size }, 'hanging up calls still in flight at shutdown');
-        for (const call of [...live.values()]) hangup(call, 'shutdown', now);
-        const hangupDeadline = Date.now() + 2000;
-        while (live.size > 0 && Date.now() < hangupDeadline) await sleep(5);
+      // No renewals from here on. The provider analyses still awaited go to the next worker's
+      // recovery at once; whatever else is still in flight keeps its lease, which lapses.
+      if (providerAnalysing.size > 0) {
+        log.warn({ calls: providerAnalysing.size }, 'leaving provider analyses to the next worker');
+        await handOverLeases([...providerAnalysing]);
       }
-      await Promise.race([settle(), sleep(Math.max(2000, grace))]);
-      // Whatever is still in flight keeps its lease, which lapses: another worker settles it.
       running = false;
       for (const unsubscribe of subscriptions.values()) unsubscribe();
       subscriptions.clear();
@@ -815,7 +1229,7 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
     },
 
     runOnce: () => exclusive(() => tick(true)),
-    settle,
+    settle: () => settle(),
 
     async drain(o = {}) {
       const deadline = Date.now() + (o.timeoutMs ?? 20_000);

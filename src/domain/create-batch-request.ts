@@ -1,6 +1,7 @@
 // Request validation for POST/PUT /call-batches. Hand-written rather than a zod schema because
 // legacy clients parse the details: each one must carry the original (pydantic v2) wording, and
 // all of them must come out in the spec's field order.
+import { laxBoolean, laxInteger } from './lax-scalars.ts';
 import { exceedsDepth, isPlainRecord, MAX_METADATA_DEPTH, sanitizeJson } from './metadata.ts';
 import {
   computeScheduledAt,
@@ -220,16 +221,16 @@ class FieldReader {
   boolean(key: string, required: boolean): boolean | null {
     const value = this.take(key, required);
     if (value === undefined) return null;
-    return typeof value === 'boolean' ? value : this.fail(key, 'Input should be a valid boolean');
+    const b = laxBoolean(value);
+    return b.ok ? b.value : this.fail(key, b.reason);
   }
 
   integer(key: string, min: number, max: number = MAX_INT): number | null {
-    const value = this.take(key, false);
-    if (value === undefined) return null;
-    if (typeof value !== 'number' || !Number.isFinite(value)) return this.fail(key, 'Input should be a valid integer');
-    if (!Number.isInteger(value)) {
-      return this.fail(key, 'Input should be a valid integer, got a number with a fractional part');
-    }
+    const raw = this.take(key, false);
+    if (raw === undefined) return null;
+    const n = laxInteger(raw);
+    if (!n.ok) return this.fail(key, n.reason);
+    const value = n.value;
     if (value < min) return this.fail(key, `Input should be greater than or equal to ${min}`);
     const limit = Math.min(max, MAX_INT);
     if (value > limit) return this.fail(key, `Input should be less than or equal to ${limit}`);

@@ -13,9 +13,22 @@ export function extractZoneName(label: string): string | null {
   return LABEL_RE.exec(label)?.[1] ?? null;
 }
 
+/**
+ * The plain zone name of a valid label, in the zone database's spelling: zone names are matched
+ * case-insensitively (`america/new_york` is New York), and the batch then reports
+ * `America/New_York`. Names outside the canonical list (aliases such as `US/Eastern`) are kept
+ * as written.
+ */
 export function parseTimezoneLabel(label: string): string | null {
   const name = extractZoneName(label);
-  return name !== null && IANAZone.isValidZone(name) ? name : null;
+  if (name === null || !IANAZone.isValidZone(name)) return null;
+  return canonicalSpelling().get(name.toLowerCase()) ?? name;
+}
+
+let spellings: Map<string, string> | undefined;
+function canonicalSpelling(): Map<string, string> {
+  spellings ??= new Map(Intl.supportedValuesOf('timeZone').map((z) => [z.toLowerCase(), z]));
+  return spellings;
 }
 
 export function isValidScheduleDate(value: string): boolean {

@@ -96,11 +96,13 @@ SELECT id, account_id, status, start_mode, agent_id, total_contacts, accepted_co
        queued, in_progress, completed, failed, cancelled, callbacks, created_at, started_at, completed_at, updated_at
   FROM batches WHERE id = $1`;
 
-const CALLS_TOP_SQL = `SELECT max(updated_at) AS top FROM calls WHERE batch_id = $1`;
+// A call still `pending` has never changed (no call returns to it); leaving those out is what lets
+// both reads use the partial (batch_id, updated_at) index, which new calls don't enter.
+const CALLS_TOP_SQL = `SELECT max(updated_at) AS top FROM calls WHERE batch_id = $1 AND status <> 'pending'`;
 
 const CALL_SIGNATURES_SQL = `
 SELECT id, status, transcript_status, recording_available, updated_at
-  FROM calls WHERE batch_id = $1 AND updated_at >= $2::timestamptz`;
+  FROM calls WHERE batch_id = $1 AND status <> 'pending' AND updated_at >= $2::timestamptz`;
 
 const CALL_ROWS_SQL = `
 SELECT id, batch_id, account_id, seq, external_id, name, COALESCE(dialed_number, phone_number) AS phone_number,
@@ -355,7 +357,9 @@ export class EventHub {
     private readonly logger: Logger,
     opts: EventHubOptions = {},
   ) {
-    this.tickMs = opts.tickMs ?? 100;
+    // One read per batch per 50 ms at most: ~10-20 values a second reach a client of a busy batch
+    // (bench/subscriptions: p99 219-239 ms with 1,000 subscribers, against 176-282 ms at 100 ms).
+    this.tickMs = opts.tickMs ?? 50;
     this.overlapMs = opts.callOverlapMs ?? 5_000;
     this.idleMs = opts.idleMs ?? 30_000;
     this.listener = createListener(db, logger, {

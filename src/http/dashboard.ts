@@ -37,13 +37,29 @@ function page(script: string, style: string | undefined): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Call batches</title>
 ${style ? `<link rel="stylesheet" href="${style}">` : ''}
+<style>${BOOT_STYLE}</style>
 <script type="module" src="${script}"></script>
 </head>
 <body>
 <noscript>The dashboard needs JavaScript.</noscript>
-<div id="app"><p class="boot">Loading…</p></div>
+<div id="app"><p class="boot">Loading…</p><p class="boot boot-slow">This is taking long: the dashboard script did not start. <a href="">Reload the page</a>.</p></div>
 </body>
 </html>
+`;
+}
+
+// Shown only if the script never replaces the boot screen (blocked or failed download): a page
+// that says so instead of "Loading…" forever. CSS only, so it needs nothing that may have failed.
+const BOOT_STYLE =
+  '.boot{font:14px system-ui,sans-serif;color:#6b7280;text-align:center;padding:40px 20px 0}' +
+  '.boot-slow{visibility:hidden;animation:boot-slow 0s 10s forwards}@keyframes boot-slow{to{visibility:visible}}';
+
+/** The page when the bundle can't be built: HTML (a browser shows it), the API is unaffected. */
+function unavailablePage(): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Dashboard unavailable</title><style>${BOOT_STYLE}</style></head>
+<body><div class="boot"><h1>Dashboard unavailable</h1><p>The dashboard could not be prepared; the API keeps working. The server log says why. <a href="">Try again</a>.</p></div></body></html>
 `;
 }
 
@@ -111,7 +127,8 @@ export function createDashboard(deps: Pick<AppDeps, 'logger'>): Dashboard {
         b = await load();
       } catch (err) {
         deps.logger.error({ err }, 'dashboard bundle failed');
-        return json(500, { detail: 'Dashboard unavailable' });
+        if (p.startsWith(DASHBOARD_ASSETS)) return json(500, { detail: 'Dashboard unavailable' });
+        return new Response(unavailablePage(), { status: 500, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } });
       }
       if (!p.startsWith(DASHBOARD_ASSETS)) return respond(request, b.page, 'no-cache');
       const asset = b.assets.get(p.slice(DASHBOARD_ASSETS.length));

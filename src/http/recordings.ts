@@ -1,8 +1,16 @@
 import type { AppDeps } from '../deps.ts';
 import { verifyRecordingSignature } from '../services/recording-url.ts';
+import { refreshRecordingSource } from '../services/retell-recordings.ts';
 import { json } from '../rest/envelope.ts';
+import { fetchRecording, type UpstreamRecording } from './recording-proxy.ts';
 
-/** GET /recordings/<call_id>.wav?expires=…&signature=… — the signed link is the only credential. */
+/** Provider answers meaning "this link no longer works" (an expired signed recording URL). */
+const STALE_LINK = new Set([401, 403, 404, 410]);
+
+/**
+ * GET /recordings/<call_id>.wav?expires=…&signature=… — the signed link is the only credential.
+ * Recordings we hold are served from the database; a provider-held one (Retell) is proxied.
+ */
 export async function serveRecording(deps: AppDeps, url: URL): Promise<Response> {
   const m = /^\/recordings\/(call_[0-9a-f]{32})\.wav$/.exec(url.pathname);
   if (!m) return json(404, { detail: 'Not Found' });
@@ -11,9 +19,30 @@ export async function serveRecording(deps: AppDeps, url: URL): Promise<Response>
     return json(403, { detail: 'Recording link is invalid or has expired' });
   }
   const rec = await deps.db.prisma.recording.findUnique({ where: { callId } });
-  if (!rec?.data) return json(404, { detail: 'Recording not found' });
-  return new Response(rec.data, {
-    status: 200,
-    headers: { 'content-type': rec.contentType, 'cache-control': 'private, max-age=300', 'content-length': String(rec.data.byteLength) },
+  if (rec?.data) {
+    return new Response(rec.data, {
+      status: 200,
+      headers: { 'content-type': rec.contentType, 'cache-control': 'private, max-age=300', 'content-length': String(rec.data.byteLength) },
+    });
+  }
+  if (!rec?.sourceUrl) return json(404, { detail: 'Recording not found' });
+  const upstream = await proxied(deps, callId, rec.sourceUrl);
+  if (!upstream.ok) {
+    deps.logger.warn({ callId, status: upstream.status, error: upstream.error }, 'provider recording unavailable');
+    return json(502, { detail: 'Recording is temporarily unavailable' });
+  }
+  const headers: Record<string, string> = { 'content-type': upstream.contentType?.startsWith('audio/') ? upstream.contentType : rec.contentType, 'cache-control': 'private, max-age=300' };
+  if (upstream.contentLength) headers['content-length'] = upstream.contentLength;
+  return new Response(upstream.body, { status: 200, headers });
+}
+
+async function proxied(deps: AppDeps, callId: string, sourceUrl: string): Promise<UpstreamRecording> {
+  const trustedOrigin = deps.config.RETELL_BASE_URL ?? null;
+  const first = await fetchRecording(sourceUrl, { trustedOrigin });
+  if (first.ok || first.status === undefined || !STALE_LINK.has(first.status)) return first;
+  const fresh = await refreshRecordingSource(deps, callId).catch((err) => {
+    deps.logger.warn({ err, callId }, 'could not refresh the provider recording link');
+    return null;
   });
+  return fresh && fresh !== sourceUrl ? fetchRecording(fresh, { trustedOrigin }) : first;
 }

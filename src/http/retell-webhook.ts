@@ -4,7 +4,9 @@
 // holding the call reads it from provider_events.
 import Retell from 'retell-sdk';
 import type { AppDeps } from '../deps.ts';
+import { AppError } from '../errors.ts';
 import { json } from '../rest/envelope.ts';
+import { decodeUtf8, readBodyBytes } from './body.ts';
 import { retellConfigForAccount } from '../services/provider-config.ts';
 import { RETELL_EVENTS, storeRetellEvent } from '../services/retell-events.ts';
 import type { RetellStoredEvent } from '../dispatch/voice/retell/provider.ts';
@@ -13,10 +15,18 @@ const MAX_BODY = 5 * 1024 * 1024;
 
 export async function handleRetellWebhook(deps: AppDeps, request: Request): Promise<Response> {
   if (request.method !== 'POST') return json(405, { detail: 'Method Not Allowed' });
-  const raw = await request.text();
-  if (raw.length > MAX_BODY) return json(413, { detail: 'Payload Too Large' });
   const signature = request.headers.get('x-retell-signature');
   if (!signature) return json(401, { detail: 'Missing signature' });
+  // Anyone can reach this route: the body is capped while it streams in, not after.
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBodyBytes(request, MAX_BODY);
+  } catch (e) {
+    if (e instanceof AppError) return json(413, { detail: 'Payload Too Large' });
+    throw e;
+  }
+  const raw = decodeUtf8(bytes);
+  if (raw === null) return json(400, { detail: 'Invalid UTF-8' });
   let body: RetellStoredEvent;
   try {
     body = JSON.parse(raw);

@@ -164,11 +164,11 @@ export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: Rest
 
   return async function handleRest(request: Request, url: URL): Promise<Response> {
     const parts = url.pathname.split('/').filter(Boolean);
-    let pathMatched = false;
+    const allowed: string[] = [];
     for (const route of compiled) {
       const params = match(route, parts);
       if (!params) continue;
-      pathMatched = true;
+      allowed.push(route.method);
       if (route.method !== request.method) continue;
       try {
         return withRateLimitHeaders(request, await run(route, request, url, params));
@@ -178,6 +178,9 @@ export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: Rest
         return withRateLimitHeaders(request, internalError());
       }
     }
-    return pathMatched ? json(405, { detail: 'Method Not Allowed' }) : json(404, { detail: 'Not Found' });
+    if (allowed.length === 0) return json(404, { detail: 'Not Found' });
+    const response = json(405, { detail: 'Method Not Allowed' });
+    response.headers.set('Allow', allowed.sort().join(', '));
+    return response;
   };
 }

@@ -1,8 +1,10 @@
 import crypto from 'node:crypto';
 import type { Database } from '../db/client.ts';
+import { modelSelectList } from '../db/model-columns.ts';
 import { AppError, invalidApiKey } from '../errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { Account } from '../generated/prisma/client.ts';
+import { runStatement } from './sql-statement.ts';
 
 const KEY_PATTERN = /^sk_[A-Za-z0-9_-]{32,128}$/;
 
@@ -43,13 +45,20 @@ export function bearerToken(header: string | null | undefined): string | null {
 export async function authenticateApiKey(db: Database, token: string | null): Promise<Account> {
   if (!token || !KEY_PATTERN.test(token)) throw invalidApiKey();
   const hash = hashApiKey(token);
-  const row = await db.prisma.apiKey.findUnique({ where: { keyHash: hash }, include: { account: true } });
+  // Every request of both surfaces runs this, so it is one raw statement rather than a Prisma query.
+  const [row] = await runStatement<Account & { keyHash: string; revokedAt: Date | null }>(db, KEY_ACCOUNT_SQL, [hash]);
   // The lookup is by hash (an index probe); the comparison after it is constant time anyway.
   if (!row || !crypto.timingSafeEqual(Buffer.from(row.keyHash), Buffer.from(hash)) || row.revokedAt) {
     throw invalidApiKey();
   }
-  if (!row.account.apiAccessEnabled) {
+  const { keyHash: _hash, revokedAt: _revoked, ...account } = row;
+  if (!account.apiAccessEnabled) {
     throw new AppError('FORBIDDEN', 'API access is not enabled for this account');
   }
-  return row.account;
+  return account;
 }
+
+const KEY_ACCOUNT_SQL = `
+SELECT k.key_hash AS "keyHash", k.revoked_at AS "revokedAt", ${modelSelectList('Account', 'a')}
+  FROM api_keys k JOIN accounts a ON a.id = k.account_id
+ WHERE k.key_hash = $1`;

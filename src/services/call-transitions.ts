@@ -52,7 +52,8 @@ export interface CallWrite {
   set: CallFieldChanges;
   /** Clears lease_owner/lease_expires_at: the call needs no more work from anyone. */
   releaseLease?: boolean;
-  recording?: { contentType: string; data: Uint8Array } | null;
+  /** The audio itself, or where the provider keeps it (served through our signed link only). */
+  recording?: { contentType: string; data: Uint8Array } | { contentType: string; sourceUrl: string } | null;
   /** false: the batch is known to have no callback_url, so the outbox need not be consulted. */
   webhooks?: boolean;
 }
@@ -114,9 +115,9 @@ ev AS (
 ),
 rec AS (
   -- Base64 text: PGlite does not accept bytea[] parameters.
-  INSERT INTO recordings (call_id, account_id, content_type, data, created_at)
-  SELECT r.call_id, r.account_id, r.content_type, decode(r.data, 'base64'), $1::timestamptz
-    FROM unnest($34::text[], $35::text[], $36::text[], $37::text[]) AS r(call_id, account_id, content_type, data)
+  INSERT INTO recordings (call_id, account_id, content_type, data, source_url, created_at)
+  SELECT r.call_id, r.account_id, r.content_type, decode(r.data, 'base64'), r.source_url, $1::timestamptz
+    FROM unnest($34::text[], $35::text[], $36::text[], $37::text[], $38::text[]) AS r(call_id, account_id, content_type, data, source_url)
    WHERE r.call_id IN (SELECT id FROM upd)
   ON CONFLICT (call_id) DO NOTHING
   RETURNING 1
@@ -219,7 +220,8 @@ function applyParams(writes: CallWrite[], now: Date): unknown[] {
     recordings.map((w) => w.callId),
     recordings.map((w) => w.accountId),
     recordings.map((w) => w.recording!.contentType),
-    recordings.map((w) => Buffer.from(w.recording!.data).toString('base64')),
+    recordings.map((w) => ('data' in w.recording! ? Buffer.from(w.recording.data).toString('base64') : null)),
+    recordings.map((w) => ('sourceUrl' in w.recording! ? w.recording.sourceUrl : null)),
   ];
 }
 

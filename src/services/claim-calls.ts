@@ -50,6 +50,11 @@ export interface ClaimInput {
   budget: number;
   /** Round-robin offset for equal batches (see allocateSlots). */
   rotate?: number;
+  /**
+   * Lowers how many calls to take per batch after the fair share is computed (dial pacing per
+   * from-number); it must never raise them.
+   */
+  limitAllocation?: (alloc: ReadonlyMap<string, number>) => Map<string, number>;
 }
 
 export interface ClaimResult {
@@ -103,15 +108,28 @@ WITH alloc AS (
     JOIN batches b ON b.id = a.batch_id AND b.status = ANY($8::text[])
 ),
 picked AS (
+  -- Calls put back in line (queued) go first, then those never dialled (pending), each in
+  -- submission order straight off the (batch_id, status, seq) index. Under the outer LIMIT the
+  -- second branch only runs, and only locks rows, when the first comes up short.
   SELECT p.id, p.status AS old_status
     FROM alloc a
     CROSS JOIN LATERAL (
-      SELECT c.id, c.status FROM calls c
-       WHERE c.batch_id = a.batch_id AND c.status = 'queued' AND c.lease_owner IS NULL
-         AND (c.next_attempt_at IS NULL OR c.next_attempt_at <= $3::timestamptz)
-       ORDER BY c.seq
-       LIMIT a.n
-       FOR UPDATE SKIP LOCKED
+      SELECT * FROM (
+        SELECT c.id, c.status FROM calls c
+         WHERE c.batch_id = a.batch_id AND c.status = 'queued' AND c.lease_owner IS NULL
+           AND (c.next_attempt_at IS NULL OR c.next_attempt_at <= $3::timestamptz)
+         ORDER BY c.seq
+         LIMIT a.n
+         FOR UPDATE SKIP LOCKED) requeued
+      UNION ALL
+      SELECT * FROM (
+        SELECT c.id, c.status FROM calls c
+         WHERE c.batch_id = a.batch_id AND c.status = 'pending' AND c.lease_owner IS NULL
+           AND (c.next_attempt_at IS NULL OR c.next_attempt_at <= $3::timestamptz)
+         ORDER BY c.seq
+         LIMIT a.n
+         FOR UPDATE SKIP LOCKED) never_dialled
+      LIMIT a.n
     ) p
 ),
 upd AS (
@@ -143,27 +161,6 @@ cnt AS (
 SELECT id, batch_id, account_id, seq, phone_number, alternate_phone, external_id, name, metadata, attempts
   FROM upd ORDER BY batch_id, seq`;
 
-/**
- * Calls created `pending` (held at creation) are released to `queued` once their batch dispatches;
- * the counters do not move (both count as queued).
- */
-async function releasePendingCalls(tx: SqlTx, batchIds: string[], now: Date): Promise<number> {
-  const rows = await tx.query<{ n: number }>(
-    `WITH moved AS (
-       UPDATE calls SET status = 'queued', updated_at = $2::timestamptz
-        WHERE batch_id = ANY($1::text[]) AND status = 'pending'
-       RETURNING id, account_id
-     ), ev AS (
-       INSERT INTO call_events (account_id, call_id, from_status, to_status, detail, at)
-       SELECT account_id, id, 'pending', 'queued', '{"event":"released"}'::jsonb, $2::timestamptz FROM moved
-       RETURNING 1
-     )
-     SELECT count(*)::int AS n FROM moved`,
-    [batchIds, now.toISOString()],
-  );
-  return rows[0]?.n ?? 0;
-}
-
 export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): Promise<ClaimResult> {
   const empty = (skipped: boolean): ClaimResult => ({ skipped, claimed: [], budgetExhausted: false });
   if (input.budget <= 0) return { ...empty(false), budgetExhausted: true };
@@ -190,7 +187,9 @@ export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): 
       .filter((b) => (DISPATCHING_STATUSES as readonly string[]).includes(b.status) && b.queued > 0)
       .map((b) => ({ id: b.id, inFlight: b.in_progress, concurrency: b.concurrency, waiting: b.queued }));
     const free = acc[0].max_concurrent_calls - inFlight;
-    const alloc = allocateSlots(demands, free, input.budget, input.rotate ?? 0);
+    const fair = allocateSlots(demands, free, input.budget, input.rotate ?? 0);
+    const limited = input.limitAllocation ? input.limitAllocation(fair) : fair;
+    const alloc = new Map([...limited].filter(([id, n]) => n > 0 && n <= (fair.get(id) ?? 0)));
     if (alloc.size === 0) return empty(false);
     const unlimited = allocateSlots(demands, free, Infinity, input.rotate ?? 0);
     const wanted = [...unlimited.values()].reduce((s, n) => s + n, 0);
@@ -198,27 +197,16 @@ export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): 
     const now = input.clock();
 
     const expires = new Date(now.getTime() + input.leaseMs);
-    const claim = (ids: string[]) =>
-      tx.query<ClaimRow>(CLAIM_SQL, [
-        ids,
-        ids.map((id) => alloc.get(id)!),
-        now.toISOString(),
-        input.workerId,
-        expires.toISOString(),
-        DIAL.queued ?? 0,
-        DIAL.in_progress ?? 0,
-        DISPATCHING_STATUSES,
-      ]);
-    let rows = await claim(target);
-    // Fewer queued calls than the counter promised: some were created `pending`. Release them and
-    // take the rest (rare, so the common claim stays one statement).
-    const got = new Map<string, number>();
-    for (const r of rows) got.set(r.batch_id, (got.get(r.batch_id) ?? 0) + 1);
-    const short = target.filter((id) => (got.get(id) ?? 0) < alloc.get(id)!);
-    if (short.length > 0 && (await releasePendingCalls(tx, short, now)) > 0) {
-      for (const id of short) alloc.set(id, alloc.get(id)! - (got.get(id) ?? 0));
-      rows = [...rows, ...(await claim(short))];
-    }
+    const rows = await tx.query<ClaimRow>(CLAIM_SQL, [
+      target,
+      target.map((id) => alloc.get(id)!),
+      now.toISOString(),
+      input.workerId,
+      expires.toISOString(),
+      DIAL.queued ?? 0,
+      DIAL.in_progress ?? 0,
+      DISPATCHING_STATUSES,
+    ]);
     const claimed: ClaimedCall[] = rows.map((r) => ({
       id: r.id,
       batchId: r.batch_id,

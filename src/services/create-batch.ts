@@ -5,7 +5,6 @@ import type { AppDeps } from '../deps.ts';
 import { initialStatusAfterCreate, STATUS_RETURNED_BY_CREATE } from '../domain/batch-state.ts';
 import { normalizeContacts, type ContactRejection } from '../domain/contacts.ts';
 import { parseCreateBatchRequest, type CreateBatchInput, type StartMode } from '../domain/create-batch-request.ts';
-import { isPlainRecord } from '../domain/metadata.ts';
 import { newId } from '../domain/ids.ts';
 import { requestValidation, unprocessable } from '../errors.ts';
 import type { Account } from '../generated/prisma/client.ts';
@@ -67,8 +66,9 @@ export async function createBatch(
   if (accepted.length === 0) throw unprocessable('All contacts are invalid');
   if (input.callbackUrl !== null) await validateCallbackUrl(deps, input.callbackUrl);
 
-  const statuses = explicitContactStatuses(body);
-  const calls: NewCall[] = accepted.map((contact) => ({ contact, status: statuses(contact.index - 1) }));
+  // A contact's initial status: `pending` (the contract's default) until it is dialled, or
+  // `queued` when the contact says so; the worker dials both.
+  const calls: NewCall[] = accepted.map((contact) => ({ contact, status: input.contacts[contact.index - 1].status as InitialCallStatus }));
   const result: CreateBatchResult = {
     batchId: newId('batch'),
     agentId: settings.agent.id,
@@ -109,19 +109,6 @@ export async function createBatch(
   // The conflicting batch was committed before ON CONFLICT gave way, so it is visible now.
   if (!winner) throw new Error('Idempotency conflict without a committed batch');
   return winner;
-}
-
-/**
- * A call starts `queued` (dialled once its batch runs); a contact that explicitly sends
- * `status: "pending"` starts `pending` (held, not yet initiated). The parsed contact cannot tell
- * an explicit `pending` from the default, so the raw body is consulted; it was validated already.
- */
-function explicitContactStatuses(body: unknown): (position: number) => InitialCallStatus {
-  const contacts = (body as { contacts: unknown[] }).contacts;
-  return (position) => {
-    const raw = contacts[position];
-    return isPlainRecord(raw) && raw.status === 'pending' ? 'pending' : 'queued';
-  };
 }
 
 const INSERT_BATCH_SQL = `

@@ -19,6 +19,10 @@ export type ProviderName = (typeof PROVIDERS)[number];
 export async function setAccountProvider(deps: Deps, accountId: string, provider: ProviderName, config: RetellAccountConfig | null): Promise<void> {
   if (!PROVIDERS.includes(provider)) throw requestValidation([`provider: Input should be ${PROVIDERS.map((p) => `'${p}'`).join(' or ')}`]);
   if (provider === 'retell' && !config?.apiKey?.trim()) throw requestValidation(['apiKey: Field required']);
+  const rate = config?.dialRatePerNumber;
+  if (rate !== undefined && !(Number.isFinite(rate) && rate >= 0 && rate <= 1000)) {
+    throw requestValidation(['dialRatePerNumber: Input should be a number from 0 (unpaced) to 1000']);
+  }
   const sealed = config ? sealSecret(deps.appSecret, JSON.stringify(config)) : null;
   const n = await deps.db.prisma.$executeRaw`
     UPDATE accounts SET provider = ${provider}, provider_config = ${sealed} WHERE id = ${accountId}`;
@@ -30,6 +34,14 @@ export async function retellConfigForAccount(deps: Deps, accountId: string): Pro
     SELECT provider_config FROM accounts WHERE id = ${accountId}`;
   const stored = rows[0]?.provider_config;
   return stored ? (JSON.parse(openSecret(deps.appSecret, stored)) as RetellAccountConfig) : null;
+}
+
+/** Each account's voice provider name (the worker paces dials by it before claiming). */
+export async function accountProviders(deps: Pick<AppDeps, 'db'>, accountIds: string[]): Promise<Map<string, string>> {
+  if (accountIds.length === 0) return new Map();
+  const rows = await deps.db.prisma.$queryRaw<{ id: string; provider: string }[]>`
+    SELECT id, provider FROM accounts WHERE id = ANY(${accountIds}::text[])`;
+  return new Map(rows.map((r) => [r.id, r.provider]));
 }
 
 /** The account that placed a Retell call (for lookups of calls placed by another worker). */

@@ -13,9 +13,14 @@ export function baseUrl(deps: Pick<AppDeps, 'config'>): string {
   return (PUBLIC_URL ?? `http://${HOST}:${PORT}`).replace(/\/+$/, '');
 }
 
-export function recordingUrl(deps: Pick<AppDeps, 'config' | 'appSecret' | 'clock'>, callId: string): string {
+export function recordingUrl(
+  deps: Pick<AppDeps, 'config' | 'appSecret' | 'clock'>,
+  callId: string,
+  /** Links handed to webhook receivers live longer (src/services/webhooks/payload-links.ts). */
+  ttlSeconds: number = RECORDING_URL_TTL_SECONDS,
+): string {
   // Rounded to the minute so repeated reads inside a minute return the same URL (cache friendly).
-  const expires = Math.ceil(deps.clock.now().getTime() / 60_000) * 60 + RECORDING_URL_TTL_SECONDS;
+  const expires = Math.ceil(deps.clock.now().getTime() / 60_000) * 60 + ttlSeconds;
   return `${baseUrl(deps)}/recordings/${callId}.wav?expires=${expires}&signature=${signature(deps.appSecret, callId, expires)}`;
 }
 

@@ -2,6 +2,7 @@
 // that holds the call. provider_events.id = `retell:<retell call id>:<event>`, so a redelivered
 // event is a no-op insert and is never handed out twice.
 import type { AppDeps } from '../deps.ts';
+import type { RetellCallObject } from '../dispatch/voice/retell/call-mapping.ts';
 import type { RetellStoredEvent } from '../dispatch/voice/retell/provider.ts';
 
 export const RETELL_EVENTS = ['call_started', 'call_ended', 'call_analyzed'] as const;
@@ -27,4 +28,16 @@ export async function takeRetellEvents(deps: Pick<AppDeps, 'db' | 'clock'>, call
   return rows
     .map((r) => (typeof r.payload === 'string' ? (JSON.parse(r.payload) as RetellStoredEvent) : r.payload))
     .sort((a, b) => (ORDER[a.event] ?? 9) - (ORDER[b.event] ?? 9));
+}
+
+/**
+ * The call objects of one kind of event stored for these Retell calls, consumed or not: looked up
+ * by event id, so an event is found whenever it arrived and however often it was delivered.
+ */
+export async function storedRetellCalls(deps: Pick<AppDeps, 'db'>, retellCallIds: string[], event: (typeof RETELL_EVENTS)[number]): Promise<RetellCallObject[]> {
+  if (retellCallIds.length === 0) return [];
+  const ids = retellCallIds.map((id) => `retell:${id}:${event}`);
+  const rows = await deps.db.prisma.$queryRaw<{ payload: RetellStoredEvent | string }[]>`
+    SELECT payload FROM provider_events WHERE id = ANY(${ids}::text[])`;
+  return rows.map((r) => (typeof r.payload === 'string' ? (JSON.parse(r.payload) as RetellStoredEvent) : r.payload).call);
 }

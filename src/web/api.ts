@@ -15,7 +15,8 @@ export class ApiError extends Error {
   }
 }
 
-export type LiveState = 'connecting' | 'live' | 'offline';
+/** idle: no live view needs the socket, so it is closed on purpose (not a connection problem). */
+export type LiveState = 'idle' | 'connecting' | 'live' | 'offline';
 
 interface GraphQLErrorLike {
   message?: string;
@@ -50,7 +51,7 @@ export class Api {
   private ws: Client | undefined;
   private readonly stateListeners = new Set<(s: LiveState) => void>();
   private readonly reconnectListeners = new Set<() => void>();
-  state: LiveState = 'offline';
+  state: LiveState = 'idle';
 
   constructor(
     private readonly key: string,
@@ -137,6 +138,8 @@ export class Api {
       url,
       connectionParams: { authorization: `Bearer ${this.key}` },
       lazy: true,
+      // Moving between pages unsubscribes and resubscribes: keep the socket through that.
+      lazyCloseTimeout: 5_000,
       keepAlive: 20_000,
       retryAttempts: Number.POSITIVE_INFINITY,
       shouldRetry: (e) => !(e && typeof e === 'object' && 'code' in e && FATAL_CLOSE[(e as CloseEvent).code]),
@@ -149,7 +152,8 @@ export class Api {
           this.setState('live');
           if (wasRetry) for (const l of this.reconnectListeners) l();
         },
-        closed: () => this.setState('offline'),
+        // 1000: the client closed it, having nothing left to listen to.
+        closed: (event) => this.setState((event as CloseEvent | undefined)?.code === 1000 ? 'idle' : 'offline'),
       },
     });
     return this.ws;

@@ -8,6 +8,15 @@ export function dateTime(iso: string | null | undefined): string {
   return d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
 }
 
+/** For table cells: the time alone when it is today, else a short date and time (full value in dateTime). */
+export function compactDateTime(iso: string | null | undefined, now = new Date()): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  const time = { hour: '2-digit', minute: '2-digit' } as const;
+  if (d.toDateString() === now.toDateString()) return d.toLocaleTimeString(undefined, { ...time, second: '2-digit' });
+  return d.toLocaleString(undefined, { month: 'short', day: 'numeric', ...(d.getFullYear() === now.getFullYear() ? {} : { year: 'numeric' }), ...time });
+}
+
 export function duration(seconds: number | null | undefined): string {
   if (seconds == null) return '—';
   const m = Math.floor(seconds / 60);

@@ -115,7 +115,8 @@ async function start(key: string) {
   );
   client.onState((s: LiveState) => {
     live.dataset.state = s;
-    live.textContent = s === 'live' ? 'Live' : s === 'connecting' ? 'Connecting…' : 'Offline';
+    live.textContent = s === 'live' ? 'Live' : s === 'connecting' ? 'Connecting…' : s === 'offline' ? 'Offline' : '';
+    live.hidden = s === 'idle';
   });
 
   const ctx: AppContext = {
@@ -133,6 +134,8 @@ async function start(key: string) {
     if (api !== client) return;
     view?.dispose();
     view = undefined;
+    // Messages belong to the page they came from.
+    banner.replaceChildren();
     const [path, query = ''] = location.hash.replace(/^#/, '').split('?');
     const params = new URLSearchParams(query);
     const parts = path.split('/').filter(Boolean);

@@ -88,3 +88,17 @@ export function actionButton(label: string, run: () => Promise<void>, onError: (
   });
   return b;
 }
+
+/** A table row saying what could not be loaded, with a button that tries again. */
+export function retryRow(columns: number, what: string, retry: () => void, testId?: string): HTMLTableRowElement {
+  return h(
+    'tr',
+    null,
+    h(
+      'td',
+      { colspan: columns, class: 'empty', 'data-testid': testId },
+      `${what} could not be loaded. `,
+      h('button', { type: 'button', class: 'small', onclick: retry }, 'Try again'),
+    ),
+  );
+}

@@ -149,8 +149,20 @@ describe('errors never echo secrets or stack traces', () => {
         return Reflect.get(target, prop, receiver);
       },
     });
+    // The key lookup may also run on the raw driver (PGlite or the pg pool): it fails there too.
+    const failingKeyLookup = <D extends object>(driver: D | undefined) =>
+      driver &&
+      new Proxy(driver, {
+        get(target, prop, receiver) {
+          const value = Reflect.get(target, prop, receiver);
+          if (prop !== 'query' || typeof value !== 'function') return value;
+          return (sql: unknown, ...rest: unknown[]) =>
+            /\bapi_keys\b/.test(String((sql as { text?: string })?.text ?? sql)) ? Promise.reject(failure) : value.call(target, sql, ...rest);
+        },
+      });
     const logger = pino({ level: 'silent' });
-    return buildApp({ ...t.deps, logger, db: { ...t.deps.db, prisma } } as AppDeps);
+    const db = { ...t.deps.db, prisma, pglite: failingKeyLookup(t.deps.db.pglite), pool: failingKeyLookup(t.deps.db.pool) };
+    return buildApp({ ...t.deps, logger, db } as AppDeps);
   }
 
   it('an internal failure is a generic 500 on REST and a masked error on GraphQL', async () => {
@@ -195,5 +207,63 @@ describe('errors never echo secrets or stack traces', () => {
     const gql = await gqlSend(t.app, '{ me { id } }', {}, { key });
     expect(JSON.stringify(rest.body)).not.toContain(key);
     expect(JSON.stringify(gql.body)).not.toContain(key);
+  });
+});
+
+describe('secrets never reach the logs', () => {
+  // A logger with no redaction at the most verbose level: what it records is everything the app
+  // hands to its logger, so a key that never shows up here was never logged at all.
+  function capturedLogger() {
+    const lines: string[] = [];
+    const logger = pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) });
+    return { logger, text: () => lines.join('') };
+  }
+
+  it('not through a good request, a bad-key request or a forced 500', async () => {
+    const { logger, text } = capturedLogger();
+    const app = buildApp({ ...t.deps, logger } as AppDeps);
+    const badKey = 'sk_' + crypto.randomBytes(32).toString('base64url');
+
+    // Good requests: REST read, REST create, GraphQL.
+    expect((await send(app, 'GET', ME, { key: a.apiKey })).status).toBe(200);
+    const created = await send(app, 'POST', '/api/v1/public/call-batches', {
+      key: a.apiKey,
+      body: {
+        agent_id: a.agent.id, version_id: a.version.id, interruption: false, use_alternate_number: false, start_mode: 'manual',
+        schedule_date: '2030-01-01', schedule_time: '10:00', schedule_timezone: 'UTC', contacts: [{ contact_id: 'c1', phone_number: '+14155550123' }],
+      },
+    });
+    expect(created.status).toBe(201);
+    // An operation that logs what it did.
+    expect((await send(app, 'POST', `/api/v1/public/call-batches/${created.body.data.batch_id}/start`, { key: a.apiKey })).status).toBe(200);
+    expect((await gqlSend(app, '{ me { id } }', {}, { key: a.apiKey })).status).toBe(200);
+
+    // Bad key, on both surfaces.
+    expect((await send(app, 'GET', ME, { key: badKey })).status).toBe(401);
+    expect((await gqlSend(app, '{ me { id } }', {}, { key: badKey })).body.errors![0].extensions.code).toBe('UNAUTHENTICATED');
+
+    // Forced 500s, past authentication, on both surfaces.
+    const failure = new Error('connection terminated unexpectedly');
+    const prisma = new Proxy(t.deps.db.prisma, {
+      get(target, prop, receiver) {
+        if (prop === 'batch') return new Proxy({}, { get: () => () => Promise.reject(failure) });
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const broken = buildApp({ ...t.deps, logger, db: { ...t.deps.db, prisma } } as AppDeps);
+    const crashed = await send(broken, 'GET', '/api/v1/public/call-batches', { key: a.apiKey });
+    expect(crashed.status).toBe(500);
+    const gqlCrash = await gqlSend(broken, '{ batches { items { id } } }', {}, { key: a.apiKey });
+    expect(gqlCrash.body.errors![0].message).toBe('Unexpected error.');
+
+    const logs = text();
+    // The capture works: the failures were logged, with what an operator needs.
+    expect(logs).toContain('connection terminated unexpectedly');
+    expect(logs).toMatch(/"level":50/);
+    for (const key of [a.apiKey, badKey]) {
+      expect(logs).not.toContain(key);
+      // Not even the part after the prefix (a log line might cut or re-encode it).
+      expect(logs).not.toContain(key.slice(3, 24));
+    }
   });
 });

@@ -11,7 +11,7 @@ import { DatabaseRateLimitStore } from '../../src/services/rate-limit-store-post
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { budget, inWindow, send } from '../helpers/abuse.ts';
 import { TEST_DATABASE_URL } from '../helpers/database.ts';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { startSiblingApi, type ServerProcess } from '../helpers/server-process.ts';
 
 const ME = '/api/v1/public/me';
 
@@ -77,14 +77,7 @@ describe.skipIf(!TEST_DATABASE_URL)('a real second server process on the same Po
   });
 
   it('shares the budget with this process', async () => {
-    child = await startServerProcess({
-      DATABASE_URL: t.testDb.url!,
-      MIGRATE_ON_START: 'false',
-      SEED_DEMO: 'false',
-      RUN_WORKER: 'false',
-      APP_SECRET: t.deps.appSecret,
-      LOG_LEVEL: 'warn',
-    });
+    child = await startSiblingApi(t);
     // Both processes must see the same minute: the child runs on the system clock.
     const live = new Date();
     if (live.getUTCSeconds() > 50) await new Promise((r) => setTimeout(r, (61 - live.getUTCSeconds()) * 1000));

@@ -140,7 +140,7 @@ describe('POST /call-batches: stored state', () => {
     expect(res.status).toBe(201);
     const calls = await storedCalls(res.body.data.batch_id);
     expect(calls.map((c) => [c.seq, c.externalId, c.phoneNumber, c.status])).toEqual([
-      [1, 'ext-1', '+14155552671', 'queued'],
+      [1, 'ext-1', '+14155552671', 'pending'],
       [2, 'ext-3', '+447911123457', 'pending'],
       [3, 'ext-4', validPhone(9), 'queued'],
     ]);

@@ -5,6 +5,7 @@ import { buildApp } from '../../src/app.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { batchBody, CALL_BATCHES, makeContacts, validPhone } from '../helpers/batch-requests.ts';
+import { startSiblingApi, type ServerProcess } from '../helpers/server-process.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -54,6 +55,33 @@ describe('PUT /call-batches idempotency', () => {
     });
     expect(await batchesWithKey(a.account.id, 'order-42')).toBe(1);
     expect(await t.deps.db.prisma.call.count({ where: { batchId: first.body.data.batch_id } })).toBe(1);
+  });
+
+  it('first use with every contact valid: 201, Call batch created successfully, idempotent false', async () => {
+    t.clock.set(new Date('2029-02-03T04:05:06.789Z'));
+    const res = await put(batchBody(a, { idempotency_key: 'all-valid-1', contacts: makeContacts(3), concurrency: 2 }));
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      status_code: 201,
+      message: 'Call batch created successfully',
+      error: null,
+      data: {
+        batch_id: expect.stringMatching(/^sched_/),
+        agent_id: a.agent.id,
+        version_id: a.version.id,
+        status: 'pending',
+        start_mode: 'immediate',
+        total_contacts: 3,
+        accepted_contacts: 3,
+        rejected_contacts: 0,
+        validation_errors: [],
+        concurrency: 2,
+        created_at: '2029-02-03T04:05:06.789Z',
+        idempotent: false,
+      },
+    });
+    expect(await batchesWithKey(a.account.id, 'all-valid-1')).toBe(1);
+    expect(await t.deps.db.prisma.call.count({ where: { batchId: res.body.data.batch_id } })).toBe(3);
   });
 
   it('the replay still says pending after the batch has moved on', async () => {
@@ -137,4 +165,39 @@ describe.runIf(process.env.TEST_DATABASE_URL)('PUT idempotency across processes 
       await otherDb.close();
     }
   });
+});
+
+// The same, with a real second API process (src/main.ts) beside this one: the unique constraint is
+// the only thing the two share besides the database.
+describe.runIf(process.env.TEST_DATABASE_URL)('PUT idempotency across real processes (PostgreSQL)', () => {
+  let child: ServerProcess | undefined;
+  afterAll(async () => {
+    child?.child.kill('SIGTERM');
+    await child?.waitForExit();
+  });
+
+  it('20 simultaneous PUTs split between this process and a child server create exactly one batch', async () => {
+    child = await startSiblingApi(t);
+    const body = JSON.stringify(batchBody(a, { idempotency_key: 'two-processes', contacts: makeContacts(300) }));
+    const init = (): RequestInit => ({
+      method: 'PUT',
+      headers: { authorization: `Bearer ${a.apiKey}`, 'content-type': 'application/json' },
+      body,
+    });
+    const sends = Array.from({ length: 20 }, (_, i) =>
+      i % 2 ? fetch(`${child!.url}${CALL_BATCHES}`, init()) : t.app.fetch(new Request(`http://test.local${CALL_BATCHES}`, init())),
+    );
+    const responses = await Promise.all(sends);
+    const bodies = (await Promise.all(responses.map((r) => r.json()))) as any[];
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(19);
+    expect(new Set(bodies.map((b) => b.data.batch_id)).size).toBe(1);
+    for (const [i, b] of bodies.entries()) {
+      expect(b.data.idempotent).toBe(statuses[i] === 200);
+      expect(b.message).toBe(statuses[i] === 201 ? 'Call batch created successfully' : 'Call batch already exists for this idempotency key');
+    }
+    expect(await batchesWithKey(a.account.id, 'two-processes')).toBe(1);
+    expect(await t.deps.db.prisma.call.count({ where: { batchId: bodies[0].data.batch_id } })).toBe(300);
+  }, 120_000);
 });

@@ -46,7 +46,7 @@ describe('request validation (422 envelope)', () => {
   it('lists every problem, in the field order of the contract', async () => {
     const res = await send('PUT', {
       agent_id: a.agent.id,
-      interruption: 'yes',
+      interruption: 'perhaps',
       start_mode: 'later',
       schedule_date: '2030-02-30',
       schedule_time: '9:30',
@@ -60,7 +60,7 @@ describe('request validation (422 envelope)', () => {
     expect(res.body).toEqual(
       envelope([
         'version_id: Value error, version_id or version_name is required',
-        'interruption: Input should be a valid boolean',
+        'interruption: Input should be a valid boolean, unable to interpret input',
         'use_alternate_number: Field required',
         "start_mode: Input should be 'manual', 'immediate' or 'scheduled'",
         'schedule_date: Value error, Invalid date, expected YYYY-MM-DD',
@@ -90,6 +90,21 @@ describe('request validation (422 envelope)', () => {
         'contacts: Field required',
       ]),
     );
+  });
+
+  it.each(['manual', 'immediate'])('the schedule fields are required even when start_mode is %s', async (startMode) => {
+    const noSchedule = { schedule_date: undefined, schedule_time: undefined, schedule_timezone: undefined };
+    for (const method of ['POST', 'PUT'] as const) {
+      const res = await send(method, batchBody(a, { ...noSchedule, start_mode: startMode, idempotency_key: method === 'PUT' ? `no-schedule-${startMode}` : undefined }));
+      expect(res.status).toBe(422);
+      expect(res.body).toEqual(envelope(['schedule_date: Field required', 'schedule_time: Field required', 'schedule_timezone: Field required']));
+    }
+    // Each one on its own is required too.
+    for (const field of Object.keys(noSchedule)) {
+      const res = await send('POST', batchBody(a, { start_mode: startMode, [field]: undefined }));
+      expect(res.body).toEqual(envelope([`${field}: Field required`]));
+    }
+    expect(await batchesCreated()).toBe(0);
   });
 
   it('PUT requires idempotency_key (1 to 128 characters); POST does not', async () => {

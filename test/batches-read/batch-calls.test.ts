@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
-import { callInState, insertBatch, type InsertedBatch } from '../helpers/fixtures.ts';
+import { CALL_RECORD_KEYS, callInState, insertBatch, type InsertedBatch } from '../helpers/fixtures.ts';
 import { verifyRecordingSignature } from '../../src/services/recording-url.ts';
 import type { CallStatus } from '../../src/domain/call-state.ts';
+import { generateCallRecording, WAV_CONTENT_TYPE } from '../../src/dispatch/recording/wav.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -35,12 +36,6 @@ const calls = (batchId: string, query = '', key: string | null = a.apiKey) =>
 const seqs = (res: { body: any }) => res.body.data.items.map((c: { contact_id: string }) => Number(c.contact_id.split('-')[1]));
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, k) => from + k);
 
-const RECORD_KEYS = [
-  'call_id', 'batch_id', 'contact_id', 'external_id', 'phone_number', 'agent_id', 'agent_name', 'version_id', 'version_name',
-  'voice', 'status', 'call_status', 'transcript_status', 'duration_seconds', 'answer_duration_seconds', 'timestamp',
-  'created_at', 'completed_at', 'hangup_by', 'disconnect_reason', 'summary', 'outcomes', 'recording_available',
-  'recording_url', 'llm_transcript',
-];
 
 describe('GET /call-batches/{batch_id}/calls', () => {
   it('default page: 100 calls in submission order', async () => {
@@ -86,7 +81,7 @@ describe('GET /call-batches/{batch_id}/calls', () => {
   it('a call not yet made: contract fields with nulls, call_status = status, external_id = contact_id', async () => {
     const item = (await calls(big.batch.id, '?external_id=contact-2')).body.data.items[0];
     const row = big.calls[1];
-    expect(Object.keys(item)).toEqual(RECORD_KEYS);
+    expect(Object.keys(item)).toEqual(CALL_RECORD_KEYS);
     expect(item).toEqual({
       call_id: row.id,
       batch_id: big.batch.id,
@@ -178,8 +173,85 @@ describe('GET /call-batches/{batch_id}/calls', () => {
     }
   });
 
+  it('401 detail without a valid key', async () => {
+    for (const key of [null, 'sk_wrongwrongwrongwrongwrongwrongwrongwrong', 'not-a-key']) {
+      const res = await calls(big.batch.id, '?limit=5', key);
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ detail: 'Invalid API key' });
+    }
+  });
+
+  it('403 FORBIDDEN envelope for an account whose API access is disabled', async () => {
+    const disabled = await t.seedAccount({ apiAccessEnabled: false });
+    const { batch } = await insertBatch(t.deps, disabled, { contacts: 1 });
+    const res = await calls(batch.id, '', disabled.apiKey);
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({
+      status_code: 403,
+      message: 'API access is not enabled for this account',
+      error: { code: 'FORBIDDEN', details: [] },
+      data: null,
+    });
+  });
+
   it('an empty batch lists nothing', async () => {
     const { batch } = await insertBatch(t.deps, a, { contacts: 0 });
     expect((await calls(batch.id)).body.data).toEqual({ items: [], pagination: { page: 1, limit: 100, total: 0, has_more: false } });
+  });
+});
+
+describe('recording_url over HTTP', () => {
+  const fetchUrl = (href: string) => {
+    const u = new URL(href);
+    return t.app.fetch(new Request(`http://test.local${u.pathname}${u.search}`));
+  };
+  const denied = { detail: 'Recording link is invalid or has expired' };
+
+  it('serves audio/wav until the link expires, then 403; a tampered link is 403', async () => {
+    const row = big.calls[5];
+    const wav = generateCallRecording({ durationMs: 1_000, seed: 7 });
+    // Base64 through SQL: the PGlite adapter takes no bytea parameters.
+    await t.deps.db.prisma.$executeRaw`INSERT INTO recordings (call_id, account_id, content_type, data)
+      VALUES (${row.id}, ${a.account.id}, ${WAV_CONTENT_TYPE}, decode(${Buffer.from(wav).toString('base64')}, 'base64'))`;
+    t.clock.set(new Date('2026-06-02T12:00:30.000Z'));
+    const href: string = (await calls(big.batch.id, '?external_id=contact-6')).body.data.items[0].recording_url;
+    const url = new URL(href);
+    const expires = Number(url.searchParams.get('expires'));
+    const signature = url.searchParams.get('signature')!;
+    // The link lives at least the documented hour from when it was handed out.
+    expect(expires * 1000).toBeGreaterThanOrEqual(t.clock.now().getTime() + 3_600_000);
+
+    const ok = await fetchUrl(href);
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('content-type')).toBe('audio/wav');
+    expect(Buffer.from(await ok.arrayBuffer())).toEqual(Buffer.from(wav));
+
+    // Still valid at the expiry instant, refused a millisecond later.
+    t.clock.set(new Date(expires * 1000));
+    expect((await fetchUrl(href)).status).toBe(200);
+    t.clock.set(new Date(expires * 1000 + 1));
+    const expired = await fetchUrl(href);
+    expect(expired.status).toBe(403);
+    expect(await expired.json()).toEqual(denied);
+
+    // Back inside the lifetime: any change to the signed parts is refused.
+    t.clock.set(new Date('2026-06-02T12:00:30.000Z'));
+    const flipped = signature.slice(0, -1) + (signature.endsWith('A') ? 'B' : 'A');
+    const tampered = [
+      `${url.pathname}?expires=${expires}&signature=${flipped}`,
+      // A later expiry with the old signature: the expiry is signed too.
+      `${url.pathname}?expires=${expires + 86_400}&signature=${signature}`,
+      // Another call's recording with this call's signature.
+      `/recordings/${big.calls[4].id}.wav?expires=${expires}&signature=${signature}`,
+      `${url.pathname}?expires=${expires}`,
+      `${url.pathname}?expires=${expires}&signature=`,
+      `${url.pathname}?expires=soon&signature=${signature}`,
+    ];
+    for (const path of tampered) {
+      const res = await t.app.fetch(new Request(`http://test.local${path}`));
+      expect({ path, status: res.status, body: await res.json() }).toEqual({ path, status: 403, body: denied });
+    }
+    // The untouched link still works: nothing above was a clock or storage problem.
+    expect((await fetchUrl(href)).status).toBe(200);
   });
 });

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { callInState, insertBatch, moveCall } from '../helpers/fixtures.ts';
 import { COUNTER_BUCKETS, counterBucket, type CallStatus } from '../../src/domain/call-state.ts';
+import { createSimulatorProvider } from '../../src/dispatch/voice/simulator.ts';
+import { expectConsistentBatch, phoneEndingIn, registryOf, testWorker } from '../helpers/dispatch.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -218,6 +220,49 @@ describe('counters while the batch changes state', () => {
     first = await expectConsistent(batch.id);
     expect(first.details).toMatchObject({ status: 'completed', queued: 0, in_progress: 0, completed: 2, failed: 8, cancelled: 2 });
     expect(first.resultsStatus).toBe('completed');
+  });
+
+  it('holds at every read while a real worker drains the batch', async () => {
+    const n = 40;
+    // Reads as fast as they go: more than a default per-minute budget.
+    const reader = await t.seedAccount({ limits: { rateLimitPerMinute: 1_000_000 } });
+    // Every simulator outcome (last digit: 0 no answer, 1 busy, 2 failed, 3/4 answered).
+    const { batch } = await insertBatch(t.deps, reader, {
+      contacts: n,
+      status: 'queued',
+      batch: { concurrency: 4, recordingEnabled: false },
+      callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn(i % 5, i) }),
+    });
+    const worker = testWorker(t.deps, { providers: registryOf(createSimulatorProvider({ callMs: 30 })) });
+    const seen = { reads: 0, midway: 0, statuses: new Set<string>() };
+    worker.start();
+    try {
+      const deadline = Date.now() + 25_000;
+      for (;;) {
+        const [rest, gql] = await Promise.all([
+          details(batch.id, reader.apiKey),
+          t.gql(`query($id: ID!) { batch(id: $id) { status acceptedContacts queued inProgress completed failed cancelled } }`, { id: batch.id }, reader.apiKey),
+        ]);
+        expect(rest.status, JSON.stringify(rest.body)).toBe(200);
+        const d = rest.body.data;
+        expect(d.queued + d.in_progress + d.completed + d.failed + d.cancelled, JSON.stringify(d)).toBe(n);
+        expect(d.accepted_contacts).toBe(n);
+        const g = gql.body.data.batch;
+        expect(g.queued + g.inProgress + g.completed + g.failed + g.cancelled, JSON.stringify(g)).toBe(g.acceptedContacts);
+        seen.reads += 1;
+        seen.statuses.add(d.status);
+        if (d.queued > 0 && d.queued < n) seen.midway += 1;
+        if (d.status === 'completed') break;
+        if (Date.now() > deadline) throw new Error(`batch did not complete: ${JSON.stringify(d)}`);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    } finally {
+      await worker.stop({ graceMs: 2000 });
+    }
+    // The reads really overlapped the drain, not just its two ends.
+    expect(seen.midway, JSON.stringify({ ...seen, statuses: [...seen.statuses] })).toBeGreaterThan(2);
+    const { batch: done } = await expectConsistentBatch(t.deps, batch.id);
+    expect({ completed: done.completed, failed: done.failed, queued: done.queued, inProgress: done.inProgress }).toEqual({ completed: 16, failed: 24, queued: 0, inProgress: 0 });
   });
 
   it('holds for reads racing concurrent call moves; a cancelled batch reports results status cancelled', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
-import { callInState, insertBatch, moveCall, type CallFields, type InsertedBatch } from '../helpers/fixtures.ts';
+import { CALL_RECORD_KEYS, callInState, insertBatch, moveCall, type CallFields, type InsertedBatch } from '../helpers/fixtures.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -44,6 +44,9 @@ describe('GET /call-batches/{batch_id}/results', () => {
     expect(res.body.data.status).toBe('pending');
     expect(seqs(res)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     expect(res.body.data.pagination).toEqual({ page: 1, limit: 100, total: 11, has_more: false });
+    // Every item has the call record's keys, in the spec's order (finished and not-yet-made calls alike).
+    for (const item of res.body.data.items) expect(Object.keys(item)).toEqual(CALL_RECORD_KEYS);
+    expect(res.body.data.items[5]).toMatchObject({ status: 'pending', transcript_status: null, summary: null, recording_url: null });
     expect(res.body.data.items[0]).toMatchObject({
       status: 'completed',
       outcomes: { interested: 'yes', callback_requested: 'no' },
@@ -132,6 +135,14 @@ describe('GET /call-batches/{batch_id}/results', () => {
       const res = await results(id, '?outcome=yes', key);
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ detail: 'Call batch not found' });
+    }
+  });
+
+  it('401 detail without a valid key', async () => {
+    for (const key of [null, 'sk_wrongwrongwrongwrongwrongwrongwrongwrong', 'Bearer']) {
+      const res = await results(batch.batch.id, '?outcome=yes', key);
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ detail: 'Invalid API key' });
     }
   });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
-import { addAgent, callInState, insertBatch } from '../helpers/fixtures.ts';
+import { addAgent, CALL_RECORD_KEYS, callInState, insertBatch } from '../helpers/fixtures.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -54,6 +54,9 @@ describe('GET /call-records', () => {
     expect(res.body.data.pagination).toEqual({ page: 1, limit: 50, total: 6, has_more: false });
     const item = res.body.data.items.find((c: { call_id: string }) => c.call_id === ids['midday.2']);
     expect(item).toMatchObject({ agent_id: support.agent.id, agent_name: 'Support Agent', version_name: 'v1', voice: 'verse', status: 'completed' });
+    // Every item has the call record's keys, in the spec's order (busy and completed calls alike).
+    for (const it of res.body.data.items) expect(Object.keys(it)).toEqual(CALL_RECORD_KEYS);
+    expect(res.body.data.items.map((c: { status: string }) => c.status)).toContain('busy');
   });
 
   it('a range of days spans every batch of the account and no other account', async () => {
@@ -106,7 +109,7 @@ describe('GET /call-records', () => {
   });
 
   it('page_size above 200: 422 detail', async () => {
-    for (const size of ['201', '5000']) {
+    for (const size of ['201', '5000', '2147483648', '99999999999999999999']) {
       const res = await records(`?start_date=2026-08-01&end_date=2026-08-02&page_size=${size}`);
       expect(res.status).toBe(422);
       expect(res.body).toEqual({ detail: 'page_size must be less than or equal to 200' });

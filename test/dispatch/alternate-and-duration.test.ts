@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
+import { batchBody, CALL_BATCHES, validPhone } from '../helpers/batch-requests.ts';
 import { callEvents, expectConsistentBatch, manualSimulator, phoneEndingIn, testWorker } from '../helpers/dispatch.ts';
 
 let t: TestApp;
@@ -113,6 +114,47 @@ describe('max_duration_seconds_per_call', () => {
     expect(c.transcriptStatus).toBe('ready');
     expect(c.llmTranscript).toMatch(/^Agent: /);
     expect((await expectConsistentBatch(t.deps, batch.id)).batch.status).toBe('completed');
+  });
+
+  describe("without a per-batch limit, the account's max_call_duration_seconds applies", () => {
+    let short: SeededAccount;
+    beforeAll(async () => {
+      short = await t.seedAccount({ limits: { maxConcurrentCalls: 10, maxCallDurationSeconds: 40 } });
+    });
+
+    async function expectHungUpAt(batchId: string, seconds: number) {
+      const sim = manualSimulator(t.clock, { callMs: 600_000, ringMs: 2_000 });
+      const worker = testWorker(t.deps, { providers: sim.registry });
+      expect((await worker.runOnce()).claimed).toBe(1);
+      sim.timers.advance(seconds * 1000 - 1);
+      await worker.settle();
+      expect((await worker.runOnce()).hungUp).toBe(0);
+      expect((await calls(batchId))[0].status).toBe('in_progress');
+      sim.timers.advance(1);
+      expect((await worker.runOnce()).hungUp).toBe(1);
+      await worker.settle();
+      const [c] = await calls(batchId);
+      expect([c.status, c.hangupBy, c.disconnectReason, c.durationSeconds]).toEqual(['completed', 'system', 'max_duration_reached', seconds]);
+      await expectConsistentBatch(t.deps, batchId);
+    }
+
+    it('a batch created without max_duration_seconds_per_call', async () => {
+      const res = await t.request('POST', CALL_BATCHES, {
+        key: short.apiKey,
+        body: batchBody(short, { max_duration_seconds_per_call: undefined, contacts: [{ contact_id: 'c1', phone_number: validPhone(4) }] }),
+      });
+      expect(res.status).toBe(201);
+      await expectHungUpAt(res.body.data.batch_id, 40);
+    });
+
+    it('a stored batch with no limit of its own (0)', async () => {
+      const { batch } = await insertBatch(t.deps, short, {
+        contacts: 1,
+        batch: { maxDurationSeconds: 0 },
+        callOverrides: () => ({ status: 'queued', phoneNumber: phoneEndingIn(4) }),
+      });
+      await expectHungUpAt(batch.id, 40);
+    });
   });
 
   it('a call still ringing at the limit ends failed, by the system', async () => {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
-import { concurrencyProbe, expectConsistentBatch, historyMaxInFlight, phoneEndingIn, registryOf, testWorker } from '../helpers/dispatch.ts';
+import { concurrencyProbe, expectConsistentBatch, historyMaxInFlight, manualSimulator, phoneEndingIn, registryOf, testWorker } from '../helpers/dispatch.ts';
 import { createSimulatorProvider } from '../../src/dispatch/voice/simulator.ts';
 import type { DispatchWorker } from '../../src/dispatch/worker.ts';
 
@@ -64,14 +64,17 @@ describe('concurrency limits with two workers', () => {
     await expectConsistentBatch(t.deps, batch.id);
   });
 
-  it("never more than the account's max_concurrent_calls over all its batches", async () => {
+  it("never more than the account's max_concurrent_calls over all its batches; busy and no-answer calls free their slots", async () => {
     const a: SeededAccount = await t.seedAccount({ limits: { maxConcurrentCalls: 4 } });
+    // Answered (6), busy (1) and no-answer (0) calls mixed: every kind of ending must give its slot back,
+    // or the batches would stall short of the end.
+    const digits = [6, 1, 0, 6, 0, 1, 6, 6];
     const batches = await Promise.all(
       [0, 1].map(() =>
         insertBatch(t.deps, a, {
           contacts: 16,
           batch: { concurrency: 3, recordingEnabled: false },
-          callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn(6, i) }),
+          callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn(digits[i % digits.length], i) }),
         }),
       ),
     );
@@ -83,7 +86,10 @@ describe('concurrency limits with two workers', () => {
     expect(await historyMaxInFlight(t.deps, ids)).toBe(4);
     for (const id of ids) {
       expect(probe.max.batch.get(id)).toBeLessThanOrEqual(3);
-      await expectConsistentBatch(t.deps, id);
+      const { batch, calls } = await expectConsistentBatch(t.deps, id);
+      const byStatus = (st: string) => calls.filter((c) => c.status === st).length;
+      expect({ completed: byStatus('completed'), busy: byStatus('busy'), noAnswer: byStatus('no_answer') }).toEqual({ completed: 8, busy: 4, noAnswer: 4 });
+      expect([batch.completed, batch.failed]).toEqual([8, 8]);
     }
   });
 
@@ -113,5 +119,43 @@ describe('concurrency limits with two workers', () => {
     expect(largeDoneBefore).toBeLessThan(20);
     await expectConsistentBatch(t.deps, small.batch.id);
     await expectConsistentBatch(t.deps, large.batch.id);
+  });
+});
+
+// Last: the manual timers freeze the shared test clock, which the real-time tests above need moving.
+describe('slots freed by every kind of ending', () => {
+  it('a busy or no-answer ending frees its slot for the next claim at once (test clock)', async () => {
+    const a: SeededAccount = await t.seedAccount({ limits: { maxConcurrentCalls: 2 } });
+    const sim = manualSimulator(t.clock, { callMs: 10_000, ringMs: 1_000 });
+    const worker = testWorker(t.deps, { providers: sim.registry });
+    // Busy ends at the ring time (1 s), no answer at the call length (10 s), answered calls at 10 s.
+    const { batch } = await insertBatch(t.deps, a, {
+      contacts: 4,
+      batch: { concurrency: 4, recordingEnabled: false },
+      callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn([1, 0, 4, 4][i], i) }),
+    });
+    const statuses = async () => (await t.deps.db.prisma.call.findMany({ where: { batchId: batch.id }, orderBy: { seq: 'asc' } })).map((c) => c.status);
+    const step = async (ms: number) => {
+      sim.timers.advance(ms);
+      await worker.settle();
+      const r = await worker.runOnce();
+      await worker.settle();
+      return r.claimed;
+    };
+    expect(await step(0)).toBe(2);
+    expect(await statuses()).toEqual(['ringing', 'ringing', 'queued', 'queued']);
+    // Nothing has ended: the account's two slots are taken.
+    expect((await worker.runOnce()).claimed).toBe(0);
+    // The busy call ends and its slot goes to the third call.
+    expect(await step(1_000)).toBe(1);
+    expect(await statuses()).toEqual(['busy', 'ringing', 'ringing', 'queued']);
+    // The no-answer call ends and its slot goes to the fourth.
+    expect(await step(9_000)).toBe(1);
+    expect(await statuses()).toEqual(['busy', 'no_answer', 'in_progress', 'ringing']);
+    await step(10_000);
+    await step(10_000);
+    const { batch: done } = await expectConsistentBatch(t.deps, batch.id);
+    expect(done.status).toBe('completed');
+    expect(await historyMaxInFlight(t.deps, [batch.id])).toBe(2);
   });
 });

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
-import { callEvents, expectConsistentBatch, phoneEndingIn, testWorker } from '../helpers/dispatch.ts';
+import { callEvents, expectConsistentBatch, manualSimulator, phoneEndingIn, testWorker } from '../helpers/dispatch.ts';
+import type { Analyser } from '../../src/dispatch/analysis/analyser.ts';
+import { createLocalAnalyser } from '../../src/dispatch/analysis/local-analyser.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -158,16 +160,130 @@ describe('an immediate batch runs to completion', () => {
     expect(types.filter((x) => x === 'call.failed')).toHaveLength(1);
     expect(types.filter((x) => x === 'call.analyzed')).toHaveLength(1);
     expect(types[0]).toBe('batch.started');
-    // The batch completes when its last call ends; that call's analysis may finish just after.
-    expect(types.indexOf('batch.completed')).toBeGreaterThan(Math.max(types.indexOf('call.completed'), types.indexOf('call.failed')));
+    // The batch completes when its last call ends; an answered call is announced (call.completed)
+    // together with its analysis, which may settle after that.
+    expect(types.indexOf('batch.completed')).toBeGreaterThan(types.indexOf('call.failed'));
+    expect(types.indexOf('call.analyzed')).toBe(types.indexOf('call.completed') + 1);
     expect(rows.every((r) => r.url === 'https://hooks.example.com/calls')).toBe(true);
   });
 
-  it('releases calls created pending when the batch dispatches', async () => {
-    const { batch } = await insertBatch(t.deps, a, { contacts: 3, callOverrides: (i) => ({ status: 'pending', phoneNumber: phoneEndingIn(4, i) }) });
+  it('dials calls put back in line (queued) first, then the never-dialled (pending) in submission order', async () => {
+    const { batch } = await insertBatch(t.deps, a, {
+      contacts: 4,
+      batch: { concurrency: 1 },
+      callOverrides: (i) => ({ status: i === 2 ? 'queued' : 'pending', phoneNumber: phoneEndingIn(4, i) }),
+    });
     await testWorker(t.deps).drain();
     const { batch: done, events } = await expectConsistentBatch(t.deps, batch.id);
     expect(done.status).toBe('completed');
-    expect(events.filter((e) => e.from_status === 'pending' && e.to_status === 'queued')).toHaveLength(3);
+    const seqOf = new Map((await t.deps.db.prisma.call.findMany({ where: { batchId: batch.id } })).map((c) => [c.id, c.seq]));
+    const dials = events.filter((e) => e.to_status === 'ringing');
+    expect(dials.map((e) => [seqOf.get(e.call_id), e.from_status])).toEqual([
+      [3, 'queued'],
+      [1, 'pending'],
+      [2, 'pending'],
+      [4, 'pending'],
+    ]);
+  });
+});
+
+describe('transcript_status: pending -> processing -> ready, or failed', () => {
+  // Every value the column takes is logged by a trigger, so states that last only between two
+  // commits are observed from the database too, not inferred from the worker's code.
+  beforeAll(async () => {
+    const db = t.deps.db.prisma;
+    await db.$executeRawUnsafe(`CREATE TABLE test_transcript_log (id serial PRIMARY KEY, call_id text NOT NULL, status text)`);
+    await db.$executeRawUnsafe(`
+      CREATE FUNCTION test_log_transcript() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.transcript_status IS DISTINCT FROM OLD.transcript_status THEN
+          INSERT INTO test_transcript_log (call_id, status) VALUES (NEW.id, NEW.transcript_status);
+        END IF;
+        RETURN NEW;
+      END $$`);
+    await db.$executeRawUnsafe(`CREATE TRIGGER test_log_transcript AFTER UPDATE ON calls FOR EACH ROW EXECUTE FUNCTION test_log_transcript()`);
+  });
+
+  const logged = async (callId: string) =>
+    (await t.deps.db.prisma.$queryRaw<{ status: string | null }[]>`SELECT status FROM test_transcript_log WHERE call_id = ${callId} ORDER BY id`).map((r) => r.status);
+  const row = (batchId: string) => t.deps.db.prisma.call.findFirstOrThrow({ where: { batchId } });
+  const results = (batchId: string, query = '') => t.request('GET', `/api/v1/public/call-batches/${batchId}/results${query}`, { key: a.apiKey });
+
+  /** An analyser that holds every analysis until released, then answers like the local one or throws. */
+  function heldAnalyser(outcome: 'answer' | 'throw') {
+    const local = createLocalAnalyser();
+    let entered!: () => void;
+    let release!: () => void;
+    const calls: string[] = [];
+    const analyser: Analyser = {
+      name: 'held',
+      async analyse(input) {
+        calls.push(input.transcript);
+        entered();
+        await new Promise<void>((r) => (release = r));
+        if (outcome === 'throw') throw new Error('analysis service unavailable');
+        return local.analyse(input);
+      },
+    };
+    const started = new Promise<void>((r) => (entered = r));
+    return { analyser, started, release: () => release(), calls };
+  }
+
+  async function answeredCallUnderAnalysis(outcome: 'answer' | 'throw') {
+    t.clock.set(new Date('2025-09-01T12:00:00.000Z'));
+    const held = heldAnalyser(outcome);
+    const sim = manualSimulator(t.clock, { callMs: 10_000, ringMs: 1_000 });
+    const worker = testWorker(t.deps, { providers: sim.registry, analyser: held.analyser });
+    const { batch } = await insertBatch(t.deps, a, {
+      contacts: 1,
+      batch: { recordingEnabled: true },
+      callOverrides: () => ({ status: 'queued', phoneNumber: phoneEndingIn(4) }),
+    });
+    await worker.runOnce();
+    sim.timers.advance(2_000);
+    await worker.settle();
+    // A call in flight has nothing to analyse yet.
+    expect((await row(batch.id)).status).toBe('in_progress');
+    expect((await row(batch.id)).transcriptStatus).toBeNull();
+
+    sim.timers.advance(8_000); // the call ends; analysis starts and is held
+    await held.started;
+    const during = await row(batch.id);
+    expect([during.status, during.transcriptStatus, during.summary, during.outcomes]).toEqual(['completed', 'processing', null, null]);
+    expect(during.llmTranscript).toMatch(/^Agent: /);
+    expect(held.calls).toEqual([during.llmTranscript]);
+    const listed = await results(batch.id, '?transcript_status=processing');
+    expect(listed.body.data.items.map((c: { call_id: string }) => c.call_id)).toEqual([during.id]);
+    expect(listed.body.data.items[0]).toMatchObject({ status: 'completed', transcript_status: 'processing', summary: null, outcomes: null });
+    expect(await logged(during.id)).toEqual(['pending', 'processing']);
+
+    held.release();
+    await worker.settle();
+    return { batchId: batch.id, callId: during.id };
+  }
+
+  it('ready with summary and outcomes once the analyser answers', async () => {
+    const { batchId, callId } = await answeredCallUnderAnalysis('answer');
+    const done = await row(batchId);
+    expect(done.transcriptStatus).toBe('ready');
+    expect(done.summary).toMatch(/^Called Contact 1/);
+    expect(Object.keys(done.outcomes as object).sort()).toEqual(['callback_requested', 'interested']);
+    expect(await logged(callId)).toEqual(['pending', 'processing', 'ready']);
+    expect((await results(batchId, '?transcript_status=ready')).body.data.items).toHaveLength(1);
+    expect(done.leaseOwner).toBeNull();
+    await expectConsistentBatch(t.deps, batchId);
+  });
+
+  it('failed, without summary or outcomes, when the analyser throws; the call itself stays completed', async () => {
+    const { batchId, callId } = await answeredCallUnderAnalysis('throw');
+    const done = await row(batchId);
+    expect([done.status, done.transcriptStatus, done.summary, done.outcomes]).toEqual(['completed', 'failed', null, null]);
+    expect(done.llmTranscript).toMatch(/^Agent: /);
+    expect(done.leaseOwner).toBeNull();
+    expect(await logged(callId)).toEqual(['pending', 'processing', 'failed']);
+    const failed = await results(batchId, '?transcript_status=failed');
+    expect(failed.body.data.items).toHaveLength(1);
+    expect(failed.body.data.items[0]).toMatchObject({ call_id: callId, status: 'completed', transcript_status: 'failed', summary: null, outcomes: null });
+    expect((await expectConsistentBatch(t.deps, batchId)).batch.status).toBe('completed');
   });
 });

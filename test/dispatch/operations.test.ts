@@ -90,6 +90,68 @@ describe('paused (manual, never started)', () => {
   });
 });
 
+/** Batch details over REST, with the counter rule checked on every read. */
+async function details(id: string) {
+  const res = await t.request('GET', `${BASE}/${id}`, { key: a.apiKey });
+  expect(res.status).toBe(200);
+  const d = res.body.data;
+  expect(d.queued + d.in_progress + d.completed + d.failed + d.cancelled).toBe(d.accepted_contacts);
+  return d;
+}
+
+describe('queued (started, nothing dialled yet)', () => {
+  async function startedManualBatch(contacts: number) {
+    const { batch } = await insertBatch(t.deps, a, { contacts, startMode: 'manual', callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn(4, i) }) });
+    const started = await op(batch.id, 'start');
+    expect(started.status).toBe(200);
+    expect(started.body).toMatchObject({ message: 'Call batch started successfully', data: { status: 'queued', queued: contacts, started_at: null } });
+    return batch;
+  }
+
+  it('pause holds it before any dial; start again (or resume) releases it', async () => {
+    const batch = await startedManualBatch(3);
+    expectConflict(await op(batch.id, 'start'), 'Cannot start a batch that is queued');
+    expectConflict(await op(batch.id, 'resume'), 'Cannot resume a batch that is queued');
+
+    const paused = await op(batch.id, 'pause');
+    expect(paused.status).toBe(200);
+    expect(paused.body).toMatchObject({ message: 'Call batch paused successfully', data: { status: 'paused', queued: 3, in_progress: 0, started_at: null } });
+    const tick = await testWorker(t.deps).runOnce();
+    expect(tick.claimed).toBe(0);
+    expect((await calls(batch.id)).every((c) => c.status === 'queued' && c.attempts === 0)).toBe(true);
+    expect(await details(batch.id)).toMatchObject({ status: 'paused', queued: 3 });
+
+    expect((await op(batch.id, 'start')).body.data.status).toBe('queued');
+    await testWorker(t.deps).drain();
+    const { batch: done } = await expectConsistentBatch(t.deps, batch.id);
+    expect([done.status, done.completed]).toEqual(['completed', 3]);
+  });
+
+  it('cancel cancels every call and finishes the batch at once; nothing is dialled later', async () => {
+    const batch = await startedManualBatch(4);
+    const res = await op(batch.id, 'cancel');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      message: 'Call batch cancelled successfully',
+      data: { status: 'cancelled', queued: 0, in_progress: 0, cancelled: 4, accepted_contacts: 4, started_at: null, completed_at: '2025-05-05T10:00:00.000Z' },
+    });
+    expect(await details(batch.id)).toMatchObject({ status: 'cancelled', cancelled: 4 });
+    await testWorker(t.deps).drain();
+    const { calls: after } = await expectConsistentBatch(t.deps, batch.id);
+    expect(after.every((c) => c.status === 'cancelled' && c.attempts === 0)).toBe(true);
+    const results = await t.request('GET', `${BASE}/${batch.id}/results`, { key: a.apiKey });
+    expect(results.body.data.status).toBe('cancelled');
+  });
+
+  it('an immediate batch waiting for the worker can be paused and cancelled the same way', async () => {
+    const { batch } = await insertBatch(t.deps, a, { contacts: 2, callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn(4, i) }) });
+    expect(batch.status).toBe('queued');
+    expect((await op(batch.id, 'pause')).body.data).toMatchObject({ status: 'paused', queued: 2 });
+    expect((await op(batch.id, 'cancel')).body.data).toMatchObject({ status: 'cancelled', queued: 0, cancelled: 2 });
+    await expectConsistentBatch(t.deps, batch.id);
+  });
+});
+
 describe('running, with calls in flight', () => {
   let sim: ReturnType<typeof manualSimulator>;
   let worker: DispatchWorker;
@@ -148,6 +210,62 @@ describe('running, with calls in flight', () => {
     const done = await expectConsistentBatch(t.deps, batch.id);
     expect(done.batch.status).toBe('completed');
     expect(done.batch.completed).toBe(5);
+  });
+
+  it('start and resume of a running batch are refused with 409 and change nothing', async () => {
+    const batch = await runningBatch(4);
+    expect((await stored(batch.id)).status).toBe('running');
+    expectConflict(await op(batch.id, 'start'), 'Cannot start a batch that is running');
+    expectConflict(await op(batch.id, 'resume'), 'Cannot resume a batch that is running');
+    const g = await gqlOp(batch.id, 'start');
+    expect(g.body.errors![0]).toMatchObject({ message: 'Cannot start a batch that is running', extensions: { code: 'CONFLICT' } });
+    expect(await details(batch.id)).toMatchObject({ status: 'running', in_progress: 2, queued: 2 });
+    // The refused operations did not disturb dialling.
+    for (let i = 0; i < 3; i++) {
+      sim.timers.advance(10_000);
+      await worker.settle();
+      await worker.runOnce();
+      await worker.settle();
+    }
+    const done = await expectConsistentBatch(t.deps, batch.id);
+    expect([done.batch.status, done.batch.completed]).toEqual(['completed', 4]);
+  });
+
+  it('cancel of a paused batch with calls in flight: undialled calls cancelled, calls in flight end once, sum rule holds', async () => {
+    const batch = await runningBatch(5);
+    sim.timers.advance(3_000); // both answered, talking
+    await worker.settle();
+    expect((await op(batch.id, 'pause')).body.data).toMatchObject({ status: 'paused', in_progress: 2, queued: 3 });
+
+    const res = await op(batch.id, 'cancel');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      message: 'Call batch cancelled successfully',
+      data: { status: 'cancelled', queued: 0, in_progress: 2, completed: 0, cancelled: 3, accepted_contacts: 5, completed_at: null },
+    });
+    expect(await details(batch.id)).toMatchObject({ status: 'cancelled', in_progress: 2, cancelled: 3 });
+    const mid = await calls(batch.id);
+    expect(mid.map((c) => c.status)).toEqual(['in_progress', 'in_progress', 'cancelled', 'cancelled', 'cancelled']);
+
+    const tick = await worker.runOnce();
+    expect(tick.claimed).toBe(0);
+    await worker.settle();
+    const { batch: b, calls: after } = await expectConsistentBatch(t.deps, batch.id);
+    expect(b.status).toBe('cancelled');
+    expect(b.completedAt).not.toBeNull();
+    expect({ completed: b.completed, cancelled: b.cancelled, inProgress: b.inProgress, queued: b.queued }).toEqual({ completed: 2, cancelled: 3, inProgress: 0, queued: 0 });
+    const sorted = after.sort((x, y) => x.seq - y.seq);
+    // The two in flight ended (as any call of a cancelled batch: hung up by the system), dialled once each.
+    expect(sorted.slice(0, 2).map((c) => [c.status, c.hangupBy, c.disconnectReason, c.attempts])).toEqual([
+      ['completed', 'system', 'cancelled', 1],
+      ['completed', 'system', 'cancelled', 1],
+    ]);
+    expect(sorted.slice(2).every((c) => c.status === 'cancelled' && c.attempts === 0)).toBe(true);
+    expect(await details(batch.id)).toMatchObject({ status: 'cancelled', completed: 2, cancelled: 3, in_progress: 0 });
+    // Nothing left to dial, whatever happens next.
+    sim.timers.advance(60_000);
+    await worker.drain();
+    expect((await calls(batch.id)).filter((c) => c.attempts > 0)).toHaveLength(2);
   });
 
   it('a paused batch whose last calls end while paused is completed', async () => {

@@ -258,7 +258,7 @@ describe('simulator plumbing', () => {
     const { clock, sim, events } = setup(5_000, 1_000);
     await sim.placeCall(request('+14155550194'));
     clock.advance(5_000);
-    const rec = ended(events).recording!;
+    const rec = ended(events).recording as { contentType: string; data: Uint8Array };
     expect(rec.contentType).toBe('audio/wav');
     expect(rec.data.byteLength).toBe(WAV_HEADER_BYTES + 4 * 8000 * 2);
   });

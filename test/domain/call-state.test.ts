@@ -11,9 +11,9 @@ import {
 } from '../../src/domain/call-state.ts';
 
 const LEGAL: Record<CallStatus, CallStatus[]> = {
-  pending: ['queued', 'cancelled'],
+  pending: ['queued', 'ringing', 'cancelled'],
   queued: ['ringing', 'cancelled', 'failed', 'queued'],
-  ringing: ['answered', 'no_answer', 'busy', 'failed'],
+  ringing: ['answered', 'completed', 'no_answer', 'busy', 'failed'],
   answered: ['in_progress', 'completed', 'failed'],
   in_progress: ['completed', 'failed'],
   completed: [],
@@ -101,8 +101,9 @@ describe('counterDelta', () => {
       for (const [k, v] of Object.entries(d)) counters[k] += v ?? 0;
     };
     const paths: CallStatus[][] = [
-      ['pending', 'queued', 'ringing', 'answered', 'in_progress', 'completed'],
+      ['pending', 'ringing', 'answered', 'in_progress', 'completed'],
       ['pending', 'queued', 'ringing', 'no_answer'],
+      ['pending', 'ringing', 'completed'],
       ['pending', 'cancelled'],
       ['pending', 'queued', 'failed'],
     ];
@@ -114,6 +115,6 @@ describe('counterDelta', () => {
         expect(Object.values(counters).reduce((a, b) => a + b, 0)).toBe(paths.length);
       }
     }
-    expect(counters).toEqual({ queued: 0, in_progress: 0, completed: 1, failed: 2, cancelled: 1 });
+    expect(counters).toEqual({ queued: 0, in_progress: 0, completed: 2, failed: 2, cancelled: 1 });
   });
 });

@@ -256,9 +256,16 @@ describe('parseCreateBatchRequest: booleans', () => {
   });
 
   it.each(['interruption', 'use_alternate_number', 'deduplicate_by_phone', 'recording_enabled'])(
-    '%s accepts only JSON booleans',
+    '%s accepts what the original (lax pydantic) validator accepts, and nothing else',
     (field) => {
-      for (const bad of ['true', 'false', 1, 0, 'yes', {}, []]) {
+      const key = ({ interruption: 'interruption', use_alternate_number: 'useAlternateNumber', deduplicate_by_phone: 'deduplicateByPhone', recording_enabled: 'recordingEnabled' } as const)[field as 'interruption'];
+      const read = (v: unknown) => value(validBody({ [field]: v }))[key];
+      for (const yes of [true, 1, 'true', 'True', 'YES', 'y', 'on', 't', '1']) expect(read(yes)).toBe(true);
+      for (const no of [false, 0, 'false', 'False', 'no', 'n', 'OFF', 'f', '0']) expect(read(no)).toBe(false);
+      for (const bad of ['maybe', '', ' true', 2, -1, 0.5]) {
+        expect(details(validBody({ [field]: bad }))).toEqual([`${field}: Input should be a valid boolean, unable to interpret input`]);
+      }
+      for (const bad of [{}, [], [true]]) {
         expect(details(validBody({ [field]: bad }))).toEqual([`${field}: Input should be a valid boolean`]);
       }
     },
@@ -323,8 +330,17 @@ describe('parseCreateBatchRequest: integers', () => {
   it.each(['concurrency', 'max_duration_seconds_per_call'])('%s must be an integer >= 1', (field) => {
     expect(details(validBody({ [field]: 0 }))).toEqual([`${field}: Input should be greater than or equal to 1`]);
     expect(details(validBody({ [field]: -3 }))).toEqual([`${field}: Input should be greater than or equal to 1`]);
-    expect(details(validBody({ [field]: '5' }))).toEqual([`${field}: Input should be a valid integer`]);
-    expect(details(validBody({ [field]: true }))).toEqual([`${field}: Input should be a valid integer`]);
+    // Lax like the original validator: digit strings, whole floats and booleans are integers.
+    const key = field === 'concurrency' ? 'concurrency' : 'maxDurationSecondsPerCall';
+    expect(value(validBody({ [field]: '5' }))[key]).toBe(5);
+    expect(value(validBody({ [field]: ' 7 ' }))[key]).toBe(7);
+    expect(value(validBody({ [field]: 5.0 }))[key]).toBe(5);
+    expect(value(validBody({ [field]: true }))[key]).toBe(1);
+    expect(details(validBody({ [field]: false }))).toEqual([`${field}: Input should be greater than or equal to 1`]);
+    expect(details(validBody({ [field]: '5.5' }))).toEqual([`${field}: Input should be a valid integer, unable to parse string as an integer`]);
+    expect(details(validBody({ [field]: 'five' }))).toEqual([`${field}: Input should be a valid integer, unable to parse string as an integer`]);
+    expect(details(validBody({ [field]: '0' }))).toEqual([`${field}: Input should be greater than or equal to 1`]);
+    expect(details(validBody({ [field]: [5] }))).toEqual([`${field}: Input should be a valid integer`]);
     expect(details(validBody({ [field]: 2.5 }))).toEqual([
       `${field}: Input should be a valid integer, got a number with a fractional part`,
     ]);
@@ -473,8 +489,8 @@ describe('parseCreateBatchRequest: ordering across fields', () => {
       version_id: 'pmt-1',
       voice: 2,
       did_number_id: 3,
-      interruption: 'yes',
-      use_alternate_number: 'no',
+      interruption: 'maybe',
+      use_alternate_number: [],
       start_mode: 'soon',
       schedule_date: 'today',
       schedule_time: 'now',
@@ -482,7 +498,7 @@ describe('parseCreateBatchRequest: ordering across fields', () => {
       concurrency: 0,
       callback_url: 4,
       deduplicate_by_phone: 'x',
-      recording_enabled: 'y',
+      recording_enabled: {},
       max_duration_seconds_per_call: 'z',
       metadata: 5,
       contacts: [{ contact_id: 'c' }],
@@ -491,7 +507,7 @@ describe('parseCreateBatchRequest: ordering across fields', () => {
       'agent_id: Input should be a valid string',
       'voice: Input should be a valid string',
       'did_number_id: Input should be a valid string',
-      'interruption: Input should be a valid boolean',
+      'interruption: Input should be a valid boolean, unable to interpret input',
       'use_alternate_number: Input should be a valid boolean',
       "start_mode: Input should be 'manual', 'immediate' or 'scheduled'",
       'schedule_date: Value error, Invalid date, expected YYYY-MM-DD',
@@ -499,9 +515,9 @@ describe('parseCreateBatchRequest: ordering across fields', () => {
       "schedule_timezone: Value error, Unknown time zone 'Mars/Base'",
       'concurrency: Input should be greater than or equal to 1',
       'callback_url: Input should be a valid string',
-      'deduplicate_by_phone: Input should be a valid boolean',
+      'deduplicate_by_phone: Input should be a valid boolean, unable to interpret input',
       'recording_enabled: Input should be a valid boolean',
-      'max_duration_seconds_per_call: Input should be a valid integer',
+      'max_duration_seconds_per_call: Input should be a valid integer, unable to parse string as an integer',
       'metadata: Input should be a valid dictionary',
       'contacts.0.phone_number: Field required',
       'idempotency_key: Field required',

@@ -18,6 +18,12 @@ describe('parseTimezoneLabel', () => {
     expect(parseTimezoneLabel('  UTC  ')).toBe('UTC');
   });
 
+  it('returns the zone database spelling of a name written in another case, and keeps aliases as written', () => {
+    expect(parseTimezoneLabel('america/new_york (EST, UTC-05:00)')).toBe('America/New_York');
+    expect(parseTimezoneLabel('EUROPE/BERLIN')).toBe('Europe/Berlin');
+    expect(parseTimezoneLabel('US/Eastern')).toBe('US/Eastern');
+  });
+
   it('does not check the label against the zone (it depends on the season it was rendered in)', () => {
     expect(parseTimezoneLabel('America/New_York (EDT, UTC-04:00)')).toBe('America/New_York');
   });

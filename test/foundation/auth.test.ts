@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { revokeApiKey, issueApiKey, hashApiKey } from '../../src/services/api-keys.ts';
+import { batchBody, CALL_BATCHES } from '../helpers/batch-requests.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -49,6 +50,29 @@ describe('REST authentication', () => {
     const r = await t.request('GET', ME, { key: c.apiKey });
     expect(r.status).toBe(403);
     expect(r.body).toMatchObject({ status_code: 403, error: { code: 'FORBIDDEN' }, data: null });
+  });
+
+  it('API access disabled → 403 FORBIDDEN envelope on create (POST, PUT) and list, nothing stored', async () => {
+    const c = await t.seedAccount({ apiAccessEnabled: false });
+    const forbidden = {
+      status_code: 403,
+      message: 'API access is not enabled for this account',
+      error: { code: 'FORBIDDEN', details: [] },
+      data: null,
+    };
+    const cases: [string, string, unknown][] = [
+      ['POST', CALL_BATCHES, batchBody(c)],
+      ['PUT', CALL_BATCHES, batchBody(c, { idempotency_key: 'disabled-1' })],
+      // A body the validator would refuse: the 403 comes first, the body is never looked at.
+      ['POST', CALL_BATCHES, { contacts: 'nope' }],
+      ['GET', CALL_BATCHES, undefined],
+      ['GET', `${CALL_BATCHES}?status=active&limit=5`, undefined],
+    ];
+    for (const [method, path, body] of cases) {
+      const r = await t.request(method, path, { key: c.apiKey, body });
+      expect({ method, path, status: r.status, body: r.body }).toEqual({ method, path, status: 403, body: forbidden });
+    }
+    expect(await t.deps.db.prisma.batch.count({ where: { accountId: c.account.id } })).toBe(0);
   });
 
   it('stores only a SHA-256 hash of the key', async () => {

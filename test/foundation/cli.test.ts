@@ -2,7 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/index.ts';
+import { FLAG_NAMES, runCli } from '../../src/cli/index.ts';
+import { commands } from '../../src/cli/commands.ts';
+import { openDatabase } from '../../src/db/client.ts';
+import { retellConfigForAccount } from '../../src/services/provider-config.ts';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-cli-'));
@@ -40,6 +43,43 @@ describe('operator CLI', () => {
     expect((await cli('voices', 'set', accountId, 'alloy,sage')).adminUpdateAccount.voices).toEqual(['alloy', 'sage']);
     expect((await cli('agents', 'list', '--account', accountId)).agents).toHaveLength(1);
   }, 60_000);
+
+  it('provider set retell stores the API key encrypted; agents and versions carry the Retell agent id and version', async () => {
+    const KEY = 'key_cli_retell_0123456789abcdef';
+    expect(await cli('provider', 'set', 'retell', '--account', accountId, '--api-key', KEY, '--dial-rate', '2')).toEqual({ adminSetProvider: 'retell' });
+    // A Retell voice id in the account's voices is sent to Retell as the call's voice_id.
+    expect((await cli('voices', 'set', accountId, 'alloy,sage,retell-Cimo')).adminUpdateAccount.voices).toEqual(['alloy', 'sage', 'retell-Cimo']);
+    const agent = (await cli('agents', 'create', '--account', accountId, '--name', 'Retell bot', '--voice', 'retell-Cimo', '--outcome-keys', 'interested', '--provider-agent-id', 'agent_0123abc')).createAgent;
+    expect(agent).toMatchObject({ voice: 'retell-Cimo', providerAgentId: 'agent_0123abc' });
+    // Retell agent versions start at 0.
+    const version = (await cli('versions', 'create', '--account', accountId, '--agent', agent.id, '--name', 'v0', '--prompt', 'Hi', '--provider-agent-version', '0')).createPromptVersion;
+    expect(version).toMatchObject({ providerAgentVersion: 0, agent: { id: agent.id } });
+    await expect(runCli(['provider', 'set', 'retell', '--account', accountId, '--api-key', KEY, '--dial-rate', 'fast'], () => {})).rejects.toThrow('--dial-rate must be a number');
+    await expect(runCli(['provider', 'set', 'retell', '--account', accountId], () => {})).rejects.toThrow(/apiKey/);
+
+    // What is stored: sealed with the app secret; only that secret opens it.
+    const db = await openDatabase({ dataDir });
+    try {
+      const [row] = await db.prisma.$queryRaw<{ provider: string; provider_config: string }[]>`
+        SELECT provider, provider_config FROM accounts WHERE id = ${accountId}`;
+      expect(row.provider).toBe('retell');
+      expect(row.provider_config.startsWith('enc1:')).toBe(true);
+      expect(row.provider_config).not.toContain(KEY);
+      const appSecret = fs.readFileSync(path.join(dataDir, 'app-secret'), 'utf8').trim();
+      expect(await retellConfigForAccount({ db, appSecret }, accountId)).toEqual({ apiKey: KEY, dialRatePerNumber: 2 });
+      const [ids] = await db.prisma.$queryRaw<{ provider_agent_id: string; provider_agent_version: number }[]>`
+        SELECT a.provider_agent_id, p.provider_agent_version FROM agents a JOIN prompt_versions p ON p.agent_id = a.id WHERE a.id = ${agent.id}`;
+      expect(ids).toEqual({ provider_agent_id: 'agent_0123abc', provider_agent_version: 0 });
+    } finally {
+      await db.close();
+    }
+  }, 60_000);
+
+  it('accepts every flag a command documents (the parser is strict)', () => {
+    for (const c of Object.values(commands)) {
+      for (const [, flag] of c.usage.matchAll(/--([a-z][a-z-]*)/g)) expect(FLAG_NAMES, `${c.usage}`).toContain(flag);
+    }
+  });
 
   it('fails clearly on bad input', async () => {
     await expect(runCli(['agents', 'create', '--account', accountId, '--name', 'X'], () => {})).rejects.toThrow('--voice is required');

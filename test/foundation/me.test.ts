@@ -38,5 +38,9 @@ describe('GET /api/v1/public/me', () => {
     expect((await t.request('GET', '/api/v1/public/nope', { key: a.apiKey })).body).toEqual({ detail: 'Not Found' });
     const r = await t.request('DELETE', '/api/v1/public/me', { key: a.apiKey });
     expect(r.status).toBe(405);
+    expect(r.body).toEqual({ detail: 'Method Not Allowed' });
+    expect(r.headers.get('allow')).toBe('GET');
+    const batches = await t.request('DELETE', '/api/v1/public/call-batches', { key: a.apiKey });
+    expect(batches.headers.get('allow')).toBe('GET, POST, PUT');
   });
 });

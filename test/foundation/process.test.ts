@@ -1,8 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServerProcess } from '../helpers/server-process.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-proc-'));
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
@@ -39,6 +42,45 @@ describe('npm start on an embedded data dir', () => {
     } finally {
       s.child.kill('SIGTERM');
       await s.waitForExit();
+    }
+  }, 90_000);
+
+  it('SIGINT shuts down cleanly (exit 0), and the data dir opens again afterwards', async () => {
+    const s = await startServerProcess(env);
+    expect((await me(s.url, key)).status).toBe(200);
+    s.child.kill('SIGINT');
+    expect(await s.waitForExit()).toBe(0);
+    const again = await startServerProcess(env);
+    try {
+      expect((await me(again.url, key)).status).toBe(200);
+    } finally {
+      again.child.kill('SIGTERM');
+      expect(await again.waitForExit()).toBe(0);
+    }
+  }, 90_000);
+
+  it('a signal while start-up is still under way (first-run seeding) is a clean exit too, and the seed is whole', async () => {
+    const fresh = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-proc-early-'));
+    try {
+      const freshEnv = { ...env, DATA_DIR: fresh };
+      const s = await startServerProcess(freshEnv);
+      // /healthz answers as soon as the port listens; the demo seed is written after that.
+      s.child.kill('SIGINT');
+      expect(await s.waitForExit()).toBe(0);
+      const again = await startServerProcess(freshEnv);
+      try {
+        // Start-up finished before the shutdown: the seed was written and its key printed, once.
+        expect(s.stdout()).toContain('Demo account created');
+        expect(again.stdout()).not.toContain('Demo account created');
+        const demoKey = /(sk_[A-Za-z0-9_-]{43})/.exec(s.stdout())![1];
+        const r = await me(again.url, demoKey);
+        expect([r.status, r.body.data.name]).toEqual([200, 'Demo Account']);
+      } finally {
+        again.child.kill('SIGTERM');
+        expect(await again.waitForExit()).toBe(0);
+      }
+    } finally {
+      fs.rmSync(fresh, { recursive: true, force: true });
     }
   }, 90_000);
 
@@ -82,4 +124,27 @@ describe('npm start on an embedded data dir', () => {
       await again.waitForExit();
     }
   }, 120_000);
+});
+
+describe('configuration errors stop start-up', () => {
+  it('PORT=notaport: exits non-zero before listening, with stderr naming PORT', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts')], {
+      cwd: root,
+      env: { ...process.env, ...env, PORT: 'notaport', DATABASE_URL: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    expect(code).not.toBe(0);
+    expect(code).not.toBeNull();
+    expect(stderr).toMatch(/^\s*PORT: /m);
+    expect(stderr).toContain('Invalid configuration');
+    // A message for a person, not a crash: no stack trace, nothing served or seeded.
+    expect(stderr).not.toMatch(/\bat .+:\d+:\d+/);
+    expect(stdout).not.toContain('listening');
+    expect(stdout).not.toContain('Demo account created');
+  }, 60_000);
 });

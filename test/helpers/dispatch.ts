@@ -2,6 +2,7 @@
 // the test clock, a probe that measures concurrency at the provider, and history/counter checks.
 import { expect } from 'vitest';
 import type { AppDeps } from '../../src/deps.ts';
+import { canTransitionCall, type CallStatus } from '../../src/domain/call-state.ts';
 import { createWorker, type DispatchWorker, type WorkerOptions } from '../../src/dispatch/worker.ts';
 import { createSimulatorProvider, type SimulatorClock } from '../../src/dispatch/voice/simulator.ts';
 import { createProviderRegistry, type ProviderRegistry } from '../../src/dispatch/voice/registry.ts';
@@ -129,6 +130,9 @@ export async function expectConsistentBatch(deps: AppDeps, batchId: string) {
     if (TERMINAL.has(c.status)) expect(endings.map((e) => e.to_status), `call ${c.id} endings`).toEqual([c.status]);
     const dials = evs.filter((e) => e.detail?.event === 'dial').map((e) => String(e.detail!.number));
     expect(new Set(dials).size, `call ${c.id} dialled a number twice: ${dials.join(', ')}`).toBe(dials.length);
+    // Every status change recorded is one the domain's state machine allows.
+    const illegal = evs.filter((e) => e.from_status !== null && e.from_status !== e.to_status && !canTransitionCall(e.from_status as CallStatus, e.to_status as CallStatus));
+    expect(illegal.map((e) => `${e.from_status} -> ${e.to_status} (${String(e.detail?.event)})`), `call ${c.id} transitions`).toEqual([]);
   }
   const bucket = (s: string) =>
     s === 'pending' || s === 'queued'

@@ -9,8 +9,17 @@ import { newId, newIds } from '../../src/domain/ids.ts';
 import type { Batch, Call, Prisma } from '../../src/generated/prisma/client.ts';
 import type { SeededAccount } from './app.ts';
 
+/** Keys of a call record (list-calls, list-call-records, batch results items), in the spec's table order. */
+export const CALL_RECORD_KEYS = [
+  'call_id', 'batch_id', 'contact_id', 'external_id', 'phone_number', 'agent_id', 'agent_name', 'version_id', 'version_name',
+  'voice', 'status', 'call_status', 'transcript_status', 'duration_seconds', 'answer_duration_seconds', 'timestamp',
+  'created_at', 'completed_at', 'hangup_by', 'disconnect_reason', 'summary', 'outcomes', 'recording_available',
+  'recording_url', 'llm_transcript',
+] as const;
+
 /** Call columns a test may set; the batch linkage (ids, account, batch, seq) is the fixture's. */
-export type CallFields = Partial<Omit<Prisma.CallCreateManyInput, 'id' | 'accountId' | 'batchId' | 'seq'>>;
+/** A call's agent and prompt version are its batch's (see InsertBatchOptions.agent). */
+export type CallFields = Partial<Omit<Prisma.CallCreateManyInput, 'id' | 'accountId' | 'batchId' | 'seq' | 'agentId' | 'promptVersionId'>>;
 export type BatchFields = Partial<Omit<Prisma.BatchCreateManyInput, 'id' | 'accountId'>>;
 
 export interface InsertBatchOptions {
@@ -24,6 +33,8 @@ export interface InsertBatchOptions {
   callOverrides?: (i: number) => CallFields;
   /** Any other batch column (voice, timezone, scheduledAt, rejectedContacts, …). */
   batch?: BatchFields;
+  /** Agent and prompt version of the batch and all its calls; default: the seeded account's. */
+  agent?: Pick<SeededAccount, 'agent' | 'version'>;
 }
 
 export interface InsertedBatch {
@@ -40,10 +51,9 @@ export async function insertBatch(deps: AppDeps, seeded: SeededAccount, opts: In
   const createdAt = opts.createdAt ?? deps.clock.now();
   const batchId = newId('batch');
   const callIds = newIds('call', opts.contacts);
+  const { agent, version } = opts.agent ?? seeded;
 
   const calls: Prisma.CallCreateManyInput[] = callIds.map((id, i) => ({
-    agentId: seeded.agent.id,
-    promptVersionId: seeded.version.id,
     externalId: `contact-${i + 1}`,
     name: `Contact ${i + 1}`,
     phoneNumber: `+1415555${String(1000 + (i % 9000)).padStart(4, '0')}`,
@@ -52,6 +62,8 @@ export async function insertBatch(deps: AppDeps, seeded: SeededAccount, opts: In
     ...opts.callOverrides?.(i),
     id,
     accountId: seeded.account.id,
+    agentId: agent.id,
+    promptVersionId: version.id,
     batchId,
     seq: i + 1,
   }));
@@ -64,15 +76,15 @@ export async function insertBatch(deps: AppDeps, seeded: SeededAccount, opts: In
     deps.db.prisma.batch.create({
       data: {
         accountId: seeded.account.id,
-        agentId: seeded.agent.id,
-        promptVersionId: seeded.version.id,
+        agentId: agent.id,
+        promptVersionId: version.id,
         didNumberId: seeded.did.id,
         status,
         startMode,
         scheduledAt: createdAt,
         timezone: 'America/New_York',
         concurrency: 5,
-        voice: seeded.agent.voice,
+        voice: agent.voice,
         interruption: true,
         useAlternateNumber: false,
         recordingEnabled: true,

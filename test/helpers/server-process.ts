@@ -51,3 +51,19 @@ export async function startServerProcess(env: Record<string, string>, entry = 's
   }
   return { child, url, stdout: () => out, waitForExit: () => exited };
 }
+
+/**
+ * A second API process on the test app's PostgreSQL database (already migrated, no worker, no
+ * demo seed, the same app secret): what two API servers behind a load balancer share.
+ */
+export function startSiblingApi(t: { testDb: { url?: string }; deps: { appSecret: string } }): Promise<ServerProcess> {
+  if (!t.testDb.url) throw new Error('startSiblingApi needs a PostgreSQL test database');
+  return startServerProcess({
+    DATABASE_URL: t.testDb.url,
+    MIGRATE_ON_START: 'false',
+    SEED_DEMO: 'false',
+    RUN_WORKER: 'false',
+    APP_SECRET: t.deps.appSecret,
+    LOG_LEVEL: 'warn',
+  });
+}

@@ -7,9 +7,26 @@ export interface Received {
   headers: http.IncomingHttpHeaders;
   body: string;
   path: string;
+  /** How the answer went out: bytes of body written, and whether the sender read it to the end. */
+  response: ResponseLog;
 }
 
-export type Reply = { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+export interface ResponseLog {
+  bodyBytesWritten: number;
+  /** true: the whole answer was flushed; false: the sender hung up first. Set once `closed` resolves. */
+  finished: boolean | null;
+  closed: Promise<void>;
+}
+
+export type Reply =
+  | {
+      status: number;
+      headers?: Record<string, string>;
+      body?: string;
+      /** Instead of `body`: this many bytes streamed in 64 KiB chunks, as fast as the sender reads. */
+      streamBytes?: number;
+    }
+  | 'hang';
 export type Handler = (req: Received, n: number) => Reply;
 
 export interface Receiver {
@@ -33,12 +50,30 @@ export async function startReceiver(handler: Handler = () => ({ status: 200 })):
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const r: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), path: req.url ?? '/' };
+        const log: ResponseLog = { bodyBytesWritten: 0, finished: null, closed: new Promise((r) => res.once('close', r)) };
+        void log.closed.then(() => (log.finished = res.writableFinished));
+        const r: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), path: req.url ?? '/', response: log };
         received.push(r);
         const reply = h(r, received.length);
         if (reply === 'hang') return;
         res.writeHead(reply.status, reply.headers ?? {});
-        res.end(reply.body ?? '');
+        if (reply.streamBytes === undefined) {
+          log.bodyBytesWritten = Buffer.byteLength(reply.body ?? '');
+          res.end(reply.body ?? '');
+          return;
+        }
+        const chunk = Buffer.alloc(64 * 1024, 'x');
+        let left = reply.streamBytes;
+        const pump = () => {
+          while (left > 0 && !res.destroyed) {
+            const n = Math.min(left, chunk.length);
+            left -= n;
+            log.bodyBytesWritten += n;
+            if (left === 0) res.end(chunk.subarray(0, n));
+            else if (!res.write(chunk.subarray(0, n))) return void res.once('drain', pump);
+          }
+        };
+        pump();
       });
     });
   let server = make();

@@ -33,6 +33,18 @@ describe('provider config', () => {
   });
 });
 
+describe('dial pacing config', () => {
+  const SET_RATE = `mutation($id: ID!, $k: String, $r: Float) { adminSetProvider(accountId: $id, provider: "retell", retellApiKey: $k, dialRatePerNumber: $r) }`;
+  it('stores a per-account rate from 0 (unpaced) to 1000 calls per second per from-number', async () => {
+    const bad = await t.gql(SET_RATE, { id: a.account.id, k: KEY, r: -1 }, ADMIN_TOKEN);
+    expect(JSON.stringify(bad.body.errors)).toContain('dialRatePerNumber');
+    expect((await t.gql(SET_RATE, { id: a.account.id, k: KEY, r: 2.5 }, ADMIN_TOKEN)).body).toEqual({ data: { adminSetProvider: 'retell' } });
+    expect(await retellConfigForAccount(t.deps, a.account.id)).toEqual({ apiKey: KEY, dialRatePerNumber: 2.5 });
+    expect((await t.gql(SET_RATE, { id: a.account.id, k: KEY }, ADMIN_TOKEN)).body).toEqual({ data: { adminSetProvider: 'retell' } });
+    expect(await retellConfigForAccount(t.deps, a.account.id)).toEqual({ apiKey: KEY });
+  });
+});
+
 describe('POST /providers/retell/webhook', () => {
   const post = (raw: string, signature?: string) =>
     t.request('POST', '/providers/retell/webhook', { rawBody: raw, headers: signature ? { 'x-retell-signature': signature } : {} });
@@ -64,6 +76,25 @@ describe('POST /providers/retell/webhook', () => {
     const rows = await t.deps.db.prisma.$queryRaw<{ id: string }[]>`SELECT id FROM provider_events WHERE id LIKE 'retell:rc_w2%' OR id LIKE 'retell:rc_w3%'`;
     expect(rows).toEqual([]);
     expect((await post(raw, good)).status).toBe(204);
+  });
+
+  it('refuses a body over 5 MB while it streams in, whatever Content-Length says', async () => {
+    const big = JSON.stringify({ event: 'call_ended', call: { call_id: 'rc_big', transcript: 'x'.repeat(6 * 1024 * 1024) } });
+    expect((await post(big, 'v=1,d=00')).status).toBe(413);
+    // Streamed without a length: the cap still holds.
+    const chunk = new TextEncoder().encode('x'.repeat(1024 * 1024));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (sent++ < 8) c.enqueue(chunk);
+        else c.close();
+      },
+    });
+    const res = await t.app.fetch(
+      new Request('http://test.local/providers/retell/webhook', { method: 'POST', headers: { 'x-retell-signature': 'v=1,d=00' }, body, duplex: 'half' } as RequestInit),
+    );
+    expect(res.status).toBe(413);
+    expect(sent).toBeLessThan(8);
   });
 
   it('acknowledges events it does not use without storing them', async () => {

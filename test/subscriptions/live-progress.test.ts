@@ -1,7 +1,7 @@
 // Live progress over both transports, driven by a real dispatch worker with ms-scale simulated
 // calls: the first value is the current one, the counters reach the end without polling, every
 // value satisfies the sum rule, and subscriptions are authenticated and scoped to the account.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { wsClient } from '../helpers/ws-client.ts';
 import { sseStream, sumRuleHolds, wsStream } from '../helpers/subscriptions.ts';
@@ -9,6 +9,9 @@ import { batchBody, CALL_BATCHES, makeContacts } from '../helpers/batch-requests
 import { testWorker } from '../helpers/dispatch.ts';
 import type { DispatchWorker } from '../../src/dispatch/worker.ts';
 import { existingEvents } from '../../src/events/registry.ts';
+import { startReceiver } from '../helpers/webhook-receiver.ts';
+import { enqueueWebhook } from '../../src/services/webhooks/outbox.ts';
+import { deliverDue } from '../../src/services/webhooks/delivery-worker.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -60,10 +63,10 @@ async function eventually(pred: () => boolean, timeoutMs = 5000) {
 
 const finished = (p: Progress) => p.queued === 0 && p.inProgress === 0 && p.status === 'completed';
 
-async function createBatch(acc: SeededAccount, n: number, startMode: 'manual' | 'immediate', prefix = 'c'): Promise<string> {
+async function createBatch(acc: SeededAccount, n: number, startMode: 'manual' | 'immediate', prefix = 'c', extra: Record<string, unknown> = {}): Promise<string> {
   const res = await t.request('POST', CALL_BATCHES, {
     key: acc.apiKey,
-    body: batchBody(acc, { start_mode: startMode, concurrency: 4, contacts: makeContacts(n, prefix) }),
+    body: batchBody(acc, { start_mode: startMode, concurrency: 4, contacts: makeContacts(n, prefix), ...extra }),
   });
   expect(res.status).toBe(201);
   return res.body.data.batch_id;
@@ -75,7 +78,8 @@ async function start(acc: SeededAccount, id: string) {
 }
 
 beforeAll(async () => {
-  t = await createTestApp({ config: { SIM_CALL_MS: '20', RUN_WORKER: 'false' } });
+  // Private targets allowed: the callbacks test delivers to a receiver on 127.0.0.1.
+  t = await createTestApp({ config: { SIM_CALL_MS: '20', RUN_WORKER: 'false', WEBHOOK_ALLOW_PRIVATE: 'true' } });
   a = await t.seedAccount();
   b = await t.seedAccount();
   url = await t.app.listen();
@@ -197,6 +201,13 @@ describe('accountBatches over graphql-ws', () => {
 });
 
 describe('subscriptions over SSE (Accept: text/event-stream)', () => {
+  // A failing test still hangs up, so the next one's "nothing held" checks see only its own.
+  const opened: { close(): void }[] = [];
+  const track = <S extends { close(): void }>(stream: S): S => (opened.push(stream), stream);
+  afterEach(() => {
+    for (const stream of opened.splice(0)) stream.close();
+  });
+
   it('streams batchProgress from the current value to the end', async () => {
     const id = await createBatch(a, 8, 'manual', 'sse');
     const s = sseStream<{ batchProgress: Progress }>((r) => t.app.fetch(r), 'http://test.local', PROGRESS, { id }, a.apiKey);
@@ -220,6 +231,82 @@ describe('subscriptions over SSE (Accept: text/event-stream)', () => {
     expect(held()).toBeGreaterThan(0);
     s.close();
     await eventually(() => held() === 0);
+  });
+
+  it("streams callUpdated: each call's status changes, its results once ready", async () => {
+    const id = await createBatch(a, 6, 'manual', 'ssecu');
+    const sse = (q: string) => track(sseStream<any>((r) => t.app.fetch(r), 'http://test.local', q, { id }, a.apiKey));
+    const calls = sse(CALLS);
+    const progress = sse(PROGRESS);
+    await progress.until(() => true);
+    expect((await calls.response).headers.get('content-type')).toContain('text/event-stream');
+    // callUpdated has no initial value; give its start a moment.
+    await new Promise((r) => setTimeout(r, 150));
+    await start(a, id);
+    await progress.until((v) => finished(v.batchProgress));
+    // The batch is done when its calls end; their analyses settle a moment later.
+    const settled = () => t.deps.db.prisma.call.count({ where: { batchId: id, transcriptStatus: { in: ['pending', 'processing'] } } });
+    await expect.poll(settled, { timeout: 10_000 }).toBe(0);
+    const dbCalls = await t.deps.db.prisma.call.findMany({ where: { batchId: id }, orderBy: { seq: 'asc' } });
+    for (const c of dbCalls) {
+      await calls.until(
+        (v) => v.callUpdated.callId === c.id && v.callUpdated.status === c.status && v.callUpdated.transcriptStatus === c.transcriptStatus,
+      );
+    }
+    const updates = calls.values().map((v) => v.callUpdated);
+    expect(updates.every((u) => u.batchId === id)).toBe(true);
+    // Calls went through intermediate states live, not only their final one.
+    expect(updates.length).toBeGreaterThan(dbCalls.length);
+    const ready = updates.filter((u) => u.transcriptStatus === 'ready');
+    expect(ready.length).toBe(dbCalls.filter((c) => c.transcriptStatus === 'ready').length);
+    expect(ready.length).toBeGreaterThan(0);
+    for (const u of ready) {
+      const c = dbCalls.find((x) => x.id === u.callId)!;
+      expect({ summary: u.summary, outcomes: u.outcomes }).toEqual({ summary: c.summary, outcomes: c.outcomes });
+    }
+    for (const u of updates.filter((x) => x.transcriptStatus !== 'ready')) expect(u.summary).toBeNull();
+    calls.close();
+    progress.close();
+    await eventually(() => held() === 0);
+  });
+
+  it("streams accountBatches: the account's batches as they move, never another account's", async () => {
+    const s = track(sseStream<{ accountBatches: Progress }>((r) => t.app.fetch(r), 'http://test.local', ACCOUNT, undefined, a.apiKey));
+    await new Promise((r) => setTimeout(r, 150));
+    expect((await s.response).headers.get('content-type')).toContain('text/event-stream');
+    const otherId = await createBatch(b, 2, 'immediate', 'sseother');
+    const id = await createBatch(a, 3, 'immediate', 'ssemine');
+    const last = await s.until((v) => v.accountBatches.batchId === id && v.accountBatches.status === 'completed');
+    expect(last.accountBatches).toMatchObject({ queued: 0, inProgress: 0, acceptedContacts: 3 });
+    expect(last.accountBatches.completed + last.accountBatches.failed).toBe(3);
+    const mine = s.values().filter((v) => v.accountBatches.batchId === id);
+    // Seen moving, not only finished.
+    expect(mine.length).toBeGreaterThan(1);
+    expect(s.values().some((v) => v.accountBatches.batchId === otherId)).toBe(false);
+    expect(s.values().every((v) => sumRuleHolds(v.accountBatches))).toBe(true);
+    s.close();
+    await eventually(() => held() === 0);
+  });
+
+  it('emits batchProgress when only the callbacks counter changes (a webhook delivered)', async () => {
+    const rx = await startReceiver();
+    try {
+      const id = await createBatch(a, 2, 'manual', 'cb', { callback_url: rx.url });
+      const s = track(sseStream<{ batchProgress: Progress }>((r) => t.app.fetch(r), 'http://test.local', PROGRESS, { id }, a.apiKey));
+      const first = (await s.until(() => true)).batchProgress;
+      expect(first).toMatchObject({ status: 'paused', queued: 2, callbacks: 0 });
+      // An event of this batch delivered: nothing changes but batches.callbacks.
+      await t.deps.db.prisma.$transaction((tx) =>
+        enqueueWebhook(tx, { accountId: a.account.id, batchId: id, callbackUrl: rx.url, type: 'batch.started', data: { batch_id: id }, at: t.clock.now() }),
+      );
+      expect(await deliverDue(t.deps)).toMatchObject([{ result: 'delivered' }]);
+      const next = (await s.until((v) => v.batchProgress.callbacks === 1)).batchProgress;
+      expect({ ...next, callbacks: 0, updatedAt: null }).toEqual({ ...first, updatedAt: null });
+      s.close();
+      await eventually(() => held() === 0);
+    } finally {
+      await rx.close();
+    }
   });
 
   it('refuses a missing or wrong key with UNAUTHENTICATED', async () => {

@@ -24,6 +24,9 @@ describe('dashboard serving', () => {
       const html = await res.text();
       expect(html).toMatch(/<script type="module" src="\/dashboard\/assets\/app-[A-Z0-9]+\.js"><\/script>/);
       expect(html).not.toMatch(/<script>(?!<)/);
+      // If the script never starts, the boot screen says so after a while (CSS only).
+      expect(html).toContain('class="boot boot-slow"');
+      expect(html).toMatch(/\.boot-slow\{visibility:hidden;animation:boot-slow 0s 10s forwards\}/);
     }
   });
 

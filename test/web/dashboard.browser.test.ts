@@ -1,7 +1,9 @@
 // The dashboard in real headless Chromium against the real server process (API + worker, 50 ms
-// simulated calls): paste a key, create a batch from a CSV file (with per-row feedback), open it,
-// start it, and watch the counters reach their final numbers without a page reload. Chromium is a
-// requirement of this suite, not an option: without it the test fails (CI installs it).
+// simulated calls): paste a key, create an IMMEDIATE batch from a CSV file (with per-row feedback),
+// open it and watch the counters reach their final numbers without a page reload; filter its calls,
+// read a call and play its recording; start, pause, resume and cancel a batch; errors and laptop
+// screens never leave a blank page. Chromium is a requirement of this suite, not an option: without
+// it the test fails (CI installs it). Screenshots go to test-output/.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +15,7 @@ import { formatCsv } from '../../src/web/csv.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const OUTPUT = path.resolve(import.meta.dirname, '../../test-output');
+const LAPTOP = { width: 1366, height: 768 };
 
 let server: ServerProcess | undefined;
 let browser: Browser | undefined;
@@ -50,6 +53,7 @@ beforeAll(async () => {
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
   });
+  fs.mkdirSync(OUTPUT, { recursive: true });
 }, 120_000);
 
 afterAll(async () => {
@@ -62,95 +66,297 @@ afterAll(async () => {
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
+const COUNTERS = ['queued', 'inProgress', 'completed', 'failed', 'cancelled'] as const;
+type Counts = Record<(typeof COUNTERS)[number], number>;
+
 async function counter(page: Page, name: string): Promise<number> {
   return Number(await page.getByTestId(`counter-${name}`).textContent());
 }
 
-describe('dashboard', () => {
-  it('creates a batch from CSV and follows it live to the end without reloading', async () => {
-    const page = await browser!.newPage({ viewport: { width: 1366, height: 768 } });
-    const pageErrors: string[] = [];
-    page.on('pageerror', (e) => pageErrors.push(String(e)));
+async function counts(page: Page): Promise<Counts> {
+  const out = {} as Counts;
+  for (const c of COUNTERS) out[c] = await counter(page, c);
+  return out;
+}
 
-    // Key screen, then the (empty) batch list.
-    await page.goto(`${server!.url}/dashboard`);
-    await page.getByTestId('api-key').fill(apiKey);
-    await page.getByTestId('connect').click();
-    await expect.poll(() => page.locator('.account').textContent()).toBe('Demo Account');
+/** A page that fails the test on any uncaught script error. */
+async function openPage(viewport = LAPTOP): Promise<{ page: Page; pageErrors: string[] }> {
+  const page = await browser!.newPage({ viewport });
+  const pageErrors: string[] = [];
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  return { page, pageErrors };
+}
+
+async function connect(page: Page, hash = '') {
+  await page.goto(`${server!.url}/dashboard${hash}`);
+  await page.getByTestId('api-key').fill(apiKey);
+  await page.getByTestId('connect').click();
+  await expect.poll(() => page.locator('.account').textContent()).toBe('Demo Account');
+}
+
+/** From here on the page must not reload: a marker on window would vanish. */
+const markNoReload = (page: Page) => page.evaluate(() => ((window as unknown as { __noReload: boolean }).__noReload = true));
+const stillNoReload = (page: Page) => page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload === true);
+
+async function api(method: string, p: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${server!.url}${p}`, {
+    method,
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+async function createBatchOverRest(contacts: { contact_id: string; phone_number: string }[], extra: Record<string, unknown>): Promise<string> {
+  const gql = await api('POST', '/graphql', { query: '{ agents { id promptVersions { id } } }' });
+  const agent = gql.body.data.agents[0];
+  const res = await api('POST', '/api/v1/public/call-batches', {
+    agent_id: agent.id,
+    version_id: agent.promptVersions[0].id,
+    interruption: true,
+    use_alternate_number: false,
+    schedule_date: '2030-01-15',
+    schedule_time: '09:30',
+    schedule_timezone: 'UTC',
+    contacts,
+    ...extra,
+  });
+  expect(res.status).toBe(201);
+  return res.body.data.batch_id;
+}
+
+/** +1 415 555 1xxx numbers; the simulator decides by the last digit (0-2 fail, 3-9 answered). */
+const phone = (i: number) => `+1415555${String(1000 + i * 7).padStart(4, '0')}`;
+const outcomeOf = (p: string) => (({ '0': 'no_answer', '1': 'busy', '2': 'failed' }) as Record<string, string>)[p.at(-1)!] ?? 'completed';
+
+describe('dashboard', () => {
+  it('creates an immediate batch from CSV and follows it live to its final numbers without reloading', async () => {
+    const { page, pageErrors } = await openPage();
+    await connect(page);
+    await markNoReload(page);
     await page.getByTestId('new-batch').click();
 
-    // 12 good contacts (last digits give a mix of answered, busy, no answer, failed), one row the
-    // API would refuse the whole request for (left out here), one number the API rejects itself.
+    // 40 good contacts, one row the API would refuse the whole request for (left out here), one
+    // number the API rejects itself. Concurrency 1: the batch takes a few seconds, seen moving.
+    const N = 40;
     const rows = [['contact_id', 'name', 'phone_number', 'plan']];
-    for (let i = 0; i < 12; i++) rows.push([`c-${i + 1}`, `Contact ${i + 1}`, `+1415555${String(1000 + i * 7).padStart(4, '0')}`, i % 2 ? 'gold' : 'basic']);
+    for (let i = 0; i < N; i++) rows.push([`c-${i + 1}`, `Contact ${i + 1}`, phone(i), i % 2 ? 'gold' : 'basic']);
     rows.push(['c-short', 'Too Short', '12345', 'basic']);
     rows.push(['c-bad', 'Not A Number', '+99 1234 5678', 'basic']);
     await page.getByTestId('csv-file').setInputFiles({ name: 'contacts.csv', mimeType: 'text/csv', buffer: Buffer.from(formatCsv(rows)) });
-    await expect.poll(() => page.getByTestId('csv-summary').textContent()).toContain('13 contacts ready');
-    // Line 14 of the file is the short number.
+    await expect.poll(() => page.getByTestId('csv-summary').textContent()).toContain(`${N + 1} contacts ready`);
+    // Line N + 2 of the file is the short number.
     const localIssues = await page.getByTestId('csv-issues').textContent();
-    expect(localIssues).toContain('14');
+    expect(localIssues).toContain(String(N + 2));
     expect(localIssues).toContain('c-short');
 
-    await page.getByTestId('mode-manual').check();
+    await page.getByTestId('mode-immediate').check();
+    await page.getByLabel('Concurrency').fill('1');
     await expect.poll(() => page.getByTestId('agent').inputValue()).not.toBe('');
     await page.getByTestId('create-submit').click();
-    await expect.poll(() => page.getByTestId('create-summary').textContent()).toContain('12 of 13 contacts accepted, 1 rejected');
+    await expect.poll(() => page.getByTestId('create-summary').textContent()).toContain(`${N} of ${N + 1} contacts accepted, 1 rejected`);
     const rejected = await page.getByTestId('validation-errors').textContent();
     expect(rejected).toContain('c-bad');
-    expect(rejected).toContain('15'); // its CSV line
+    expect(rejected).toContain(String(N + 3)); // its CSV line
+    const href = (await page.getByTestId('open-batch').getAttribute('href'))!;
+    const batchId = decodeURIComponent(href.replace('#/batch/', ''));
 
+    // The batch is already running: open it and record every value the counters show.
     await page.getByTestId('open-batch').click();
-    await expect.poll(() => counter(page, 'queued')).toBe(12);
+    await page.getByTestId('counter-completed').waitFor();
+    await page.evaluate(() => {
+      const w = window as unknown as { __seen: number[] };
+      w.__seen = [];
+      const read = () => {
+        const n = (k: string) => Number(document.querySelector(`[data-testid="counter-${k}"]`)?.textContent);
+        w.__seen.push(n('completed') + n('failed') + n('cancelled'));
+      };
+      read();
+      new MutationObserver(read).observe(document.querySelector('.counters')!, { subtree: true, childList: true, characterData: true });
+    });
     await expect.poll(() => page.getByTestId('live').getAttribute('data-state')).toBe('live');
-    expect(await counter(page, 'completed')).toBe(0);
-    await expect.poll(() => page.locator('table.calls tbody tr').count()).toBe(12);
 
-    // From here on the page must not reload: a marker on window would vanish.
-    await page.evaluate(() => ((window as unknown as { __noReload: boolean }).__noReload = true));
-    await page.getByRole('button', { name: 'Start' }).click();
-
-    await expect
-      .poll(async () => ({ queued: await counter(page, 'queued'), inProgress: await counter(page, 'inProgress') }), { timeout: 30_000 })
-      .toEqual({ queued: 0, inProgress: 0 });
+    const expected = { completed: 0, failed: 0 };
+    for (let i = 0; i < N; i++) expected[outcomeOf(phone(i)) === 'completed' ? 'completed' : 'failed'] += 1;
+    await expect.poll(() => counts(page), { timeout: 60_000 }).toEqual({ queued: 0, inProgress: 0, cancelled: 0, ...expected });
     await expect.poll(() => page.locator('.view[data-status]').getAttribute('data-status'), { timeout: 15_000 }).toBe('completed');
-    const completed = await counter(page, 'completed');
-    const failed = await counter(page, 'failed');
-    expect(completed + failed + (await counter(page, 'cancelled'))).toBe(12);
-    expect(completed).toBeGreaterThan(0);
-    expect(failed).toBeGreaterThan(0);
     expect(await page.getByTestId('percent').textContent()).toBe('100%');
-    expect(await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
+    // The numbers moved on the page, through values between the start and the end.
+    const seen = await page.evaluate(() => (window as unknown as { __seen: number[] }).__seen);
+    expect(seen.some((d) => d > 0 && d < N)).toBe(true);
+    expect(seen.at(-1)).toBe(N);
+    // They are the batch's own numbers.
+    const details = await api('GET', `/api/v1/public/call-batches/${batchId}`);
+    expect({ completed: details.body.data.completed, failed: details.body.data.failed }).toEqual(expected);
+    expect(await stillNoReload(page)).toBe(true);
 
-    // The calls table moved live as well; an answered call shows its summary and transcript.
-    await expect.poll(() => page.locator('table.calls tbody tr:has(.s-completed)').count(), { timeout: 15_000 }).toBe(completed);
+    // The calls table moved live as well: answered calls show their analysis as ready.
+    const completedRows = page.locator('table.calls tbody tr:has(.s-completed)');
+    await expect.poll(() => completedRows.count(), { timeout: 15_000 }).toBe(expected.completed);
     await expect
       .poll(() => page.locator('table.calls tbody tr:has(.s-completed) td:nth-child(6)').allTextContents(), { timeout: 15_000 })
-      .toEqual(Array(completed).fill('ready'));
-    await page.locator('table.calls tbody tr:has(.s-completed)').first().click();
-    await expect.poll(() => page.getByTestId('call-summary').textContent()).toBeTruthy();
-    expect(await page.locator('.call-detail pre.transcript').count()).toBe(1);
+      .toEqual(Array(expected.completed).fill('ready'));
 
-    fs.mkdirSync(OUTPUT, { recursive: true });
+    // The status filter shows only the calls in that status.
+    const noAnswer = Array.from({ length: N }, (_, i) => outcomeOf(phone(i))).filter((o) => o === 'no_answer').length;
+    await page.getByTestId('call-filter').selectOption('no_answer');
+    await expect.poll(() => page.locator('table.calls tbody tr[data-call-id]').count()).toBe(noAnswer);
+    expect(await page.locator('table.calls tbody tr[data-call-id]:not(:has(.s-no_answer))').count()).toBe(0);
+    await page.getByTestId('call-filter').selectOption('completed');
+    await expect.poll(() => page.locator('table.calls tbody tr[data-call-id]').count()).toBe(expected.completed);
+    expect(await page.locator('table.calls tbody tr[data-call-id]:not(:has(.s-completed))').count()).toBe(0);
+
+    // A finished call: summary, outcomes, transcript, and a recording that plays (audio/wav).
+    await completedRows.first().click();
+    await expect.poll(() => page.getByTestId('call-summary').textContent()).toBeTruthy();
+    const outcomes = await page.locator('.call-detail dl.outcomes dt').allTextContents();
+    expect(outcomes.sort()).toEqual(['callback_requested', 'interested', 'sentiment']);
+    expect(await page.locator('.call-detail pre.transcript').count()).toBe(1);
+    const src = await page.getByTestId('recording').getAttribute('src');
+    expect(src).toMatch(/^\/recordings\/call_[0-9a-f]{32}\.wav\?expires=\d+&signature=/);
+    const audio = await page.evaluate(async (s) => {
+      const r = await fetch(s!);
+      const bytes = new Uint8Array(await r.arrayBuffer());
+      return { status: r.status, type: r.headers.get('content-type'), riff: String.fromCharCode(...bytes.slice(0, 4)) };
+    }, src);
+    expect(audio).toEqual({ status: 200, type: 'audio/wav', riff: 'RIFF' });
     await page.screenshot({ path: path.join(OUTPUT, 'dashboard-batch.png') });
     // No error banner along the way.
     expect(await page.getByTestId('banner').textContent(), server!.stdout()).toBe('');
 
     // The list shows the finished batch too.
     await page.locator('a.back').click();
-    await expect.poll(() => page.locator('table.batches tbody tr .s-completed').count()).toBe(1);
+    await expect.poll(() => page.locator(`table.batches tbody tr[data-batch-id="${batchId}"] .s-completed`).count()).toBe(1);
     await page.screenshot({ path: path.join(OUTPUT, 'dashboard-batches.png') });
-    expect(await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
+    expect(await stillNoReload(page)).toBe(true);
     expect(pageErrors).toEqual([]);
     await page.close();
-  });
+  }, 120_000);
+
+  it('starts, pauses, resumes and cancels a batch from its page', async () => {
+    const N = 60;
+    const contacts = Array.from({ length: N }, (_, i) => ({ contact_id: `op-${i}`, phone_number: phone(i) }));
+    const id = await createBatchOverRest(contacts, { start_mode: 'manual', concurrency: 1 });
+    const { page, pageErrors } = await openPage();
+    await connect(page, `#/batch/${id}`);
+    await markNoReload(page);
+    const status = () => page.locator('.view[data-status]').getAttribute('data-status');
+    const button = (name: string) => page.locator('.view > .toolbar .ops').getByRole('button', { name });
+    await expect.poll(status).toBe('paused');
+    await expect.poll(() => counter(page, 'queued')).toBe(N);
+
+    await button('Start').click();
+    await expect.poll(status).toBe('running');
+    await expect.poll(async () => (await counter(page, 'completed')) + (await counter(page, 'failed')), { timeout: 15_000 }).toBeGreaterThan(0);
+
+    await button('Pause').click();
+    await expect.poll(status).toBe('paused');
+    // What was in flight finishes (a claim already under way when the pause committed may still
+    // place its call), and the page comes to show what the server has.
+    const serverCounts = async () => (await api('GET', `/api/v1/public/call-batches/${id}`)).body.data;
+    await expect
+      .poll(
+        async () => {
+          const [server, shown] = [await serverCounts(), await counts(page)];
+          return server.in_progress === 0 && shown.inProgress === 0 && shown.queued === server.queued;
+        },
+        { timeout: 15_000 },
+      )
+      .toBe(true);
+    const paused = await counts(page);
+    expect(paused.queued).toBeGreaterThan(0);
+    // Then nothing is dialled while paused: many call lengths (50 ms) and worker polls later, the same.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await serverCounts()).toMatchObject({ queued: paused.queued, in_progress: 0 });
+    expect(await counts(page)).toMatchObject({ queued: paused.queued, inProgress: 0 });
+
+    await button('Resume').click();
+    await expect.poll(status).toBe('running');
+    await expect.poll(() => counter(page, 'queued'), { timeout: 15_000 }).toBeLessThan(paused.queued);
+
+    page.once('dialog', (d) => void d.accept());
+    await button('Cancel').click();
+    await expect.poll(status).toBe('cancelled');
+    await expect.poll(() => counts(page), { timeout: 15_000 }).toMatchObject({ queued: 0, inProgress: 0 });
+    const final = await counts(page);
+    expect(final.cancelled).toBeGreaterThan(0);
+    expect(final.completed + final.failed + final.cancelled).toBe(N);
+    expect(await button('Resume').count()).toBe(0);
+    expect(await stillNoReload(page)).toBe(true);
+    expect(await page.getByTestId('banner').textContent()).toBe('');
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  }, 90_000);
 
   it('shows an error instead of a blank page for a wrong key', async () => {
-    const page = await browser!.newPage({ viewport: { width: 1366, height: 768 } });
+    const { page } = await openPage();
     await page.goto(`${server!.url}/`);
     await page.getByTestId('api-key').fill('sk_' + 'w'.repeat(43));
     await page.getByTestId('connect').click();
     await expect.poll(() => page.getByTestId('key-error').textContent()).toContain('not accepted');
     await page.close();
   });
+
+  it('never leaves a blank page when the API fails or a batch does not exist', async () => {
+    const { page, pageErrors } = await openPage();
+    await connect(page);
+    await expect.poll(() => page.locator('table.batches tbody tr[data-batch-id]').count()).toBeGreaterThan(0);
+
+    // A batch that is not there: a page that says so, with a way back.
+    await page.evaluate(() => (location.hash = '#/batch/sched_00000000000000000000000000000000'));
+    await expect.poll(() => page.getByTestId('not-found').textContent()).toContain('Batch not found');
+    await page.getByTestId('not-found').getByRole('link').click();
+    await expect.poll(() => page.locator('table.batches tbody tr[data-batch-id]').count()).toBeGreaterThan(0);
+
+    // The server failing (an HTML 502 from a proxy): the message shows, the page offers a retry.
+    await page.route('**/graphql', (route) => route.fulfill({ status: 502, contentType: 'text/html', body: '<h1>Bad Gateway</h1>' }));
+    await page.evaluate(() => (location.hash = '#/batches?status=completed'));
+    await expect.poll(() => page.getByTestId('load-error').textContent()).toContain('could not be loaded');
+    expect(await page.getByTestId('banner').textContent()).toContain('502');
+    // The server unreachable: same.
+    await page.unroute('**/graphql');
+    await page.route('**/graphql', (route) => route.abort('connectionrefused'));
+    await page.getByTestId('load-error').getByRole('button', { name: 'Try again' }).click();
+    await expect.poll(() => page.getByTestId('banner').textContent()).toContain('Cannot reach the server');
+    expect(await page.getByTestId('load-error').count()).toBe(1);
+    // Back up: the retry loads the page.
+    await page.unroute('**/graphql');
+    await page.getByTestId('load-error').getByRole('button', { name: 'Try again' }).click();
+    await expect.poll(() => page.locator('table.batches tbody tr[data-batch-id]').count()).toBeGreaterThan(0);
+    expect(await page.getByTestId('load-error').count()).toBe(0);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it('fits laptop screens: no sideways scrolling, the selected call beside the calls', async () => {
+    const id = await createBatchOverRest(
+      Array.from({ length: 8 }, (_, i) => ({ contact_id: `lap-${i}`, phone_number: phone(i + 3) })),
+      { start_mode: 'immediate' },
+    );
+    for (const viewport of [
+      { width: 1280, height: 720 },
+      { width: 1024, height: 768 },
+    ]) {
+      const { page, pageErrors } = await openPage(viewport);
+      await connect(page);
+      await expect.poll(() => page.locator('table.batches tbody tr[data-batch-id]').count()).toBeGreaterThan(0);
+      const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(await overflow()).toBe(0);
+      await page.evaluate((b) => (location.hash = `#/batch/${b}`), id);
+      await expect.poll(() => page.locator('.view[data-status]').getAttribute('data-status'), { timeout: 30_000 }).toBe('completed');
+      await expect.poll(() => page.locator('table.calls tbody tr:has(.s-completed) td:nth-child(6)').allTextContents(), { timeout: 15_000 }).toContain('ready');
+      await page.locator('table.calls tbody tr:has(.s-completed)').first().click();
+      await expect.poll(() => page.getByTestId('call-summary').textContent()).toBeTruthy();
+      expect(await overflow()).toBe(0);
+      // Side by side and both on screen: the details start where the calls start, to their right.
+      const table = (await page.locator('.calls-pane').boundingBox())!;
+      const detail = (await page.getByTestId('call-detail').boundingBox())!;
+      expect(detail.x).toBeGreaterThanOrEqual(table.x + table.width);
+      expect(detail.x + detail.width).toBeLessThanOrEqual(viewport.width);
+      expect(detail.y).toBeLessThan(viewport.height);
+      if (viewport.width === 1024) await page.screenshot({ path: path.join(OUTPUT, 'dashboard-laptop-1024.png') });
+      expect(pageErrors).toEqual([]);
+      await page.close();
+    }
+  }, 90_000);
 });

@@ -4,7 +4,9 @@ import { Webhook } from 'standardwebhooks';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
 import { insertWebhookBatch } from '../helpers/webhook-fixtures.ts';
-import { enqueueWebhook } from '../../src/services/webhooks/outbox.ts';
+import { enqueueCallWebhooks, enqueueWebhook } from '../../src/services/webhooks/outbox.ts';
+import { withSqlTransaction } from '../../src/services/sql-transaction.ts';
+import { WEBHOOK_RECORDING_URL_TTL_SECONDS } from '../../src/services/webhooks/payload-links.ts';
 import { deliverDue, leaseDueDeliveries, startWebhookDeliveryWorker } from '../../src/services/webhooks/delivery-worker.ts';
 import { rotateWebhookSecret, webhookSecret } from '../../src/services/webhooks/secrets.ts';
 import { verifyWebhook } from '../../src/services/webhooks/verify.ts';
@@ -237,12 +239,74 @@ describe('webhook delivery', () => {
       expect(timedOut).toMatchObject({ result: 'retry', statusCode: null, error: 'timed out after 1000 ms' });
       expect(Date.now() - started).toBeLessThan(5_000);
 
-      rx.setHandler(() => ({ status: 200, body: 'x'.repeat(5 * 1024 * 1024) }));
+      // 64 MiB on offer: the sender hangs up after its cap (MAX_RESPONSE_BYTES) instead of reading
+      // it all; what the receiver managed to write is what fits in the socket buffers.
+      rx.setHandler(() => ({ status: 200, streamBytes: 64 * 1024 * 1024 }));
       t.clock.advance(400_000);
       expect((await run())[0]).toMatchObject({ result: 'delivered', statusCode: 200 });
+      const big = rx.received.at(-1)!.response;
+      await big.closed;
+      expect(big.finished).toBe(false);
+      expect(big.bodyBytesWritten).toBeLessThan(16 * 1024 * 1024);
     } finally {
       await target.close();
     }
+  });
+
+  it('keeps only the start of a failing receiver’s big error page', async () => {
+    rx.setHandler(() => ({ status: 500, streamBytes: 32 * 1024 * 1024 }));
+    const batch = await batchWith();
+    const id = (await change(batch.id, 'batch.started', 'running'))!;
+    expect((await run())[0]).toMatchObject({ result: 'retry', statusCode: 500 });
+    const answer = rx.received[0]!.response;
+    await answer.closed;
+    expect(answer.finished).toBe(false);
+    const { lastError } = await delivery(id);
+    expect(lastError).toMatch(/^HTTP 500: x{200}$/);
+  });
+
+  it('signs the recording link for each attempt: a retry hours later carries a link that plays', async () => {
+    rx.setHandler((_r, n) => (n === 1 ? { status: 503 } : { status: 200 }));
+    const { batch, calls } = await insertWebhookBatch(t.deps, a, { callbackUrl: rx.url, calls: 1 });
+    const call = calls[0]!;
+    await t.deps.db.prisma.call.update({
+      where: { id: call.id },
+      data: { status: 'completed', transcriptStatus: 'ready', summary: 'ok', outcomes: { interested: 'yes' }, recordingAvailable: true, completedAt: t.clock.now() },
+    });
+    // Base64 through SQL, as the dispatch worker stores audio (PGlite takes no bytea parameters).
+    await t.deps.db.prisma.$executeRaw`
+      INSERT INTO recordings (call_id, account_id, content_type, data) VALUES (${call.id}, ${a.account.id}, 'audio/wav', decode(${Buffer.from('RIFF....WAVEfmt ').toString('base64')}, 'base64'))`;
+    const [id] = await withSqlTransaction(t.deps.db, (tx) => enqueueCallWebhooks(tx, t.deps, [{ type: 'call.completed', callId: call.id }], t.clock.now()));
+    const play = async (url: string) => {
+      const res = await t.app.fetch(new Request(url));
+      return { status: res.status, type: res.headers.get('content-type') };
+    };
+
+    expect((await run())[0]).toMatchObject({ id, result: 'retry', statusCode: 503 });
+    // The receiver was down for 17 hours (the retry schedule's span): the link queued with the
+    // event expired long ago ...
+    t.clock.advance(17 * 3_600_000);
+    const stored = ((await delivery(id!)).payload as any).data.recording_url as string;
+    expect(await play(stored)).toMatchObject({ status: 403 });
+    // ... the attempt that gets through carries a fresh one, valid for a day from then.
+    expect((await run())[0]).toMatchObject({ id, result: 'delivered' });
+    const [first, second] = rx.bodies();
+    expect(first!.id).toBe(second!.id);
+    expect(rx.received.map((r) => r.headers['webhook-id'])).toEqual([id, id]);
+    const link = new URL(second!.data.recording_url);
+    expect(link.pathname).toBe(`/recordings/${call.id}.wav`);
+    const expires = Number(link.searchParams.get('expires')) * 1000;
+    expect(expires - t.clock.now().getTime()).toBeGreaterThanOrEqual(WEBHOOK_RECORDING_URL_TTL_SECONDS * 1000);
+    expect(await play(second!.data.recording_url)).toEqual({ status: 200, type: 'audio/wav' });
+    t.clock.advance(WEBHOOK_RECORDING_URL_TTL_SECONDS * 1000 - 60_000);
+    expect((await play(second!.data.recording_url)).status).toBe(200);
+    // Nothing else in the event changed between the attempts.
+    expect({ ...second!, data: { ...second!.data, recording_url: null } }).toEqual({ ...first!, data: { ...first!.data, recording_url: null } });
+    // The signature covers the body as sent.
+    const { secret } = await webhookSecret(t.deps, a.account.id);
+    const r = rx.received[1]!;
+    const ts = new Date(Number(r.headers['webhook-timestamp']) * 1000);
+    expect(r.headers['webhook-signature']).toBe(new Webhook(secret).sign(id!, ts, r.body));
   });
 
   it('signs with both secrets during a rotation, and only the new one after the overlap', async () => {

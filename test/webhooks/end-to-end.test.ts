@@ -60,15 +60,31 @@ describe('webhooks end to end', () => {
     const done = events.find((e) => e.type === 'batch.completed')!;
     expect(done.data).toMatchObject({ status: 'completed', completed: 2, failed: 3, queued: 0, in_progress: 0 });
 
-    // call.analyzed carries the final record: the same as the REST results item, field for field.
+    // call.completed and call.analyzed carry the final record: the REST results item, field for
+    // field (summary, outcomes and the recording included), but for the recording link, which is
+    // signed for the attempt that carried it and plays.
     const results = await t.request('GET', `${CALL_BATCHES}/${batchId}/results`, { key: a.apiKey });
     expect(results.status).toBe(200);
-    for (const e of events.filter((x) => x.type === 'call.analyzed')) {
+    const finals = events.filter((x) => x.type === 'call.completed' || x.type === 'call.analyzed');
+    expect(finals).toHaveLength(4);
+    for (const e of finals) {
       expect(Object.keys(e.data)).toEqual([...CALL_RECORD_FIELDS]);
+      expect(e.data).toMatchObject({ status: 'completed', transcript_status: 'ready', recording_available: true });
       expect(e.data.summary).toEqual(expect.any(String));
       expect(Object.keys(e.data.outcomes).sort()).toEqual(['callback_requested', 'interested']);
       const rest = results.body.data.items.find((i: any) => i.call_id === e.data.call_id);
-      expect(e.data).toEqual(rest);
+      expect({ ...e.data, recording_url: null }).toEqual({ ...rest, recording_url: null });
+      const audio = await t.app.fetch(new Request(e.data.recording_url));
+      expect(audio.status).toBe(200);
+      expect(audio.headers.get('content-type')).toBe('audio/wav');
+    }
+    // Each answered call is announced once, before or with its analysis in the outbox.
+    const completedIds = events.filter((e) => e.type === 'call.completed').map((e) => e.data.call_id);
+    expect(new Set(completedIds).size).toBe(2);
+    expect(completedIds.sort()).toEqual(events.filter((e) => e.type === 'call.analyzed').map((e) => e.data.call_id).sort());
+    // Unanswered calls are call.failed at their end, with nothing from an analysis.
+    for (const e of events.filter((x) => x.type === 'call.failed')) {
+      expect(e.data).toMatchObject({ summary: null, outcomes: null, recording_url: null, transcript_status: null });
     }
 
     const details = await t.request('GET', `${CALL_BATCHES}/${batchId}`, { key: a.apiKey });

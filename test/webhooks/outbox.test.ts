@@ -4,6 +4,7 @@ import { insertWebhookBatch } from '../helpers/webhook-fixtures.ts';
 import { enqueueBatchWebhooks, enqueueCallWebhooks, enqueueWebhook } from '../../src/services/webhooks/outbox.ts';
 import { callWebhookTypes } from '../../src/services/webhooks/events.ts';
 import { withSqlTransaction } from '../../src/services/sql-transaction.ts';
+import { applyCallWrites, type CallWrite } from '../../src/services/call-transitions.ts';
 import { BATCH_DETAILS_FIELDS, CALL_RECORD_FIELDS } from '../../src/services/representations.ts';
 
 let t: TestApp;
@@ -118,13 +119,68 @@ describe('webhook outbox', () => {
     expect(failed.data).toMatchObject({ call_id: calls[1]!.id, status: 'no_answer', reason: 'no_answer', recording_url: null, summary: null });
   });
 
-  it('maps call transitions to events', () => {
-    expect(callWebhookTypes('in_progress', 'completed')).toEqual(['call.completed']);
-    expect(callWebhookTypes('ringing', 'busy')).toEqual(['call.failed']);
-    expect(callWebhookTypes('queued', 'failed')).toEqual(['call.failed']);
-    expect(callWebhookTypes('queued', 'cancelled')).toEqual([]);
-    expect(callWebhookTypes('completed', 'completed', 'ready')).toEqual(['call.analyzed']);
+  it('queues call.completed with the write that settles the analysis, carrying summary, outcomes and recording', async () => {
+    const { batch, calls } = await insertWebhookBatch(t.deps, a, { callbackUrl: 'https://hooks.example.com/in', calls: 2 });
+    const [answered, unanswered] = calls as [(typeof calls)[0], (typeof calls)[0]];
+    await t.deps.db.prisma.call.updateMany({ where: { batchId: batch.id }, data: { status: 'in_progress', leaseOwner: 'w1' } });
+    await t.deps.db.prisma.batch.update({ where: { id: batch.id }, data: { status: 'running', queued: 0, inProgress: 2 } });
+    const at = t.clock.now();
+    const ref = (id: string) => ({ callId: id, batchId: batch.id, accountId: a.account.id, owner: 'w1' });
+    const apply = (w: CallWrite) => applyCallWrites(t.deps, [w], at);
+    const callRows = async () => (await rows(batch.id)).filter((r) => r.eventType.startsWith('call.'));
+    const types = async () => (await callRows()).map((r) => r.eventType);
+
+    // The answered call ends with its analysis to come; the other one ends unanswered.
+    await apply({ ...ref(answered.id), from: 'in_progress', to: 'completed', events: [{ from: 'in_progress', to: 'completed', at }], set: { completedAt: at, durationSeconds: 40, transcriptStatus: 'pending', llmTranscript: 'Agent: hi' } });
+    await apply({ ...ref(unanswered.id), from: 'in_progress', to: 'no_answer', events: [{ from: 'in_progress', to: 'no_answer', at }], set: { completedAt: at, disconnectReason: 'no_answer' }, releaseLease: true });
+    expect(await types()).toEqual(['call.failed']);
+    // Analysis starts, the recording arrives with it: still nothing for the answered call.
+    const wav = { contentType: 'audio/wav', data: new Uint8Array([82, 73, 70, 70]) };
+    await apply({ ...ref(answered.id), from: 'completed', to: 'completed', events: [], set: { transcriptStatus: 'processing', recordingAvailable: true }, recording: wav });
+    expect(await types()).toEqual(['call.failed']);
+    // The analysis settles: the call is announced now, with everything, then the analysis.
+    await apply({ ...ref(answered.id), from: 'completed', to: 'completed', events: [], set: { transcriptStatus: 'ready', summary: 'Wants a demo', outcomes: { interested: 'yes' } }, releaseLease: true });
+    const queued = await callRows();
+    expect(queued.map((r) => r.eventType)).toEqual(['call.failed', 'call.completed', 'call.analyzed']);
+    // The batch closed when its last call ended, before the analysis settled.
+    expect((await rows(batch.id)).map((r) => r.eventType)).toEqual(['call.failed', 'batch.completed', 'call.completed', 'call.analyzed']);
+    const completed = (queued[1]!.payload as any).data;
+    expect(completed).toMatchObject({
+      call_id: answered.id,
+      status: 'completed',
+      transcript_status: 'ready',
+      summary: 'Wants a demo',
+      outcomes: { interested: 'yes' },
+      recording_available: true,
+      llm_transcript: 'Agent: hi',
+    });
+    expect(completed.recording_url).toMatch(new RegExp(`/recordings/${answered.id}\\.wav\\?expires=\\d+&signature=`));
+    expect((queued[2]!.payload as any).data).toEqual(completed);
+    expect((queued[0]!.payload as any).data).toMatchObject({ call_id: unanswered.id, reason: 'no_answer', summary: null });
+  });
+
+  it('maps call writes to events: call.completed waits for the analysis to settle', () => {
+    // An answered call ending with its analysis to come: nothing yet, whatever the provider.
+    expect(callWebhookTypes('in_progress', 'completed', 'pending')).toEqual([]);
+    expect(callWebhookTypes('answered', 'completed', 'processing')).toEqual([]);
     expect(callWebhookTypes('completed', 'completed', 'processing')).toEqual([]);
+    // The write that settles it announces the call, then the analysis.
+    expect(callWebhookTypes('completed', 'completed', 'ready')).toEqual(['call.completed', 'call.analyzed']);
+    expect(callWebhookTypes('completed', 'completed', 'failed')).toEqual(['call.completed', 'call.analyzed']);
+    // Ending with the analysis settled in the same write (a provider that analyses itself, or an
+    // answer without a transcript), or with no analysis announced: at once.
+    expect(callWebhookTypes('in_progress', 'completed', 'ready')).toEqual(['call.completed', 'call.analyzed']);
+    expect(callWebhookTypes('in_progress', 'completed', 'failed')).toEqual(['call.completed', 'call.analyzed']);
+    expect(callWebhookTypes('in_progress', 'completed')).toEqual(['call.completed']);
+    // A completed call's field-only writes without a settling analysis announce nothing again.
+    expect(callWebhookTypes('completed', 'completed')).toEqual([]);
+    // Unanswered or broken calls: call.failed at the end; an analysis of such a call only says so.
+    expect(callWebhookTypes('ringing', 'busy')).toEqual(['call.failed']);
+    expect(callWebhookTypes('ringing', 'no_answer')).toEqual(['call.failed']);
+    expect(callWebhookTypes('queued', 'failed')).toEqual(['call.failed']);
+    expect(callWebhookTypes('answered', 'failed', 'failed')).toEqual(['call.failed', 'call.analyzed']);
+    expect(callWebhookTypes('failed', 'failed', 'ready')).toEqual(['call.analyzed']);
+    expect(callWebhookTypes('queued', 'cancelled')).toEqual([]);
     expect(callWebhookTypes('answered', 'in_progress')).toEqual([]);
   });
 });

@@ -1,5 +1,7 @@
-// Post-call analysis seam: produces the call record's `summary` and `outcomes`. The local
-// analyser is the default; an LLM-backed one can plug in behind the same interface.
+// Post-call analysis seam: produces the call record's `summary` and `outcomes` from the transcript.
+// The local analyser is the default; an LLM-backed one can plug in behind the same interface. A voice
+// provider that analyses its own calls (VoiceProvider.analyse, e.g. Retell's call_analysis) replaces
+// this for its calls: the worker then waits for the provider's analysis instead.
 
 export interface AnalysisInput {
   transcript: string;

@@ -30,6 +30,13 @@ export type ProviderCallEvent =
   | { type: 'answered'; callId: string; at: Date }
   | { type: 'ended'; callId: string; at: Date; result: CallEndResult };
 
+/**
+ * A call's recording: the audio itself (the simulator), or where the provider keeps it (Retell).
+ * A provider-held recording is only ever served through our signed /recordings link, which proxies
+ * it: the provider's URL is never handed out.
+ */
+export type CallRecording = { contentType: string; data: Uint8Array } | { contentType: string; sourceUrl: string };
+
 export type CallEndStatus = 'completed' | 'no_answer' | 'busy' | 'failed';
 export type HangupBy = 'agent' | 'user' | 'system';
 
@@ -43,14 +50,61 @@ export interface CallEndResult {
   /** null when not answered. */
   transcript: string | null;
   /** Only when answered and recordingEnabled. */
-  recording: { contentType: string; data: Uint8Array } | null;
+  recording: CallRecording | null;
+  /** Added to the end event's history detail (e.g. the provider's reason for rejecting a dial). */
+  detail?: Record<string, unknown>;
+}
+
+/**
+ * The provider refused the dial for good (a 4xx such as a bad number or no payment method): the call
+ * fails with `disconnectReason` and the provider's message in its history, without retries.
+ * Account-level reasons (payment_required, provider_auth_failed, provider_not_configured) skip the
+ * alternate number, which would be refused the same way.
+ */
+export class DialRejectedError extends Error {
+  override name = 'DialRejectedError';
+  constructor(
+    message: string,
+    readonly disconnectReason: string,
+    readonly detail: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+/** What identifies one dial of one of our calls at a provider (our ids travel in its metadata). */
+export interface ProviderCallRef {
+  callId: string;
+  accountId: string;
+  /** The call's attempt number: the alternate-number dial is a second provider call for the same call id. */
+  attempt: number;
+  recordingEnabled: boolean;
+}
+
+export interface ProviderAnalysisRequest {
+  accountId: string;
+  providerCallId: string;
+  /** Outcome keys configured on our agent: the only keys the result may carry. */
+  outcomeKeys: string[];
+  /** The call ended without a recording (and may have one): take one from the analysis if it brings it. */
+  wantRecording: boolean;
+}
+
+/** The provider's own post-call analysis, in our terms. */
+export interface ProviderAnalysis {
+  summary: string | null;
+  /** Values as strings; only keys configured on the agent. */
+  outcomes: Record<string, string>;
+  /** A recording that only became known with the analysis. */
+  recording?: CallRecording | null;
 }
 
 export type HangupReason = 'max_duration' | 'cancelled' | 'shutdown';
 
 export type ProviderCallLookup =
   | { state: 'ended'; result: CallEndResult }
-  | { state: 'in_flight' }
+  /** Still going at the provider; `answeredAt` once the callee picked up. */
+  | { state: 'in_flight'; answeredAt?: Date | null }
   | { state: 'unknown' };
 
 export type ProviderEventListener = (e: ProviderCallEvent & { providerCallId: string }) => void;
@@ -59,8 +113,12 @@ export interface VoiceProvider {
   readonly name: string;
   /** Starts a call; resolves once the provider accepted it. Events for it arrive through `onEvent`. */
   placeCall(req: PlaceCallRequest): Promise<{ providerCallId: string }>;
-  /** Ends an in-flight call (max duration reached, batch cancelled); the provider then emits 'ended' with hangupBy 'system'. Unknown or already-ended calls are ignored. */
-  hangup(providerCallId: string, reason: HangupReason): Promise<void>;
+  /**
+   * Ends an in-flight call (max duration reached, batch cancelled); the provider then emits 'ended'
+   * with hangupBy 'system'. Unknown or already-ended calls are ignored. `call` names the account of a
+   * call this process did not place (recovery), for providers that need it to reach the call.
+   */
+  hangup(providerCallId: string, reason: HangupReason, call?: { accountId: string }): Promise<void>;
   /** Returns an unsubscribe function. */
   onEvent(listener: ProviderEventListener): () => void;
   /**
@@ -68,7 +126,25 @@ export interface VoiceProvider {
    * be settled with its real result. Providers without it (the simulator, whose calls die with
    * their process) get such calls ended as failed by the system.
    */
-  lookup?(providerCallId: string): Promise<ProviderCallLookup>;
+  lookup?(providerCallId: string, call?: ProviderCallRef): Promise<ProviderCallLookup>;
+  /**
+   * Optional: the provider call placed for this dial of our call, found by our ids in its metadata -
+   * for a worker that died after dialling but before the provider call id was stored. null: none.
+   */
+  findCall?(call: ProviderCallRef): Promise<string | null>;
+  /**
+   * Optional: takes over watching a call another (dead) worker placed; its events then arrive
+   * through `onEvent` like those of calls placed here. Without it such calls are hung up and failed.
+   */
+  adopt?(providerCallId: string, req: PlaceCallRequest, state: { answered: boolean; dialledAt: Date }): Promise<void>;
+  /**
+   * Optional: the provider analyses its calls itself (summary, outcomes), so its analysis replaces
+   * the local analyser for its calls. Resolves once the analysis is known, null when the provider
+   * has none (the call's transcript_status becomes failed).
+   */
+  analyse?(req: ProviderAnalysisRequest): Promise<ProviderAnalysis | null>;
+  /** Optional: dial pacing, in calls per second per from-number for this account (0 = unpaced). */
+  dialRate?(accountId: string): Promise<number>;
   close(): Promise<void>;
 }
 

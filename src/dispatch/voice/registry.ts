@@ -67,7 +67,7 @@ export function createProviderRegistry(factories: Record<string, ProviderFactory
   };
 }
 
-/** The providers this build ships: the simulator (real providers register here as they are added). */
+/** The providers this build ships: the simulator and Retell (its API keys come from the accounts' sealed config). */
 export function defaultProviderRegistry(deps: Pick<AppDeps, 'config' | 'clock' | 'logger' | 'db' | 'appSecret'>): ProviderRegistry {
   return createProviderRegistry({ simulator: () => simulatorFromConfig(deps), retell: () => retellFromConfig(deps) });
 }

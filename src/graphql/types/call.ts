@@ -1,5 +1,6 @@
 import { builder } from '../builder.ts';
 import { recordingUrl } from '../../services/recording-url.ts';
+import { AgentType, PromptVersionType } from './catalog.ts';
 
 builder.prismaObject('CallEvent', {
   fields: (t) => ({
@@ -46,17 +47,29 @@ export const CallType = builder.prismaObject('Call', {
     llmTranscript: t.exposeString('llmTranscript', { nullable: true }),
     agentId: t.exposeString('agentId'),
     versionId: t.exposeString('promptVersionId'),
-    // Flat names for call records; selected with the call's own query so a page of calls costs
-    // one query per relation, not one per call.
-    agentName: t.string({ select: { agent: { select: { name: true } } }, resolve: (c) => c.agent.name }),
-    versionName: t.string({ select: { promptVersion: { select: { name: true } } }, resolve: (c) => c.promptVersion.name }),
+    // A call's agent and prompt version are its batch's (one foreign key holds them together), so
+    // they are reached through the batch; selected with the call's own query so a page of calls
+    // costs one query per relation, not one per call.
+    agentName: t.string({ select: { batch: { select: { agent: { select: { name: true } } } } }, resolve: (c) => c.batch.agent.name }),
+    versionName: t.string({
+      select: { batch: { select: { promptVersion: { select: { name: true } } } } },
+      resolve: (c) => c.batch.promptVersion.name,
+    }),
     voice: t.string({
       description: "Voice used for the call (the batch's voice)",
       select: { batch: { select: { voice: true } } },
       resolve: (c) => c.batch.voice,
     }),
-    agent: t.relation('agent'),
-    promptVersion: t.relation('promptVersion'),
+    agent: t.field({
+      type: AgentType,
+      select: (_a, _c, nested) => ({ batch: { select: { agent: nested(true) } } }),
+      resolve: (c) => c.batch.agent,
+    }),
+    promptVersion: t.field({
+      type: PromptVersionType,
+      select: (_a, _c, nested) => ({ batch: { select: { promptVersion: nested(true) } } }),
+      resolve: (c) => c.batch.promptVersion,
+    }),
     batch: t.relation('batch'),
     history: t.relation('events', { query: { orderBy: { id: 'asc' } } }),
   }),

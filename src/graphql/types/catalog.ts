@@ -1,7 +1,7 @@
 import { builder } from '../builder.ts';
 import { addDidNumber, createAgent, createPromptVersion } from '../../services/catalog.ts';
 
-builder.prismaObject('Agent', {
+export const AgentType = builder.prismaObject('Agent', {
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),
@@ -14,7 +14,7 @@ builder.prismaObject('Agent', {
   }),
 });
 
-builder.prismaObject('PromptVersion', {
+export const PromptVersionType = builder.prismaObject('PromptVersion', {
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),

@@ -21,7 +21,7 @@ import type { BatchDetails } from '../../services/representations.ts';
 import { CALL_STATUSES } from '../../domain/call-state.ts';
 import { BATCH_LIST_STATUS_FILTERS } from '../../services/list-batches.ts';
 import { TRANSCRIPT_STATUS_FILTERS } from '../../services/list-batch-calls.ts';
-import { BATCH_CALLS_PAGE, BATCH_LIST_PAGE, BATCH_RESULTS_PAGE } from '../../services/pagination.ts';
+import { BATCH_CALLS_PAGE, BATCH_LIST_PAGE, BATCH_RESULTS_PAGE, GRAPHQL_INT_MAX } from '../../services/pagination.ts';
 
 const BASE = '/api/v1/public';
 
@@ -130,10 +130,15 @@ function callRecordsVariables({ query }: RouteInput): RestCallRecordsQueryVariab
   const endDate = q.date('end_date', { required: true });
   const agentIds = q.strings('agent_id');
   const page = q.page();
-  // Above 200 is not an envelope error: the service answers it in the contract's `detail` form.
-  const pageSize = q.int('page_size', { min: 1 });
+  // Above 200 is not an envelope error: the service answers it in the contract's `detail` form,
+  // however large (clamped to what a GraphQL Int carries, still above 200).
+  const pageSize = q.int('page_size', { min: 1, max: Infinity });
   q.done();
-  return { filter: { startDate: startDate!, endDate: endDate!, agentIds: agentIds.length ? agentIds : undefined }, page, pageSize };
+  return {
+    filter: { startDate: startDate!, endDate: endDate!, agentIds: agentIds.length ? agentIds : undefined },
+    page,
+    pageSize: pageSize === undefined ? undefined : Math.min(pageSize, GRAPHQL_INT_MAX),
+  };
 }
 
 export const batchesReadRoutes: RestRoute[] = [

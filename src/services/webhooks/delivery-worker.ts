@@ -13,6 +13,7 @@ import { withSqlTransaction, type SqlTx } from '../sql-transaction.ts';
 import { BATCH_DETAILS_FIELDS, CALL_RECORD_FIELDS } from '../representations.ts';
 import type { WebhookEvent } from './events.ts';
 import { postWebhook, type PostResult } from './http-post.ts';
+import { withFreshLinks } from './payload-links.ts';
 import { nextAttempt, parseRetryAfter } from './retry.ts';
 import { signingSecrets } from './secrets.ts';
 import { signedHeaders } from './signing.ts';
@@ -81,7 +82,8 @@ function ordered(data: Record<string, unknown>, fields: readonly string[]): Reco
 
 /**
  * The request body. The outbox stores jsonb (queryable, but keys come back sorted by length), so
- * the contract's field order is restored here: every attempt of an event sends the same bytes.
+ * the contract's field order is restored here: every attempt of an event sends the same bytes,
+ * but for the recording link, which each attempt signs afresh (payload-links.ts).
  */
 export function eventBody(p: WebhookEvent): string {
   const fields = p.type.startsWith('call.') ? CALL_RECORD_FIELDS : BATCH_DETAILS_FIELDS;
@@ -235,7 +237,7 @@ export async function attemptDelivery(
   secrets: SecretCache = new Map(),
   recordSuccess: RecordSuccess = async (x, status) => (await recordDelivered(deps, [{ d: x, status }])).has(x.id),
 ): Promise<AttemptOutcome> {
-  const body = eventBody(d.payload);
+  const body = eventBody(withFreshLinks(deps, d.payload));
   let keys = secrets.get(d.accountId);
   if (!keys) secrets.set(d.accountId, (keys = signingSecrets(deps, d.accountId)));
   let headers: ReturnType<typeof signedHeaders>;

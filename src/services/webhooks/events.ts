@@ -21,18 +21,31 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 const FAILED_CALL = new Set(['failed', 'no_answer', 'busy']);
 const TERMINAL_CALL = new Set(['completed', 'failed', 'no_answer', 'busy', 'cancelled']);
+/** transcript_status values that mean an analysis is still to come / has come (with results or not). */
+const ANALYSIS_OUTSTANDING = new Set(['pending', 'processing']);
+const ANALYSIS_SETTLED = new Set(['ready', 'failed']);
 
 /**
- * Events a call write causes: ending answered-and-finished → call.completed; ending unanswered or
- * broken → call.failed; analysis finishing (transcript_status becoming ready or failed) →
- * call.analyzed. A call cancelled before dialling causes none (batch.cancelled covers it).
+ * Events a call write causes, decided from the write alone (its from → to status and the
+ * transcript_status it sets), so it holds for any voice provider:
+ * - call.completed: an answered call that finished, sent ONCE with its final record (summary,
+ *   outcomes, recording). When the call ends with its analysis outstanding (transcript_status
+ *   pending/processing) it waits for the write that settles the analysis (ready or failed);
+ *   a call that ends with the analysis already settled, or with none announced, is sent at once.
+ * - call.failed: a call that ended unanswered or broken (no_answer, busy, failed), at its end.
+ * - call.analyzed: the analysis settled (transcript_status becoming ready or failed), whatever the status.
+ * A call cancelled before dialling causes none (batch.cancelled covers it).
  */
 export function callWebhookTypes(from: string, to: string, transcriptStatusSet?: string | null): CallEventType[] {
   const out: CallEventType[] = [];
-  if (!TERMINAL_CALL.has(from)) {
-    if (to === 'completed') out.push('call.completed');
-    else if (FAILED_CALL.has(to)) out.push('call.failed');
+  const ends = !TERMINAL_CALL.has(from);
+  const settles = ANALYSIS_SETTLED.has(transcriptStatusSet ?? '');
+  if (to === 'completed') {
+    const announce = ends ? !ANALYSIS_OUTSTANDING.has(transcriptStatusSet ?? '') : from === 'completed' && settles;
+    if (announce) out.push('call.completed');
+  } else if (ends && FAILED_CALL.has(to)) {
+    out.push('call.failed');
   }
-  if (transcriptStatusSet === 'ready' || transcriptStatusSet === 'failed') out.push('call.analyzed');
+  if (settles) out.push('call.analyzed');
   return out;
 }

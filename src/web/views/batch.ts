@@ -14,11 +14,14 @@ import {
 } from '../../codegen/graphql.ts';
 import type { AppContext, View } from '../context.ts';
 import { h, replace, setText } from '../dom.ts';
-import { CALL_STATUSES, dateTime, done, duration, percent } from '../format.ts';
+import { ApiError } from '../api.ts';
+import { CALL_STATUSES, compactDateTime, dateTime, done, duration, percent } from '../format.ts';
 import { operationButtons } from '../operations.ts';
-import { counterList, progressBar, setStatus, statusBadge } from '../widgets.ts';
+import { counterList, progressBar, retryRow, setStatus, statusBadge } from '../widgets.ts';
 
 const PAGE_SIZE = 50;
+/** Must match the breakpoint in styles.css where the call details move below the calls. */
+const STACKED = '(max-width: 900px)';
 
 type CallView = DashboardCallFragment;
 
@@ -85,7 +88,7 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
       h(
         'div',
         { class: 'calls-pane' },
-        h('div', { class: 'toolbar' }, h('h2', null, 'Calls'), filter, callsSummary, h('span', { class: 'spacer' }), h('button', { type: 'button', class: 'small', onclick: () => void loadCalls().catch(ctx.showError) }, 'Refresh')),
+        h('div', { class: 'toolbar' }, h('h2', null, 'Calls'), filter, callsSummary, h('span', { class: 'spacer' }), h('button', { type: 'button', class: 'small', onclick: () => void loadCalls().catch(callsFailed) }, 'Refresh')),
         h(
           'div',
           { class: 'table-wrap' },
@@ -137,7 +140,7 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
 
   function callRow(c: CallView): HTMLTableRowElement {
     const tr = h('tr', { 'data-call-id': c.id, tabindex: 0, class: c.id === selected ? 'selected' : '' });
-    const select = () => showCall(c.id);
+    const select = () => showCall(c.id, true);
     tr.addEventListener('click', select);
     tr.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' || e.key === ' ') {
@@ -158,11 +161,11 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
       h('td', null, statusBadge(c.status)),
       h('td', { class: 'num' }, duration(c.durationSeconds)),
       h('td', { class: 'small' }, c.transcriptStatus ?? '—'),
-      h('td', { class: 'small' }, dateTime(c.completedAt)),
+      h('td', { class: 'small nowrap', title: dateTime(c.completedAt) }, compactDateTime(c.completedAt)),
     );
   }
 
-  function showCall(callId: string) {
+  function showCall(callId: string, reveal = false) {
     selected = callId;
     for (const [cid, r] of calls) r.tr.classList.toggle('selected', cid === callId);
     const c = calls.get(callId)?.call;
@@ -196,11 +199,47 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
       h('h3', null, 'Transcript'),
       c.llmTranscript ? h('pre', { class: 'transcript' }, c.llmTranscript) : h('p', { class: 'muted' }, 'No transcript.'),
     );
+    // On a narrow screen the details sit below the table: bring them into view when asked for.
+    if (reveal && window.matchMedia(STACKED).matches) detail.scrollIntoView({ block: 'start', behavior: 'smooth' });
   }
 
   async function loadBatch() {
     const { batch: b } = await ctx.api.request(DashboardBatchDocument, { id });
     if (!disposed) applyBatch(b);
+  }
+
+  /** A batch that is not there (or not this account's): say so instead of a page of zeros. */
+  function notFound() {
+    if (disposed) return;
+    stop();
+    replace(
+      el,
+      h(
+        'div',
+        { class: 'panel', 'data-testid': 'not-found' },
+        h('h1', null, 'Batch not found'),
+        h('p', { class: 'muted' }, 'No batch ', h('span', { class: 'mono' }, id), ' exists on this account.'),
+        h('a', { href: '#/batches', class: 'button' }, '← Back to batches'),
+      ),
+    );
+  }
+
+  function failed(e: unknown) {
+    if (disposed) return;
+    if (e instanceof ApiError && e.code === 'NOT_FOUND') return notFound();
+    ctx.showError(e);
+  }
+
+  function batchFailed(e: unknown) {
+    failed(e);
+    if (disposed || batch || !el.isConnected) return;
+    replace(facts, h('dt', null, 'Not loaded'), h('dd', { 'data-testid': 'load-error' }, h('button', { type: 'button', class: 'small', onclick: () => loadBatch().catch(batchFailed) }, 'Try again')));
+  }
+
+  function callsFailed(e: unknown) {
+    failed(e);
+    if (disposed || calls.size > 0) return;
+    replace(tbody, retryRow(7, 'The calls', () => loadCalls().catch(callsFailed)));
   }
 
   async function loadCalls() {
@@ -239,14 +278,14 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
     if (reloadTimer || disposed) return;
     reloadTimer = setTimeout(() => {
       reloadTimer = undefined;
-      loadCalls().catch(ctx.showError);
+      loadCalls().catch(callsFailed);
     }, 1000);
   }
 
   const unsubscribers = [
     ctx.api.subscribe(DashboardBatchProgressDocument, { batchId: id }, {
       next: ({ batchProgress }) => applyProgress(batchProgress),
-      error: ctx.showError,
+      error: failed,
     }),
     ctx.api.subscribe(DashboardCallUpdatedDocument, { batchId: id }, {
       next: ({ callUpdated }) => {
@@ -259,23 +298,27 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
         }
         if (statusFilter && (shown ? c.status !== statusFilter : c.status === statusFilter)) scheduleCallsReload();
       },
-      error: ctx.showError,
+      error: failed,
     }),
     ctx.api.onReconnect(() => {
-      loadBatch().catch(ctx.showError);
+      loadBatch().catch(batchFailed);
       scheduleCallsReload();
     }),
   ];
+  function stop() {
+    for (const u of unsubscribers.splice(0)) u();
+    if (reloadTimer) clearTimeout(reloadTimer);
+  }
 
-  loadBatch().catch(ctx.showError);
-  loadCalls().catch(ctx.showError);
+  replace(tbody, h('tr', null, h('td', { colspan: 7, class: 'empty' }, 'Loading…')));
+  loadBatch().catch(batchFailed);
+  loadCalls().catch(callsFailed);
 
   return {
     el,
     dispose() {
       disposed = true;
-      for (const u of unsubscribers) u();
-      if (reloadTimer) clearTimeout(reloadTimer);
+      stop();
     },
   };
 }

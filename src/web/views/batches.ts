@@ -10,9 +10,9 @@ import {
 } from '../../codegen/graphql.ts';
 import type { AppContext, View } from '../context.ts';
 import { h, replace, setText } from '../dom.ts';
-import { dateTime, done, shortId } from '../format.ts';
+import { compactDateTime, dateTime, done, shortId } from '../format.ts';
 import { operationButtons } from '../operations.ts';
-import { progressBar, setStatus, statusBadge } from '../widgets.ts';
+import { progressBar, retryRow, setStatus, statusBadge } from '../widgets.ts';
 
 const PAGE_SIZE = 20;
 const FILTERS: [BatchListStatus | '', string][] = [
@@ -103,7 +103,7 @@ export function batchesView(ctx: AppContext, params: URLSearchParams): View {
         h('a', { href: `#/batch/${encodeURIComponent(b.id)}`, class: 'mono', title: b.id }, shortId(b.id)),
         h('div', { class: 'muted small' }, b.agent.name, ' · ', b.startMode),
       ),
-      h('td', { class: 'small' }, dateTime(b.createdAt)),
+      h('td', { class: 'small nowrap', title: dateTime(b.createdAt) }, compactDateTime(b.createdAt)),
       h('td', null, badge),
       h('td', { class: 'progress-cell' }, bar.el, frac),
       cells.queued,
@@ -158,7 +158,7 @@ export function batchesView(ctx: AppContext, params: URLSearchParams): View {
     if (reloadTimer || disposed) return;
     reloadTimer = setTimeout(() => {
       reloadTimer = undefined;
-      load().catch(ctx.showError);
+      load().catch(loadFailed);
     }, 1000);
   }
 
@@ -173,7 +173,19 @@ export function batchesView(ctx: AppContext, params: URLSearchParams): View {
   });
   const offReconnect = ctx.api.onReconnect(() => scheduleReload());
 
-  load().catch(ctx.showError);
+  /** A page that could not be read says so in place, with a way to try again (never an empty table). */
+  function loadFailed(e: unknown) {
+    if (disposed) return;
+    ctx.showError(e);
+    if (rows.size > 0) return;
+    replace(
+      tbody,
+      retryRow(10, 'The batches', () => load().catch(loadFailed), 'load-error'),
+    );
+  }
+
+  replace(tbody, h('tr', null, h('td', { colspan: 10, class: 'empty' }, 'Loading…')));
+  load().catch(loadFailed);
   return {
     el,
     dispose() {

@@ -268,7 +268,12 @@ export function createView(ctx: AppContext): View {
       );
       fillVersions();
     })
-    .catch(ctx.showError);
+    .catch((e) => {
+      if (disposed) return;
+      // The form stays usable to read; it says why it can't be submitted.
+      replace(agentSelect, h('option', { value: '' }, 'Agents could not be loaded (reload to retry)'));
+      ctx.showError(e);
+    });
 
   return {
     el,

@@ -1,0 +1,69 @@
+// Contacts go into the database in bulk: creating a batch costs a fixed number of SQL statements
+// plus one INSERT per chunk of contacts, never one per contact. Counted at the driver, inside the
+// create transaction too.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
+import { batchBody, CALL_BATCHES, makeContacts } from '../helpers/batch-requests.ts';
+import { countQueries } from '../helpers/query-counter.ts';
+import { createBatch } from '../../src/services/create-batch.ts';
+import { DEFAULT_CALL_CHUNK_SIZE } from '../../src/services/insert-calls.ts';
+
+const N = 10_000;
+
+let t: TestApp;
+let a: SeededAccount;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  a = await t.seedAccount({ limits: { maxBatchSize: N, rateLimitPerMinute: 100_000 } });
+});
+afterAll(() => t.close());
+
+const isCallInsert = (sql: string) => /^\s*INSERT INTO calls\b/i.test(sql);
+
+async function statementsOf(run: () => Promise<unknown>) {
+  const counter = countQueries(t.deps.db, { transactions: true });
+  try {
+    await run();
+  } finally {
+    counter.stop();
+  }
+  const statements = [...counter.statements];
+  return { total: statements.length, callInserts: statements.filter(isCallInsert).length, statements };
+}
+
+describe('bulk insert of contacts', () => {
+  it(`PUT of ${N} contacts: the statements of a 1-contact batch plus one INSERT per ${DEFAULT_CALL_CHUNK_SIZE} contacts`, async () => {
+    let seq = 0;
+    const put = (n: number) => async () => {
+      const res = await t.request('PUT', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { idempotency_key: `bulk-${++seq}`, contacts: makeContacts(n) }) });
+      expect(res.status).toBe(201);
+      expect(res.body.data.accepted_contacts).toBe(n);
+    };
+    await put(1)(); // warm-up: first-use reads (rate-limit window, caches) are not part of the cost
+    const one = await statementsOf(put(1));
+    const many = await statementsOf(put(N));
+    const chunks = Math.ceil(N / DEFAULT_CALL_CHUNK_SIZE);
+    expect(one.callInserts).toBe(1);
+    expect(many.callInserts).toBe(chunks);
+    expect(many.total - many.callInserts).toBe(one.total - one.callInserts);
+    // The fixed part is small: auth, lookups, the batch row, the transaction.
+    expect(one.total, one.statements.join('\n---\n')).toBeLessThanOrEqual(20);
+    expect(await t.deps.db.prisma.call.count({ where: { accountId: a.account.id } })).toBe(N + 2);
+  }, 120_000);
+
+  it('the number of call INSERTs is ceil(n / chunk size) whatever the chunk size', async () => {
+    const create = (n: number, chunkSize: number) => () =>
+      createBatch(t.deps, a.account, batchBody(a, { contacts: makeContacts(n) }), { requireIdempotencyKey: false, insert: { chunkSize } });
+    const base = await statementsOf(create(1, 1_000));
+    const fixed = base.total - base.callInserts;
+    for (const chunkSize of [1_000, 3_000, 10_000]) {
+      const run = await statementsOf(create(N, chunkSize));
+      expect({ chunkSize, callInserts: run.callInserts, fixed: run.total - run.callInserts }).toEqual({
+        chunkSize,
+        callInserts: Math.ceil(N / chunkSize),
+        fixed,
+      });
+    }
+  }, 120_000);
+});
