@@ -33,15 +33,22 @@ export async function readBodyBytes(request: Request, maxBytes: number): Promise
 
 /** True when JSON text nests arrays/objects deeper than `maxDepth` (bytes inside strings ignored). */
 export function jsonNestsDeeperThan(bytes: Uint8Array, maxDepth: number): boolean {
+  // Buffer's indexOf is memchr: most of a large body is string content, skipped natively.
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let depth = 0;
-  let inString = false;
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i];
-    if (inString) {
-      if (b === 0x5c) i++; // backslash: skip the escaped byte
-      else if (b === 0x22) inString = false;
-    } else if (b === 0x22) inString = true;
-    else if (b === 0x5b || b === 0x7b) {
+  for (let i = 0; i < buf.length; i++) {
+    const b = buf[i];
+    if (b === 0x22) {
+      // The closing quote is the next one not escaped by an odd run of backslashes.
+      for (;;) {
+        const q = buf.indexOf(0x22, i + 1);
+        if (q < 0) return false; // unterminated string: JSON.parse refuses it
+        let k = q - 1;
+        while (buf[k] === 0x5c) k--;
+        i = q;
+        if ((q - 1 - k) % 2 === 0) break;
+      }
+    } else if (b === 0x5b || b === 0x7b) {
       if (++depth > maxDepth) return true;
     } else if (b === 0x5d || b === 0x7d) depth--;
   }

@@ -53,6 +53,16 @@ export function jsonHazards(value: unknown, rootPath = '', rootName = 'body'): s
   return details.slice(0, MAX_DETAILS);
 }
 
+/**
+ * False when JSON text cannot parse to anything jsonHazards would report, so large ordinary bodies
+ * skip the walk: strict UTF-8 decoding leaves no raw surrogate, JSON.parse refuses raw control
+ * characters, so NUL and lone surrogates arrive only as \u escapes - which can also spell a
+ * forbidden key, otherwise visible as itself.
+ */
+export function textMayHoldHazards(jsonText: string): boolean {
+  return /\\u|__proto__|constructor|prototype/.test(jsonText);
+}
+
 /** Query-string problems as `query.<name>: <reason>` (URL decoding already replaced bad UTF-8). */
 export function queryHazards(query: URLSearchParams): string[] {
   const details: string[] = [];

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { errorResponse, internalError, json, success } from './envelope.ts';
 import { restOperations } from './operations.ts';
 import { decodeUtf8, jsonNestsDeeperThan, MAX_JSON_NESTING, readBodyBytes } from '../http/body.ts';
-import { jsonHazards, markInputVetted, queryHazards } from '../http/json-guard.ts';
+import { jsonHazards, markInputVetted, queryHazards, textMayHoldHazards } from '../http/json-guard.ts';
 import { rateLimitStateOf } from '../services/rate-limit-guard.ts';
 import { rateLimitHeaders } from '../services/rate-limit.ts';
 
@@ -82,7 +82,7 @@ async function readJsonBody(request: Request, maxBytes: number, optional: boolea
   // Every body of the contract is an object; `null` could not even reach the operation's JSON! variable.
   if (body === null) throw requestValidation(['body: Input should be a valid dictionary']);
   // NUL, lone surrogates and prototype keys can't be stored faithfully: refuse before any write.
-  const hazards = jsonHazards(body);
+  const hazards = textMayHoldHazards(text) ? jsonHazards(body) : [];
   if (hazards.length) throw requestValidation(hazards);
   return body;
 }

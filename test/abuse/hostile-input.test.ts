@@ -105,6 +105,12 @@ describe('malformed bodies (REST)', () => {
     expect((await post(deep)).body).toEqual(envelope422(['body: JSON is nested too deeply (max depth 64)']));
     const inString = JSON.stringify({ ...batchBody(a), metadata: { note: '[[[['.repeat(100) } });
     expect((await post(inString)).status).toBe(201);
+    // Escaped quotes and backslashes do not end a string early (the brackets stay inside it)...
+    const escapes = JSON.stringify({ ...batchBody(a), metadata: { note: '\\"\\\\'.repeat(20) + '['.repeat(100) } });
+    expect((await post(escapes)).status).toBe(201);
+    // ...and a string ending in an escaped backslash does end there.
+    const afterBackslash = JSON.stringify({ ...batchBody(a), metadata: { note: 'x\\' } }).replace(/}$/, `,"deep":${'['.repeat(70)}${']'.repeat(70)}}`);
+    expect((await post(afterBackslash)).body).toEqual(envelope422(['body: JSON is nested too deeply (max depth 64)']));
   });
 
   it('strings the database cannot store and prototype keys → 422 envelope naming each field', async () => {
@@ -128,6 +134,17 @@ describe('malformed bodies (REST)', () => {
       ]),
     );
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(await stored()).toEqual(before);
+  });
+
+  it('forbidden keys and NUL spelled with \\u escapes are caught too', async () => {
+    const before = await stored();
+    const r = await post(
+      JSON.stringify({ ...batchBody(a), metadata: { ok: 1 }, contacts: [{ contact_id: 'c1', phone_number: '+14155550111' }] })
+        .replace('"metadata":{', '"metadata":{"\\u005f_pro\\u0074o__":{"polluted":true},"n":"a\\u0000b",'),
+    );
+    expect(r.status).toBe(422);
+    expect(r.body.error.details).toEqual(expect.arrayContaining(['metadata.__proto__: Key is not allowed', 'metadata.n: String should not contain NUL characters (\\u0000)']));
     expect(await stored()).toEqual(before);
   });
 });
