@@ -5,6 +5,7 @@
 // and when told to: duplicated, out of order, lost, late.
 import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -12,7 +13,9 @@ import YAML from 'yaml';
 import { sign } from 'retell-sdk';
 import { simulatedOutcome } from '../../src/dispatch/voice/simulator.ts';
 
-const SPEC_PATH = '/work/shared/providers/retell-openapi.yaml';
+// Retell's published OpenAPI description (revision 2026-10-04), vendored so the fake checks every
+// request and call object against it from any clone.
+export const RETELL_SPEC_PATH = path.resolve(import.meta.dirname, '../fixtures/retell-openapi.yaml');
 
 type Json = Record<string, any>;
 
@@ -122,12 +125,12 @@ function validators(specPath: string) {
 }
 
 /** For tests of the fake itself: does this body pass the create-phone-call request schema? */
-export function validCreateRequest(body: unknown, specPath = SPEC_PATH): boolean {
+export function validCreateRequest(body: unknown, specPath = RETELL_SPEC_PATH): boolean {
   return validators(specPath).createReq(body);
 }
 
 /** For tests of the fake itself: does this object pass the V2PhoneCallResponse schema? */
-export function validCallObject(call: unknown, specPath = SPEC_PATH): boolean {
+export function validCallObject(call: unknown, specPath = RETELL_SPEC_PATH): boolean {
   return validators(specPath).phoneCall(call);
 }
 
@@ -159,7 +162,7 @@ export interface AnalyzeOptions {
 export type Deliver = (body: string, signature: string) => Promise<number>;
 
 export async function startFakeRetell(opts: { apiKey: string; deliver?: Deliver; spec?: string }): Promise<FakeRetell> {
-  const { createReq, listReq, phoneCall } = validators(opts.spec ?? SPEC_PATH);
+  const { createReq, listReq, phoneCall } = validators(opts.spec ?? RETELL_SPEC_PATH);
   const calls = new Map<string, Json>();
   const creates: Json[] = [];
   const invalid: string[] = [];

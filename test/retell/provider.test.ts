@@ -5,7 +5,7 @@ import { RETELL_DISCONNECTION_MAP, mapDisconnection } from '../../src/dispatch/v
 import { analysisFromCall, createPhoneCallBody, endResultFromCall, retellMaxCallMs, type RetellCallObject } from '../../src/dispatch/voice/retell/call-mapping.ts';
 import { createRetellProvider, type RetellProviderOptions } from '../../src/dispatch/voice/retell/provider.ts';
 import { DialRejectedError, type PlaceCallRequest, type ProviderCallEvent } from '../../src/dispatch/voice/provider.ts';
-import { fakeOutcome, startFakeRetell, validCallObject, validCreateRequest, type FakeRetell } from '../helpers/fake-retell.ts';
+import { fakeOutcome, RETELL_SPEC_PATH, startFakeRetell, validCallObject, validCreateRequest, type FakeRetell } from '../helpers/fake-retell.ts';
 
 const KEY = 'key_test_retell_0123456789';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -38,7 +38,7 @@ async function until(cond: () => boolean, ms = 5000) {
 
 describe('disconnection map', () => {
   it('covers every DisconnectionReason in the OpenAPI file', () => {
-    const doc = YAML.parse(fs.readFileSync('/work/shared/providers/retell-openapi.yaml', 'utf8'));
+    const doc = YAML.parse(fs.readFileSync(RETELL_SPEC_PATH, 'utf8'));
     const values: string[] = doc.components.schemas.DisconnectionReason.enum;
     expect(values.length).toBeGreaterThan(20);
     expect(Object.keys(RETELL_DISCONNECTION_MAP).sort()).toEqual([...values].sort());
