@@ -3,7 +3,9 @@
 // - Pothos complexity ≈ objects fetched: leaves are free, every object costs 1, a paged field
 //   multiplies its selection by the page size it asks for (limit / pageSize / first / last);
 //   plus depth (field nesting) and breadth (fields selected) limits;
-// - introspection, which Pothos does not measure: bounded list nesting and a few roots per operation.
+// - introspection, which Pothos does not measure: bounded list nesting and a few roots per operation;
+// - the fields graphql-js validation will walk (its overlapping-fields rule is quadratic in them).
+// The document is measured by document-cost.ts in linear time and refused before validation runs.
 // The same numbers drive Pothos's own per-resolver check in builder.ts, which stays as a backstop.
 import {
   getNamedType,
@@ -11,21 +13,18 @@ import {
   GraphQLList,
   GraphQLNonNull,
   isLeafType,
-  Kind,
   parse,
   type DocumentNode,
   type ExecutionArgs,
-  type FieldNode,
-  type FragmentDefinitionNode,
   type GraphQLField,
   type GraphQLOutputType,
-  type OperationDefinitionNode,
-  type SelectionSetNode,
+  type GraphQLSchema,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { complexityFromQuery, ComplexityErrorKind, type ComplexityResult } from '@pothos/plugin-complexity';
+import { ComplexityErrorKind, type ComplexityResult } from '@pothos/plugin-complexity';
 import type { Config } from '../../config.ts';
 import { AppError } from '../../errors.ts';
+import { measureDocument, type DocumentCost } from './document-cost.ts';
 
 /** Pagination arguments, in the order their values are read. */
 const PAGE_ARGS = ['limit', 'pageSize', 'first', 'last'] as const;
@@ -38,20 +37,15 @@ export const UNPAGED_LIST_SIZE = 10;
 /** Lists of a page or connection: the parent field already multiplied by the page size. */
 const PAGE_ITEM_FIELDS: ReadonlySet<string> = new Set(['items', 'edges', 'nodes']);
 
-/** Introspection fields returning lists; nesting them multiplies (types × fields × args …). */
-const INTROSPECTION_LISTS: ReadonlySet<string> = new Set([
-  'types',
-  'fields',
-  'args',
-  'inputFields',
-  'interfaces',
-  'possibleTypes',
-  'enumValues',
-  'directives',
-]);
 /** The standard introspection query (GraphiQL, codegen) nests types → fields → args. */
 export const MAX_INTROSPECTION_LIST_NESTING = 3;
 export const MAX_INTROSPECTION_ROOTS = 10;
+/**
+ * Fields graphql-js validation may walk per document, fragments expanded. GraphiQL's full
+ * introspection query expands to about 450; the cap keeps the quadratic overlapping-fields rule
+ * to a few milliseconds.
+ */
+export const MAX_VALIDATED_SELECTIONS = 1000;
 
 function isList(type: GraphQLOutputType): boolean {
   if (type instanceof GraphQLNonNull) return isList(type.ofType);
@@ -115,72 +109,38 @@ function refusalMessage(kind: ComplexityErrorKind, r: ComplexityResult, limits: 
   }
 }
 
-function exceeded(r: ComplexityResult, limits: QueryLimits): ComplexityErrorKind | null {
+function exceeded(r: DocumentCost, limits: QueryLimits): ComplexityErrorKind | null {
   if (r.depth > limits.depth) return ComplexityErrorKind.Depth;
   if (r.breadth > limits.breadth) return ComplexityErrorKind.Breadth;
   if (r.complexity > limits.complexity) return ComplexityErrorKind.Complexity;
   return null;
 }
 
-function selectedOperation(document: DocumentNode, operationName?: string | null): OperationDefinitionNode | undefined {
-  const ops = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-  return operationName ? ops.find((o) => o.name?.value === operationName) : ops.length === 1 ? ops[0] : undefined;
+function introspectionProblem(cost: DocumentCost): string | null {
+  if (cost.introspectionRoots > MAX_INTROSPECTION_ROOTS) return `Introspection: at most ${MAX_INTROSPECTION_ROOTS} __schema/__type fields per operation`;
+  if (cost.introspectionLists > MAX_INTROSPECTION_LIST_NESTING) return `Introspection lists nested more than ${MAX_INTROSPECTION_LIST_NESTING} deep`;
+  return null;
 }
 
-/** Introspection problems of one operation (list nesting, number of roots), or null. */
-function introspectionProblem(op: OperationDefinitionNode, fragments: Map<string, FragmentDefinitionNode>): string | null {
-  let roots = 0;
-  let problem: string | null = null;
-  const walk = (set: SelectionSetNode, inIntrospection: boolean, lists: number, seen: Set<string>): void => {
-    for (const sel of set.selections) {
-      if (problem) return;
-      if (sel.kind === Kind.FIELD) {
-        const name = (sel as FieldNode).name.value;
-        const root = name === '__schema' || name === '__type';
-        if (root && ++roots > MAX_INTROSPECTION_ROOTS) {
-          problem = `Introspection: at most ${MAX_INTROSPECTION_ROOTS} __schema/__type fields per operation`;
-          return;
-        }
-        const inside = inIntrospection || root;
-        const nesting = inside && INTROSPECTION_LISTS.has(name) ? lists + 1 : lists;
-        if (nesting > MAX_INTROSPECTION_LIST_NESTING) {
-          problem = `Introspection lists nested more than ${MAX_INTROSPECTION_LIST_NESTING} deep`;
-          return;
-        }
-        if (sel.selectionSet) walk(sel.selectionSet, inside, nesting, seen);
-      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-        walk(sel.selectionSet, inIntrospection, lists, seen);
-      } else {
-        const name = sel.name.value;
-        const fragment = fragments.get(name);
-        // A fragment spread inside itself is a validation error; never loop on it here.
-        if (fragment && !seen.has(name)) walk(fragment.selectionSet, inIntrospection, lists, new Set(seen).add(name));
-      }
-    }
-  };
-  walk(op.selectionSet, false, 0, new Set());
-  return problem;
+export interface CostInput {
+  schema: GraphQLSchema;
+  document: DocumentNode;
+  operationName?: string | null;
+  variables?: Record<string, unknown> | null;
+  context?: unknown;
 }
 
-/** The refusal for an operation that costs too much, or null (also when it can't be measured: execution reports that). */
-export function costRefusal(args: Pick<ExecutionArgs, 'schema' | 'document' | 'operationName' | 'variableValues' | 'contextValue'>, limits: QueryLimits): AppError | null {
-  const op = selectedOperation(args.document, args.operationName);
-  if (!op) return null;
-  const fragmentDefs = args.document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION);
-  const fragments = new Map(fragmentDefs.map((f) => [f.name.value, f]));
-  const introspection = introspectionProblem(op, fragments);
-  if (introspection) return new AppError('QUERY_TOO_COMPLEX', introspection);
-  let result: ComplexityResult;
-  try {
-    result = complexityFromQuery(
-      { kind: Kind.DOCUMENT, definitions: [op, ...fragmentDefs] },
-      { schema: args.schema, ctx: (args.contextValue ?? {}) as object, variables: (args.variableValues ?? {}) as Record<string, unknown> },
-    );
-  } catch {
-    return null;
+/** The refusal for a document that costs too much to validate or to run, or null. Linear in the document. */
+export function costRefusal(input: CostInput, limits: QueryLimits): AppError | null {
+  const { operation, selections } = measureDocument(input.schema, input.document, input);
+  if (selections > MAX_VALIDATED_SELECTIONS) {
+    return new AppError('QUERY_TOO_COMPLEX', `Document selects too many fields: ${selections} with fragments expanded exceeds the maximum of ${MAX_VALIDATED_SELECTIONS}`);
   }
-  const kind = exceeded(result, limits);
-  return kind ? complexityError(kind, result, limits) : null;
+  if (!operation) return null;
+  const introspection = introspectionProblem(operation);
+  if (introspection) return new AppError('QUERY_TOO_COMPLEX', introspection);
+  const kind = exceeded(operation, limits);
+  return kind ? complexityError(kind, operation, limits) : null;
 }
 
 /** Brackets nested deeper than this are refused before parsing (the parser and validator recurse). */
@@ -207,6 +167,10 @@ export function documentNestsDeeperThan(source: string, max: number): boolean {
   return false;
 }
 
+function executionInput(args: ExecutionArgs): CostInput {
+  return { schema: args.schema, document: args.document, operationName: args.operationName, variables: args.variableValues as Record<string, unknown> | null, context: args.contextValue };
+}
+
 /** Envelop/Yoga plugin: size and nesting caps at parse, cost refusal before execute and subscribe. */
 export function useQueryCost(config: Config): Plugin {
   const limits = queryLimits(config);
@@ -221,12 +185,25 @@ export function useQueryCost(config: Config): Plugin {
         return parse(source, { ...options, maxTokens });
       });
     },
+    // Before graphql-js validation, whose cost grows with the document: refused documents are never validated.
+    onValidate({ params, context, setResult }) {
+      const request = (context as { params?: { operationName?: string | null; variables?: Record<string, unknown> | null } }).params;
+      const refusal = costRefusal(
+        { schema: params.schema, document: params.documentAST, operationName: request?.operationName, variables: request?.variables, context },
+        limits,
+      );
+      if (!refusal) return;
+      // Yoga answers spec validation errors 200 to application/json clients; this one keeps its 400.
+      (refusal.extensions.http as { spec?: boolean }).spec = false;
+      setResult([refusal]);
+    },
+    // Again with the variables as executed (also for documents run without the HTTP pipeline's validation).
     onExecute({ args, setResultAndStopExecution }) {
-      const refusal = costRefusal(args, limits);
+      const refusal = costRefusal(executionInput(args), limits);
       if (refusal) setResultAndStopExecution({ errors: [refusal] });
     },
     onSubscribe({ args, setResultAndStopExecution }) {
-      const refusal = costRefusal(args, limits);
+      const refusal = costRefusal(executionInput(args), limits);
       if (refusal) setResultAndStopExecution({ errors: [refusal] });
     },
   };
