@@ -12,6 +12,7 @@ import { attachWebSocketServer } from './graphql/ws.ts';
 import { createFrontDoor, type RequestContext } from './http/front-door.ts';
 import { closeEvents } from './events/registry.ts';
 import { createDashboard } from './http/dashboard.ts';
+import { createLiveSessions } from './graphql/live-sessions.ts';
 
 export interface App {
   deps: AppDeps;
@@ -24,7 +25,9 @@ export interface App {
 }
 
 export function buildApp(deps: AppDeps): App {
-  const yoga = createYogaServer(deps);
+  // Subscriptions and sockets re-check their key: a revoked key or disabled account ends them.
+  const sessions = createLiveSessions(deps.db, deps.logger, deps.config.CREDENTIAL_RECHECK_MS);
+  const yoga = createYogaServer(deps, sessions);
   const handleRest = createRestRouter(yoga, routes, { maxBodyBytes: deps.config.MAX_BODY_BYTES, logger: deps.logger });
   const dashboard = createDashboard(deps);
 
@@ -52,7 +55,7 @@ export function buildApp(deps: AppDeps): App {
     fetch: handle,
     async listen() {
       server = http.createServer(adapter);
-      closeWebSockets = attachWebSocketServer(server, yoga, deps);
+      closeWebSockets = attachWebSocketServer(server, yoga, deps, sessions);
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);
         server!.listen(deps.config.PORT, deps.config.HOST, () => resolve());
@@ -62,6 +65,7 @@ export function buildApp(deps: AppDeps): App {
     },
     async stop() {
       await closeWebSockets?.();
+      sessions.close();
       await closeEvents(deps);
       if (server) {
         const s = server;

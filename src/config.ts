@@ -55,6 +55,16 @@ const configSchema = z.object({
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(1).max(100).default(10),
   GRAPHQL_MAX_BREADTH: z.coerce.number().int().min(1).default(200),
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).default(5_000),
+  /** Largest WebSocket message (graphql-ws frame); a larger one closes the socket with 1009 before it is buffered. */
+  WS_MAX_PAYLOAD_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  /** Open WebSockets per client address (IPv6 per /64), counted at upgrade before any authentication; more get HTTP 429. */
+  WS_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(100),
+  /** A socket that has not sent connection_init by then is closed (4408). */
+  WS_INIT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
+  /** Operations running at once on one socket (subscriptions mostly); more are refused one by one. */
+  WS_MAX_OPERATIONS_PER_SOCKET: z.coerce.number().int().min(1).max(10_000).default(100),
+  /** How often open subscriptions and sockets re-check their API key (revoked keys, disabled accounts end them). */
+  CREDENTIAL_RECHECK_MS: z.coerce.number().int().min(100).max(300_000).default(2_000),
   /** Let callback_url target loopback/private/link-local addresses (local receivers in tests and demos). */
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   /** Per-attempt deadline for a webhook POST (connect + response). */

@@ -1,15 +1,22 @@
 import type http from 'node:http';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
-import type { ExecutionArgs } from 'graphql';
+import { GraphQLError, type ExecutionArgs } from 'graphql';
 import type { AppDeps } from '../deps.ts';
 import { AppError } from '../errors.ts';
 import { bearerToken } from '../services/api-keys.ts';
 import { authenticateFrom } from '../services/rate-limit-guard.ts';
 import { nodeClientAddress } from '../http/client-address.ts';
+import type { LiveSessions } from './live-sessions.ts';
 import type { Yoga } from './yoga.ts';
 
 type Enveloped = ReturnType<Yoga['getEnveloped']>;
+
+type SocketExtra = {
+  request: http.IncomingMessage;
+  authorization?: string | null;
+  untrack?: () => void;
+};
 
 /** The key comes from connection_init `{ authorization: "Bearer sk_…" }` or the upgrade request's header. */
 function authorizationOf(params: Record<string, unknown> | undefined, req: http.IncomingMessage): string | null {
@@ -18,20 +25,50 @@ function authorizationOf(params: Record<string, unknown> | undefined, req: http.
   return req.headers.authorization ?? null;
 }
 
+/** Open sockets per client address, counted at upgrade (before any authentication). */
+function connectionCounter(max: number) {
+  const open = new Map<string, number>();
+  return {
+    admits: (address: string) => (open.get(address) ?? 0) < max,
+    opened(address: string, socket: WebSocket) {
+      open.set(address, (open.get(address) ?? 0) + 1);
+      socket.once('close', () => {
+        const n = (open.get(address) ?? 1) - 1;
+        if (n > 0) open.set(address, n);
+        else open.delete(address);
+      });
+    },
+  };
+}
+
 /**
  * graphql-ws (graphql-transport-ws protocol) on /graphql, executing through yoga.getEnveloped so
  * WebSocket operations get the same context, auth and plugins as HTTP. The API key is checked once
- * at connection_init; a bad key closes the socket with 4401, a disabled account with 4403.
+ * at connection_init (a bad key closes with 4401, a disabled account with 4403) and then every
+ * CREDENTIAL_RECHECK_MS: a key that stops authenticating closes the socket with 4403. Frames,
+ * sockets per address, the wait for connection_init and operations per socket are bounded.
  */
-export function attachWebSocketServer(server: http.Server, yoga: Yoga, deps: AppDeps): () => Promise<void> {
-  const wss = new WebSocketServer({ server, path: '/graphql' });
-  useServer<Record<string, unknown>, { request: http.IncomingMessage; authorization?: string | null }>(
+export function attachWebSocketServer(server: http.Server, yoga: Yoga, deps: AppDeps, sessions: LiveSessions): () => Promise<void> {
+  const { config } = deps;
+  const counter = connectionCounter(config.WS_MAX_CONNECTIONS_PER_ADDRESS);
+  const addressOf = (req: http.IncomingMessage) => nodeClientAddress(req, config.TRUST_PROXY) ?? 'unknown';
+  const wss = new WebSocketServer({
+    server,
+    path: '/graphql',
+    maxPayload: config.WS_MAX_PAYLOAD_BYTES,
+    verifyClient: (info, done) => (counter.admits(addressOf(info.req)) ? done(true) : done(false, 429, 'Too many connections')),
+  });
+  wss.on('connection', (socket, req) => counter.opened(addressOf(req), socket));
+
+  useServer<Record<string, unknown>, SocketExtra>(
     {
+      connectionInitWaitTimeout: config.WS_INIT_TIMEOUT_MS,
       onConnect: async (ctx) => {
         const authorization = authorizationOf(ctx.connectionParams, ctx.extra.request);
+        const token = bearerToken(authorization);
         try {
           // Same failed-attempt budget per client address as HTTP (4429 once it is spent).
-          await authenticateFrom(deps, bearerToken(authorization), nodeClientAddress(ctx.extra.request, deps.config.TRUST_PROXY));
+          await authenticateFrom(deps, token, nodeClientAddress(ctx.extra.request, config.TRUST_PROXY));
         } catch (e) {
           const code = e instanceof AppError ? e.code : 'UNAUTHENTICATED';
           if (code === 'RATE_LIMITED') ctx.extra.socket.close(4429, 'Too many requests');
@@ -40,26 +77,41 @@ export function attachWebSocketServer(server: http.Server, yoga: Yoga, deps: App
           return false;
         }
         ctx.extra.authorization = authorization;
+        ctx.extra.untrack = sessions.track(token!, () => ctx.extra.socket.close(4403, 'Credentials revoked'));
         return true;
       },
+      onClose: (ctx) => ctx.extra.untrack?.(),
       execute: (args) => (args.rootValue as Enveloped).execute(args as ExecutionArgs),
       subscribe: (args) => (args.rootValue as Enveloped).subscribe(args as ExecutionArgs),
+      // Anything wrong with one operation is answered on that operation; the socket and its other
+      // subscriptions stay open.
       onSubscribe: async (ctx, _id, params) => {
-        const headers: Record<string, string> = {};
+        // The operation being prepared is already listed.
+        if (Object.keys(ctx.subscriptions).length > config.WS_MAX_OPERATIONS_PER_SOCKET) {
+          return [new GraphQLError(`At most ${config.WS_MAX_OPERATIONS_PER_SOCKET} operations at once on one socket`, { extensions: { code: 'RATE_LIMITED' } })];
+        }
+        const headers: Record<string, string> = { 'content-type': 'application/json' };
         if (ctx.extra.authorization) headers.authorization = ctx.extra.authorization;
-        const request = new Request('http://websocket.local/graphql', { headers });
-        const enveloped = yoga.getEnveloped({ request, params });
-        const document = enveloped.parse(params.query);
-        const errors = enveloped.validate(enveloped.schema, document);
-        if (errors.length) return errors;
-        return {
-          schema: enveloped.schema,
-          document,
-          operationName: params.operationName,
-          variableValues: params.variables,
-          contextValue: await enveloped.contextFactory(),
-          rootValue: enveloped,
-        };
+        // POST: Yoga refuses mutations on any other method; the socket has no HTTP method of its own.
+        const request = new Request('http://websocket.local/graphql', { method: 'POST', headers });
+        try {
+          const enveloped = yoga.getEnveloped({ request, params });
+          const document = enveloped.parse(params.query);
+          const errors = enveloped.validate(enveloped.schema, document);
+          if (errors.length) return errors;
+          return {
+            schema: enveloped.schema,
+            document,
+            operationName: params.operationName,
+            variableValues: params.variables,
+            contextValue: await enveloped.contextFactory(),
+            rootValue: enveloped,
+          };
+        } catch (e) {
+          if (e instanceof GraphQLError) return [e];
+          deps.logger.error({ err: e }, 'websocket operation failed');
+          return [new GraphQLError('Unexpected error.')];
+        }
       },
     },
     wss,

@@ -58,6 +58,18 @@ export async function authenticateApiKey(db: Database, token: string | null): Pr
   return account;
 }
 
+/** Of these key hashes, the ones that still authenticate (not revoked, account with API access). One statement. */
+export async function validKeyHashes(db: Database, hashes: string[]): Promise<Set<string>> {
+  if (hashes.length === 0) return new Set();
+  const rows = await runStatement<{ keyHash: string }>(db, VALID_KEYS_SQL, [hashes]);
+  return new Set(rows.map((r) => r.keyHash));
+}
+
+const VALID_KEYS_SQL = `
+SELECT k.key_hash AS "keyHash"
+  FROM api_keys k JOIN accounts a ON a.id = k.account_id
+ WHERE k.key_hash = ANY($1::text[]) AND k.revoked_at IS NULL AND a.api_access_enabled`;
+
 const KEY_ACCOUNT_SQL = `
 SELECT k.key_hash AS "keyHash", k.revoked_at AS "revokedAt", ${modelSelectList('Account', 'a')}
   FROM api_keys k JOIN accounts a ON a.id = k.account_id
