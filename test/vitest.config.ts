@@ -8,6 +8,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // expect.poll waits for a condition: a deadline a loaded CI machine meets (the default is 1 s).
+    expect: { poll: { timeout: 20_000 } },
     pool: 'forks',
     reporters: ['default'],
   },

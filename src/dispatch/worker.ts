@@ -128,6 +128,8 @@ interface LiveCall extends CallRef {
   /** Start of the current dial, for the max-duration rule. */
   dialledAt: Date;
   answered: boolean;
+  /** When it was answered, if known (an adopted call may have been answered unseen). */
+  answeredAt: Date | null;
   hangup: { reason: HangupReason; at: Date } | null;
   contact: PlaceCallRequest['contact'];
 }
@@ -471,6 +473,7 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
       attempts: c.attempts,
       dialledAt: c.dialledAt,
       answered: false,
+      answeredAt: null,
       hangup: null,
       contact: { externalId: c.externalId, name: c.name, metadata: c.metadata },
     };
@@ -499,6 +502,7 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
         return;
       case 'answered':
         call.answered = true;
+        call.answeredAt = e.at;
         transition(call, 'answered', e.at);
         transition(call, 'in_progress', e.at);
         return;
@@ -884,6 +888,7 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
       // The max-duration clock runs from the real dial, not from the answer or the adoption.
       dialledAt: l.dialledAt ?? answeredAt ?? now,
       answered: l.status !== 'ringing',
+      answeredAt,
       hangup: null,
       contact: { externalId: l.externalId, name: l.name, metadata: l.metadata },
     };
@@ -892,6 +897,7 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
     if (!call.answered && answeredAt) {
       // Answered while nobody was watching.
       call.answered = true;
+      call.answeredAt = answeredAt;
       transition(call, 'answered', answeredAt);
       transition(call, 'in_progress', answeredAt);
     }
@@ -935,7 +941,10 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
       // A provider that ignores hangups must not hold the slot forever.
       if (now.getTime() - call.hangup.at.getTime() > leaseMs) {
         log.warn({ callId: call.callId, reason: call.hangup.reason }, 'provider did not end the call after hangup; ending it');
-        onEnded(call, { ...failedDial(call, 'provider_unresponsive'), status: call.answered ? 'completed' : 'failed' });
+        // An answered call ends as one (completed, its analysis settled), so it gets the events
+        // every completed call gets; the others fail.
+        const answeredAt = call.answered ? (call.answeredAt ?? call.dialledAt) : null;
+        onEnded(call, { ...failedDial(call, 'provider_unresponsive'), status: answeredAt ? 'completed' : 'failed', answeredAt });
       }
       return false;
     }

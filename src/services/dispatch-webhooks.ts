@@ -1,9 +1,11 @@
 // The webhooks dispatch causes, queued in the outbox inside the transaction of the change itself
-// (src/services/webhooks/outbox.ts): call.failed when a call ends unanswered, call.completed when
-// an answered call's record is final (its analysis settled, see callWebhookTypes), call.analyzed
-// when its analysis finishes, batch.started at the first dial, batch.completed when the last call
-// ends (analyses of the last calls may still be running), batch.cancelled on cancel. Batches
-// without a callback_url queue nothing.
+// (src/services/webhooks/outbox.ts): exactly one terminal event per dialled call, named by the
+// status it ends in - call.failed when it ends no_answer, busy or failed (answered or not, e.g.
+// dispatcher_lost), call.completed when a completed call's record is final (its analysis settled,
+// see callWebhookTypes) - and call.analyzed when an answered call's analysis settles;
+// batch.started at the first dial, batch.completed when the last call ends (analyses of the last
+// calls may still be running), batch.cancelled on cancel. Batches without a callback_url queue
+// nothing.
 import type { AppDeps } from '../deps.ts';
 import type { CallWrite } from './call-transitions.ts';
 import type { SqlTx } from './sql-transaction.ts';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
 import { batchBody, CALL_BATCHES, validPhone } from '../helpers/batch-requests.ts';
-import { callEvents, expectConsistentBatch, manualSimulator, phoneEndingIn, testWorker } from '../helpers/dispatch.ts';
+import { callEvents, expectConsistentBatch, manualSimulator, phoneEndingIn, registryOf, testWorker } from '../helpers/dispatch.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -173,4 +173,54 @@ describe('max_duration_seconds_per_call', () => {
     // A hangup by the system is final: the alternate number is not tried.
     expect([c.status, c.hangupBy, c.disconnectReason, c.attempts, c.transcriptStatus]).toEqual(['failed', 'system', 'max_duration_reached', 1, null]);
   });
+
+  it('a provider that never ends a call it was told to hang up: the worker ends it a lease length later, an answered one as completed with its analysis settled, and each gets the events its ending promises', async () => {
+    const sim = manualSimulator(t.clock, { callMs: 600_000, ringMs: 10_000 });
+    // Hangups go nowhere: the provider keeps the calls "in flight" forever.
+    const deaf = registryOf({ ...sim.provider, hangup: async () => undefined });
+    const worker = testWorker(t.deps, { providers: deaf });
+    const { batch } = await insertBatch(t.deps, a, {
+      contacts: 2,
+      batch: { maxDurationSeconds: 30, concurrency: 2, callbackUrl: 'https://hooks.example.com/calls' },
+      // Answered after 10 s; never answered (rings until the call length).
+      callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn([4, 0][i], i) }),
+    });
+    const [answered, ringing] = (await calls(batch.id)).map((c) => c.id);
+    expect((await worker.runOnce()).claimed).toBe(2);
+    sim.timers.advance(10_000);
+    await worker.settle();
+    sim.timers.advance(20_000);
+    expect((await worker.runOnce()).hungUp).toBe(2);
+    await worker.settle();
+    expect((await calls(batch.id)).map((c) => c.status)).toEqual(['in_progress', 'ringing']);
+    t.clock.advance(t.deps.config.LEASE_MS + 1);
+    await worker.runOnce();
+    await worker.settle();
+    const [c1, c2] = await calls(batch.id);
+    expect(pickEnd(c1)).toEqual({ status: 'completed', hangupBy: 'system', disconnectReason: 'provider_unresponsive', transcriptStatus: 'failed' });
+    // Answered 10 s into the dial; given up on 30 s + a lease length after the dial.
+    const lease = Math.round(t.deps.config.LEASE_MS / 1000);
+    expect([c1.durationSeconds, c1.answerDurationSeconds]).toEqual([30 + lease, 20 + lease]);
+    expect(pickEnd(c2)).toEqual({ status: 'failed', hangupBy: 'system', disconnectReason: 'provider_unresponsive', transcriptStatus: null });
+    const outbox = await callWebhooks(batch.id);
+    expect(Object.fromEntries(outbox)).toEqual({ [answered]: ['call.completed', 'call.analyzed'], [ringing]: ['call.failed'] });
+    expect((await expectConsistentBatch(t.deps, batch.id)).batch.status).toBe('completed');
+  });
 });
+
+const pickEnd = (c: { status: string; hangupBy: string | null; disconnectReason: string | null; transcriptStatus: string | null }) => ({
+  status: c.status,
+  hangupBy: c.hangupBy,
+  disconnectReason: c.disconnectReason,
+  transcriptStatus: c.transcriptStatus,
+});
+
+/** The call events queued in the webhook outbox for a batch, per call, in order. */
+async function callWebhooks(batchId: string): Promise<Map<string, string[]>> {
+  const rows = await t.deps.db.prisma.$queryRaw<{ call_id: string; event_type: string }[]>`
+    SELECT payload->'data'->>'call_id' AS call_id, event_type FROM webhook_deliveries
+     WHERE batch_id = ${batchId} AND event_type LIKE 'call.%' ORDER BY id`;
+  const out = new Map<string, string[]>();
+  for (const r of rows) out.set(r.call_id, [...(out.get(r.call_id) ?? []), r.event_type]);
+  return out;
+}

@@ -7,6 +7,9 @@ import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.
 import { insertBatch } from '../helpers/fixtures.ts';
 import { expectConsistentBatch, manualSimulator, manualTimers, phoneEndingIn, testWorker } from '../helpers/dispatch.ts';
 import { TEST_DATABASE_URL } from '../helpers/database.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { startReceiver } from '../helpers/webhook-receiver.ts';
+import { deliverDue } from '../../src/services/webhooks/delivery-worker.ts';
 import { createSimulatorProvider } from '../../src/dispatch/voice/simulator.ts';
 import { createProviderRegistry } from '../../src/dispatch/voice/registry.ts';
 import type { CallEndResult, ProviderCallLookup, ProviderEventListener, VoiceProvider } from '../../src/dispatch/voice/provider.ts';
@@ -163,45 +166,93 @@ describe('analysis left unfinished', () => {
 });
 
 describe.skipIf(!TEST_DATABASE_URL)('worker processes', () => {
-  it('a worker process killed with SIGKILL mid-batch: every call ends exactly once, no number is dialled twice (PostgreSQL only: PGlite is single-process)', async () => {
+  it('a worker process killed with SIGKILL mid-batch: every call ends exactly once, no number is dialled twice, and each sends exactly the webhook events its ending promises (PostgreSQL only: PGlite is single-process)', async () => {
     t.clock.set(new Date());
-    const { batch } = await insertBatch(t.deps, a, {
-      contacts: 30,
-      batch: { concurrency: 4, useAlternateNumber: true },
-      callOverrides: (i) => ({
-        status: 'queued',
-        phoneNumber: phoneEndingIn(i % 10, i),
-        alternatePhone: i % 10 === 1 ? phoneEndingIn(7, i) : null,
-      }),
-    });
-    const child = startWorkerProcess({ SIM_CALL_MS: '400', LEASE_MS: '1000', WORKER_ID: 'child' });
+    const rx = await startReceiver();
     try {
-      // Kill it once it has finished some calls and has others in flight.
-      await until(async () => {
-        const b = await t.deps.db.prisma.batch.findUniqueOrThrow({ where: { id: batch.id } });
-        return b.completed + b.failed >= 4 && b.inProgress > 0;
-      }, 60_000, child);
-    } finally {
-      child.kill('SIGKILL');
-    }
-    await new Promise((r) => child.once('exit', r));
-    const inFlight = await t.deps.db.prisma.call.count({ where: { batchId: batch.id, status: { in: ['ringing', 'answered', 'in_progress'] } } });
-    expect(inFlight).toBeGreaterThan(0);
+      const { batch } = await insertBatch(t.deps, a, {
+        contacts: 30,
+        batch: { concurrency: 4, useAlternateNumber: true, callbackUrl: rx.url },
+        callOverrides: (i) => ({
+          status: 'queued',
+          phoneNumber: phoneEndingIn(i % 10, i),
+          alternatePhone: i % 10 === 1 ? phoneEndingIn(7, i) : null,
+        }),
+      });
+      // Calls ring 200 ms and talk 800 ms: most of a call's time in flight is spent answered.
+      const child = startWorkerProcess({ SIM_CALL_MS: '1000', LEASE_MS: '1000', WORKER_ID: 'child', WEBHOOK_ALLOW_PRIVATE: 'true' });
+      const inFlight = (statuses: string[]) => t.deps.db.prisma.call.count({ where: { batchId: batch.id, status: { in: statuses } } });
+      try {
+        // Kill it once it has finished some calls and has others in flight, answered ones among them.
+        await waitFor(
+          async () => {
+            const b = await t.deps.db.prisma.batch.findUniqueOrThrow({ where: { id: batch.id } });
+            return b.completed + b.failed >= 4 && (await inFlight(['in_progress'])) >= 2;
+          },
+          { timeoutMs: 60_000, what: 'calls ended and answered calls in flight', abortIf: exitedEarly(child) },
+        );
+      } finally {
+        child.kill('SIGKILL');
+      }
+      await new Promise((r) => child.once('exit', r));
+      const lostIds = (await t.deps.db.prisma.call.findMany({ where: { batchId: batch.id, status: { in: ['ringing', 'answered', 'in_progress'] } } })).map((c) => c.id);
+      const answeredAtKill = new Set(
+        (await t.deps.db.prisma.call.findMany({ where: { batchId: batch.id, status: { in: ['answered', 'in_progress'] } } })).map((c) => c.id),
+      );
+      expect(answeredAtKill.size).toBeGreaterThan(0);
 
-    // A survivor takes over once the dead worker's leases (LEASE_MS 1000, real time) lapse.
-    t.clock.set(new Date(Date.now() + 1_500));
-    await testWorker(t.deps).drain({ timeoutMs: 30_000 });
-    const { batch: done, calls: rows, events } = await expectConsistentBatch(t.deps, batch.id);
-    expect(done.status).toBe('completed');
-    expect(rows.filter((r) => r.disconnectReason === 'dispatcher_lost')).toHaveLength(inFlight);
-    // Exactly one dial per number of each call, whoever dialled it.
-    for (const r of rows) {
-      const dials = events.filter((e) => e.call_id === r.id && e.detail?.event === 'dial').map((e) => e.detail!.number);
-      expect(dials.length).toBe(r.attempts);
-      expect(dials[0]).toBe(r.phoneNumber);
+      // A survivor takes over once the dead worker's leases (LEASE_MS 1000, real time) lapse.
+      t.clock.set(new Date(Date.now() + 1_500));
+      await testWorker(t.deps).drain({ timeoutMs: 30_000 });
+      const { batch: done, calls: rows, events } = await expectConsistentBatch(t.deps, batch.id);
+      expect(done.status).toBe('completed');
+      expect(rows.filter((r) => r.disconnectReason === 'dispatcher_lost').map((r) => r.id).sort()).toEqual([...lostIds].sort());
+      // Exactly one dial per number of each call, whoever dialled it.
+      for (const r of rows) {
+        const dials = events.filter((e) => e.call_id === r.id && e.detail?.event === 'dial').map((e) => e.detail!.number);
+        expect(dials.length).toBe(r.attempts);
+        expect(dials[0]).toBe(r.phoneNumber);
+      }
+      expect(new Set(events.filter((e) => e.detail?.event === 'dial').map((e) => String(e.detail!.worker ?? '').split('#')[0]))).toContain('child');
+
+      // The events, as queued: each call exactly one terminal event, named by the status it ended
+      // in, and one call.analyzed if it was answered (README, Webhooks > Events).
+      const queued = await callWebhookRows(batch.id);
+      for (const r of rows) {
+        const mine = queued.filter((e) => e.callId === r.id);
+        const terminal = r.status === 'completed' ? 'call.completed' : 'call.failed';
+        expect({ call: r.id, status: r.status, events: mine.map((e) => e.type).sort() }).toEqual({
+          call: r.id,
+          status: r.status,
+          events: (r.transcriptStatus === null ? [terminal] : [terminal, 'call.analyzed']).sort(),
+        });
+      }
+      // The answered calls the dead worker held: failed by the system, both events queued together
+      // with the same final record.
+      for (const id of answeredAtKill) {
+        const mine = queued.filter((e) => e.callId === id);
+        expect(mine.map((e) => e.type)).toEqual(['call.failed', 'call.analyzed']);
+        const [failed, analyzed] = mine;
+        expect(failed.data).toMatchObject({ status: 'failed', reason: 'failed', disconnect_reason: 'dispatcher_lost', hangup_by: 'system', transcript_status: 'failed' });
+        expect({ ...failed.data, reason: undefined }).toEqual({ ...analyzed.data, reason: undefined });
+        expect(failed.createdAt).toBe(analyzed.createdAt);
+      }
+      for (const id of lostIds.filter((id) => !answeredAtKill.has(id))) {
+        expect(queued.filter((e) => e.callId === id).map((e) => e.type)).toEqual(['call.failed']);
+      }
+
+      // What an integrator receives: whatever the dead process was sending is sent again with the
+      // same webhook-id, so per call the distinct events are exactly those queued.
+      t.clock.advance(t.deps.config.WEBHOOK_LEASE_MS + 1_000);
+      const delivering = { ...t.deps, config: { ...t.deps.config, WEBHOOK_ALLOW_PRIVATE: true } };
+      await waitFor(async () => (await deliverDue(delivering, { limit: 100 })).length === 0, { what: 'every event delivered' });
+      const received = new Map(rx.bodies().map((e) => [e.id, e]));
+      const receivedCalls = [...received.values()].filter((e) => e.type.startsWith('call.'));
+      expect(receivedCalls.map((e) => `${e.data.call_id} ${e.type}`).sort()).toEqual(queued.map((e) => `${e.callId} ${e.type}`).sort());
+    } finally {
+      await rx.close();
     }
-    expect(new Set(events.filter((e) => e.detail?.event === 'dial').map((e) => String(e.detail!.worker ?? '').split('#')[0]))).toContain('child');
-  }, 120_000);
+  }, 180_000);
 
   it('SIGTERM stops leasing and lets calls in flight finish before the process exits (PostgreSQL only: PGlite is single-process)', async () => {
     t.clock.set(new Date());
@@ -211,7 +262,11 @@ describe.skipIf(!TEST_DATABASE_URL)('worker processes', () => {
       callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn(4, i) }),
     });
     const child = startWorkerProcess({ SIM_CALL_MS: '500', LEASE_MS: '10000' });
-    await until(async () => (await t.deps.db.prisma.batch.findUniqueOrThrow({ where: { id: batch.id } })).inProgress > 0, 60_000, child);
+    await waitFor(async () => (await t.deps.db.prisma.batch.findUniqueOrThrow({ where: { id: batch.id } })).inProgress > 0, {
+      timeoutMs: 60_000,
+      what: 'calls in flight',
+      abortIf: exitedEarly(child),
+    });
     child.kill('SIGTERM');
     const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
     expect(code).toBe(0);
@@ -228,13 +283,16 @@ describe.skipIf(!TEST_DATABASE_URL)('worker processes', () => {
 
 // ---- helpers ----------------------------------------------------------------------------------
 
-async function until(cond: () => Promise<boolean>, timeoutMs: number, child?: ChildProcess) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (child && child.exitCode !== null) throw new Error(`worker process exited early (${child.exitCode})`);
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/** For waitFor: stop waiting at once if the worker process died on its own. */
+const exitedEarly = (child: ChildProcess) => () => {
+  if (child.exitCode !== null) throw new Error(`worker process exited early (${child.exitCode})`);
+};
+
+/** The call events queued in the webhook outbox for a batch, in the order they were queued. */
+async function callWebhookRows(batchId: string) {
+  const rows = await t.deps.db.prisma.$queryRaw<{ event_type: string; payload: { created_at: string; data: Record<string, unknown> } }[]>`
+    SELECT event_type, payload FROM webhook_deliveries WHERE batch_id = ${batchId} AND event_type LIKE 'call.%' ORDER BY id`;
+  return rows.map((r) => ({ type: r.event_type, callId: String(r.payload.data.call_id), createdAt: r.payload.created_at, data: r.payload.data }));
 }
 
 function startWorkerProcess(env: Record<string, string>): ChildProcess {

@@ -9,6 +9,7 @@ import { runCli } from '../../src/cli/index.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { DataDirInUseError, processToken } from '../../src/db/pglite-data-dir.ts';
 import { freePort, startServerProcess } from '../helpers/server-process.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -55,18 +56,17 @@ describe('data dir lock', () => {
     await (await openDatabase({ dataDir })).close(); // initdb done, lock released
     fs.writeFileSync(path.join(dataDir, 'pglite.lock'), '999999 1');
     const helper = path.resolve(import.meta.dirname, '../helpers/open-data-dir.ts');
-    const outputs = await Promise.all(
-      [0, 1, 2].map(
-        () =>
-          new Promise<string>((resolve) => {
-            const child = spawn(process.execPath, ['--import', 'tsx', helper, dataDir, '8000'], { stdio: ['ignore', 'pipe', 'inherit'] });
-            let out = '';
-            child.stdout.on('data', (d) => (out += d));
-            child.on('exit', () => resolve(out.trim()));
-          }),
-      ),
-    );
-    expect(outputs.sort()).toEqual(['in-use', 'in-use', 'opened']);
+    const children = [0, 1, 2].map(() => {
+      const child = spawn(process.execPath, ['--import', 'tsx', helper, dataDir], { stdio: ['pipe', 'pipe', 'inherit'] });
+      const state = { out: '', exited: new Promise((r) => child.once('exit', r)) };
+      child.stdout.on('data', (d) => (state.out += d));
+      return { child, state };
+    });
+    // The one that opened it holds it until all three have reported, however slowly they started.
+    await waitFor(() => children.every((c) => c.state.out.includes('\n')), { what: 'every process tried the directory' });
+    for (const c of children) c.child.stdin.end();
+    await Promise.all(children.map((c) => c.state.exited));
+    expect(children.map((c) => c.state.out.trim()).sort()).toEqual(['in-use', 'in-use', 'opened']);
   }, 60_000);
 
   it('the CLI facing a server it cannot see (another port) refuses instead of opening the directory', async () => {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServerProcess } from '../helpers/server-process.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -102,7 +103,8 @@ describe('npm start on an embedded data dir', () => {
         }
       }
     })();
-    await new Promise((r) => setTimeout(r, 1500));
+    // Killed in the middle of the writes, once several were acknowledged (however slow the machine).
+    await waitFor(() => created >= 5, { what: 'acknowledged writes' });
     s.child.kill('SIGKILL');
     await s.waitForExit();
     await writer;

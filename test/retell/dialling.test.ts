@@ -5,7 +5,7 @@ import { callEvents, expectConsistentBatch, testWorker } from '../helpers/dispat
 import { insertBatch } from '../helpers/fixtures.ts';
 import { createDialPacer } from '../../src/dispatch/voice/dial-pacing.ts';
 import { addDidNumber } from '../../src/services/catalog.ts';
-import { batchSettled, expectNoInvalidBodies, retellApp, sleep, until, type RetellApp } from './retell-app.ts';
+import { batchSettled, expectNoInvalidBodies, retellApp, until, type RetellApp } from './retell-app.ts';
 
 let r: RetellApp | undefined;
 afterEach(async () => {
@@ -33,7 +33,7 @@ describe('a create Retell refuses', () => {
     await w.runOnce();
     await w.settle();
     // The refused number's alternate is a normal call: play it out.
-    await until(async () => fake.calls.size === 1, 10_000, 'alternate dial');
+    await until(async () => fake.calls.size === 1, undefined, 'alternate dial');
     await fake.finishAll();
     await fake.analyzeAll();
     await w.drain({ timeoutMs: 20_000 });
@@ -90,14 +90,20 @@ describe('dial pacing', () => {
     now += 10_000;
     await fake.finishAll();
     await fake.analyzeAll();
-    for (let i = 0; i < 200 && (await t.deps.db.prisma.batch.findUniqueOrThrow({ where: { id: batch.id } })).status !== 'completed'; i++) {
-      now += 2_000;
-      await w.runOnce();
-      await w.settle();
-      await fake.finishAll();
-      await fake.analyzeAll();
-      await sleep(5);
-    }
+    // Each round moves the pacer on a slot and plays out what was dialled, until the batch is done.
+    await until(
+      async () => {
+        if ((await t.deps.db.prisma.batch.findUniqueOrThrow({ where: { id: batch.id } })).status === 'completed') return true;
+        now += 2_000;
+        await w.runOnce();
+        await w.settle();
+        await fake.finishAll();
+        await fake.analyzeAll();
+        return false;
+      },
+      undefined,
+      'paced batch completed',
+    );
     await w.drain({ timeoutMs: 20_000 });
     expect((await expectConsistentBatch(t.deps, batch.id)).batch.status).toBe('completed');
     expect(fake.creates).toHaveLength(4);
@@ -112,7 +118,7 @@ describe('dial pacing', () => {
     expect((await w.runOnce()).claimed).toBe(1);
     await w.settle();
     await fake.finishAll({ analyzeNow: () => true });
-    await until(() => batchSettled(t, first.batch.id), 10_000, 'first batch');
+    await until(() => batchSettled(t, first.batch.id), undefined, 'first batch');
     await w.settle();
     // The pacer's clock stands still: the first number's next slot is 2 s away. Another number is free.
     const other = await addDidNumber(t.deps.db, a.account, '+14155550199');
@@ -121,7 +127,7 @@ describe('dial pacing', () => {
     await w.settle();
     expect(fake.creates.map((c) => c.from_number)).toEqual(['+14155550100', '+14155550199']);
     await fake.finishAll({ analyzeNow: () => true });
-    await until(() => batchSettled(t, second.batch.id), 10_000, 'second batch');
+    await until(() => batchSettled(t, second.batch.id), undefined, 'second batch');
     await w.drain({ timeoutMs: 20_000 });
   });
 

@@ -27,6 +27,9 @@ async function playOut(batchId: string, w: DispatchWorker, each: (round: number)
     // Lost events are reconciled through get-call once max duration (30 s) / the analysis grace
     // period (60 s) has passed on the app clock.
     r!.t.clock.advance(10_000);
+    // Pacing between clock jumps, not a wait for anything: the loop ends on batchSettled (or its
+    // deadline), and a slow machine only takes more rounds, whose 10 s steps stay far from the
+    // lease length that would make the worker give up on a call (LEASE_MS 600000 above).
     await sleep(40);
   }
   await w.settle();
@@ -180,7 +183,7 @@ describe('a worker stopped gracefully mid-batch', () => {
     const { batch } = await insertBatch(t.deps, a, { contacts: 8, batch: { concurrency: 4 }, callOverrides: (i) => ({ status: 'queued', phoneNumber: validPhone(40 + i) }) });
     let w = testWorker(t.deps);
     w.start();
-    await until(async () => (await t.deps.db.prisma.call.count({ where: { batchId: batch.id, providerCallId: { not: null } } })) === 4, 10_000, 'dials');
+    await until(async () => (await t.deps.db.prisma.call.count({ where: { batchId: batch.id, providerCallId: { not: null } } })) === 4, undefined, 'dials');
     await fake.startAll();
     await w.stop({ graceMs: 0 });
     // Nobody hung up on the people on the line.
@@ -192,7 +195,7 @@ describe('a worker stopped gracefully mid-batch', () => {
     w.start();
     try {
       const adopted = async () => (await callEvents(t.deps, batch.id)).filter((e) => e.detail?.event === 'adopted').length;
-      await until(async () => (await adopted()) === 4, 10_000, 'adoptions');
+      await until(async () => (await adopted()) === 4, undefined, 'adoptions');
       await playOut(batch.id, w, async () => {
         await fake.analyzeAll();
         await fake.finishAll();

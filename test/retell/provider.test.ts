@@ -6,8 +6,10 @@ import { analysisFromCall, createPhoneCallBody, endResultFromCall, retellMaxCall
 import { createRetellProvider, type RetellProviderOptions } from '../../src/dispatch/voice/retell/provider.ts';
 import { DialRejectedError, type PlaceCallRequest, type ProviderCallEvent } from '../../src/dispatch/voice/provider.ts';
 import { fakeOutcome, RETELL_SPEC_PATH, startFakeRetell, validCallObject, validCreateRequest, type FakeRetell } from '../helpers/fake-retell.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const KEY = 'key_test_retell_0123456789';
+/** Shapes a scenario (a slow feed, calls spaced out); never a way to wait for something to happen. */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function req(n: number, to: string, over: Partial<PlaceCallRequest> = {}): PlaceCallRequest {
@@ -28,13 +30,7 @@ function req(n: number, to: string, over: Partial<PlaceCallRequest> = {}): Place
   };
 }
 
-async function until(cond: () => boolean, ms = 5000) {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await sleep(5);
-  }
-}
+const until = (cond: () => boolean, what?: string) => waitFor(cond, { what, intervalMs: 5 });
 
 describe('disconnection map', () => {
   it('covers every DisconnectionReason in the OpenAPI file', () => {
@@ -142,8 +138,8 @@ describe('retell provider against the fake Retell server', () => {
     await fake.finishAll();
     const call = fake.calls.get(providerCallId)!;
     feed.push({ event: 'call_started', call }, { event: 'call_ended', call }, { event: 'call_ended', call });
-    await until(() => got.length >= 2);
-    await sleep(30);
+    // One poll takes all three (the feed is emptied) and reports them before the next one.
+    await until(() => feed.length === 0 && got.length >= 2, 'the events polled');
     expect(got.map((e) => e.type)).toEqual(['answered', 'ended']);
     const ended = got[1] as Extract<ProviderCallEvent, { type: 'ended' }>;
     const want = fakeOutcome('+14155550123');
@@ -165,8 +161,9 @@ describe('retell provider against the fake Retell server', () => {
     fake.failNext(2, 429);
     expect((await p.placeCall(req(4, '+14155550126'))).providerCallId).toBe('rc_3');
     expect(fake.creates).toHaveLength(3);
-    // The answer never comes: the client times out, the retry finds the call Retell made.
-    const slow = provider({ timeoutMs: 300 });
+    // The answer never comes: the client times out, the retry finds the call Retell made. (A
+    // timeout generous enough that the requests that are answered always are, on a busy machine.)
+    const slow = provider({ timeoutMs: 2_000 });
     fake.holdCreatesFrom(4);
     expect((await slow.placeCall(req(5, '+14155550127'))).providerCallId).toBe('rc_4');
     expect(fake.creates).toHaveLength(4);
@@ -226,11 +223,19 @@ describe('retell provider against the fake Retell server', () => {
   it("supplies Retell's analysis: from call_analyzed whenever it is stored, else from get-call after the grace period, else none", async () => {
     fake = await startFakeRetell({ apiKey: KEY });
     const analyzed: RetellCallObject[] = [];
-    const p = provider({ stored: analyzed, analysisGraceMs: 60_000 });
+    let looked = 0;
+    const p = provider({
+      analysisGraceMs: 60_000,
+      analyzed: async (ids) => {
+        looked += 1;
+        return analyzed.filter((c) => ids.includes(c.call_id));
+      },
+    });
     const a = await p.placeCall(req(11, '+14155550124'));
     await fake.finishAll();
     const pending = p.analyse!({ accountId: 'acc_1', providerCallId: a.providerCallId, outcomeKeys: ['interested', 'callback_time'], wantRecording: false });
-    await sleep(30);
+    // It waits: the stored analyses were looked through (in vain) before the analysis arrives.
+    await until(() => looked > 0, 'a look at the stored analyses');
     await fake.analyzeAll();
     analyzed.push(fake.calls.get(a.providerCallId) as RetellCallObject);
     expect(await pending).toEqual({ summary: 'Spoke with +14155550124.', outcomes: { interested: 'true', callback_time: 'day-4' } });
@@ -339,14 +344,18 @@ describe('retell provider: polling, retries and calls it does not watch', () => 
       return x.retellCallId === second.providerCallId ? { status: 429, headers: { 'retry-after': '1' } } : { status: 500 };
     });
     const ask = (provider: typeof p, providerCallId: string) => provider.analyse!({ accountId: 'acc_1', providerCallId, outcomeKeys: ['callback_time'], wantRecording: false });
+    const started = Date.now();
     const backedOff = ask(p, first.providerCallId);
     const limited = ask(q, second.providerCallId);
-    await sleep(500);
-    // Asked at every poll (5 ms) that would be ~100 get-calls; 10, 20, 40, 80, 160 ms apart, about 6.
-    expect(asks.get(first.providerCallId)).toBeGreaterThanOrEqual(3);
-    expect(asks.get(first.providerCallId)).toBeLessThanOrEqual(8);
-    // Retell asked for a second: nothing more within it, whatever the backoff would allow.
-    expect(asks.get(second.providerCallId)).toBe(1);
+    const count = (id: string) => asks.get(id) ?? 0;
+    await until(() => count(first.providerCallId) >= 5 && count(second.providerCallId) >= 1, 'five asks about the first call');
+    const [n, m] = [count(first.providerCallId), count(second.providerCallId)];
+    const elapsed = Date.now() - started;
+    // Backoff 10, 20, 40, 80, ... ms: the n-th ask comes at least 10 * (2^(n-1) - 1) ms after the
+    // first, however slow the machine (asked at every 5 ms poll, there would be one per poll).
+    expect(n).toBeLessThanOrEqual(1 + Math.floor(Math.log2(elapsed / 10 + 1)));
+    // Retell asked for a second: at most one ask per second, whatever the backoff would allow.
+    expect(m).toBeLessThanOrEqual(1 + Math.floor(elapsed / 1000));
     fake.lookupRule(null);
     expect(await backedOff).toMatchObject({ outcomes: { callback_time: 'day-4' } });
     expect(await limited).toMatchObject({ outcomes: { callback_time: 'day-5' } });

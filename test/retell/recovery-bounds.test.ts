@@ -9,6 +9,7 @@ import { callEvents, expectConsistentBatch, phoneEndingIn, testWorker } from '..
 import { insertBatch } from '../helpers/fixtures.ts';
 import type { RetellApp } from './retell-app.ts';
 import { batchSettled, expectNoInvalidBodies, retellApp, sleep, until } from './retell-app.ts';
+import type { TestApp } from '../helpers/app.ts';
 
 let r: RetellApp | undefined;
 afterEach(async () => {
@@ -28,6 +29,21 @@ function lostCall(now: Date, o: { phone: string; providerCallId: string | null; 
     timestamp: new Date(now.getTime() - (o.dialledAgoMs ?? o.expiredAgoMs + 10_000)),
     providerCallId: o.providerCallId,
   };
+}
+
+/**
+ * Makes the given calls' leases lapse now, all in one statement (`expiredAgoMs` per call): calls
+ * inserted with live leases are left alone by running workers until the test has set up what
+ * Retell answers about them, then become lost at once.
+ */
+async function expireLeases(t: TestApp, expiredAgoMs: Map<string, number>) {
+  const at = t.clock.now().getTime();
+  const ids = [...expiredAgoMs.keys()];
+  const expiries = ids.map((id) => new Date(at - expiredAgoMs.get(id)!).toISOString());
+  await t.deps.db.prisma.$executeRaw`
+    UPDATE calls c SET lease_expires_at = x.expires
+      FROM unnest(${ids}::text[], ${expiries}::timestamptz[]) AS x(id, expires)
+     WHERE c.id = x.id`;
 }
 
 /** The same deps, except that reading batches' settings fails while `failing()` holds. */
@@ -52,7 +68,9 @@ function withFlakyBatchReads(deps: AppDeps, failing: () => boolean): AppDeps {
 
 describe('recovery against a Retell that hangs or fails', () => {
   it('a worker recovering lost calls whose get-call / list-calls hang or fail keeps its own live calls, and still settles the lost calls Retell can answer for', async () => {
-    const LEASE_MS = 1500;
+    // Long enough that a loaded machine's scheduling stalls never lapse a lease that is renewed
+    // on time: what must keep it alive is the budgeted recovery, not luck.
+    const LEASE_MS = 3000;
     r = await retellApp({ config: { LEASE_MS: String(LEASE_MS) } });
     const { t, fake, a } = r;
 
@@ -62,22 +80,24 @@ describe('recovery against a Retell that hangs or fails', () => {
     const other = testWorker(t.deps);
     w.start();
     try {
-      await until(async () => (await t.deps.db.prisma.call.count({ where: { batchId: own.batch.id, providerCallId: { not: null } } })) === 3, 10_000, 'own dials');
+      await until(async () => (await t.deps.db.prisma.call.count({ where: { batchId: own.batch.id, providerCallId: { not: null } } })) === 3, undefined, 'own dials');
       await fake.startAll();
-      await until(async () => (await t.deps.db.prisma.call.count({ where: { batchId: own.batch.id, status: 'in_progress' } })) === 3, 10_000, 'own calls answered');
+      await until(async () => (await t.deps.db.prisma.call.count({ where: { batchId: own.batch.id, status: 'in_progress' } })) === 3, undefined, 'own calls answered');
 
       // A dead worker's calls: Retell never answers get-call for half of them; list-calls (their
-      // Retell id was never stored) hangs or fails for the others.
+      // Retell id was never stored) hangs or fails for the others. They are inserted with live
+      // leases: `w` is running, and a recovery round before the rule below is set would find
+      // Retell knowing nothing of them and rightly fail them as lost.
       const now = t.clock.now();
+      const live = { leaseExpiresAt: new Date(now.getTime() + 3_600_000) };
       const ghosts = 24;
       const lost = await insertBatch(t.deps, a, {
         contacts: ghosts + 1,
         batch: { status: 'running' },
         callOverrides: (i) =>
           i < ghosts
-            ? lostCall(now, { phone: phoneEndingIn(5, 100 + i), providerCallId: i % 2 ? `rc_ghost_${i}` : null, expiredAgoMs: 60_000 })
-            : // Expired last, so it sorts behind every hanging one: Retell can tell how it went.
-              lostCall(now, { phone: phoneEndingIn(0, 200), providerCallId: null, expiredAgoMs: 30_000 }),
+            ? { ...lostCall(now, { phone: phoneEndingIn(5, 100 + i), providerCallId: i % 2 ? `rc_ghost_${i}` : null, expiredAgoMs: 60_000 }), ...live }
+            : { ...lostCall(now, { phone: phoneEndingIn(0, 200), providerCallId: null, expiredAgoMs: 30_000 }), ...live },
       });
       const answerable = lost.calls[ghosts];
       const seeded = fake.seedCall({ from_number: a.did.number, to_number: answerable.phoneNumber, metadata: { call_id: answerable.id, batch_id: lost.batch.id, account_id: a.account.id, attempt: 1 } });
@@ -89,13 +109,18 @@ describe('recovery against a Retell that hangs or fails', () => {
         if (!q.callId || !ghostIds.has(q.callId)) return null;
         return n++ % 2 ? 'hang' : { status: 503 };
       });
+      // Now they are lost. The answerable one expired last, so it sorts behind every hanging one:
+      // Retell can tell how it went.
+      await expireLeases(t, new Map(lost.calls.map((c, i) => [c.id, i < ghosts ? 60_000 : 30_000])));
       // A second worker recovers too: it would adopt any call of ours whose lease lapsed.
       other.start();
 
       const deadline = Date.now() + 4 * LEASE_MS;
       while (Date.now() < deadline) {
-        const rows = await t.deps.db.prisma.call.findMany({ where: { batchId: own.batch.id } });
+        // The instant is taken before the read: a lease renewed while the read waited is not
+        // mistaken for one that lapsed.
         const at = t.clock.now().getTime();
+        const rows = await t.deps.db.prisma.call.findMany({ where: { batchId: own.batch.id } });
         for (const c of rows) {
           expect({ owner: c.leaseOwner, status: c.status, leaseLeft: c.leaseExpiresAt!.getTime() > at }).toEqual({ owner: w.id, status: 'in_progress', leaseLeft: true });
         }
@@ -106,21 +131,21 @@ describe('recovery against a Retell that hangs or fails', () => {
       expect(fake.stops).toEqual([]);
       expect((await callEvents(t.deps, own.batch.id)).filter((e) => e.detail?.event === 'adopted')).toEqual([]);
       // The lost call Retell could answer for was not starved by the hanging ones...
-      await until(async () => (await t.deps.db.prisma.call.findUniqueOrThrow({ where: { id: answerable.id } })).status === 'no_answer', 10_000, 'answerable lost call settled');
+      await until(async () => (await t.deps.db.prisma.call.findUniqueOrThrow({ where: { id: answerable.id } })).status === 'no_answer', undefined, 'answerable lost call settled');
       // ...and the ones Retell cannot tell about are asked again later, not failed as lost.
       const ghostRows = await t.deps.db.prisma.call.findMany({ where: { id: { in: [...ghostIds] } } });
       expect(new Set(ghostRows.map((c) => `${c.status}/${c.leaseOwner}`))).toEqual(new Set(['in_progress/ghost#1']));
 
       fake.lookupRule(null);
       await fake.finishAll({ only: (c) => c.metadata.batch_id === own.batch.id, analyzeNow: () => true });
-      await until(() => batchSettled(t, own.batch.id), 20_000, 'own batch');
+      await until(() => batchSettled(t, own.batch.id), undefined, 'own batch');
       await expectConsistentBatch(t.deps, own.batch.id);
     } finally {
       fake.lookupRule(null);
       await Promise.all([w.stop({ graceMs: 0 }), other.stop({ graceMs: 0 })]);
     }
     expectNoInvalidBodies(fake);
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('adopting a lost call that is still talking', () => {
@@ -154,14 +179,14 @@ describe('adopting a lost call that is still talking', () => {
       expect((await t.deps.db.prisma.call.findUniqueOrThrow({ where: { id: calls[0].id } })).leaseOwner).toBe(w.id);
 
       await fake.finishAll({ analyzeNow: () => true });
-      await until(() => batchSettled(t, batch.id), 20_000, 'batch');
+      await until(() => batchSettled(t, batch.id), undefined, 'batch');
       await w.drain();
     } finally {
       await w.stop({ graceMs: 0 });
     }
     const { calls: done } = await expectConsistentBatch(t.deps, batch.id);
     expect([done[0].status, done[0].disconnectReason]).toEqual(['completed', 'agent_hangup']);
-  });
+    }, 90_000);
 
   it("keeps the call's real dial time: an adopted call already past its max duration is hung up at once", async () => {
     r = await retellApp();
@@ -179,9 +204,9 @@ describe('adopting a lost call that is still talking', () => {
     const w = testWorker(t.deps);
     try {
       expect((await w.runOnce()).settled).toBe(1);
-      await until(() => fake.stops.includes(seeded.call_id), 5_000, 'max-duration hangup');
+      await until(() => fake.stops.includes(seeded.call_id), undefined, 'max-duration hangup');
     } finally {
       await w.stop({ graceMs: 0 });
     }
-  });
+  }, 90_000);
 });

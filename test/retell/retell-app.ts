@@ -4,6 +4,7 @@ import { expect } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { fakeOutcome, startFakeRetell, type FakeRetell } from '../helpers/fake-retell.ts';
 import { setAccountProvider } from '../../src/services/provider-config.ts';
+import { WAIT_MS, waitFor } from '../helpers/wait.ts';
 
 export const RETELL_KEY = 'key_retell_e2e_0123456789abcdef';
 export const OUTCOME_KEYS = ['interested', 'callback_time'];
@@ -50,15 +51,12 @@ export async function retellApp(opts: { config?: Record<string, string>; postgre
   };
 }
 
-/** Polls until `cond` holds (or fails the test after `ms`). */
-export async function until(cond: () => Promise<boolean> | boolean, ms = 20_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+/** Polls until `cond` holds (or fails the test after `ms`, generous by default: see helpers/wait.ts). */
+export function until(cond: () => Promise<boolean> | boolean, ms = WAIT_MS, what = 'condition'): Promise<void> {
+  return waitFor(cond, { timeoutMs: ms, what });
 }
 
+/** Paces a polling loop or samples over a window; never a way to wait for something to happen. */
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** No call of the batch is in flight or waiting for its analysis, and the batch is closed. */

@@ -12,7 +12,7 @@ import { TEST_DATABASE_URL } from '../helpers/database.ts';
 import { callEvents, expectConsistentBatch, phoneEndingIn, testWorker } from '../helpers/dispatch.ts';
 import { fakeOutcome } from '../helpers/fake-retell.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
-import { batchSettled, expectedRecord, expectNoInvalidBodies, pickRecord, retellApp, sleep, until, type RetellApp } from './retell-app.ts';
+import { batchSettled, expectedRecord, expectNoInvalidBodies, pickRecord, retellApp, until, type RetellApp } from './retell-app.ts';
 
 let r: RetellApp | undefined;
 let child: ChildProcess | undefined;
@@ -109,15 +109,18 @@ describe.skipIf(!TEST_DATABASE_URL)('a Retell worker process killed mid-batch (P
       expect((await row(held)).providerCallId).toBe(retellCall(held).call_id);
       // Answered while nobody listened: the adopter records the answer through its write queue,
       // just after the adoption itself.
-      await until(async () => (await row(stored)).status === 'in_progress', 5_000, 'adopted call recorded as answered');
+      await until(async () => (await row(stored)).status === 'in_progress', undefined, 'adopted call recorded as answered');
       // Adopted calls end when Retell says so; the rest of the batch runs normally.
-      const deadline = Date.now() + 60_000;
-      while (!(await batchSettled(t, batch.id))) {
-        if (Date.now() > deadline) throw new Error('batch did not settle');
-        await fake.finishAll();
-        await fake.analyzeAll();
-        await sleep(30);
-      }
+      await until(
+        async () => {
+          if (await batchSettled(t, batch.id)) return true;
+          await fake.finishAll();
+          await fake.analyzeAll();
+          return false;
+        },
+        60_000,
+        'batch settled',
+      );
       await w.settle();
     } finally {
       await w.stop({ graceMs: 0 });

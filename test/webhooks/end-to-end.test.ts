@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { batchBody, CALL_BATCHES } from '../helpers/batch-requests.ts';
-import { phoneEndingIn, testWorker } from '../helpers/dispatch.ts';
+import { manualSimulator, phoneEndingIn, testWorker } from '../helpers/dispatch.ts';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
 import { deliverDue } from '../../src/services/webhooks/delivery-worker.ts';
 import { webhookSecret } from '../../src/services/webhooks/secrets.ts';
@@ -105,5 +105,35 @@ describe('webhooks end to end', () => {
     rx.received.length = 0;
     await deliverAll();
     expect(rx.bodies().map((e) => [e.type, e.data.status, e.data.cancelled])).toEqual([['batch.cancelled', 'cancelled', 2]]);
+  });
+
+  it('cancelling a batch with calls in flight: each dialled call still sends the events of the status it ends in, the undialled ones none', async () => {
+    // Simulator on the test clock: answered after 2 s, talks for a minute; 0 rings until the end.
+    const sim = manualSimulator(t.clock, { callMs: 60_000, ringMs: 2_000 });
+    const worker = testWorker(t.deps, { providers: sim.registry });
+    const contacts = [4, 0, 4].map((d, i) => ({ contact_id: `x${i}`, phone_number: phoneEndingIn(d, 700 + i) }));
+    const created = await t.request('POST', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { contacts, concurrency: 2, callback_url: rx.url }) });
+    expect(created.status).toBe(201);
+    const batchId = created.body.data.batch_id;
+    expect((await worker.runOnce()).claimed).toBe(2);
+    sim.timers.advance(2_000);
+    await worker.settle();
+    expect((await t.request('POST', `${CALL_BATCHES}/${batchId}/cancel`, { key: a.apiKey, body: {} })).status).toBe(200);
+    // The worker hangs up the two calls in flight; the third was never dialled.
+    expect((await worker.runOnce()).hungUp).toBe(2);
+    await worker.drain();
+    rx.received.length = 0;
+    await deliverAll();
+
+    const byContact = (id: string) => rx.bodies().filter((e) => e.type.startsWith('call.') && e.data.contact_id === id);
+    const answered = byContact('x0');
+    expect(answered.map((e) => e.type).sort()).toEqual(['call.analyzed', 'call.completed']);
+    for (const e of answered) expect(e.data).toMatchObject({ status: 'completed', hangup_by: 'system', disconnect_reason: 'cancelled', transcript_status: 'ready' });
+    expect(byContact('x1').map((e) => [e.type, e.data.status, e.data.reason, e.data.disconnect_reason])).toEqual([['call.failed', 'failed', 'failed', 'cancelled']]);
+    expect(byContact('x2')).toEqual([]);
+    expect(rx.bodies().filter((e) => e.type.startsWith('batch.')).map((e) => [e.type, e.data.status])).toEqual([
+      ['batch.started', 'running'],
+      ['batch.cancelled', 'cancelled'],
+    ]);
   });
 });

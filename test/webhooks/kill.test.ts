@@ -7,6 +7,7 @@ import { TEST_DATABASE_URL } from '../helpers/database.ts';
 import { startServerProcess } from '../helpers/server-process.ts';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
 import { insertWebhookBatch } from '../helpers/webhook-fixtures.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { enqueueWebhook } from '../../src/services/webhooks/outbox.ts';
 import { deliverDue } from '../../src/services/webhooks/delivery-worker.ts';
 
@@ -41,8 +42,10 @@ describe.runIf(TEST_DATABASE_URL)('killed delivery worker process', () => {
       WEBHOOK_TIMEOUT_MS: '15000',
     });
     try {
-      const end = Date.now() + 20_000;
-      while (rx.received.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+      const exitedEarly = () => {
+        if (server.child.exitCode !== null) throw new Error(`server exited early (${server.child.exitCode})`);
+      };
+      await waitFor(() => rx.received.length > 0, { what: 'the first attempt', abortIf: exitedEarly });
       expect(rx.received).toHaveLength(1);
       const leased = await t.deps.db.prisma.webhookDelivery.findUniqueOrThrow({ where: { id } });
       expect(leased.leaseOwner).toBeTruthy();
