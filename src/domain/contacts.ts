@@ -65,6 +65,10 @@ export function normalizeContacts(
     const index = i + 1;
     const phoneNumber = normalizePhone(contact.phoneNumber);
     let problem: string | null = phoneNumber === null ? 'Invalid phone number' : null;
+    if (phoneNumber !== null && contact.metadataProblem !== null) {
+      rejected.push({ index, external_id: contact.contactId, field: 'metadata', message: sentence(contact.metadataProblem) });
+      continue;
+    }
     if (phoneNumber !== null && opts.deduplicateByPhone) {
       const owner = firstOwnerOfPhone.get(phoneNumber);
       if (owner !== undefined) problem = `Duplicate phone number (same as contact ${owner})`;
@@ -88,6 +92,8 @@ export function normalizeContacts(
 
   return { accepted, rejected };
 }
+
+const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 function alternatePhoneFrom(metadata: Record<string, unknown>, primary: string): string | null {
   for (const key of ALTERNATE_PHONE_KEYS) {

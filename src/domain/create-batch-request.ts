@@ -2,7 +2,16 @@
 // legacy clients parse the details: each one must carry the original (pydantic v2) wording, and
 // all of them must come out in the spec's field order.
 import { laxBoolean, laxInteger } from './lax-scalars.ts';
-import { exceedsDepth, isPlainRecord, MAX_METADATA_DEPTH, sanitizeJson } from './metadata.ts';
+import { exceedsDepth, isPlainRecord, MAX_METADATA_DEPTH, metadataSizeProblem, sanitizeJson } from './metadata.ts';
+import {
+  BATCH_METADATA_LIMITS,
+  charLength,
+  CONTACT_METADATA_LIMITS,
+  MAX_NAME_LENGTH,
+  MAX_PHONE_NUMBER_LENGTH,
+  MAX_TIMEZONE_LENGTH,
+  type MetadataLimits,
+} from './limits.ts';
 import {
   computeScheduledAt,
   extractZoneName,
@@ -15,7 +24,7 @@ export type StartMode = 'manual' | 'immediate' | 'scheduled';
 export const START_MODES: readonly StartMode[] = ['manual', 'immediate', 'scheduled'];
 export const CONTACT_STATUSES = ['pending', 'queued'] as const;
 
-/** Guard against hostile input in every typed string field. */
+/** Guard against hostile input in every typed string field without a tighter limit of its own. */
 export const MAX_STRING_LENGTH = 10_000;
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 128;
 export const PHONE_NUMBER_MIN_LENGTH = 8;
@@ -27,6 +36,8 @@ export interface RawContact {
   name: string | null;
   phoneNumber: string;
   metadata: Record<string, unknown>;
+  /** Why the metadata is refused (too large): the contact is rejected, not the request. */
+  metadataProblem: string | null;
   status: string;
 }
 
@@ -73,7 +84,7 @@ export function parseCreateBatchRequest(body: unknown, opts: ParseOptions): Pars
 
   const [agentId, agentName] = oneOf(r, 'agent_id', 'agent_name');
   const [versionId, versionName] = oneOf(r, 'version_id', 'version_name');
-  const voice = r.optionalText('voice');
+  const voice = r.optionalText('voice', MAX_NAME_LENGTH);
   const didNumberId = readDidNumber(r);
   const interruption = r.boolean('interruption', true);
   const useAlternateNumber = r.boolean('use_alternate_number', true);
@@ -86,7 +97,7 @@ export function parseCreateBatchRequest(body: unknown, opts: ParseOptions): Pars
   const deduplicateByPhone = r.boolean('deduplicate_by_phone', false) ?? false;
   const recordingEnabled = r.boolean('recording_enabled', false);
   const maxDurationSecondsPerCall = r.integer('max_duration_seconds_per_call', 1, opts.maxCallDurationSeconds);
-  const metadata = r.metadata('metadata') ?? {};
+  const metadata = r.metadata('metadata', BATCH_METADATA_LIMITS) ?? {};
   const contacts = readContacts(r, issues);
   const idempotencyKey = opts.requireIdempotencyKey
     ? r.string('idempotency_key', { required: true, min: 1, max: IDEMPOTENCY_KEY_MAX_LENGTH })
@@ -124,8 +135,8 @@ export function parseCreateBatchRequest(body: unknown, opts: ParseOptions): Pars
 /** Like a pydantic model validator: only complains when both fields are well-typed but absent. */
 function oneOf(r: FieldReader, idKey: string, nameKey: string): [string | null, string | null] {
   const before = r.issueCount;
-  const id = r.optionalText(idKey);
-  const name = r.optionalText(nameKey);
+  const id = r.optionalText(idKey, MAX_NAME_LENGTH);
+  const name = r.optionalText(nameKey, MAX_NAME_LENGTH);
   if (r.issueCount === before && id === null && name === null) {
     r.fail(idKey, `Value error, ${idKey} or ${nameKey} is required`);
   }
@@ -134,12 +145,12 @@ function oneOf(r: FieldReader, idKey: string, nameKey: string): [string | null, 
 
 // A published sample sends `did_number`; it is read only when `did_number_id` is not given.
 function readDidNumber(r: FieldReader): string | null {
-  if (r.isGiven('did_number_id')) return r.optionalText('did_number_id');
-  return r.optionalText('did_number');
+  if (r.isGiven('did_number_id')) return r.optionalText('did_number_id', MAX_NAME_LENGTH);
+  return r.optionalText('did_number', MAX_NAME_LENGTH);
 }
 
 function readTimezone(r: FieldReader): string | null {
-  const label = r.string('schedule_timezone', { required: true });
+  const label = r.string('schedule_timezone', { required: true, max: MAX_TIMEZONE_LENGTH });
   if (label === null) return null;
   const zone = parseTimezoneLabel(label);
   if (zone === null) r.fail('schedule_timezone', `Value error, Unknown time zone '${extractZoneName(label) ?? label}'`);
@@ -156,13 +167,16 @@ function readContacts(r: FieldReader, issues: string[]): RawContact[] | null {
       return null as unknown as RawContact; // never returned: an issue was recorded
     }
     const c = new FieldReader(item, `contacts.${i}.`, issues);
-    return {
-      contactId: c.string('contact_id', { required: true, min: 1 })!,
-      name: c.string('name'),
-      phoneNumber: c.string('phone_number', { required: true, min: PHONE_NUMBER_MIN_LENGTH })!,
-      metadata: c.metadata('metadata') ?? {},
-      status: c.literal('status', CONTACT_STATUSES, false) ?? 'pending',
-    };
+    const contactId = c.string('contact_id', { required: true, min: 1, max: MAX_NAME_LENGTH })!;
+    const name = c.string('name', { max: MAX_NAME_LENGTH });
+    const phoneNumber = c.string('phone_number', { required: true, min: PHONE_NUMBER_MIN_LENGTH, max: MAX_PHONE_NUMBER_LENGTH })!;
+    const raw = c.rawMetadata('metadata');
+    const metadataProblem = raw && metadataSizeProblem(raw, CONTACT_METADATA_LIMITS);
+    // A contact whose metadata is too large is rejected on its own (validation_errors); its
+    // metadata is neither copied nor kept.
+    const metadata = raw && !metadataProblem ? (sanitizeJson(raw) as Record<string, unknown>) : {};
+    const status = c.literal('status', CONTACT_STATUSES, false) ?? 'pending';
+    return { contactId, name, phoneNumber, metadata, metadataProblem: metadataProblem ?? null, status };
   });
 }
 
@@ -206,8 +220,8 @@ class FieldReader {
   }
 
   /** Optional string where blank means "not given" (legacy forms send "" for unset fields). */
-  optionalText(key: string): string | null {
-    const value = this.string(key);
+  optionalText(key: string, max?: number): string | null {
+    const value = this.string(key, { max });
     return value !== null && value.trim() !== '' ? value : null;
   }
 
@@ -250,15 +264,24 @@ class FieldReader {
     return Array.isArray(value) ? value : this.fail(key, 'Input should be a valid list');
   }
 
-  /** Optional JSON object, depth-limited and copied without prototype-polluting keys. */
-  metadata(key: string): Record<string, unknown> | null {
+  /** Optional JSON object within `limits`, copied without prototype-polluting keys. */
+  metadata(key: string, limits: MetadataLimits): Record<string, unknown> | null {
+    const value = this.rawMetadata(key);
+    if (value === null) return null;
+    const problem = metadataSizeProblem(value, limits);
+    if (problem) return this.fail(key, `Value error, ${problem}`);
+    return sanitizeJson(value) as Record<string, unknown>;
+  }
+
+  /** Optional JSON object, depth-limited, not yet copied. */
+  rawMetadata(key: string): Record<string, unknown> | null {
     const value = this.take(key, false);
     if (value === undefined) return null;
     if (!isPlainRecord(value)) return this.fail(key, 'Input should be a valid dictionary');
     if (exceedsDepth(value, MAX_METADATA_DEPTH)) {
       return this.fail(key, `Value error, metadata is nested too deeply (max depth ${MAX_METADATA_DEPTH})`);
     }
-    return sanitizeJson(value) as Record<string, unknown>;
+    return value;
   }
 
   private get(key: string): unknown {
@@ -275,14 +298,6 @@ class FieldReader {
     // A null on a required field falls through to the typed check and fails there.
     return value === null && !required ? undefined : value;
   }
-}
-
-/** pydantic counts code points, not UTF-16 units; counting stops once `cap` is clearly passed. */
-function charLength(value: string, cap: number): number {
-  if (value.length > 2 * cap) return value.length;
-  let length = 0;
-  for (const _ of value) length++;
-  return length;
 }
 
 /** "'a', 'b' or 'c'" as in pydantic's literal_error. */

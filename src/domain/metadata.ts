@@ -1,9 +1,46 @@
 // Metadata is caller-supplied JSON that ends up in the database, in transcripts and in
 // webhook payloads, so every copy we hand on is rebuilt from scratch without the keys that
 // JavaScript object merges treat specially.
+import { charLength, type MetadataLimits } from './limits.ts';
+
 const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
 export const MAX_METADATA_DEPTH = 8;
+
+/**
+ * The first way `value` breaks `limits` (README, "Limits"), or null. One iterative walk that
+ * stops as soon as the byte budget is spent, so its cost is bounded by the limits, not the input:
+ * no string longer than the value limit is measured, and no more than `bytes` worth of nodes is
+ * visited.
+ */
+export function metadataSizeProblem(value: Record<string, unknown>, limits: MetadataLimits): string | null {
+  let keys = 0;
+  for (const _ in value) if (++keys > limits.keys) return `metadata has more than ${limits.keys} keys`;
+  let bytes = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (typeof node === 'string') {
+      if (charLength(node, limits.valueLength) > limits.valueLength) return `metadata value longer than ${limits.valueLength} characters`;
+      bytes += Buffer.byteLength(node, 'utf8') + 2;
+    } else if (Array.isArray(node)) {
+      bytes += 1 + Math.max(1, node.length);
+      for (let i = 0; i < node.length && bytes <= limits.bytes; i++) pending.push(node[i]);
+    } else if (isPlainRecord(node)) {
+      bytes += 2;
+      for (const key in node) {
+        if (charLength(key, limits.keyLength) > limits.keyLength) return `metadata key longer than ${limits.keyLength} characters`;
+        bytes += Buffer.byteLength(key, 'utf8') + 4;
+        if (bytes > limits.bytes) break;
+        pending.push(node[key]);
+      }
+    } else {
+      bytes += String(node).length;
+    }
+    if (bytes > limits.bytes) return `metadata is larger than ${limits.bytes} bytes`;
+  }
+  return null;
+}
 
 export function isForbiddenKey(key: string): boolean {
   return FORBIDDEN_KEYS.has(key);

@@ -1,6 +1,7 @@
 import type { Database } from '../db/client.ts';
 import { newId } from '../domain/ids.ts';
-import { notFound } from '../errors.ts';
+import { notFound, requestValidation } from '../errors.ts';
+import { MAX_EMAIL_LENGTH, MAX_NAME_LENGTH, MAX_VOICES, tooLongDetails } from '../domain/limits.ts';
 import type { Account } from '../generated/prisma/client.ts';
 import { issueApiKey } from './api-keys.ts';
 
@@ -22,7 +23,19 @@ export interface AccountInput {
   voices?: string[];
 }
 
+function checkLengths(input: AccountInput): void {
+  const voices = input.voices ?? [];
+  const details = tooLongDetails([
+    ['name', input.name, MAX_NAME_LENGTH],
+    ['email', input.email, MAX_EMAIL_LENGTH],
+    ...voices.map((voice, i) => [`voices.${i}`, voice, MAX_NAME_LENGTH] as const),
+  ]);
+  if (voices.length > MAX_VOICES) details.push(`voices: List should have at most ${MAX_VOICES} items after validation, not ${voices.length}`);
+  if (details.length) throw requestValidation(details);
+}
+
 function accountData(input: AccountInput) {
+  checkLengths(input);
   const defined = <T extends object>(o: T) =>
     Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as Partial<T>;
   return defined({

@@ -5,6 +5,7 @@
 // after; the worker's periodic sweep (closeFinishedBatches) closes any the process missed by dying.
 import type { AppDeps } from '../deps.ts';
 import { counterDelta, type CallStatus } from '../domain/call-state.ts';
+import { boundOutcomes, MAX_PROVIDER_TEXT_LENGTH, MAX_SUMMARY_LENGTH, MAX_TRANSCRIPT_LENGTH, truncateText } from '../domain/limits.ts';
 import { enqueueBatchEvents, enqueueCallWriteWebhooks, type WebhookDeps } from './dispatch-webhooks.ts';
 import { autocommit } from './sql-statement.ts';
 import { withSqlTransaction, type SqlTx } from './sql-transaction.ts';
@@ -194,17 +195,17 @@ function applyParams(writes: CallWrite[], now: Date): unknown[] {
     col((w) => w.set.attemptsIncrement ?? 0),
     col((w) => orNull(w.set.dialedNumber)),
     col((w) => orNull(w.set.usedAlternate)),
-    col((w) => orNull(w.set.providerCallId)),
+    col((w) => truncateText(w.set.providerCallId, MAX_PROVIDER_TEXT_LENGTH)),
     col((w) => iso(w.set.timestamp)),
     col((w) => iso(w.set.completedAt)),
-    col((w) => orNull(w.set.hangupBy)),
-    col((w) => orNull(w.set.disconnectReason)),
+    col((w) => truncateText(w.set.hangupBy, MAX_PROVIDER_TEXT_LENGTH)),
+    col((w) => truncateText(w.set.disconnectReason, MAX_PROVIDER_TEXT_LENGTH)),
     col((w) => orNull(w.set.durationSeconds)),
     col((w) => orNull(w.set.answerDurationSeconds)),
-    col((w) => orNull(w.set.llmTranscript)),
+    col((w) => truncateText(w.set.llmTranscript, MAX_TRANSCRIPT_LENGTH)),
     col((w) => orNull(w.set.transcriptStatus)),
-    col((w) => orNull(w.set.summary)),
-    col((w) => (w.set.outcomes === undefined ? null : JSON.stringify(w.set.outcomes))),
+    col((w) => truncateText(w.set.summary, MAX_SUMMARY_LENGTH)),
+    col((w) => (w.set.outcomes === undefined ? null : JSON.stringify(boundOutcomes(w.set.outcomes)))),
     col((w) => orNull(w.set.recordingAvailable)),
     deltas.map((d) => d.queued ?? 0),
     deltas.map((d) => d.in_progress ?? 0),

@@ -3,6 +3,14 @@ import type { Database } from '../db/client.ts';
 import { newId } from '../domain/ids.ts';
 import { normalizePhone } from '../domain/contacts.ts';
 import { AppError, notFound, requestValidation, unprocessable } from '../errors.ts';
+import {
+  MAX_NAME_LENGTH,
+  MAX_OUTCOME_KEY_LENGTH,
+  MAX_OUTCOME_KEYS,
+  MAX_PHONE_NUMBER_LENGTH,
+  MAX_PROMPT_LENGTH,
+  tooLongDetails,
+} from '../domain/limits.ts';
 import type { Account, Agent, DidNumber, PromptVersion } from '../generated/prisma/client.ts';
 
 export interface AgentInput {
@@ -13,6 +21,18 @@ export interface AgentInput {
   providerAgentId?: string | null;
 }
 
+function agentLengthDetails(input: AgentInput): string[] {
+  const keys = input.outcomeKeys ?? [];
+  const details = tooLongDetails([
+    ['name', input.name, MAX_NAME_LENGTH],
+    ['voice', input.voice, MAX_NAME_LENGTH],
+    ['providerAgentId', input.providerAgentId, MAX_NAME_LENGTH],
+    ...keys.map((key, i) => [`outcomeKeys.${i}`, key, MAX_OUTCOME_KEY_LENGTH] as const),
+  ]);
+  if (keys.length > MAX_OUTCOME_KEYS) details.push(`outcomeKeys: List should have at most ${MAX_OUTCOME_KEYS} items after validation, not ${keys.length}`);
+  return details;
+}
+
 function isUniqueViolation(e: unknown): boolean {
   return typeof e === 'object' && e !== null && (e as { code?: string }).code === 'P2002';
 }
@@ -21,6 +41,7 @@ export async function createAgent(db: Database, account: Account, input: AgentIn
   const problems: string[] = [];
   if (!input.name?.trim()) problems.push('name: String should have at least 1 character');
   if (!input.voice?.trim()) problems.push('voice: String should have at least 1 character');
+  problems.push(...agentLengthDetails(input));
   if (problems.length) throw requestValidation(problems);
   if (account.voices.length > 0 && !account.voices.includes(input.voice)) {
     throw unprocessable(`Voice '${input.voice}' is not available on this account`);
@@ -50,7 +71,12 @@ export async function createPromptVersion(
 ): Promise<PromptVersion> {
   const agent = await db.prisma.agent.findFirst({ where: { id: input.agentId, accountId: account.id } });
   if (!agent) throw notFound(`Agent ${input.agentId} not found`);
-  if (!input.name?.trim()) throw requestValidation(['name: String should have at least 1 character']);
+  const problems = tooLongDetails([
+    ['name', input.name, MAX_NAME_LENGTH],
+    ['prompt', input.prompt, MAX_PROMPT_LENGTH],
+  ]);
+  if (!input.name?.trim()) problems.unshift('name: String should have at least 1 character');
+  if (problems.length) throw requestValidation(problems);
   try {
     return await db.prisma.promptVersion.create({
       data: {
@@ -69,7 +95,7 @@ export async function createPromptVersion(
 }
 
 export async function addDidNumber(db: Database, account: Account, number: string): Promise<DidNumber> {
-  const e164 = normalizePhone(number);
+  const e164 = number.length <= MAX_PHONE_NUMBER_LENGTH ? normalizePhone(number) : null;
   if (!e164) throw requestValidation(['number: Value error, Invalid phone number']);
   try {
     return await db.prisma.didNumber.create({ data: { id: newId('didNumber'), accountId: account.id, number: e164 } });

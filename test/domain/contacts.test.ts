@@ -3,7 +3,7 @@ import { normalizeContacts, normalizePhone } from '../../src/domain/contacts.ts'
 import type { RawContact } from '../../src/domain/create-batch-request.ts';
 
 function contact(contactId: string, phoneNumber: string, extra: Partial<RawContact> = {}): RawContact {
-  return { contactId, name: null, phoneNumber, metadata: {}, status: 'pending', ...extra };
+  return { contactId, name: null, phoneNumber, metadata: {}, metadataProblem: null, status: 'pending', ...extra };
 }
 
 describe('normalizePhone', () => {
@@ -98,6 +98,18 @@ describe('normalizeContacts', () => {
       [1, 'Invalid phone number'],
       [3, 'Duplicate phone number (same as contact a)'],
     ]);
+  });
+
+  it('rejects a contact whose metadata is too large, without letting it claim its number', () => {
+    const { accepted, rejected } = normalizeContacts(
+      [
+        contact('big', '+14155552671', { metadataProblem: 'metadata is larger than 8192 bytes' }),
+        contact('a', '+14155552671'),
+      ],
+      { deduplicateByPhone: true },
+    );
+    expect(accepted.map((c) => c.externalId)).toEqual(['a']);
+    expect(rejected).toEqual([{ index: 1, external_id: 'big', field: 'metadata', message: 'Metadata is larger than 8192 bytes' }]);
   });
 
   it('normalises metadata keys', () => {

@@ -61,7 +61,7 @@ describe('parseCreateBatchRequest: success', () => {
       recordingEnabled: null,
       maxDurationSecondsPerCall: null,
       metadata: {},
-      contacts: [{ contactId: 'c1', name: null, phoneNumber: '+14155552671', metadata: {}, status: 'pending' }],
+      contacts: [{ contactId: 'c1', name: null, phoneNumber: '+14155552671', metadata: {}, metadataProblem: null, status: 'pending' }],
       idempotencyKey: null,
     } satisfies CreateBatchInput);
   });
@@ -102,7 +102,7 @@ describe('parseCreateBatchRequest: success', () => {
     });
     // Raw contacts keep the submitted phone and metadata keys; normalizeContacts normalises.
     expect(input.contacts).toEqual([
-      { contactId: 'c1', name: 'Ann', phoneNumber: '+14155552671', metadata: { 'First Name': 'Ann' }, status: 'queued' },
+      { contactId: 'c1', name: 'Ann', phoneNumber: '+14155552671', metadata: { 'First Name': 'Ann' }, metadataProblem: null, status: 'queued' },
     ]);
   });
 
@@ -124,7 +124,7 @@ describe('parseCreateBatchRequest: success', () => {
     );
     expect(input.deduplicateByPhone).toBe(false);
     expect(input.metadata).toEqual({});
-    expect(input.contacts[0]).toEqual({ contactId: 'c1', name: null, phoneNumber: '+14155552671', metadata: {}, status: 'pending' });
+    expect(input.contacts[0]).toEqual({ contactId: 'c1', name: null, phoneNumber: '+14155552671', metadata: {}, metadataProblem: null, status: 'pending' });
   });
 
   it('treats blank optional selector strings as absent', () => {
@@ -366,20 +366,51 @@ describe('parseCreateBatchRequest: strings and objects', () => {
 
   it('guards every typed string against hostile length', () => {
     const long = 'a'.repeat(10_001);
-    expect(details(validBody({ agent_id: long, voice: long, callback_url: long }))).toEqual([
-      'agent_id: String should have at most 10000 characters',
-      'voice: String should have at most 10000 characters',
+    expect(details(validBody({ agent_id: long, voice: 'v'.repeat(256), callback_url: long }))).toEqual([
+      'agent_id: String should have at most 255 characters',
+      'voice: String should have at most 255 characters',
       'callback_url: String should have at most 10000 characters',
     ]);
-    expect(details(validBody({ schedule_timezone: long }))).toEqual([
-      'schedule_timezone: String should have at most 10000 characters',
+    expect(details(validBody({ agent_id: undefined, agent_name: 'n'.repeat(256), version_name: 'n'.repeat(256), did_number_id: 'd'.repeat(256) }))).toEqual([
+      'agent_name: String should have at most 255 characters',
+      'version_name: String should have at most 255 characters',
+      'did_number_id: String should have at most 255 characters',
     ]);
-    expect(value(validBody({ voice: 'a'.repeat(10_000) })).voice).toHaveLength(10_000);
+    expect(details(validBody({ schedule_timezone: 't'.repeat(101) }))).toEqual([
+      'schedule_timezone: String should have at most 100 characters',
+    ]);
+    expect(value(validBody({ voice: 'a'.repeat(255) })).voice).toHaveLength(255);
   });
 
   it('counts characters, not UTF-16 units', () => {
-    const emoji = '😀'.repeat(10_000); // 20,000 UTF-16 units
+    const emoji = '😀'.repeat(255); // 510 UTF-16 units
     expect(value(validBody({ voice: emoji })).voice).toBe(emoji);
+  });
+
+  it('limits batch metadata: keys, key length, value length, bytes', () => {
+    const keys = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i]));
+    expect(details(validBody({ metadata: keys }))).toEqual(['metadata: Value error, metadata has more than 50 keys']);
+    expect(details(validBody({ metadata: { ['k'.repeat(101)]: 1 } }))).toEqual([
+      'metadata: Value error, metadata key longer than 100 characters',
+    ]);
+    expect(details(validBody({ metadata: { deep: { list: ['x'.repeat(2_001)] } } }))).toEqual([
+      'metadata: Value error, metadata value longer than 2000 characters',
+    ]);
+    const big = Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`k${i}`, 'é'.repeat(1_000)]));
+    expect(details(validBody({ metadata: big }))).toEqual(['metadata: Value error, metadata is larger than 16384 bytes']);
+    const fits = Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`k${i}`, 'é'.repeat(1_000)]));
+    expect(value(validBody({ metadata: fits })).metadata).toEqual(fits);
+  });
+
+  it('measures metadata in time bounded by the limits, not by the input', () => {
+    const list = new Array(5_000_000).fill(1);
+    const text = 'x'.repeat(30_000_000);
+    const started = performance.now();
+    expect(details(validBody({ metadata: { list } }))).toEqual(['metadata: Value error, metadata is larger than 16384 bytes']);
+    expect(details(validBody({ metadata: { text } }))).toEqual([
+      'metadata: Value error, metadata value longer than 2000 characters',
+    ]);
+    expect(performance.now() - started).toBeLessThan(200);
   });
 
   it('rejects metadata nested deeper than 8 levels', () => {
@@ -459,10 +490,23 @@ describe('parseCreateBatchRequest: contacts', () => {
   });
 
   it('guards contact strings against hostile length', () => {
-    expect(contactDetails({ contact_id: 'c'.repeat(10_001), phone_number: '1'.repeat(10_001) })).toEqual([
-      'contacts.0.contact_id: String should have at most 10000 characters',
-      'contacts.0.phone_number: String should have at most 10000 characters',
+    expect(contactDetails({ contact_id: 'c'.repeat(256), name: 'n'.repeat(256), phone_number: '1'.repeat(65) })).toEqual([
+      'contacts.0.contact_id: String should have at most 255 characters',
+      'contacts.0.name: String should have at most 255 characters',
+      'contacts.0.phone_number: String should have at most 64 characters',
     ]);
+  });
+
+  it('leaves oversized contact metadata to a per-contact rejection, without copying it', () => {
+    const body = validBody({
+      contacts: [
+        { contact_id: 'big', phone_number: '+14155552671', metadata: { note: 'x'.repeat(30_000_000) } },
+        { contact_id: 'ok', phone_number: '+14155552672', metadata: { note: 'fine' } },
+      ],
+    });
+    const [big, ok] = value(body).contacts;
+    expect(big).toMatchObject({ metadata: {}, metadataProblem: 'metadata value longer than 2000 characters' });
+    expect(ok).toMatchObject({ metadata: { note: 'fine' }, metadataProblem: null });
   });
 
   it('reports every contact problem with 0-based paths, in order', () => {

@@ -2,6 +2,8 @@
 // signal (interest, callback, who hung up) for the local analyser to extract outcomes, and it
 // has to be a pure function of its input so tests and re-runs see the same text.
 
+import { truncateText } from '../../domain/limits.ts';
+
 export interface TranscriptInput {
   agentName: string;
   promptText: string;
@@ -33,7 +35,7 @@ export function firstSentence(text: string): string {
 
 // Prompts are written to the agent ("You are ..."); spoken aloud they become first person.
 function spokenGoal(prompt: string): string {
-  const s = firstSentence(prompt);
+  const s = truncateText(firstSentence(prompt), MAX_GOAL_LENGTH)!;
   if (!s) return "I'm calling with a quick update.";
   const firstPerson = s.replace(/^you are\b/i, "I'm").replace(/^you're\b/i, "I'm").replace(/^your\b/i, 'My');
   const sentence = /[.!?]$/.test(firstPerson) ? firstPerson : `${firstPerson}.`;
@@ -51,6 +53,10 @@ export function humaniseKey(key: string): string {
 }
 
 export function spokenValue(value: unknown): string {
+  return truncateText(fullValue(value), MAX_SPOKEN_VALUE)!;
+}
+
+function fullValue(value: unknown): string {
   if (value === null || value === undefined || value === '') return 'not provided';
   if (typeof value === 'string') return value.trim();
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
@@ -65,6 +71,10 @@ function sortedEntries(metadata: Record<string, unknown>): [string, unknown][] {
 
 const CONFIRMATIONS = ["Yes, that's right.", "Yes, that's correct.", 'That is correct.', 'Yep, still the same.'];
 const MAX_SEPARATE_FIELD_TURNS = 6;
+// A transcript reads back a bounded share of the metadata, whatever the contact carries.
+const MAX_FIELDS_READ = 20;
+const MAX_SPOKEN_VALUE = 200;
+const MAX_GOAL_LENGTH = 300;
 
 export function buildTranscript(input: TranscriptInput): string {
   const seed = fnv1a32(JSON.stringify([input.agentName, input.promptText, input.contactName, sortedEntries(input.metadata)]));
@@ -84,7 +94,7 @@ export function buildTranscript(input: TranscriptInput): string {
       agent(`${intro}Your ${humaniseKey(k)} is ${spokenValue(v)}, is that right?`);
       user(CONFIRMATIONS[(seed + i) % CONFIRMATIONS.length]);
     });
-    const rest = fields.slice(MAX_SEPARATE_FIELD_TURNS);
+    const rest = fields.slice(MAX_SEPARATE_FIELD_TURNS, MAX_FIELDS_READ);
     if (rest.length > 0) {
       agent(`I also have ${rest.map(([k, v]) => `${humaniseKey(k)}: ${spokenValue(v)}`).join('; ')}. Is all of that still correct?`);
       user('Yes, all of that is still correct.');
