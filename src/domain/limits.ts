@@ -9,7 +9,11 @@ export const MAX_PHONE_NUMBER_LENGTH = 64;
 export const MAX_TIMEZONE_LENGTH = 100;
 export const MAX_CALLBACK_URL_LENGTH = 2048;
 export const MAX_EMAIL_LENGTH = 320;
-export const MAX_PROMPT_LENGTH = 100_000;
+export const MAX_PROMPT_LENGTH = 32_768;
+/** An account's catalogue, so that its unpaged lists stay bounded (1,000 prompts ≈ 32 MB at most). */
+export const MAX_AGENTS_PER_ACCOUNT = 500;
+export const MAX_PROMPT_VERSIONS_PER_ACCOUNT = 1_000;
+export const MAX_DID_NUMBERS_PER_ACCOUNT = 500;
 export const MAX_OUTCOME_KEYS = 50;
 export const MAX_OUTCOME_KEY_LENGTH = 100;
 export const MAX_VOICES = 100;

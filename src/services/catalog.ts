@@ -4,11 +4,14 @@ import { newId } from '../domain/ids.ts';
 import { normalizePhone } from '../domain/contacts.ts';
 import { AppError, notFound, requestValidation, unprocessable } from '../errors.ts';
 import {
+  MAX_AGENTS_PER_ACCOUNT,
+  MAX_DID_NUMBERS_PER_ACCOUNT,
   MAX_NAME_LENGTH,
   MAX_OUTCOME_KEY_LENGTH,
   MAX_OUTCOME_KEYS,
   MAX_PHONE_NUMBER_LENGTH,
   MAX_PROMPT_LENGTH,
+  MAX_PROMPT_VERSIONS_PER_ACCOUNT,
   tooLongDetails,
 } from '../domain/limits.ts';
 import type { Account, Agent, DidNumber, PromptVersion } from '../generated/prisma/client.ts';
@@ -33,6 +36,11 @@ function agentLengthDetails(input: AgentInput): string[] {
   return details;
 }
 
+/** The catalogue's size limit (concurrent creates may pass it by a few). */
+async function checkRoom(count: Promise<number>, max: number, what: string): Promise<void> {
+  if ((await count) >= max) throw unprocessable(`An account holds at most ${max} ${what}`);
+}
+
 function isUniqueViolation(e: unknown): boolean {
   return typeof e === 'object' && e !== null && (e as { code?: string }).code === 'P2002';
 }
@@ -46,6 +54,7 @@ export async function createAgent(db: Database, account: Account, input: AgentIn
   if (account.voices.length > 0 && !account.voices.includes(input.voice)) {
     throw unprocessable(`Voice '${input.voice}' is not available on this account`);
   }
+  await checkRoom(db.prisma.agent.count({ where: { accountId: account.id } }), MAX_AGENTS_PER_ACCOUNT, 'agents');
   try {
     return await db.prisma.agent.create({
       data: {
@@ -77,6 +86,7 @@ export async function createPromptVersion(
   ]);
   if (!input.name?.trim()) problems.unshift('name: String should have at least 1 character');
   if (problems.length) throw requestValidation(problems);
+  await checkRoom(db.prisma.promptVersion.count({ where: { accountId: account.id } }), MAX_PROMPT_VERSIONS_PER_ACCOUNT, 'prompt versions');
   try {
     return await db.prisma.promptVersion.create({
       data: {
@@ -97,6 +107,7 @@ export async function createPromptVersion(
 export async function addDidNumber(db: Database, account: Account, number: string): Promise<DidNumber> {
   const e164 = number.length <= MAX_PHONE_NUMBER_LENGTH ? normalizePhone(number) : null;
   if (!e164) throw requestValidation(['number: Value error, Invalid phone number']);
+  await checkRoom(db.prisma.didNumber.count({ where: { accountId: account.id } }), MAX_DID_NUMBERS_PER_ACCOUNT, 'DID numbers');
   try {
     return await db.prisma.didNumber.create({ data: { id: newId('didNumber'), accountId: account.id, number: e164 } });
   } catch (e) {

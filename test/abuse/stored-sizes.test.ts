@@ -11,6 +11,7 @@ import { testWorker } from '../helpers/dispatch.ts';
 import { applyCallWrites } from '../../src/services/call-transitions.ts';
 import {
   CONTACT_METADATA_LIMITS,
+  MAX_AGENTS_PER_ACCOUNT,
   MAX_OUTCOME_VALUE_LENGTH,
   MAX_PROVIDER_TEXT_LENGTH,
   MAX_SUMMARY_LENGTH,
@@ -137,12 +138,26 @@ describe('batch fields over their limits are request errors', () => {
     });
     const version = await t.gql(
       `mutation($agentId: ID!, $prompt: String!) { createPromptVersion(input: { agentId: $agentId, name: "long", prompt: $prompt }) { id } }`,
-      { agentId: a.agent.id, prompt: 'p'.repeat(100_001) },
+      { agentId: a.agent.id, prompt: 'p'.repeat(32_769) },
       a.apiKey,
     );
     expect(version.body.errors?.[0]).toMatchObject({
-      extensions: { code: 'MISSING_PARAMETER', details: ['prompt: String should have at most 100000 characters'] },
+      extensions: { code: 'MISSING_PARAMETER', details: ['prompt: String should have at most 32768 characters'] },
     });
+  });
+});
+
+describe('an account catalogue is bounded, so its unpaged lists are', () => {
+  it('the 501st agent is refused', async () => {
+    const b = await t.seedAccount(); // with one agent of its own
+    await t.deps.db.prisma.agent.createMany({
+      data: Array.from({ length: MAX_AGENTS_PER_ACCOUNT - 2 }, (_, i) => ({ id: `agt_cap_${i}_${b.account.id}`, accountId: b.account.id, name: `cap ${i}`, voice: 'alloy' })),
+    });
+    const create = (name: string) => t.gql(`mutation($name: String!) { createAgent(input: { name: $name, voice: "alloy" }) { id } }`, { name }, b.apiKey);
+    expect((await create('last one')).body.errors).toBeUndefined();
+    const refused = await create('one too many');
+    expect(refused.body.errors?.[0]?.message).toBe(`An account holds at most ${MAX_AGENTS_PER_ACCOUNT} agents`);
+    expect(await t.deps.db.prisma.agent.count({ where: { accountId: b.account.id } })).toBe(MAX_AGENTS_PER_ACCOUNT);
   });
 });
 
