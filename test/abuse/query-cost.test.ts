@@ -87,6 +87,18 @@ describe('complexity (estimated objects fetched)', () => {
     expectRefused(unsized, /too complex/);
   });
 
+  it('prices a transcript like 20 objects: one page of them per query, not 25', async () => {
+    const page = (alias: string) =>
+      `${alias}: callRecordsConnection(filter: { startDate: "2000-01-01", endDate: "2100-01-01" }, first: 200) { edges { node { id llmTranscript } } }`;
+    const one = await gql(`{ ${page('a')} }`);
+    expect(one.status).toBe(200);
+    expect(one.body.errors).toBeUndefined();
+    expectRefused(await gql(`{ ${page('a')} ${page('b')} }`), /too complex/);
+    // Without transcripts the same two pages are cheap.
+    const ids = await gql(`{ ${page('a').replace(' llmTranscript', '')} ${page('b').replace(' llmTranscript', '')} }`);
+    expect(ids.body.errors).toBeUndefined();
+  });
+
   it('passes a dashboard-sized nested query', async () => {
     const r = await gql(`{
       batchesConnection(first: 20) { edges { node { id callsConnection(first: 50) { edges { node { id status agent { name } } } } } } }

@@ -1,4 +1,5 @@
 import { builder } from '../builder.ts';
+import { HEAVY_TEXT_COMPLEXITY } from '../plugins/query-cost.ts';
 import { recordingUrl } from '../../services/recording-url.ts';
 import { AgentType, PromptVersionType } from './catalog.ts';
 
@@ -44,7 +45,7 @@ export const CallType = builder.prismaObject('Call', {
       select: { id: true, recordingAvailable: true },
       resolve: (c, _a, ctx) => (c.recordingAvailable ? recordingUrl(ctx.deps, c.id) : null),
     }),
-    llmTranscript: t.exposeString('llmTranscript', { nullable: true }),
+    llmTranscript: t.exposeString('llmTranscript', { nullable: true, complexity: HEAVY_TEXT_COMPLEXITY }),
     agentId: t.exposeString('agentId'),
     versionId: t.exposeString('promptVersionId'),
     // A call's agent and prompt version are its batch's (one foreign key holds them together), so

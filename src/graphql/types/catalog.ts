@@ -1,4 +1,5 @@
 import { builder } from '../builder.ts';
+import { HEAVY_TEXT_COMPLEXITY } from '../plugins/query-cost.ts';
 import { addDidNumber, createAgent, createPromptVersion } from '../../services/catalog.ts';
 
 export const AgentType = builder.prismaObject('Agent', {
@@ -18,7 +19,7 @@ export const PromptVersionType = builder.prismaObject('PromptVersion', {
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),
-    prompt: t.exposeString('prompt'),
+    prompt: t.exposeString('prompt', { complexity: HEAVY_TEXT_COMPLEXITY }),
     providerAgentVersion: t.exposeInt('providerAgentVersion', { nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     agent: t.relation('agent'),

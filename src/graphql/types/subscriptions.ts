@@ -2,6 +2,7 @@
 // the API key when it starts and is scoped to its account: another account's batch is the same
 // NOT_FOUND as a missing one. Events come from src/events (LISTEN/NOTIFY, coalesced per batch).
 import { builder } from '../builder.ts';
+import { HEAVY_TEXT_COMPLEXITY } from '../plugins/query-cost.ts';
 import { eventsFor } from '../../events/registry.ts';
 import type { BatchSnapshot, CallSnapshot } from '../../events/hub.ts';
 import { recordingUrl } from '../../services/recording-url.ts';
@@ -62,7 +63,7 @@ const CallUpdateType = builder.objectRef<CallSnapshot>('CallUpdate').implement({
       description: 'Signed, expiring URL of the recording',
       resolve: (c, _a, ctx) => (c.recordingAvailable ? recordingUrl(ctx.deps, c.id) : null),
     }),
-    llmTranscript: t.exposeString('llmTranscript', { nullable: true }),
+    llmTranscript: t.exposeString('llmTranscript', { nullable: true, complexity: HEAVY_TEXT_COMPLEXITY }),
     call: t.prismaField({
       type: 'Call',
       description: 'The whole call record, read when asked for',
