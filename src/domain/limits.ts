@@ -7,7 +7,6 @@ export const MAX_NAME_LENGTH = 255;
 export const MAX_PHONE_NUMBER_LENGTH = 64;
 /** `schedule_timezone` labels such as `America/New_York (EST, UTC-05:00)`. */
 export const MAX_TIMEZONE_LENGTH = 100;
-export const MAX_CALLBACK_URL_LENGTH = 2048;
 export const MAX_EMAIL_LENGTH = 320;
 export const MAX_PROMPT_LENGTH = 32_768;
 /** An account's catalogue, so that its unpaged lists stay bounded (1,000 prompts ≈ 32 MB at most). */
