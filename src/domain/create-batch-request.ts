@@ -93,7 +93,8 @@ export function parseCreateBatchRequest(body: unknown, opts: ParseOptions): Pars
   const scheduleTime = r.checked('schedule_time', isValidScheduleTime, 'Invalid time, expected HH:MM');
   const timezone = readTimezone(r);
   const concurrency = r.integer('concurrency', 1);
-  const callbackUrl = r.optionalText('callback_url');
+  // Stored and sent to exactly as checked (src/services/webhooks/url-safety.ts).
+  const callbackUrl = r.optionalText('callback_url')?.trim() ?? null;
   const deduplicateByPhone = r.boolean('deduplicate_by_phone', false) ?? false;
   const recordingEnabled = r.boolean('recording_enabled', false);
   const maxDurationSecondsPerCall = r.integer('max_duration_seconds_per_call', 1, opts.maxCallDurationSeconds);

@@ -382,6 +382,10 @@ describe('parseCreateBatchRequest: strings and objects', () => {
     expect(value(validBody({ voice: 'a'.repeat(255) })).voice).toHaveLength(255);
   });
 
+  it('keeps callback_url without surrounding whitespace, as it is checked and sent to', () => {
+    expect(value(validBody({ callback_url: '  https://hooks.example.com/in \n' })).callbackUrl).toBe('https://hooks.example.com/in');
+  });
+
   it('counts characters, not UTF-16 units', () => {
     const emoji = '😀'.repeat(255); // 510 UTF-16 units
     expect(value(validBody({ voice: emoji })).voice).toBe(emoji);

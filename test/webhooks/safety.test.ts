@@ -34,6 +34,11 @@ describe('callback_url safety', () => {
     ['http://[::ffff:10.0.0.7]/hook', 'callback_url must not point to a private, loopback or link-local address (::ffff:a00:7)'],
     ['https://localhost/hook', 'callback_url must name a public host (localhost is local or internal)'],
     ['ftp://files.example.com/hook', 'callback_url must use http or https'],
+    // The URL parser would drop the CR/LF and check "hooks.example.comevil.internal" as one host.
+    ['https://hooks.example.com\r\nevil.internal/hook', 'callback_url must not contain whitespace or control characters'],
+    ['https://hooks.example.com/a\tb', 'callback_url must not contain whitespace or control characters'],
+    ['https://hooks.example.com/a b', 'callback_url must not contain whitespace or control characters'],
+    ['https://hooks.example.com/\u0085', 'callback_url must not contain whitespace or control characters'],
   ])('refuses %s at creation with a 422 detail and stores nothing', async (url, detail) => {
     const before = await stored();
     const post = await t.request('POST', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { callback_url: url }) });

@@ -97,6 +97,8 @@ function isPrivateName(host: string): boolean {
   );
 }
 
+const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f-\u009f]/;
+
 export class UnsafeTargetError extends Error {
   override name = 'UnsafeTargetError';
 }
@@ -110,6 +112,9 @@ interface ParsedTarget {
 /** Shape checks shared by creation and delivery; throws UnsafeTargetError with a client-facing reason. */
 export function parseCallbackUrl(raw: string, allowPrivate: boolean): ParsedTarget {
   if (raw.length > MAX_CALLBACK_URL_LENGTH) throw new UnsafeTargetError(`must be at most ${MAX_CALLBACK_URL_LENGTH} characters`);
+  // The URL parser drops tabs and newlines and trims spaces, so the host it checks would not be
+  // the text we store and later send to: refuse them instead.
+  if (WHITESPACE_OR_CONTROL.test(raw)) throw new UnsafeTargetError('must not contain whitespace or control characters');
   let url: URL;
   try {
     url = new URL(raw);
@@ -168,7 +173,7 @@ export async function validateCallbackUrl(
   const allowPrivate = deps.config.WEBHOOK_ALLOW_PRIVATE;
   let target: ParsedTarget;
   try {
-    target = parseCallbackUrl(raw.trim(), allowPrivate);
+    target = parseCallbackUrl(raw, allowPrivate);
   } catch (e) {
     throw unprocessable(`callback_url ${(e as Error).message}`);
   }
