@@ -24,6 +24,10 @@ function datetimeProblem(value: string): string | null {
   if (Number(m[1]) > 23) return 'hour value is outside expected range of 0-23';
   if (Number(m[2]) > 59) return 'minute value is outside expected range of 0-59';
   if (m[3] !== undefined && Number(m[3]) > 59) return 'second value is outside expected range of 0-59';
+  // luxon would read +99:99 as an offset of 100:39 hours.
+  const offset = /^[+-](\d{2}):?(\d{2})?$/.exec(m[5] ?? '');
+  if (offset && Number(offset[1]) > 23) return 'timezone offset must be less than 24 hours';
+  if (offset && Number(offset[2] ?? 0) > 59) return 'timezone offset minute value is outside expected range of 0-59';
   return null;
 }
 

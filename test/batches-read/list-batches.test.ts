@@ -171,6 +171,8 @@ describe('GET /call-batches', () => {
       ['?created_at_to=2026-02-30T00:00:00Z', ['query.created_at_to: Input should be a valid datetime, day value is outside expected range']],
       ['?created_at_to=2026-02-03T25:00:00Z', ['query.created_at_to: Input should be a valid datetime, hour value is outside expected range of 0-23']],
       ['?created_at_from=2026-02-03T10:00:00+0x', ['query.created_at_from: Input should be a valid datetime, invalid timezone sign']],
+      ['?created_at_from=2026-01-01T00:00:00%2B99:99', ['query.created_at_from: Input should be a valid datetime, timezone offset must be less than 24 hours']],
+      ['?created_at_to=2026-01-01T00:00:00-05:60', ['query.created_at_to: Input should be a valid datetime, timezone offset minute value is outside expected range of 0-59']],
       [
         '?status=nope&created_at_from=bad&limit=500&page=0',
         [
