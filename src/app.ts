@@ -24,6 +24,12 @@ export interface App {
   stop(): Promise<void>;
 }
 
+/** HEAD answers like GET: same status and headers, no body (a proxied one is not read on). */
+async function withoutBody(response: Response): Promise<Response> {
+  await response.body?.cancel().catch(() => {});
+  return new Response(null, { status: response.status, headers: response.headers });
+}
+
 export function buildApp(deps: AppDeps): App {
   // Subscriptions and sockets re-check their key: a revoked key or disabled account ends them.
   const sessions = createLiveSessions(deps.db, deps.logger, deps.config.CREDENTIAL_RECHECK_MS);
@@ -36,7 +42,9 @@ export function buildApp(deps: AppDeps): App {
     const p = url.pathname;
     if (p === '/graphql' || p.startsWith('/graphql/')) return yoga.fetch(request);
     if (p.startsWith('/api/')) return handleRest(request, url);
-    if (p.startsWith('/recordings/') && request.method === 'GET') return serveRecording(deps, url);
+    if (p.startsWith('/recordings/') && (request.method === 'GET' || request.method === 'HEAD')) {
+      return request.method === 'HEAD' ? withoutBody(await serveRecording(deps, url)) : serveRecording(deps, url);
+    }
     if (p === '/providers/retell/webhook') return handleRetellWebhook(deps, request);
     if (p === '/healthz') return json(200, { status: 'ok' });
     if (dashboard.handles(p)) return dashboard.serve(request, p);

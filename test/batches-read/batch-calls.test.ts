@@ -225,6 +225,17 @@ describe('recording_url over HTTP', () => {
     expect(ok.status).toBe(200);
     expect(ok.headers.get('content-type')).toBe('audio/wav');
     expect(Buffer.from(await ok.arrayBuffer())).toEqual(Buffer.from(wav));
+    // HEAD answers like GET, without the body; a bad signature is the same 403.
+    const u = new URL(href);
+    const head = await t.app.fetch(new Request(`http://test.local${u.pathname}${u.search}`, { method: 'HEAD' }));
+    expect({ status: head.status, type: head.headers.get('content-type'), length: head.headers.get('content-length') }).toEqual({
+      status: 200,
+      type: 'audio/wav',
+      length: String(wav.byteLength),
+    });
+    expect(await head.text()).toBe('');
+    const badHead = await t.app.fetch(new Request(`http://test.local${u.pathname}?expires=${u.searchParams.get('expires')}&signature=x`, { method: 'HEAD' }));
+    expect(badHead.status).toBe(403);
 
     // Still valid at the expiry instant, refused a millisecond later.
     t.clock.set(new Date(expires * 1000));
