@@ -55,6 +55,24 @@ export function jsonNestsDeeperThan(bytes: Uint8Array, maxDepth: number): boolea
   return false;
 }
 
+const JSON_MEDIA_TYPE = /^\s*application\/([\w.+-]+\+)?json\s*$/i;
+
+/**
+ * Why a body sent with this Content-Type is not one we read (JSON in UTF-8, RFC 8259), or null.
+ * `application/json`, `…+json`, with `charset=utf-8` or none; anything else, or no type, is a 415.
+ */
+export function jsonContentTypeProblem(header: string | null): string | null {
+  const [type, ...params] = (header ?? '').split(';');
+  if (!JSON_MEDIA_TYPE.test(type)) return 'Content-Type must be application/json';
+  for (const param of params) {
+    const [name, value = ''] = param.split('=');
+    if (name.trim().toLowerCase() === 'charset' && value.trim().replace(/^"|"$/g, '').toLowerCase() !== 'utf-8') {
+      return 'Content-Type charset must be utf-8';
+    }
+  }
+  return null;
+}
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Strict UTF-8 (RFC 8259): undecodable bytes are an error, never silently replaced. */

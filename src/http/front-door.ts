@@ -7,7 +7,7 @@ import type { AppDeps } from '../deps.ts';
 import { AppError, ERROR_CODES } from '../errors.ts';
 import { errorResponse, internalError, json } from '../rest/envelope.ts';
 import { assertAddressNotBlocked } from '../services/rate-limit-guard.ts';
-import { jsonNestsDeeperThan, MAX_JSON_NESTING, readBodyBytes } from './body.ts';
+import { jsonContentTypeProblem, jsonNestsDeeperThan, MAX_JSON_NESTING, readBodyBytes } from './body.ts';
 import { nodeClientAddress, normalizeAddress, setClientAddress } from './client-address.ts';
 import { applyCors, corsPolicy, isPreflight, preflightResponse } from './cors.ts';
 import { applySecurityHeaders } from './security-headers.ts';
@@ -31,7 +31,12 @@ function graphqlError(err: AppError): Response {
 
 /** The GraphQL request with its body read under the cap (Yoga itself would read any size). */
 async function boundedGraphqlRequest(request: Request, maxBytes: number): Promise<Request> {
-  if (request.method === 'GET' || request.method === 'HEAD' || !request.body) return request;
+  if (request.method === 'GET' || request.method === 'HEAD') return request;
+  // Yoga would also read form-encoded and multipart posts (which browsers send cross-site
+  // without a preflight); this API takes JSON only.
+  const typeProblem = jsonContentTypeProblem(request.headers.get('content-type'));
+  if (typeProblem) throw new AppError('UNSUPPORTED_MEDIA_TYPE', typeProblem);
+  if (!request.body) return request;
   const bytes = await readBodyBytes(request, maxBytes);
   if (jsonNestsDeeperThan(bytes, MAX_JSON_NESTING)) {
     throw new AppError('MISSING_PARAMETER', `Request body is nested too deeply (max depth ${MAX_JSON_NESTING})`);

@@ -5,7 +5,7 @@ import type { GraphQLContext } from '../graphql/context.ts';
 import type { Logger } from 'pino';
 import { errorResponse, internalError, json, success } from './envelope.ts';
 import { restOperations } from './operations.ts';
-import { decodeUtf8, jsonNestsDeeperThan, MAX_JSON_NESTING, readBodyBytes } from '../http/body.ts';
+import { decodeUtf8, jsonContentTypeProblem, jsonNestsDeeperThan, MAX_JSON_NESTING, readBodyBytes } from '../http/body.ts';
 import { jsonHazards, markInputVetted, queryHazards, textMayHoldHazards } from '../http/json-guard.ts';
 import { rateLimitStateOf } from '../services/rate-limit-guard.ts';
 import { rateLimitHeaders } from '../services/rate-limit.ts';
@@ -60,10 +60,11 @@ export interface RestRouterOptions {
 
 async function readJsonBody(request: Request, maxBytes: number, optional: boolean): Promise<unknown> {
   const type = request.headers.get('content-type');
-  if (type && !/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
-    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
-  }
+  const typeProblem = jsonContentTypeProblem(type);
+  if (type && typeProblem) throw new AppError('UNSUPPORTED_MEDIA_TYPE', typeProblem);
   const bytes = await readBodyBytes(request, maxBytes);
+  // Without a type only an empty body passes (a bodiless action, or "Field required" below).
+  if (!type && bytes.byteLength > 0) throw new AppError('UNSUPPORTED_MEDIA_TYPE', typeProblem!);
   const text = decodeUtf8(bytes);
   if (text === null) throw requestValidation(['body: JSON decode error']);
   if (!text.trim()) {

@@ -89,7 +89,30 @@ describe('malformed bodies (REST)', () => {
     }
     // JSON with parameters or a structured suffix is fine (and then fails validation, not the type check).
     expect((await post('{}', 'application/json; charset=utf-8')).status).toBe(422);
+    expect((await post('{}', 'application/json;charset="UTF-8"')).status).toBe(422);
     expect((await post('{}', 'application/vnd.api+json')).status).toBe(422);
+    // Another charset, or a body with no type at all (bytes: fetch adds text/plain to strings), is refused too.
+    const latin1 = await post('{}', 'application/json; charset=latin1');
+    expect(latin1.status).toBe(415);
+    expect(latin1.body.error.details ?? []).toEqual([]);
+    const untyped = await send(t.app, 'POST', CALL_BATCHES, { key: a.apiKey, raw: new TextEncoder().encode(JSON.stringify(batchBody(a))) });
+    expect(untyped.status).toBe(415);
+    expect((await stored()).batches).toBe(0);
+  });
+
+  it('GraphQL takes JSON posts only → 415 in the GraphQL error form', async () => {
+    const query = JSON.stringify({ query: '{ me { id } }' });
+    for (const [type, raw] of [
+      ['text/plain', query],
+      ['application/x-www-form-urlencoded', 'query=%7B%20me%20%7B%20id%20%7D%20%7D'],
+      ['application/json; charset=iso-8859-1', query],
+      [null, new TextEncoder().encode(query)],
+    ] as const) {
+      const r = await send(t.app, 'POST', '/graphql', { key: a.apiKey, raw, headers: type ? { 'content-type': type } : {} });
+      expect({ type, status: r.status, code: r.body.errors?.[0]?.extensions?.code }).toEqual({ type, status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
+    }
+    const ok = await send(t.app, 'POST', '/graphql', { key: a.apiKey, raw: query, headers: { 'content-type': 'application/json; charset=utf-8' } });
+    expect(ok.body).toEqual({ data: { me: { id: a.account.id } } });
   });
 
   it('invalid JSON, invalid UTF-8 and empty bodies → 422 envelope', async () => {
