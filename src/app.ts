@@ -13,6 +13,7 @@ import { createFrontDoor, type RequestContext } from './http/front-door.ts';
 import { closeEvents } from './events/registry.ts';
 import { createDashboard } from './http/dashboard.ts';
 import { createLiveSessions } from './graphql/live-sessions.ts';
+import { createBodyBudget } from './http/body-budget.ts';
 
 export interface App {
   deps: AppDeps;
@@ -34,7 +35,9 @@ export function buildApp(deps: AppDeps): App {
   // Subscriptions and sockets re-check their key: a revoked key or disabled account ends them.
   const sessions = createLiveSessions(deps.db, deps.logger, deps.config.CREDENTIAL_RECHECK_MS);
   const yoga = createYogaServer(deps, sessions);
-  const handleRest = createRestRouter(yoga, routes, { maxBodyBytes: deps.config.MAX_BODY_BYTES, logger: deps.logger });
+  // Bodies held in memory at once, counted by every reader of a body.
+  const bodies = createBodyBudget(Math.max(deps.config.MAX_BODY_BYTES_IN_FLIGHT, deps.config.MAX_BODY_BYTES));
+  const handleRest = createRestRouter(yoga, routes, { maxBodyBytes: deps.config.MAX_BODY_BYTES, bodyBudget: bodies, logger: deps.logger });
   const dashboard = createDashboard(deps);
 
   async function route(request: Request): Promise<Response> {
@@ -45,14 +48,14 @@ export function buildApp(deps: AppDeps): App {
     if (p.startsWith('/recordings/') && (request.method === 'GET' || request.method === 'HEAD')) {
       return request.method === 'HEAD' ? withoutBody(await serveRecording(deps, url)) : serveRecording(deps, url);
     }
-    if (p === '/providers/retell/webhook') return handleRetellWebhook(deps, request);
+    if (p === '/providers/retell/webhook') return handleRetellWebhook(deps, request, bodies);
     if (p === '/healthz') return json(200, { status: 'ok' });
     if (dashboard.handles(p)) return dashboard.serve(request, p);
     return json(404, { detail: 'Not Found' });
   }
 
   // CORS, client address, failed-auth block, GraphQL body cap, security headers.
-  const handle = createFrontDoor(deps, route);
+  const handle = createFrontDoor(deps, route, bodies);
   const adapter = createServerAdapter<RequestContext>(handle);
   let server: http.Server | undefined;
   let closeWebSockets: (() => Promise<void>) | undefined;

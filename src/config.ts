@@ -41,6 +41,11 @@ const configSchema = z.object({
     .optional(),
   /** Largest request body accepted (REST and GraphQL). 64 MiB holds ~100k contacts of ~600 bytes. */
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(64 * 1024 * 1024),
+  /**
+   * Request bodies held at once by this process (counted from the first byte until the response is
+   * ready); past it a body gets 503 and Retry-After. Never below MAX_BODY_BYTES: one full body always fits.
+   */
+  MAX_BODY_BYTES_IN_FLIGHT: z.coerce.number().int().min(1024).max(16 * 1024 * 1024 * 1024).default(96 * 1024 * 1024),
   /** Behind one reverse proxy: take the client address from the last X-Forwarded-For entry. */
   TRUST_PROXY: bool.default(false),
   /**

@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'QUERY_TOO_COMPLEX'
+  | 'UNAVAILABLE'
+  | 'BAD_REQUEST'
   | 'INTERNAL';
 
 interface CodeRule {
@@ -36,6 +38,8 @@ export const ERROR_CODES: Record<ErrorCode, CodeRule> = {
   PAYLOAD_TOO_LARGE: { status: 413, form: 'envelope', restCode: 'PAYLOAD_TOO_LARGE' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, form: 'envelope', restCode: 'UNSUPPORTED_MEDIA_TYPE' },
   QUERY_TOO_COMPLEX: { status: 400, form: 'envelope', restCode: 'QUERY_TOO_COMPLEX' },
+  UNAVAILABLE: { status: 503, form: 'envelope', restCode: 'SERVICE_UNAVAILABLE' },
+  BAD_REQUEST: { status: 400, form: 'envelope', restCode: 'BAD_REQUEST' },
   INTERNAL: { status: 500, form: 'envelope', restCode: 'INTERNAL_ERROR' },
 };
 
@@ -46,6 +50,8 @@ const GRAPHQL_HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
   RATE_LIMITED: 429,
   // Refused before execution, like a validation error.
   QUERY_TOO_COMPLEX: 400,
+  UNAVAILABLE: 503,
+  BAD_REQUEST: 400,
 };
 
 /**

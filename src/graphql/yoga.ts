@@ -6,6 +6,7 @@ import { useRateLimit } from './plugins/rate-limit.ts';
 import { useInputGuard } from './plugins/input-guard.ts';
 import { useQueryCost } from './plugins/query-cost.ts';
 import { useEndRevokedSubscriptions } from './plugins/end-revoked-subscriptions.ts';
+import { useHideOperatorSchema } from './plugins/hide-operator-schema.ts';
 import type { LiveSessions } from './live-sessions.ts';
 
 export type Yoga = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
@@ -24,7 +25,13 @@ export function createYogaServer(deps: AppDeps, sessions: LiveSessions): Yoga {
     // The front door (src/http/front-door.ts) enforces the same cap first; Yoga's default is 25 MB.
     maxRequestBodySize: deps.config.MAX_BODY_BYTES,
     // Order matters: the operation is counted against the rate limit even when refused later.
-    plugins: [useRateLimit(deps), useInputGuard(), useQueryCost(deps.config), useEndRevokedSubscriptions(sessions)],
+    plugins: [
+      useRateLimit(deps),
+      useInputGuard(),
+      useQueryCost(deps.config),
+      useEndRevokedSubscriptions(sessions),
+      useHideOperatorSchema(schema),
+    ],
     context: ({ request }) => createContext(deps, request, request.headers.get('authorization')),
   });
 }

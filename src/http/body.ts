@@ -2,6 +2,7 @@
 // UTF-8, and a nesting check that runs before JSON.parse (which happily spends seconds on a few
 // MiB of "[[[[…" and hands back values that later recursive code cannot walk).
 import { AppError } from '../errors.ts';
+import type { BodyLease } from './body-budget.ts';
 
 /** Containers nested deeper than this are refused before parsing (metadata itself allows far less). */
 export const MAX_JSON_NESTING = 64;
@@ -10,23 +11,31 @@ export function payloadTooLarge(maxBytes: number): AppError {
   return new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${maxBytes} bytes`);
 }
 
-/** The whole body, or PAYLOAD_TOO_LARGE as soon as it (declared or streamed) passes `maxBytes`. */
-export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+/**
+ * The whole body, or PAYLOAD_TOO_LARGE as soon as it (declared or streamed) passes `maxBytes`.
+ * Its bytes are counted on `lease` as they arrive (all at once when declared).
+ */
+export async function readBodyBytes(request: Request, maxBytes: number, lease: BodyLease): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (declared > maxBytes) throw payloadTooLarge(maxBytes);
   if (!request.body) return new Uint8Array(0);
+  const counted = Number.isSafeInteger(declared) ? declared : 0;
+  lease.take(counted);
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw payloadTooLarge(maxBytes);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) throw payloadTooLarge(maxBytes);
+      if (size > counted) lease.take(Math.min(value.byteLength, size - counted));
+      chunks.push(value);
     }
-    chunks.push(value);
+  } catch (e) {
+    await reader.cancel().catch(() => {});
+    throw e;
   }
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }

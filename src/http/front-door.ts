@@ -6,8 +6,11 @@ import type { IncomingMessage } from 'node:http';
 import type { AppDeps } from '../deps.ts';
 import { AppError, ERROR_CODES } from '../errors.ts';
 import { errorResponse, internalError, json } from '../rest/envelope.ts';
-import { assertAddressNotBlocked } from '../services/rate-limit-guard.ts';
+import { assertAddressNotBlocked, authenticateFrom } from '../services/rate-limit-guard.ts';
+import { bearerToken } from '../services/api-keys.ts';
+import { isAdminToken } from '../graphql/context.ts';
 import { jsonContentTypeProblem, jsonNestsDeeperThan, MAX_JSON_NESTING, readBodyBytes } from './body.ts';
+import type { BodyBudget, BodyLease } from './body-budget.ts';
 import { nodeClientAddress, normalizeAddress, setClientAddress } from './client-address.ts';
 import { applyCors, corsPolicy, isPreflight, preflightResponse } from './cors.ts';
 import { applySecurityHeaders } from './security-headers.ts';
@@ -29,36 +32,73 @@ function graphqlError(err: AppError): Response {
   return json(ERROR_CODES[err.code].status, { errors: [{ message: err.message, extensions }] }, err.headers);
 }
 
-/** The GraphQL request with its body read under the cap (Yoga itself would read any size). */
-async function boundedGraphqlRequest(request: Request, maxBytes: number): Promise<Request> {
-  if (request.method === 'GET' || request.method === 'HEAD') return request;
+/**
+ * Bytes of a GraphQL body whose sender has not shown a key that authenticates: anonymous clients
+ * only introspect. A larger (or unsized) body is read only after its key checks out.
+ */
+export const ANONYMOUS_GRAPHQL_BODY_BYTES = 64 * 1024;
+
+/** A GET whose `variables` / `extensions` are not JSON objects is the client's 400 (Yoga answers 500). */
+function checkedGraphqlGet(request: Request): Request {
+  const params = new URL(request.url).searchParams;
+  for (const name of ['variables', 'extensions']) {
+    const raw = params.get(name);
+    if (raw === null) continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      throw new AppError('BAD_REQUEST', `The ${name} parameter is not valid JSON`);
+    }
+    if (value !== null && (typeof value !== 'object' || Array.isArray(value))) {
+      throw new AppError('BAD_REQUEST', `The ${name} parameter must be a JSON object`);
+    }
+  }
+  return request;
+}
+
+/** The cap on this GraphQL body; authenticates first (401/403/429 before reading) when it may be large. */
+async function graphqlBodyCap(deps: AppDeps, request: Request, address: string | undefined): Promise<number> {
+  const declared = Number(request.headers.get('content-length') ?? NaN);
+  if (declared <= ANONYMOUS_GRAPHQL_BODY_BYTES) return ANONYMOUS_GRAPHQL_BODY_BYTES;
+  const token = bearerToken(request.headers.get('authorization'));
+  if (!token) return ANONYMOUS_GRAPHQL_BODY_BYTES;
+  if (!isAdminToken(deps, token)) await authenticateFrom(deps, token, address);
+  return deps.config.MAX_BODY_BYTES;
+}
+
+/** The GraphQL request with its body read under its cap (Yoga itself would read any size). */
+async function boundedGraphqlRequest(deps: AppDeps, request: Request, address: string | undefined, lease: BodyLease): Promise<Request> {
+  if (request.method === 'GET' || request.method === 'HEAD') return checkedGraphqlGet(request);
   // Yoga would also read form-encoded and multipart posts (which browsers send cross-site
   // without a preflight); this API takes JSON only.
   const typeProblem = jsonContentTypeProblem(request.headers.get('content-type'));
   if (typeProblem) throw new AppError('UNSUPPORTED_MEDIA_TYPE', typeProblem);
   if (!request.body) return request;
-  const bytes = await readBodyBytes(request, maxBytes);
+  const bytes = await readBodyBytes(request, await graphqlBodyCap(deps, request, address), lease);
   if (jsonNestsDeeperThan(bytes, MAX_JSON_NESTING)) {
     throw new AppError('MISSING_PARAMETER', `Request body is nested too deeply (max depth ${MAX_JSON_NESTING})`);
   }
   return new Request(request.url, { method: request.method, headers: request.headers, body: bytes as Uint8Array<ArrayBuffer> });
 }
 
-export function createFrontDoor(deps: AppDeps, route: Handler) {
+export function createFrontDoor(deps: AppDeps, route: Handler, bodies: BodyBudget) {
   const cors = corsPolicy(deps.config.CORS_ORIGIN);
   const hsts = deps.config.PUBLIC_URL?.startsWith('https:') ?? false;
 
-  async function guarded(request: Request, address: string | undefined): Promise<Response> {
+  async function guarded(request: Request, address: string | undefined, lease: BodyLease): Promise<Response> {
     const path = new URL(request.url).pathname;
     const graphql = isGraphql(path);
     try {
       // An address that spent its unauthenticated budget gets nothing read or parsed, whatever key
       // it presents now (a 200 here would tell a guesser which key is right).
       if (graphql || path.startsWith('/api/')) await assertAddressNotBlocked(deps, address);
-      if (graphql) request = await boundedGraphqlRequest(request, deps.config.MAX_BODY_BYTES);
+      if (graphql) request = await boundedGraphqlRequest(deps, request, address, lease);
     } catch (e) {
-      if (!(e instanceof AppError)) throw e;
-      return graphql ? graphqlError(e) : errorResponse(e);
+      if (e instanceof AppError) return graphql ? graphqlError(e) : errorResponse(e);
+      if (!graphql) throw e;
+      deps.logger.error({ err: e, path }, 'request failed before GraphQL');
+      return json(500, { errors: [{ message: 'Unexpected error.' }] });
     }
     setClientAddress(request, address);
     return route(request);
@@ -70,11 +110,15 @@ export function createFrontDoor(deps: AppDeps, route: Handler) {
       : nodeClientAddress(context?.req, deps.config.TRUST_PROXY);
     if (isPreflight(request)) return applySecurityHeaders(request, preflightResponse(request, cors), { hsts });
     let response: Response;
+    // A GraphQL body is held until its response is ready (REST and webhooks count their own).
+    const lease = bodies.open();
     try {
-      response = await guarded(request, address);
+      response = await guarded(request, address, lease);
     } catch (err) {
       deps.logger.error({ err, method: request.method, path: new URL(request.url).pathname }, 'request failed');
       response = internalError();
+    } finally {
+      lease.release();
     }
     response = await applySecurityHeaders(request, response, { hsts });
     applyCors(request, response, cors);

@@ -7,21 +7,32 @@ import type { AppDeps } from '../deps.ts';
 import { AppError } from '../errors.ts';
 import { json } from '../rest/envelope.ts';
 import { decodeUtf8, readBodyBytes } from './body.ts';
+import type { BodyBudget, BodyLease } from './body-budget.ts';
 import { retellConfigForAccount } from '../services/provider-config.ts';
 import { RETELL_EVENTS, storeRetellEvent } from '../services/retell-events.ts';
 import type { RetellStoredEvent } from '../dispatch/voice/retell/provider.ts';
 
 const MAX_BODY = 5 * 1024 * 1024;
 
-export async function handleRetellWebhook(deps: AppDeps, request: Request): Promise<Response> {
+export async function handleRetellWebhook(deps: AppDeps, request: Request, bodies: BodyBudget): Promise<Response> {
   if (request.method !== 'POST') return json(405, { detail: 'Method Not Allowed' });
   const signature = request.headers.get('x-retell-signature');
   if (!signature) return json(401, { detail: 'Missing signature' });
+  const lease = bodies.open();
+  try {
+    return await handleSigned(deps, request, signature, lease);
+  } finally {
+    lease.release();
+  }
+}
+
+async function handleSigned(deps: AppDeps, request: Request, signature: string, lease: BodyLease): Promise<Response> {
   // Anyone can reach this route: the body is capped while it streams in, not after.
   let bytes: Uint8Array;
   try {
-    bytes = await readBodyBytes(request, MAX_BODY);
+    bytes = await readBodyBytes(request, MAX_BODY, lease);
   } catch (e) {
+    if (e instanceof AppError && e.code === 'UNAVAILABLE') return json(503, { detail: 'Service Unavailable' }, e.headers);
     if (e instanceof AppError) return json(413, { detail: 'Payload Too Large' });
     throw e;
   }

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { errorResponse, internalError, json, success } from './envelope.ts';
 import { restOperations } from './operations.ts';
 import { decodeUtf8, jsonContentTypeProblem, jsonNestsDeeperThan, MAX_JSON_NESTING, readBodyBytes } from '../http/body.ts';
+import type { BodyBudget, BodyLease } from '../http/body-budget.ts';
 import { jsonHazards, markInputVetted, queryHazards, textMayHoldHazards } from '../http/json-guard.ts';
 import { rateLimitStateOf } from '../services/rate-limit-guard.ts';
 import { rateLimitHeaders } from '../services/rate-limit.ts';
@@ -55,14 +56,15 @@ function match(route: CompiledRoute, parts: string[]): Record<string, string> | 
 
 export interface RestRouterOptions {
   maxBodyBytes: number;
+  bodyBudget: BodyBudget;
   logger: Logger;
 }
 
-async function readJsonBody(request: Request, maxBytes: number, optional: boolean): Promise<unknown> {
+async function readJsonBody(request: Request, maxBytes: number, lease: BodyLease, optional: boolean): Promise<unknown> {
   const type = request.headers.get('content-type');
   const typeProblem = jsonContentTypeProblem(type);
   if (type && typeProblem) throw new AppError('UNSUPPORTED_MEDIA_TYPE', typeProblem);
-  const bytes = await readBodyBytes(request, maxBytes);
+  const bytes = await readBodyBytes(request, maxBytes, lease);
   // Without a type only an empty body passes (a bodiless action, or "Field required" below).
   if (!type && bytes.byteLength > 0) throw new AppError('UNSUPPORTED_MEDIA_TYPE', typeProblem!);
   const text = decodeUtf8(bytes);
@@ -122,7 +124,7 @@ function appErrorOf(result: ExecutionResult): AppError | null {
 export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: RestRouterOptions) {
   const compiled = routeTable.map(compile);
 
-  async function run(route: CompiledRoute, request: Request, url: URL, params: Record<string, string>): Promise<Response> {
+  async function run(route: CompiledRoute, request: Request, url: URL, params: Record<string, string>, lease: BodyLease): Promise<Response> {
     const operationParams = { operationName: route.operation, variables: {} as Record<string, unknown> };
     // Same envelop pipeline (context, auth, plugins, masking) as POST /graphql.
     const { execute, contextFactory, schema } = yoga.getEnveloped({ request, params: operationParams });
@@ -132,7 +134,7 @@ export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: Rest
     await contextValue.account();
     const queryProblems = queryHazards(url.searchParams);
     if (queryProblems.length) throw requestValidation(queryProblems);
-    const body = request.method === 'POST' || request.method === 'PUT' ? await readJsonBody(request, opts.maxBodyBytes, route.bodyOptional ?? false) : undefined;
+    const body = request.method === 'POST' || request.method === 'PUT' ? await readJsonBody(request, opts.maxBodyBytes, lease, route.bodyOptional ?? false) : undefined;
     markInputVetted(request);
     const input: RouteInput = { params, query: url.searchParams, body };
     const variables = route.variables?.(input) ?? {};
@@ -171,12 +173,15 @@ export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: Rest
       if (!params) continue;
       allowed.push(route.method);
       if (route.method !== request.method) continue;
+      const lease = opts.bodyBudget.open();
       try {
-        return withRateLimitHeaders(request, await run(route, request, url, params));
+        return withRateLimitHeaders(request, await run(route, request, url, params, lease));
       } catch (e) {
         if (e instanceof AppError) return withRateLimitHeaders(request, errorResponse(e));
         opts.logger.error({ err: e, route: route.path }, 'REST route crashed');
         return withRateLimitHeaders(request, internalError());
+      } finally {
+        lease.release();
       }
     }
     if (allowed.length === 0) return json(404, { detail: 'Not Found' });

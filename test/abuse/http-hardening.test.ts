@@ -9,6 +9,7 @@ import type { AppDeps } from '../../src/deps.ts';
 import { createFrontDoor } from '../../src/http/front-door.ts';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { gqlSend, send } from '../helpers/abuse.ts';
+import { createBodyBudget } from '../../src/http/body-budget.ts';
 
 const ME = '/api/v1/public/me';
 const DASHBOARD = 'https://dash.example.com';
@@ -189,9 +190,13 @@ describe('errors never echo secrets or stack traces', () => {
   it('a handler that throws outside any error handling is still a generic 500, logged not echoed', async () => {
     const logger = pino({ level: 'silent' });
     const error = vi.spyOn(logger, 'error');
-    const handle = createFrontDoor({ ...t.deps, logger } as AppDeps, async () => {
-      throw new Error(`boom ${SECRET}`);
-    });
+    const handle = createFrontDoor(
+      { ...t.deps, logger } as AppDeps,
+      async () => {
+        throw new Error(`boom ${SECRET}`);
+      },
+      createBodyBudget(1024 * 1024),
+    );
     const res = await handle(new Request('http://test.local/anything'));
     expect(res.status).toBe(500);
     const text = await res.text();

@@ -34,7 +34,8 @@ describe('callback URL safety', () => {
 
   it('accepts only absolute http(s) URLs', () => {
     expect(() => parseCallbackUrl('ftp://example.com/x', true)).toThrow(/http or https/);
-    expect(() => parseCallbackUrl('not a url', true)).toThrow(/absolute/);
+    expect(() => parseCallbackUrl('not-a-url', true)).toThrow(/absolute/);
+    expect(() => parseCallbackUrl('https://a.example/\nb', true)).toThrow(/whitespace or control characters/);
     expect(() => parseCallbackUrl('https://' + 'a'.repeat(2100) + '.com', true)).toThrow(/2048/);
     expect(parseCallbackUrl('https://hooks.example.com/in?x=1', false).host).toBe('hooks.example.com');
   });
