@@ -70,6 +70,8 @@ const configSchema = z.object({
   WS_MAX_OPERATIONS_PER_SOCKET: z.coerce.number().int().min(1).max(10_000).default(100),
   /** How often open subscriptions and sockets re-check their API key (revoked keys, disabled accounts end them). */
   CREDENTIAL_RECHECK_MS: z.coerce.number().int().min(100).max(300_000).default(2_000),
+  /** Subscriptions (SSE or WebSocket) and sockets one API key holds open in one process; more are refused (RATE_LIMITED). */
+  MAX_SUBSCRIPTIONS_PER_KEY: z.coerce.number().int().min(1).max(1_000_000).default(5_000),
   /** Let callback_url target loopback/private/link-local addresses (local receivers in tests and demos). */
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   /** Per-attempt deadline for a webhook POST (connect + response). */

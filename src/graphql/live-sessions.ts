@@ -9,6 +9,8 @@ import { hashApiKey, validKeyHashes } from '../services/api-keys.ts';
 export interface LiveSessions {
   /** Tracks a session authenticated with `token`; `end` runs once when the key stops authenticating. Returns the untrack function. */
   track(token: string, end: () => void): () => void;
+  /** Sessions open with `token` in this process. */
+  count(token: string): number;
   /** Re-checks every tracked key now (the timer does it every interval). */
   sweep(): Promise<void>;
   close(): void;
@@ -56,6 +58,7 @@ export function createLiveSessions(db: Database, logger: Logger, intervalMs: num
         if (ends.size === 0 && byKey.get(hash) === ends) byKey.delete(hash);
       };
     },
+    count: (token) => byKey.get(hashApiKey(token))?.size ?? 0,
     sweep,
     close() {
       clearInterval(timer);

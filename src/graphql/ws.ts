@@ -76,6 +76,10 @@ export function attachWebSocketServer(server: http.Server, yoga: Yoga, deps: App
           else ctx.extra.socket.close(4401, 'Invalid API key');
           return false;
         }
+        if (sessions.count(token!) >= config.MAX_SUBSCRIPTIONS_PER_KEY) {
+          ctx.extra.socket.close(4429, 'Too many sockets and subscriptions for this API key');
+          return false;
+        }
         ctx.extra.authorization = authorization;
         ctx.extra.untrack = sessions.track(token!, () => ctx.extra.socket.close(4403, 'Credentials revoked'));
         return true;

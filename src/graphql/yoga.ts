@@ -29,7 +29,7 @@ export function createYogaServer(deps: AppDeps, sessions: LiveSessions): Yoga {
       useRateLimit(deps),
       useInputGuard(),
       useQueryCost(deps.config),
-      useEndRevokedSubscriptions(sessions),
+      useEndRevokedSubscriptions(sessions, deps.config.MAX_SUBSCRIPTIONS_PER_KEY),
       useHideOperatorSchema(schema),
     ],
     context: ({ request }) => createContext(deps, request, request.headers.get('authorization')),

@@ -47,7 +47,11 @@ function endWhenRevoked(source: AsyncIterable<ExecutionResult>, revoked: Promise
   };
 }
 
-export function useEndRevokedSubscriptions(sessions: LiveSessions): Plugin<GraphQLContext> {
+/**
+ * Ends each key's subscriptions when the key stops authenticating, and bounds how many one key
+ * holds open in this process (SSE streams and WebSocket sockets and operations alike).
+ */
+export function useEndRevokedSubscriptions(sessions: LiveSessions, maxPerKey: number): Plugin<GraphQLContext> {
   return {
     onSubscribe({ args }) {
       const ctx = args.contextValue as GraphQLContext;
@@ -56,6 +60,12 @@ export function useEndRevokedSubscriptions(sessions: LiveSessions): Plugin<Graph
       return {
         onSubscribeResult({ result, setResult }) {
           if (!isAsyncIterable(result)) return;
+          if (sessions.count(token) >= maxPerKey) {
+            void (result as AsyncGenerator).return?.(undefined);
+            const refused = new AppError('RATE_LIMITED', `At most ${maxPerKey} subscriptions and sockets at once per API key`);
+            setResult({ errors: [refused] });
+            return;
+          }
           let revoke!: () => void;
           const revoked = new Promise<void>((resolve) => (revoke = resolve));
           const untrack = sessions.track(token, revoke);
