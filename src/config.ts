@@ -59,6 +59,8 @@ const configSchema = z.object({
   GRAPHQL_MAX_COMPLEXITY: z.coerce.number().int().min(1).default(5000),
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(1).max(100).default(10),
   GRAPHQL_MAX_BREADTH: z.coerce.number().int().min(1).default(200),
+  /** Estimated database round trips per operation (root fields, paged lists times their parents' sizes). */
+  GRAPHQL_MAX_LOOKUPS: z.coerce.number().int().min(1).max(100_000).default(25),
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).default(5_000),
   /** Largest WebSocket message (graphql-ws frame); a larger one closes the socket with 1009 before it is buffered. */
   WS_MAX_PAYLOAD_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),

@@ -28,7 +28,7 @@ export const builder = new SchemaBuilder<{
     fieldComplexity: fieldCost,
     limit: (ctx) => queryLimits(ctx.deps.config),
     complexityError: (kind, r) =>
-      complexityError(kind, r, { complexity: r.maxComplexity ?? Infinity, depth: r.maxDepth ?? Infinity, breadth: r.maxBreadth ?? Infinity }),
+      complexityError(kind, r, { complexity: r.maxComplexity ?? Infinity, depth: r.maxDepth ?? Infinity, breadth: r.maxBreadth ?? Infinity, lookups: Infinity }),
   },
   prisma: {
     // The client differs per app instance (tests open many databases), so it comes from the context.

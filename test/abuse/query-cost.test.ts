@@ -99,6 +99,20 @@ describe('complexity (estimated objects fetched)', () => {
     expect(ids.body.errors).toBeUndefined();
   });
 
+  it('counts database lookups: many aliases of a one-row field, or a paged list inside a page, are refused', async () => {
+    const aliases = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: batches(limit: 1) { items { id } }`).join(' ')} }`;
+    const allowed = await gql(aliases(25));
+    expect(allowed.body.errors).toBeUndefined();
+    const refused = await gql(aliases(26));
+    expectRefused(refused, /^Query needs too many database lookups: 26 exceeds the maximum of 25/);
+    expect(refused.body.errors![0].extensions.details).toEqual(['lookups: 26 (max 25)']);
+    // One lookup for the page, one per batch in it for its calls: 1 + 200.
+    expectRefused(await gql(`{ batches(limit: 200) { items { callsConnection(first: 1) { totalCount } } } }`), /lookups: 201 exceeds/);
+    // __typename and introspection are not lookups.
+    const free = await gql(`{ ${Array.from({ length: 40 }, (_, i) => `t${i}: __typename`).join(' ')} me { id } }`);
+    expect(free.body.errors).toBeUndefined();
+  });
+
   it('passes a dashboard-sized nested query', async () => {
     const r = await gql(`{
       batchesConnection(first: 20) { edges { node { id callsConnection(first: 50) { edges { node { id status agent { name } } } } } } }

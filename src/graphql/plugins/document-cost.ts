@@ -25,6 +25,12 @@ export interface DocumentCost {
   depth: number;
   /** Fields selected, fragments expanded (Pothos breadth). */
   breadth: number;
+  /**
+   * Estimated database lookups: each root field and each paged field is one, times the page or
+   * list size of every field around it. Complexity counts rows; this counts round trips, which
+   * run one after another (a hundred aliases of a one-row page cost a hundred queries).
+   */
+  lookups: number;
   /** Every field the validator will look at, introspection and unknown fields included, fragments expanded. */
   selections: number;
   /** `__schema` / `__type` fields, fragments expanded. */
@@ -33,7 +39,10 @@ export interface DocumentCost {
   introspectionLists: number;
 }
 
-const ZERO: DocumentCost = { complexity: 0, depth: 0, breadth: 0, selections: 0, introspectionRoots: 0, introspectionLists: 0 };
+const ZERO: DocumentCost = { complexity: 0, depth: 0, breadth: 0, lookups: 0, selections: 0, introspectionRoots: 0, introspectionLists: 0 };
+
+/** Arguments that make a field a paged list, read from the database page by page. */
+const PAGE_ARGS: ReadonlySet<string> = new Set(['limit', 'pageSize', 'first', 'last']);
 
 /** Introspection fields returning lists; nesting them multiplies (types × fields × args …). */
 const INTROSPECTION_LISTS: ReadonlySet<string> = new Set([
@@ -64,6 +73,7 @@ function add(a: DocumentCost, b: DocumentCost): DocumentCost {
     complexity: a.complexity + b.complexity,
     depth: Math.max(a.depth, b.depth),
     breadth: a.breadth + b.breadth,
+    lookups: a.lookups + b.lookups,
     selections: a.selections + b.selections,
     introspectionRoots: a.introspectionRoots + b.introspectionRoots,
     introspectionLists: Math.max(a.introspectionLists, b.introspectionLists),
@@ -94,6 +104,10 @@ function fieldDefinition(w: Walk, parent: GraphQLNamedType | undefined, name: st
   return parent.getFields()[name] as GraphQLField<unknown, unknown> | undefined;
 }
 
+function isRootType(w: Walk, type: GraphQLNamedType | undefined): boolean {
+  return !!type && (type === w.schema.getQueryType() || type === w.schema.getMutationType() || type === w.schema.getSubscriptionType());
+}
+
 function measureField(w: Walk, node: FieldNode, parent: GraphQLNamedType | undefined): DocumentCost {
   const name = node.name.value;
   const def = fieldDefinition(w, parent, name);
@@ -106,12 +120,14 @@ function measureField(w: Walk, node: FieldNode, parent: GraphQLNamedType | undef
     introspectionLists: (inIntrospection && INTROSPECTION_LISTS.has(name) ? 1 : 0) + sub.introspectionLists,
   };
   // Pothos: introspection and unknown fields cost 1 and are not descended.
-  if (name.startsWith('__') || !def) return { complexity: 1, depth: 1, breadth: 1, ...own };
+  if (name.startsWith('__') || !def) return { complexity: 1, depth: 1, breadth: 1, lookups: 0, ...own };
   const { cost, multiplier } = complexityOf(w, def, node);
+  const lookup = isRootType(w, parent) || def.args.some((a) => PAGE_ARGS.has(a.name)) ? 1 : 0;
   return {
     complexity: cost + (node.selectionSet ? sub.complexity * multiplier : 0),
     depth: 1 + sub.depth,
     breadth: 1 + sub.breadth,
+    lookups: lookup + sub.lookups * multiplier,
     ...own,
   };
 }

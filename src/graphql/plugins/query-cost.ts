@@ -85,14 +85,20 @@ export interface QueryLimits {
   complexity: number;
   depth: number;
   breadth: number;
+  lookups: number;
 }
 
 export function queryLimits(config: Config): QueryLimits {
-  return { complexity: config.GRAPHQL_MAX_COMPLEXITY, depth: config.GRAPHQL_MAX_DEPTH, breadth: config.GRAPHQL_MAX_BREADTH };
+  return {
+    complexity: config.GRAPHQL_MAX_COMPLEXITY,
+    depth: config.GRAPHQL_MAX_DEPTH,
+    breadth: config.GRAPHQL_MAX_BREADTH,
+    lookups: config.GRAPHQL_MAX_LOOKUPS,
+  };
 }
 
-export function queryTooComplex(message: string, measured: Partial<ComplexityResult>, limits: QueryLimits): AppError {
-  const details = (['complexity', 'depth', 'breadth'] as const)
+export function queryTooComplex(message: string, measured: Partial<ComplexityResult & { lookups: number }>, limits: QueryLimits): AppError {
+  const details = (['complexity', 'depth', 'breadth', 'lookups'] as const)
     .filter((k) => measured[k] !== undefined)
     .map((k) => `${k}: ${measured[k]} (max ${limits[k]})`);
   return new AppError('QUERY_TOO_COMPLEX', message, details);
@@ -112,6 +118,15 @@ function refusalMessage(kind: ComplexityErrorKind, r: ComplexityResult, limits: 
     default:
       return `Query is too complex: estimated cost ${r.complexity} exceeds the maximum of ${limits.complexity}; request smaller pages or fewer nested lists`;
   }
+}
+
+function lookupsProblem(r: DocumentCost, limits: QueryLimits): AppError | null {
+  if (r.lookups <= limits.lookups) return null;
+  return queryTooComplex(
+    `Query needs too many database lookups: ${r.lookups} exceeds the maximum of ${limits.lookups}; use fewer root fields or aliases, or fewer paged lists inside lists`,
+    { lookups: r.lookups },
+    limits,
+  );
 }
 
 function exceeded(r: DocumentCost, limits: QueryLimits): ComplexityErrorKind | null {
@@ -145,7 +160,7 @@ export function costRefusal(input: CostInput, limits: QueryLimits): AppError | n
   const introspection = introspectionProblem(operation);
   if (introspection) return new AppError('QUERY_TOO_COMPLEX', introspection);
   const kind = exceeded(operation, limits);
-  return kind ? complexityError(kind, operation, limits) : null;
+  return kind ? complexityError(kind, operation, limits) : lookupsProblem(operation, limits);
 }
 
 /** Brackets nested deeper than this are refused before parsing (the parser and validator recurse). */
