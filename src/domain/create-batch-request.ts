@@ -171,13 +171,13 @@ function readContacts(r: FieldReader, issues: string[]): RawContact[] | null {
     const contactId = c.string('contact_id', { required: true, min: 1, max: MAX_NAME_LENGTH })!;
     const name = c.string('name', { max: MAX_NAME_LENGTH });
     const phoneNumber = c.string('phone_number', { required: true, min: PHONE_NUMBER_MIN_LENGTH, max: MAX_PHONE_NUMBER_LENGTH })!;
-    const raw = c.rawMetadata('metadata');
-    const metadataProblem = raw && metadataSizeProblem(raw, CONTACT_METADATA_LIMITS);
+    const sized = c.sizedMetadata('metadata', CONTACT_METADATA_LIMITS);
     // A contact whose metadata is too large is rejected on its own (validation_errors); its
-    // metadata is neither copied nor kept.
-    const metadata = raw && !metadataProblem ? (sanitizeJson(raw) as Record<string, unknown>) : {};
+    // metadata is neither walked further, nor copied, nor kept.
+    const metadataProblem = sized?.problem ?? null;
+    const metadata = sized?.value && !metadataProblem ? (sanitizeJson(sized.value) as Record<string, unknown>) : {};
     const status = c.literal('status', CONTACT_STATUSES, false) ?? 'pending';
-    return { contactId, name, phoneNumber, metadata, metadataProblem: metadataProblem ?? null, status };
+    return { contactId, name, phoneNumber, metadata, metadataProblem, status };
   });
 }
 
@@ -267,22 +267,25 @@ class FieldReader {
 
   /** Optional JSON object within `limits`, copied without prototype-polluting keys. */
   metadata(key: string, limits: MetadataLimits): Record<string, unknown> | null {
-    const value = this.rawMetadata(key);
-    if (value === null) return null;
-    const problem = metadataSizeProblem(value, limits);
-    if (problem) return this.fail(key, `Value error, ${problem}`);
-    return sanitizeJson(value) as Record<string, unknown>;
+    const sized = this.sizedMetadata(key, limits);
+    if (sized?.problem) return this.fail(key, `Value error, ${sized.problem}`);
+    return sized?.value ? (sanitizeJson(sized.value) as Record<string, unknown>) : null;
   }
 
-  /** Optional JSON object, depth-limited, not yet copied. */
-  rawMetadata(key: string): Record<string, unknown> | null {
+  /**
+   * Optional JSON object, not yet copied, with the way it breaks `limits` (left to the caller to
+   * report). The size walk stops at the limits, so only a value within them is walked for depth.
+   */
+  sizedMetadata(key: string, limits: MetadataLimits): { value: Record<string, unknown>; problem: string | null } | null {
     const value = this.take(key, false);
     if (value === undefined) return null;
     if (!isPlainRecord(value)) return this.fail(key, 'Input should be a valid dictionary');
+    const problem = metadataSizeProblem(value, limits);
+    if (problem) return { value, problem };
     if (exceedsDepth(value, MAX_METADATA_DEPTH)) {
       return this.fail(key, `Value error, metadata is nested too deeply (max depth ${MAX_METADATA_DEPTH})`);
     }
-    return value;
+    return { value, problem: null };
   }
 
   private get(key: string): unknown {
