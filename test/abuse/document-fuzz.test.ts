@@ -64,6 +64,8 @@ afterAll(() => t.close());
 // ---------------------------------------------------------------------------------------------
 const SLOW_MS = 200;
 const MEDIAN_MS = 50;
+/** A document the cost limits accept at their full budget (thousands of rows read). */
+const FULL_BUDGET_MS = 600;
 const MAX_DOC_CHARS = 64 * 1024;
 /** What a URL may reasonably hold (common proxy and server limits are 8 KiB). */
 const MAX_URL_CHARS = 8 * 1024;
@@ -956,9 +958,11 @@ describe('generated hostile documents', () => {
   });
 
   it('as many aliases of one database-backed field as the cost limits allow: each document answered quickly', { timeout: 120_000 }, async () => {
-    // The cost limits price objects fetched, not database round trips: `results(limit: 1)` costs 1,
-    // so an operation may ask for it once per alias, up to the breadth limit. Each such document
-    // must still be answered (or refused) within SLOW_MS.
+    // Complexity prices objects fetched and the lookups limit prices database round trips, so one
+    // cheap field repeated per alias is refused by the latter (quickly: within SLOW_MS). A document
+    // the limits accept may read up to the whole complexity budget (24 pages of 200 calls = 4,800
+    // rows), the most a single operation can cost: ~170 ms idle, ~250 ms beside two CPU burners on
+    // PGlite, so it gets FULL_BUDGET_MS.
     const { GRAPHQL_MAX_BREADTH: breadth, GRAPHQL_MAX_COMPLEXITY: complexity } = t.deps.config;
     const report: string[] = [];
     for (const field of DATABASE_FIELDS) {
@@ -969,7 +973,8 @@ describe('generated hostile documents', () => {
       const { first, cheapestMs } = await measure(() => sendPost(c));
       expectGraphqlAnswer(c, first, 'POST');
       const outcome = outcomeOf(first);
-      const ok = (outcome === '200 data' || outcome === '400 QUERY_TOO_COMPLEX') && cheapestMs < SLOW_MS;
+      const bound = outcome === '200 data' ? FULL_BUDGET_MS : SLOW_MS;
+      const ok = (outcome === '200 data' || outcome === '400 QUERY_TOO_COMPLEX') && cheapestMs < bound;
       report.push(`${ok ? 'ok  ' : 'SLOW'} ${n} × ${field} → ${outcome} in ${cheapestMs.toFixed(0)} ms (cheapest of ${first.ms >= SLOW_MS ? 3 : 1})`);
     }
     console.log(report.join('\n'));
