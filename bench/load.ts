@@ -9,10 +9,17 @@
 // server's RSS over time, the dispatch batch's progress, and checks afterwards that every accepted
 // batch and call is present.
 //
+// It runs twice, each time on a fresh server and database: calm (the mix alone), then hostile (the
+// same mix while bench/hostile-attacks.ts sends the attacks of issue 13 from a third account and
+// from no account at all). Side by side it prints the legitimate clients' p99 and unexpected
+// errors and the server's peak RSS, with the bounds: hostile p99 at most 2x the calm one, no
+// unexpected error, peak RSS under 600 MiB. Any bound missed exits 1.
+//
 // Environment: BENCH_PG_URL (PostgreSQL server where a throwaway database may be created;
 // default postgresql://postgres@127.0.0.1:5432/postgres; `pglite` = embedded database in a temp
 // dir), BENCH_SECONDS (60), BENCH_CONNECTIONS (32), BENCH_DISPATCH_CONTACTS (2000),
-// BENCH_SIM_CALL_MS (1500), BENCH_B_RATE_LIMIT (per minute, 300), BENCH_CREATE_CONTACTS (10).
+// BENCH_SIM_CALL_MS (1500), BENCH_B_RATE_LIMIT (per minute, 300), BENCH_CREATE_CONTACTS (10),
+// BENCH_PHASES (`calm,hostile`), BENCH_ATTACKS (comma-separated parts of attack names: only those).
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -22,6 +29,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { SERVER_NODE_FLAGS } from './server-flags.ts';
+import { startAttacks, type AttackReport } from './hostile-attacks.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -32,6 +40,11 @@ const DISPATCH_CONTACTS = num('BENCH_DISPATCH_CONTACTS', 2000);
 const SIM_CALL_MS = num('BENCH_SIM_CALL_MS', 1500);
 const B_RATE = num('BENCH_B_RATE_LIMIT', 300);
 const CREATE_CONTACTS = num('BENCH_CREATE_CONTACTS', 10);
+const PHASES = (process.env.BENCH_PHASES ?? 'calm,hostile').split(',').map((p) => p.trim()) as Phase[];
+const ATTACK_FILTER = (process.env.BENCH_ATTACKS ?? '').split(',').map((a) => a.trim()).filter(Boolean);
+const MAX_P99_RATIO = 2;
+const MAX_RSS_MIB = 600;
+type Phase = 'calm' | 'hostile';
 const ADMIN_TOKEN = `bench-admin-${crypto.randomBytes(12).toString('hex')}`;
 const APP_SECRET = 'bench-app-secret-0123456789abcdef0123456789';
 const API = '/api/v1/public';
@@ -106,8 +119,10 @@ async function startServer(db: Storage): Promise<{ base: string; child: ChildPro
       SIM_CALL_MS: String(SIM_CALL_MS),
       ADMIN_TOKEN,
       APP_SECRET,
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: 'error',
       NODE_ENV: 'production',
+      // Attackers claim their own addresses (X-Forwarded-For), as they would behind a proxy.
+      TRUST_PROXY: 'true',
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -235,17 +250,47 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-async function main() {
+interface PhaseFigures {
+  phase: Phase;
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  unexpected: number;
+  networkErrors: number;
+  peakRssMiB: number;
+  consistent: boolean;
+  attacks: AttackReport[];
+}
+
+/** The attacker's own batch: contacts with the largest metadata allowed, dialled, so its reads return full records. */
+function fullMetadataContacts(n: number) {
+  return Array.from({ length: n }, (_, i) => ({
+    contact_id: `m${i}`,
+    phone_number: `+1415${2_000_000 + i * 10 + 4}`,
+    metadata: Object.fromEntries(Array.from({ length: 8 }, (_, k) => [`field_${k}`, 'x'.repeat(950)])),
+  }));
+}
+
+async function runPhase(phase: Phase): Promise<PhaseFigures> {
   const db = await storage();
   let server: ChildProcess | undefined;
   try {
-    log(`Load benchmark: ${SECONDS} s, ${CONNECTIONS} concurrent clients on loopback, database: ${db.label}`);
-    log(`Machine: ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} (other processes share them)`);
+    log(`\n=== ${phase} phase: ${SECONDS} s, ${CONNECTIONS} concurrent clients on loopback, database: ${db.label}`);
     const started = await startServer(db);
     server = started.child;
     const base = started.base;
     const [A, B] = [await seedAccount(base, 'A', 10_000_000), await seedAccount(base, 'B', B_RATE)];
     log(`Accounts: A (rate limit 10,000,000/min), B (rate limit ${B_RATE}/min: its 429s are intended).`);
+    const C = phase === 'hostile' ? await seedAccount(base, 'C', 10_000_000) : null;
+    if (C) {
+      const r = await fetch(`${base}${API}/call-batches`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${C.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ...createBody(C, 0, 'immediate', crypto.randomUUID()), contacts: fullMetadataContacts(200) }),
+      });
+      if (r.status !== 201) throw new Error(`attacker batch not created: ${r.status} ${await r.text()}`);
+      log(`Attacker account C (rate limit 10,000,000/min): a 200-contact batch with 8 KiB of metadata per contact, dialling.`);
+    }
 
     const auth = (a: Account) => ({ authorization: `Bearer ${a.key}` });
     const dispatch = await fetch(`${base}${API}/call-batches`, {
@@ -274,7 +319,8 @@ async function main() {
     const rss: Array<{ t: number; mib: number }> = [{ t: 0, mib: rssMiB(server.pid!) }];
     const t0 = performance.now();
     const deadline = t0 + SECONDS * 1000;
-    const sampler = setInterval(() => rss.push({ t: (performance.now() - t0) / 1000, mib: rssMiB(server!.pid!) }), 5000);
+    const sampler = setInterval(() => rss.push({ t: (performance.now() - t0) / 1000, mib: rssMiB(server!.pid!) }), 1000);
+    const attacks = C ? startAttacks({ base, key: C.key, agentId: C.agentId, versionId: C.versionId }, ATTACK_FILTER) : null;
 
     async function request(op: Op, account: Account): Promise<void> {
       const own = ids[account.label];
@@ -337,6 +383,7 @@ async function main() {
         while (performance.now() < deadline) await request(pick(MIX), c % 4 === 3 ? B : A);
       }),
     );
+    const attackReports = (await attacks?.stop()) ?? [];
     clearInterval(sampler);
     const elapsed = (performance.now() - t0) / 1000;
     rss.push({ t: elapsed, mib: rssMiB(server.pid!) });
@@ -355,7 +402,7 @@ async function main() {
     log(`Errors: ${unexpectedCount} unexpected (non-2xx other than account B's 429s), ${stats.networkErrors} network errors; intended 429s (account B): ${stats.intended429}`);
     for (const u of stats.unexpected) log(`  ${u.op} as ${u.account}: ${u.status} ${u.body}`);
 
-    log(`Server RSS (MiB) every 5 s: ${rss.map((s) => s.mib.toFixed(0)).join(' ')}`);
+    log(`Server RSS (MiB) every 5 s: ${rss.filter((_, i) => i % 5 === 0).map((s) => s.mib.toFixed(0)).join(' ')}`);
     const third = rss.filter((s) => s.t >= elapsed / 3);
     const mid = third[0]?.mib ?? rss[0].mib;
     const end = rss[rss.length - 1].mib;
@@ -384,7 +431,21 @@ async function main() {
     for (let i = 0; i < entries.length; i += 16) await Promise.all(entries.slice(i, i + 16).map(checkOne));
     const totalCalls = entries.reduce((s, [, v]) => s + v.accepted, 0);
     log(`Consistency: ${entries.length} accepted batches with ${totalCalls} calls checked: ${missing} missing, ${wrongCalls} with a wrong call count`);
-    if (unexpectedCount || stats.networkErrors || missing || wrongCalls) process.exitCode = 1;
+    for (const a of attackReports) {
+      const outcomes = [...a.outcomes].sort((x, y) => y[1] - x[1]).map(([o, n]) => `${o}×${n}`).join(' ');
+      log(`  attack ${a.name.padEnd(48)} ${String(a.sent).padStart(6)} sent: ${outcomes}`);
+    }
+    return {
+      phase,
+      reqPerSec: all.length / elapsed,
+      p50: percentile(all, 50),
+      p99: percentile(all, 99),
+      unexpected: unexpectedCount,
+      networkErrors: stats.networkErrors,
+      peakRssMiB: Math.max(...rss.map((s) => s.mib)),
+      consistent: !missing && !wrongCalls,
+      attacks: attackReports,
+    };
   } finally {
     if (server && server.exitCode === null) {
       server.kill('SIGTERM');
@@ -392,6 +453,35 @@ async function main() {
     }
     await db.drop();
   }
+}
+
+function compare(figures: PhaseFigures[]): void {
+  const calm = figures.find((f) => f.phase === 'calm');
+  const hostile = figures.find((f) => f.phase === 'hostile');
+  const row = (name: string, value: (f: PhaseFigures) => string, bound: string, ok: boolean) =>
+    log(`  ${name.padEnd(26)} ${figures.map((f) => value(f).padStart(10)).join(' ')}   ${bound.padEnd(28)} ${ok ? 'PASS' : 'FAIL'}`);
+  log(`\n=== Side by side (legitimate clients: accounts A and B)`);
+  log(`  ${''.padEnd(26)} ${figures.map((f) => f.phase.padStart(10)).join(' ')}   bound`);
+  row('requests/s', (f) => f.reqPerSec.toFixed(0), '', true);
+  row('p50 ms', (f) => f.p50.toFixed(1), '', true);
+  const p99Bound = calm ? calm.p99 * MAX_P99_RATIO : Infinity;
+  row('p99 ms', (f) => f.p99.toFixed(1), `hostile <= ${MAX_P99_RATIO} x calm = ${p99Bound.toFixed(1)}`, !hostile || hostile.p99 <= p99Bound);
+  const errorsOk = figures.every((f) => f.unexpected === 0 && f.networkErrors === 0);
+  row('unexpected errors', (f) => String(f.unexpected + f.networkErrors), '0', errorsOk);
+  row('API peak RSS MiB', (f) => f.peakRssMiB.toFixed(0), `< ${MAX_RSS_MIB}`, figures.every((f) => f.peakRssMiB < MAX_RSS_MIB));
+  row('batches and calls intact', (f) => (f.consistent ? 'yes' : 'NO'), 'yes', figures.every((f) => f.consistent));
+  const attack5xx = hostile?.attacks.flatMap((a) => [...a.outcomes.keys()].filter((o) => /^5\d\d$|^error/.test(o)).map((o) => `${a.name}: ${o}`)) ?? [];
+  if (hostile) row('attacks answered 5xx/error', () => String(attack5xx.length), '0', attack5xx.length === 0);
+  for (const line of attack5xx) log(`    ${line}`);
+  const failed = (hostile && hostile.p99 > p99Bound) || !errorsOk || figures.some((f) => f.peakRssMiB >= MAX_RSS_MIB || !f.consistent) || attack5xx.length > 0;
+  if (failed) process.exitCode = 1;
+}
+
+async function main() {
+  log(`Machine: ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} (other processes share them)`);
+  const figures: PhaseFigures[] = [];
+  for (const phase of PHASES) figures.push(await runPhase(phase));
+  compare(figures);
 }
 
 main().catch((e) => {

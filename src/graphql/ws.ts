@@ -42,6 +42,21 @@ function connectionCounter(max: number) {
 }
 
 /**
+ * A frame over the size cap or otherwise malformed is the client's mistake, which `ws` reports as a
+ * socket error (it has already closed the socket with 1009/1002). graphql-ws prints every socket
+ * error with its stack to stderr as an internal one, so a client could flood the logs: those
+ * errors are logged at debug level instead; anything else still goes to graphql-ws.
+ */
+function quietProtocolErrors(socket: WebSocket, logger: AppDeps['logger']): void {
+  const theirs = socket.listeners('error') as Array<(err: Error) => void>;
+  socket.removeAllListeners('error');
+  socket.on('error', (err: Error & { code?: string }) => {
+    if (err.code?.startsWith('WS_ERR_')) logger.debug({ code: err.code }, 'websocket protocol error from client');
+    else for (const listener of theirs) listener.call(socket, err);
+  });
+}
+
+/**
  * graphql-ws (graphql-transport-ws protocol) on /graphql, executing through yoga.getEnveloped so
  * WebSocket operations get the same context, auth and plugins as HTTP. The API key is checked once
  * at connection_init (a bad key closes with 4401, a disabled account with 4403) and then every
@@ -120,6 +135,7 @@ export function attachWebSocketServer(server: http.Server, yoga: Yoga, deps: App
     },
     wss,
   );
+  wss.on('connection', (socket) => quietProtocolErrors(socket, deps.logger));
   return () =>
     new Promise<void>((resolve) => {
       for (const client of wss.clients) client.terminate();

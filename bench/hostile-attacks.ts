@@ -1,0 +1,176 @@
+// The attacks of the hostile mix in bench/load.ts: what the denial-of-service review found (issue
+// 13) and its neighbours, each a loop with a few requests in flight until stopped. Every request
+// claims its own client address (X-Forwarded-For, the server runs with TRUST_PROXY=true), so the
+// per-address unauthenticated budget cannot silence an attack and the server must refuse each one
+// on its merits. Statuses are counted per attack; none of them is expected to be a 5xx.
+import crypto from 'node:crypto';
+import WebSocket from 'ws';
+
+export interface AttackTarget {
+  base: string;
+  /** An account with a budget it never reaches, so its requests are refused by limits, not by 429. */
+  key: string;
+  agentId: string;
+  versionId: string;
+}
+
+export interface AttackReport {
+  name: string;
+  sent: number;
+  /** Status (or WebSocket close code, `ws:<code>`), count. */
+  outcomes: Map<string, number>;
+}
+
+interface Attack {
+  name: string;
+  inFlight: number;
+  run(t: AttackTarget, address: string): Promise<string>;
+}
+
+const randomAddress = () => `203.0.${crypto.randomInt(256)}.${crypto.randomInt(1, 255)}`;
+
+function fragmentBomb(levels: number): string {
+  const defs = Array.from({ length: levels }, (_, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`);
+  return `query { ...F0 } ${defs.join(' ')} fragment F${levels} on Query { __typename }`;
+}
+const BOMB = fragmentBomb(30);
+
+async function status(res: Promise<Response>): Promise<string> {
+  const r = await res;
+  await r.arrayBuffer().catch(() => undefined);
+  return String(r.status);
+}
+
+function post(t: AttackTarget, address: string, path: string, body: string, headers: Record<string, string> = {}): Promise<string> {
+  return status(fetch(`${t.base}${path}`, { method: 'POST', headers: { 'x-forwarded-for': address, 'content-type': 'application/json', ...headers }, body }));
+}
+
+function get(t: AttackTarget, address: string, path: string, headers: Record<string, string> = {}): Promise<string> {
+  return status(fetch(`${t.base}${path}`, { headers: { 'x-forwarded-for': address, ...headers } }));
+}
+
+const keyed = (t: AttackTarget) => ({ authorization: `Bearer ${t.key}` });
+
+function createBody(t: AttackTarget, contacts: Array<Record<string, unknown>>, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    agent_id: t.agentId,
+    version_id: t.versionId,
+    interruption: true,
+    use_alternate_number: false,
+    start_mode: 'manual',
+    schedule_date: '2030-01-15',
+    schedule_time: '09:30',
+    schedule_timezone: 'America/New_York',
+    contacts,
+    ...extra,
+  });
+}
+
+/** Opens a WebSocket, does `act` with it, and resolves with how it ended (close code or HTTP status). */
+function socket(t: AttackTarget, address: string, act: (ws: WebSocket) => void): Promise<string> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`${t.base.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws', { headers: { 'x-forwarded-for': address } });
+    const timer = setTimeout(() => {
+      ws.terminate();
+      resolve('ws:timeout');
+    }, 15_000);
+    const done = (outcome: string) => {
+      clearTimeout(timer);
+      resolve(outcome);
+    };
+    ws.on('open', () => act(ws));
+    ws.on('close', (code) => done(`ws:${code}`));
+    ws.on('unexpected-response', (_req, res) => {
+      done(`ws-http:${res.statusCode}`);
+      ws.terminate();
+    });
+    ws.on('error', () => undefined);
+  });
+}
+
+const ATTACKS: Attack[] = [
+  { name: 'fragment bomb, POST, no key', inFlight: 2, run: (t, ip) => post(t, ip, '/graphql', JSON.stringify({ query: BOMB })) },
+  { name: 'fragment bomb, GET, no key', inFlight: 1, run: (t, ip) => get(t, ip, `/graphql?query=${encodeURIComponent(BOMB)}`) },
+  {
+    name: 'fragment bomb, SSE, no key',
+    inFlight: 1,
+    run: (t, ip) => post(t, ip, '/graphql', JSON.stringify({ query: BOMB.replace(/^query/, 'subscription') }), { accept: 'text/event-stream' }),
+  },
+  {
+    name: 'wide aliases, with key',
+    inFlight: 1,
+    run: (t, ip) => post(t, ip, '/graphql', JSON.stringify({ query: `{ ${Array.from({ length: 150 }, (_, i) => `a${i}: batches(limit: 1) { items { id } }`).join(' ')} }` }), keyed(t)),
+  },
+  { name: 'anonymous 1 MB GraphQL body', inFlight: 1, run: (t, ip) => post(t, ip, '/graphql', JSON.stringify({ query: '{ __typename }', variables: { pad: 'p'.repeat(1 << 20) } })) },
+  {
+    name: 'WebSocket: 5 MB connection_init',
+    inFlight: 1,
+    run: (t, ip) => socket(t, ip, (ws) => ws.send(JSON.stringify({ type: 'connection_init', payload: { pad: 'p'.repeat(5 << 20) } }))),
+  },
+  { name: 'WebSocket: never sends connection_init', inFlight: 2, run: (t, ip) => socket(t, ip, () => undefined) },
+  {
+    name: 'WebSocket: 110 sockets from one address',
+    inFlight: 1,
+    run: async (t, ip) => {
+      // The server admits 100 per address (WS_MAX_CONNECTIONS_PER_ADDRESS): the rest get HTTP 429.
+      const outcomes = await Promise.all(Array.from({ length: 110 }, () => socket(t, ip, (ws) => setTimeout(() => ws.close(1000), 500))));
+      const refused = outcomes.filter((o) => o === 'ws-http:429').length;
+      return `${refused} of 110 refused with 429`;
+    },
+  },
+  {
+    name: 'create: 1 MB metadata value on a contact',
+    inFlight: 1,
+    run: (t, ip) =>
+      post(t, ip, '/api/v1/public/call-batches', createBody(t, [{ contact_id: 'big', phone_number: '+14155552671', metadata: { note: 'x'.repeat(1 << 20) } }]), keyed(t)),
+  },
+  {
+    name: 'create: 500 metadata keys, CR/LF callback_url',
+    inFlight: 1,
+    run: (t, ip) =>
+      post(
+        t,
+        ip,
+        '/api/v1/public/call-batches',
+        createBody(t, [{ contact_id: 'keys', phone_number: '+14155552672', metadata: Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`k${i}`, i])) }], {
+          callback_url: 'https://hooks.example.com\r\nevil.internal/x',
+        }),
+        keyed(t),
+      ),
+  },
+  {
+    name: 'reads: largest pages of call records and results',
+    inFlight: 2,
+    run: (t, ip) => get(t, ip, '/api/v1/public/call-records?start_date=2000-01-01&end_date=2100-01-01&page_size=200', keyed(t)),
+  },
+  { name: 'garbage: invalid JSON', inFlight: 1, run: (t, ip) => post(t, ip, '/api/v1/public/call-batches', '{"agent_id": ', keyed(t)) },
+  { name: 'garbage: JSON nested 10,000 deep', inFlight: 1, run: (t, ip) => post(t, ip, '/api/v1/public/call-batches', '['.repeat(10_000) + ']'.repeat(10_000), keyed(t)) },
+  { name: 'garbage: text/plain body', inFlight: 1, run: (t, ip) => post(t, ip, '/api/v1/public/call-batches', '{}', { ...keyed(t), 'content-type': 'text/plain' }) },
+  { name: 'garbage: 15 KB query string', inFlight: 1, run: (t, ip) => get(t, ip, `/api/v1/public/call-batches?agent_id=${'a'.repeat(15_000)}`, keyed(t)) },
+  { name: 'garbage: created_at_from +99:99', inFlight: 1, run: (t, ip) => get(t, ip, '/api/v1/public/call-batches?created_at_from=2026-01-01T00:00:00%2B99:99', keyed(t)) },
+];
+
+export const ATTACK_NAMES = ATTACKS.map((a) => a.name);
+
+/** Starts every attack (or those whose name contains one of `only`); `stop()` ends them and reports. */
+export function startAttacks(t: AttackTarget, only: string[] = []): { stop(): Promise<AttackReport[]> } {
+  let stopped = false;
+  const chosen = ATTACKS.filter((a) => only.length === 0 || only.some((o) => a.name.includes(o)));
+  const reports = chosen.map((a): AttackReport => ({ name: a.name, sent: 0, outcomes: new Map() }));
+  const loops = chosen.flatMap((attack, i) =>
+    Array.from({ length: attack.inFlight }, async () => {
+      while (!stopped) {
+        const outcome = await attack.run(t, randomAddress()).catch((e: Error) => `error:${e.cause instanceof Error ? e.cause.message : e.message}`);
+        reports[i].sent++;
+        reports[i].outcomes.set(outcome, (reports[i].outcomes.get(outcome) ?? 0) + 1);
+      }
+    }),
+  );
+  return {
+    async stop() {
+      stopped = true;
+      await Promise.all(loops);
+      return reports;
+    },
+  };
+}
