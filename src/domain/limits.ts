@@ -32,8 +32,9 @@ export const CONTACT_METADATA_LIMITS: MetadataLimits = { keys: 50, keyLength: 10
 export const BATCH_METADATA_LIMITS: MetadataLimits = { keys: 50, keyLength: 100, valueLength: 2_000, bytes: 16_384 };
 
 /**
- * What a provider (or the simulator) reports about a call is cut to these lengths (characters)
- * when stored, so one call record stays under ~150 KB and a page of 200 under ~30 MB.
+ * What a provider (or the simulator) reports about a call is cut to these lengths (UTF-16 units)
+ * when stored, so one call record holds at most ~145,000 characters of text (a transcript of about
+ * two hours of talk), and a page of 200 is bounded whatever was said.
  */
 export const MAX_TRANSCRIPT_LENGTH = 131_072;
 export const MAX_SUMMARY_LENGTH = 10_000;
