@@ -8,7 +8,7 @@ import WebSocket from 'ws';
 
 export interface AttackTarget {
   base: string;
-  /** An account with a budget it never reaches, so its requests are refused by limits, not by 429. */
+  /** The attacker's account (by default with the default budget: its excess gets 429s). */
   key: string;
   agentId: string;
   versionId: string;
@@ -34,6 +34,14 @@ function fragmentBomb(levels: number): string {
   return `query { ...F0 } ${defs.join(' ')} fragment F${levels} on Query { __typename }`;
 }
 const BOMB = fragmentBomb(30);
+// Bodies built once: the attacker's CPU shares the machine with the server it measures.
+const BOMB_BODY = JSON.stringify({ query: BOMB });
+const BOMB_SSE_BODY = JSON.stringify({ query: BOMB.replace(/^query/, 'subscription') });
+const WIDE_BODY = JSON.stringify({ query: `{ ${Array.from({ length: 150 }, (_, i) => `a${i}: batches(limit: 1) { items { id } }`).join(' ')} }` });
+const ANONYMOUS_1MB_BODY = JSON.stringify({ query: '{ __typename }', variables: { pad: 'p'.repeat(1 << 20) } });
+const INIT_5MB = JSON.stringify({ type: 'connection_init', payload: { pad: 'p'.repeat(5 << 20) } });
+const BIG_VALUE = 'x'.repeat(1 << 20);
+const MANY_KEYS = Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`k${i}`, i]));
 
 async function status(res: Promise<Response>): Promise<string> {
   const r = await res;
@@ -89,23 +97,23 @@ function socket(t: AttackTarget, address: string, act: (ws: WebSocket) => void):
 }
 
 const ATTACKS: Attack[] = [
-  { name: 'fragment bomb, POST, no key', inFlight: 2, run: (t, ip) => post(t, ip, '/graphql', JSON.stringify({ query: BOMB })) },
+  { name: 'fragment bomb, POST, no key', inFlight: 2, run: (t, ip) => post(t, ip, '/graphql', BOMB_BODY) },
   { name: 'fragment bomb, GET, no key', inFlight: 1, run: (t, ip) => get(t, ip, `/graphql?query=${encodeURIComponent(BOMB)}`) },
   {
     name: 'fragment bomb, SSE, no key',
     inFlight: 1,
-    run: (t, ip) => post(t, ip, '/graphql', JSON.stringify({ query: BOMB.replace(/^query/, 'subscription') }), { accept: 'text/event-stream' }),
+    run: (t, ip) => post(t, ip, '/graphql', BOMB_SSE_BODY, { accept: 'text/event-stream' }),
   },
   {
     name: 'wide aliases, with key',
     inFlight: 1,
-    run: (t, ip) => post(t, ip, '/graphql', JSON.stringify({ query: `{ ${Array.from({ length: 150 }, (_, i) => `a${i}: batches(limit: 1) { items { id } }`).join(' ')} }` }), keyed(t)),
+    run: (t, ip) => post(t, ip, '/graphql', WIDE_BODY, keyed(t)),
   },
-  { name: 'anonymous 1 MB GraphQL body', inFlight: 1, run: (t, ip) => post(t, ip, '/graphql', JSON.stringify({ query: '{ __typename }', variables: { pad: 'p'.repeat(1 << 20) } })) },
+  { name: 'anonymous 1 MB GraphQL body', inFlight: 1, run: (t, ip) => post(t, ip, '/graphql', ANONYMOUS_1MB_BODY) },
   {
     name: 'WebSocket: 5 MB connection_init',
     inFlight: 1,
-    run: (t, ip) => socket(t, ip, (ws) => ws.send(JSON.stringify({ type: 'connection_init', payload: { pad: 'p'.repeat(5 << 20) } }))),
+    run: (t, ip) => socket(t, ip, (ws) => ws.send(INIT_5MB)),
   },
   { name: 'WebSocket: never sends connection_init', inFlight: 2, run: (t, ip) => socket(t, ip, () => undefined) },
   {
@@ -122,7 +130,7 @@ const ATTACKS: Attack[] = [
     name: 'create: 1 MB metadata value on a contact',
     inFlight: 1,
     run: (t, ip) =>
-      post(t, ip, '/api/v1/public/call-batches', createBody(t, [{ contact_id: 'big', phone_number: '+14155552671', metadata: { note: 'x'.repeat(1 << 20) } }]), keyed(t)),
+      post(t, ip, '/api/v1/public/call-batches', createBody(t, [{ contact_id: 'big', phone_number: '+14155552671', metadata: { note: BIG_VALUE } }]), keyed(t)),
   },
   {
     name: 'create: 500 metadata keys, CR/LF callback_url',
@@ -132,7 +140,7 @@ const ATTACKS: Attack[] = [
         t,
         ip,
         '/api/v1/public/call-batches',
-        createBody(t, [{ contact_id: 'keys', phone_number: '+14155552672', metadata: Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`k${i}`, i])) }], {
+        createBody(t, [{ contact_id: 'keys', phone_number: '+14155552672', metadata: MANY_KEYS }], {
           callback_url: 'https://hooks.example.com\r\nevil.internal/x',
         }),
         keyed(t),

@@ -19,7 +19,8 @@
 // default postgresql://postgres@127.0.0.1:5432/postgres; `pglite` = embedded database in a temp
 // dir), BENCH_SECONDS (60), BENCH_CONNECTIONS (32), BENCH_DISPATCH_CONTACTS (2000),
 // BENCH_SIM_CALL_MS (1500), BENCH_B_RATE_LIMIT (per minute, 300), BENCH_CREATE_CONTACTS (10),
-// BENCH_PHASES (`calm,hostile`), BENCH_ATTACKS (comma-separated parts of attack names: only those).
+// BENCH_PHASES (`calm,hostile`), BENCH_ATTACKS (comma-separated parts of attack names: only those),
+// BENCH_ATTACKER_RATE_LIMIT (the attacking account's requests per minute, 600 = the default).
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -40,6 +41,7 @@ const DISPATCH_CONTACTS = num('BENCH_DISPATCH_CONTACTS', 2000);
 const SIM_CALL_MS = num('BENCH_SIM_CALL_MS', 1500);
 const B_RATE = num('BENCH_B_RATE_LIMIT', 300);
 const CREATE_CONTACTS = num('BENCH_CREATE_CONTACTS', 10);
+const C_RATE = num('BENCH_ATTACKER_RATE_LIMIT', 600);
 const PHASES = (process.env.BENCH_PHASES ?? 'calm,hostile').split(',').map((p) => p.trim()) as Phase[];
 const ATTACK_FILTER = (process.env.BENCH_ATTACKS ?? '').split(',').map((a) => a.trim()).filter(Boolean);
 const MAX_P99_RATIO = 2;
@@ -281,7 +283,8 @@ async function runPhase(phase: Phase): Promise<PhaseFigures> {
     const base = started.base;
     const [A, B] = [await seedAccount(base, 'A', 10_000_000), await seedAccount(base, 'B', B_RATE)];
     log(`Accounts: A (rate limit 10,000,000/min), B (rate limit ${B_RATE}/min: its 429s are intended).`);
-    const C = phase === 'hostile' ? await seedAccount(base, 'C', 10_000_000) : null;
+    // "A normal key" (issue 13): the attacker's account has the default budget unless told otherwise.
+    const C = phase === 'hostile' ? await seedAccount(base, 'C', C_RATE) : null;
     if (C) {
       const r = await fetch(`${base}${API}/call-batches`, {
         method: 'POST',
@@ -289,7 +292,7 @@ async function runPhase(phase: Phase): Promise<PhaseFigures> {
         body: JSON.stringify({ ...createBody(C, 0, 'immediate', crypto.randomUUID()), contacts: fullMetadataContacts(200) }),
       });
       if (r.status !== 201) throw new Error(`attacker batch not created: ${r.status} ${await r.text()}`);
-      log(`Attacker account C (rate limit 10,000,000/min): a 200-contact batch with 8 KiB of metadata per contact, dialling.`);
+      log(`Attacker account C (rate limit ${C_RATE}/min): a 200-contact batch with 8 KiB of metadata per contact, dialling.`);
     }
 
     const auth = (a: Account) => ({ authorization: `Bearer ${a.key}` });
