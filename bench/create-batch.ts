@@ -61,8 +61,8 @@ async function serve(dbArg: string): Promise<void> {
   const { loadConfig } = await import('../src/config.ts');
   const { createDeps } = await import('../src/bootstrap.ts');
   const { buildApp } = await import('../src/app.ts');
-  const { createAccount } = await import('../src/services/accounts.ts');
-  const { addDidNumber, createAgent, createPromptVersion } = await import('../src/services/catalog.ts');
+  const { createAccount } = await import('../src/services/accounts/accounts.ts');
+  const { addDidNumber, createAgent, createPromptVersion } = await import('../src/services/accounts/catalog.ts');
   const { newId, newIds } = await import('../src/domain/ids.ts');
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-create-'));
@@ -316,7 +316,7 @@ async function main() {
   const sizes = arg('sizes', '1000,10000,100000').split(',').map(Number);
   const runs = Number(arg('runs', '3'));
   const targets = arg('db', 'pglite,postgres').split(',');
-  const { DEFAULT_CALL_CHUNK_SIZE } = await import('../src/services/insert-calls.ts');
+  const { DEFAULT_CALL_CHUNK_SIZE } = await import('../src/services/batches/insert-calls.ts');
   const chunk = Number(arg('chunk', String(DEFAULT_CALL_CHUNK_SIZE)));
   console.log(`create-batch benchmark: sizes ${sizes.join(', ')}; ${runs} runs each (100k: ≤2); raw-bound chunk ${chunk}; node ${process.version}; ${os.cpus().length} CPUs`);
 

@@ -94,7 +94,7 @@ async function runScenario(s: Scenario): Promise<Result> {
       return r.rows[0].n === s.workers;
     }, 120_000, workers);
 
-    const { operateBatch } = await import('../src/services/batch-operations.ts');
+    const { operateBatch } = await import('../src/services/batches/batch-operations.ts');
     const account = await deps.db.prisma.account.findFirstOrThrow();
     const t0 = performance.now();
     await operateBatch(deps, account, batchId, 'start');
@@ -145,10 +145,10 @@ async function runScenario(s: Scenario): Promise<Result> {
 }
 
 async function seed(deps: Awaited<ReturnType<typeof import('../src/bootstrap.ts').createDeps>>, s: Scenario): Promise<string> {
-  const { createAccount } = await import('../src/services/accounts.ts');
-  const { addDidNumber, createAgent, createPromptVersion } = await import('../src/services/catalog.ts');
+  const { createAccount } = await import('../src/services/accounts/accounts.ts');
+  const { addDidNumber, createAgent, createPromptVersion } = await import('../src/services/accounts/catalog.ts');
   const { newId, newIds } = await import('../src/domain/ids.ts');
-  const { withSqlTransaction } = await import('../src/services/sql-transaction.ts');
+  const { withSqlTransaction } = await import('../src/db/sql-transaction.ts');
   const { account } = await createAccount(deps.db, {
     name: 'Bench',
     email: 'bench@example.com',

@@ -158,22 +158,31 @@ const ATTACKS: Attack[] = [
   { name: 'garbage: created_at_from +99:99', inFlight: 1, run: (t, ip) => get(t, ip, '/api/v1/public/call-batches?created_at_from=2026-01-01T00:00:00%2B99:99', keyed(t)) },
 ];
 
-export const ATTACK_NAMES = ATTACKS.map((a) => a.name);
-
-/** Starts every attack (or those whose name contains one of `only`); `stop()` ends them and reports. */
-export function startAttacks(t: AttackTarget, only: string[] = []): { stop(): Promise<AttackReport[]> } {
+/**
+ * Starts the attacks (those whose name contains one of `only`, or all). `inFlight`: one client
+ * with that many requests in flight, going round the attacks in turn; 'fleet': every attack with
+ * its own loops at once (19 in flight, plus the socket storms). `stop()` ends them and reports.
+ */
+export function startAttacks(t: AttackTarget, only: string[] = [], inFlight: number | 'fleet' = 'fleet'): { stop(): Promise<AttackReport[]> } {
   let stopped = false;
   const chosen = ATTACKS.filter((a) => only.length === 0 || only.some((o) => a.name.includes(o)));
   const reports = chosen.map((a): AttackReport => ({ name: a.name, sent: 0, outcomes: new Map() }));
-  const loops = chosen.flatMap((attack, i) =>
-    Array.from({ length: attack.inFlight }, async () => {
-      while (!stopped) {
-        const outcome = await attack.run(t, randomAddress()).catch((e: Error) => `error:${e.cause instanceof Error ? e.cause.message : e.message}`);
-        reports[i].sent++;
-        reports[i].outcomes.set(outcome, (reports[i].outcomes.get(outcome) ?? 0) + 1);
-      }
-    }),
-  );
+  async function send(i: number) {
+    const outcome = await chosen[i].run(t, randomAddress()).catch((e: Error) => `error:${e.cause instanceof Error ? e.cause.message : e.message}`);
+    reports[i].sent++;
+    reports[i].outcomes.set(outcome, (reports[i].outcomes.get(outcome) ?? 0) + 1);
+  }
+  let turn = 0;
+  const loops =
+    inFlight === 'fleet'
+      ? chosen.flatMap((attack, i) =>
+          Array.from({ length: attack.inFlight }, async () => {
+            while (!stopped) await send(i);
+          }),
+        )
+      : Array.from({ length: inFlight }, async () => {
+          while (!stopped) await send(turn++ % chosen.length);
+        });
   return {
     async stop() {
       stopped = true;

@@ -10,7 +10,7 @@
 // batch and call is present.
 //
 // It runs twice, each time on a fresh server and database: calm (the mix alone), then hostile (the
-// same mix while bench/hostile-attacks.ts sends the attacks of issue 13 from a third account and
+// same mix while bench/hostile-attacks.ts, in a process of its own (bench/attacker.ts), sends the attacks of issue 13 from a third account and
 // from no account at all). Side by side it prints the legitimate clients' p99 and unexpected
 // errors and the server's peak RSS, with the bounds: hostile p99 at most 2x the calm one, no
 // unexpected error, peak RSS under 600 MiB. Any bound missed exits 1.
@@ -20,8 +20,10 @@
 // dir), BENCH_SECONDS (60), BENCH_CONNECTIONS (32), BENCH_DISPATCH_CONTACTS (2000),
 // BENCH_SIM_CALL_MS (1500), BENCH_B_RATE_LIMIT (per minute, 300), BENCH_CREATE_CONTACTS (10),
 // BENCH_PHASES (`calm,hostile`), BENCH_ATTACKS (comma-separated parts of attack names: only those),
-// BENCH_ATTACKER_RATE_LIMIT (the attacking account's requests per minute, 600 = the default).
-import { spawn, type ChildProcess } from 'node:child_process';
+// BENCH_ATTACKER_RATE_LIMIT (the attacking account's requests per minute, 600 = the default),
+// BENCH_ATTACK_IN_FLIGHT (the attacker's requests in flight, going round the attacks: 4; `fleet` =
+// every attack at once with its own loops, 19 in flight plus socket storms).
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -30,7 +32,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { SERVER_NODE_FLAGS } from './server-flags.ts';
-import { startAttacks, type AttackReport } from './hostile-attacks.ts';
+import type { AttackReport, AttackTarget } from './hostile-attacks.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -44,6 +46,7 @@ const CREATE_CONTACTS = num('BENCH_CREATE_CONTACTS', 10);
 const C_RATE = num('BENCH_ATTACKER_RATE_LIMIT', 600);
 const PHASES = (process.env.BENCH_PHASES ?? 'calm,hostile').split(',').map((p) => p.trim()) as Phase[];
 const ATTACK_FILTER = (process.env.BENCH_ATTACKS ?? '').split(',').map((a) => a.trim()).filter(Boolean);
+const ATTACK_IN_FLIGHT = process.env.BENCH_ATTACK_IN_FLIGHT === 'fleet' ? 'fleet' : num('BENCH_ATTACK_IN_FLIGHT', 4);
 const MAX_P99_RATIO = 2;
 const MAX_RSS_MIB = 600;
 type Phase = 'calm' | 'hostile';
@@ -273,6 +276,26 @@ function fullMetadataContacts(n: number) {
   }));
 }
 
+/** Forks bench/attacker.ts (its own event loop, so it does not delay the measured clients) and starts the attacks. */
+async function startAttacker(target: AttackTarget): Promise<{ stop(): Promise<AttackReport[]> }> {
+  const child = fork(path.join(ROOT, 'bench/attacker.ts'), [], { execArgv: ['--import', 'tsx'], serialization: 'advanced', stdio: 'inherit' });
+  const next = () =>
+    new Promise<{ started?: boolean; reports?: AttackReport[] }>((resolve, reject) => {
+      child.once('message', resolve);
+      child.once('exit', (code) => reject(new Error(`attacker exited with ${code}`)));
+    });
+  const started = next();
+  child.send({ target, only: ATTACK_FILTER, inFlight: ATTACK_IN_FLIGHT });
+  await started;
+  return {
+    async stop() {
+      const done = next();
+      child.send({ stop: true });
+      return (await done).reports!;
+    },
+  };
+}
+
 async function runPhase(phase: Phase): Promise<PhaseFigures> {
   const db = await storage();
   let server: ChildProcess | undefined;
@@ -292,7 +315,7 @@ async function runPhase(phase: Phase): Promise<PhaseFigures> {
         body: JSON.stringify({ ...createBody(C, 0, 'immediate', crypto.randomUUID()), contacts: fullMetadataContacts(200) }),
       });
       if (r.status !== 201) throw new Error(`attacker batch not created: ${r.status} ${await r.text()}`);
-      log(`Attacker account C (rate limit ${C_RATE}/min): a 200-contact batch with 8 KiB of metadata per contact, dialling.`);
+      log(`Attacker account C (rate limit ${C_RATE}/min): a 200-contact batch with 8 KiB of metadata per contact, dialling. Attacks in flight: ${ATTACK_IN_FLIGHT === 'fleet' ? 'fleet (every attack at once)' : ATTACK_IN_FLIGHT}.`);
     }
 
     const auth = (a: Account) => ({ authorization: `Bearer ${a.key}` });
@@ -323,7 +346,7 @@ async function runPhase(phase: Phase): Promise<PhaseFigures> {
     const t0 = performance.now();
     const deadline = t0 + SECONDS * 1000;
     const sampler = setInterval(() => rss.push({ t: (performance.now() - t0) / 1000, mib: rssMiB(server!.pid!) }), 1000);
-    const attacks = C ? startAttacks({ base, key: C.key, agentId: C.agentId, versionId: C.versionId }, ATTACK_FILTER) : null;
+    const attacks = C ? await startAttacker({ base, key: C.key, agentId: C.agentId, versionId: C.versionId }) : null;
 
     async function request(op: Op, account: Account): Promise<void> {
       const own = ids[account.label];

@@ -31,8 +31,8 @@ import { openDatabase, type Database } from '../src/db/client.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { systemClock, type AppDeps } from '../src/deps.ts';
 import { createLogger } from '../src/logger.ts';
-import { createAccount } from '../src/services/accounts.ts';
-import { addDidNumber, createAgent, createPromptVersion } from '../src/services/catalog.ts';
+import { createAccount } from '../src/services/accounts/accounts.ts';
+import { addDidNumber, createAgent, createPromptVersion } from '../src/services/accounts/catalog.ts';
 import { SERVER_NODE_FLAGS } from './server-flags.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

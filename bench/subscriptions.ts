@@ -109,10 +109,10 @@ async function seed(url: string) {
   const { createDeps } = await import('../src/bootstrap.ts');
   const deps = await createDeps(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn', RUN_WORKER: 'false', SEED_DEMO: 'false', APP_SECRET, MIGRATE_ON_START: 'true' }));
   try {
-    const { createAccount } = await import('../src/services/accounts.ts');
-    const { addDidNumber, createAgent, createPromptVersion } = await import('../src/services/catalog.ts');
+    const { createAccount } = await import('../src/services/accounts/accounts.ts');
+    const { addDidNumber, createAgent, createPromptVersion } = await import('../src/services/accounts/catalog.ts');
     const { newId, newIds } = await import('../src/domain/ids.ts');
-    const { withSqlTransaction } = await import('../src/services/sql-transaction.ts');
+    const { withSqlTransaction } = await import('../src/db/sql-transaction.ts');
     const { account, apiKey } = await createAccount(deps.db, {
       name: 'Bench',
       email: 'bench@example.com',

@@ -5,18 +5,19 @@ import type { AppDeps } from './deps.ts';
 import { createYogaServer, type Yoga } from './graphql/yoga.ts';
 import { createRestRouter } from './rest/router.ts';
 import { routes } from './rest/routes.ts';
-import { json } from './rest/envelope.ts';
+import { json } from './http/responses.ts';
 import { serveRecording } from './http/recordings.ts';
 import { handleRetellWebhook } from './http/retell-webhook.ts';
 import { attachWebSocketServer } from './graphql/ws.ts';
 import { createFrontDoor, type RequestContext } from './http/front-door.ts';
-import { closeEvents } from './events/registry.ts';
+import { createAppServices, type ApiDeps } from './http/app-services.ts';
 import { createDashboard } from './http/dashboard.ts';
 import { createLiveSessions } from './graphql/live-sessions.ts';
 import { createBodyBudget } from './http/body-budget.ts';
 
 export interface App {
-  deps: AppDeps;
+  /** The process's dependencies and the objects this app shares between its requests. */
+  deps: ApiDeps;
   yoga: Yoga;
   /** Handles one request without a port (what most tests use); `context.clientAddress` stands in for the peer. */
   fetch(request: Request, context?: RequestContext): Promise<Response>;
@@ -31,7 +32,8 @@ async function withoutBody(response: Response): Promise<Response> {
   return new Response(null, { status: response.status, headers: response.headers });
 }
 
-export function buildApp(deps: AppDeps): App {
+export function buildApp(processDeps: AppDeps): App {
+  const deps: ApiDeps = { ...processDeps, ...createAppServices(processDeps) };
   // Subscriptions and sockets re-check their key: a revoked key or disabled account ends them.
   const sessions = createLiveSessions(deps.db, deps.logger, deps.config.CREDENTIAL_RECHECK_MS);
   const yoga = createYogaServer(deps, sessions);
@@ -77,7 +79,7 @@ export function buildApp(deps: AppDeps): App {
     async stop() {
       await closeWebSockets?.();
       sessions.close();
-      await closeEvents(deps);
+      await deps.events.close();
       if (server) {
         const s = server;
         server = undefined;

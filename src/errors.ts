@@ -88,7 +88,3 @@ export const requestValidation = (details: string[]) =>
 export const notFound = (message: string) => new AppError('NOT_FOUND', message);
 export const batchNotFound = () => notFound('Call batch not found');
 export const unprocessable = (message: string) => new AppError('UNPROCESSABLE', message);
-
-export function isAppError(e: unknown): e is AppError {
-  return e instanceof AppError;
-}

@@ -3,7 +3,7 @@ import { loadConfig } from './config.ts';
 import { runUntilSignalled } from './process-lifecycle.ts';
 import { createDeps } from './bootstrap.ts';
 import { buildApp, type App } from './app.ts';
-import { seedDemoIfEmpty } from './services/demo-seed.ts';
+import { seedDemoIfEmpty } from './services/accounts/demo-seed.ts';
 import { startBackground, type Background } from './background.ts';
 import type { AppDeps } from './deps.ts';
 

@@ -79,10 +79,6 @@ export function canTransitionCall(from: CallStatus, to: CallStatus): boolean {
   return NEXT[from].includes(to);
 }
 
-export function allowedCallTransitions(from: CallStatus): readonly CallStatus[] {
-  return NEXT[from];
-}
-
 /**
  * Counter changes for one call moving `from` -> `to` (`from` null: the call is being created).
  * For an existing call the values always sum to zero, so the accepted_contacts rule survives.

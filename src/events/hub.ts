@@ -19,7 +19,7 @@ import { batchNotFound } from '../errors.ts';
 import { createListener, type Channel, type Listener } from './listener.ts';
 import { LatestByKeyQueue } from './queue.ts';
 import { SerialReader } from './serial-reader.ts';
-import { queryRows } from './sql.ts';
+import { runStatement } from '../db/sql-statement.ts';
 
 export interface BatchSnapshot {
   id: string;
@@ -254,16 +254,16 @@ class CallTracker {
     this.hub.counters.callReads++;
     if (!this.primed) {
       // Changes before the first subscriber are history, not news: remember them without emitting.
-      const [top] = await queryRows<{ top: Date | string | null }>(db, CALLS_TOP_SQL, [this.batchId]);
+      const [top] = await runStatement<{ top: Date | string | null }>(db, CALLS_TOP_SQL, [this.batchId]);
       this.newest = top?.top ? asDate(top.top).getTime() : 0;
       this.cursor = Math.max(0, this.newest - this.overlapMs);
-      const rows = await queryRows<SignatureRow>(db, CALL_SIGNATURES_SQL, [this.batchId, new Date(this.cursor).toISOString()]);
+      const rows = await runStatement<SignatureRow>(db, CALL_SIGNATURES_SQL, [this.batchId, new Date(this.cursor).toISOString()]);
       for (const r of rows) this.see(r.id, signature(r), asDate(r.updated_at).getTime());
       this.primed = true;
       this.advance();
       return;
     }
-    const rows = await queryRows<SignatureRow>(db, CALL_SIGNATURES_SQL, [this.batchId, new Date(this.cursor).toISOString()]);
+    const rows = await runStatement<SignatureRow>(db, CALL_SIGNATURES_SQL, [this.batchId, new Date(this.cursor).toISOString()]);
     const changed: string[] = [];
     for (const r of rows) {
       const at = asDate(r.updated_at).getTime();
@@ -273,7 +273,7 @@ class CallTracker {
       if (at > this.newest) this.newest = at;
     }
     if (changed.length > 0) {
-      const full = await queryRows<CallRow>(db, CALL_ROWS_SQL, [this.batchId, changed]);
+      const full = await runStatement<CallRow>(db, CALL_ROWS_SQL, [this.batchId, changed]);
       for (const r of full) {
         const at = asDate(r.updated_at).getTime();
         if (at > this.newest) this.newest = at;
@@ -324,7 +324,7 @@ class BatchChannel {
 
   private async read(): Promise<void> {
     this.hub.counters.batchReads++;
-    const [row] = await queryRows<BatchRow>(this.hub.db, BATCH_SQL, [this.batchId]);
+    const [row] = await runStatement<BatchRow>(this.hub.db, BATCH_SQL, [this.batchId]);
     const next = row ? toBatchSnapshot(row) : null;
     const prev = this.snapshot;
     this.snapshot = next;

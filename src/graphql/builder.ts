@@ -2,6 +2,8 @@ import SchemaBuilder from '@pothos/core';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import ComplexityPlugin from '@pothos/plugin-complexity';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import { AppError } from '../errors.ts';
 import type PrismaTypes from '../generated/pothos-types.ts';
 import { getDatamodel } from '../generated/pothos-types.ts';
 import type { GraphQLContext } from './context.ts';
@@ -11,13 +13,19 @@ import type { PrismaClient } from '../generated/prisma/client.ts';
 export const builder = new SchemaBuilder<{
   PrismaTypes: PrismaTypes;
   Context: GraphQLContext;
+  /** admin: the operator's ADMIN_TOKEN. API-key fields authenticate through ctx.account(). */
+  AuthScopes: { admin: boolean };
   Scalars: {
     DateTime: { Input: Date; Output: Date | string };
     JSON: { Input: unknown; Output: unknown };
   };
   DefaultFieldNullability: false;
 }>({
-  plugins: [ComplexityPlugin, RelayPlugin, PrismaPlugin],
+  plugins: [ScopeAuthPlugin, ComplexityPlugin, RelayPlugin, PrismaPlugin],
+  scopeAuth: {
+    authScopes: (ctx) => ({ admin: ctx.isAdmin }),
+    unauthorizedError: () => new AppError('FORBIDDEN', 'This operation requires the admin token'),
+  },
   defaultFieldNullability: false,
   relay: {},
   // Cost ≈ objects fetched (see plugins/query-cost.ts, which also refuses before execution);

@@ -1,12 +1,12 @@
-import type { AppDeps } from '../deps.ts';
+import type { ApiDeps } from '../http/app-services.ts';
 import type { Account } from '../generated/prisma/client.ts';
 import { AppError } from '../errors.ts';
-import { bearerToken } from '../services/api-keys.ts';
-import { authenticateRequest } from '../services/rate-limit-guard.ts';
-import crypto from 'node:crypto';
+import { bearerToken } from '../services/auth/api-keys.ts';
+import { authenticateRequest } from '../http/authenticate-request.ts';
+import { isAdminToken } from '../services/auth/admin-token.ts';
 
 export interface GraphQLContext {
-  deps: AppDeps;
+  deps: ApiDeps;
   request: Request;
   /** The API key's account; throws UNAUTHENTICATED / FORBIDDEN. Resolved once per operation. */
   account(): Promise<Account>;
@@ -14,26 +14,16 @@ export interface GraphQLContext {
   isAdmin: boolean;
 }
 
-function safeEqual(a: string, b: string): boolean {
-  const ha = crypto.createHash('sha256').update(a).digest();
-  const hb = crypto.createHash('sha256').update(b).digest();
-  return crypto.timingSafeEqual(ha, hb);
-}
-
 /** The operator acts on one account's catalogue with the admin token plus this header (the CLI does). */
 export const ACT_AS_HEADER = 'x-act-as-account';
 
-async function actAs(deps: AppDeps, accountId: string): Promise<Account> {
+async function actAs(deps: ApiDeps, accountId: string): Promise<Account> {
   const account = await deps.db.prisma.account.findUnique({ where: { id: accountId } });
   if (!account) throw new AppError('NOT_FOUND', `Account ${accountId} not found`);
   return account;
 }
 
-export function isAdminToken(deps: AppDeps, token: string | null): boolean {
-  return !!(token && deps.config.ADMIN_TOKEN && safeEqual(token, deps.config.ADMIN_TOKEN));
-}
-
-export function createContext(deps: AppDeps, request: Request, authorization: string | null): GraphQLContext {
+export function createContext(deps: ApiDeps, request: Request, authorization: string | null): GraphQLContext {
   const token = bearerToken(authorization);
   const isAdmin = isAdminToken(deps, token);
   const actAsId = isAdmin ? request.headers.get(ACT_AS_HEADER) : null;
@@ -46,8 +36,4 @@ export function createContext(deps: AppDeps, request: Request, authorization: st
     // the operator acting for an account does not spend that account's budget.
     account: () => (account ??= actAsId ? actAs(deps, actAsId) : authenticateRequest(deps, request, token)),
   };
-}
-
-export function requireAdmin(ctx: GraphQLContext): void {
-  if (!ctx.isAdmin) throw new AppError('FORBIDDEN', 'This operation requires the admin token');
 }

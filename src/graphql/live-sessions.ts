@@ -4,7 +4,7 @@
 // also covers changes made through another API process (nothing to deliver, nothing to miss).
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.ts';
-import { hashApiKey, validKeyHashes } from '../services/api-keys.ts';
+import { hashApiKey, validKeyHashes } from '../services/auth/api-keys.ts';
 
 export interface LiveSessions {
   /** Tracks a session authenticated with `token`; `end` runs once when the key stops authenticating. Returns the untrack function. */

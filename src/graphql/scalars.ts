@@ -1,11 +1,7 @@
 import { GraphQLError, Kind, type ValueNode } from 'graphql';
+import { isoUtc } from '../domain/text-forms.ts';
 import { builder } from './builder.ts';
 
-/** ISO 8601 UTC with milliseconds and `Z` (DESIGN.md), so a returned value works as a filter bound. */
-export function isoUtc(d: Date | string | null | undefined): string | null {
-  if (d == null) return null;
-  return (d instanceof Date ? d : new Date(d)).toISOString();
-}
 
 builder.scalarType('DateTime', {
   description: 'ISO 8601 timestamp; output is always UTC with milliseconds and Z',

@@ -2,10 +2,10 @@ import type http from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
-import type { AppDeps } from '../deps.ts';
+import type { ApiDeps } from '../http/app-services.ts';
 import { AppError } from '../errors.ts';
-import { bearerToken } from '../services/api-keys.ts';
-import { authenticateFrom } from '../services/rate-limit-guard.ts';
+import { bearerToken } from '../services/auth/api-keys.ts';
+import { authenticateFrom } from '../http/authenticate-request.ts';
 import { nodeClientAddress } from '../http/client-address.ts';
 import type { LiveSessions } from './live-sessions.ts';
 import type { Yoga } from './yoga.ts';
@@ -47,7 +47,7 @@ function connectionCounter(max: number) {
  * error with its stack to stderr as an internal one, so a client could flood the logs: those
  * errors are logged at debug level instead; anything else still goes to graphql-ws.
  */
-function quietProtocolErrors(socket: WebSocket, logger: AppDeps['logger']): void {
+function quietProtocolErrors(socket: WebSocket, logger: ApiDeps['logger']): void {
   const theirs = socket.listeners('error') as Array<(err: Error) => void>;
   socket.removeAllListeners('error');
   socket.on('error', (err: Error & { code?: string }) => {
@@ -63,7 +63,7 @@ function quietProtocolErrors(socket: WebSocket, logger: AppDeps['logger']): void
  * CREDENTIAL_RECHECK_MS: a key that stops authenticating closes the socket with 4403. Frames,
  * sockets per address, the wait for connection_init and operations per socket are bounded.
  */
-export function attachWebSocketServer(server: http.Server, yoga: Yoga, deps: AppDeps, sessions: LiveSessions): () => Promise<void> {
+export function attachWebSocketServer(server: http.Server, yoga: Yoga, deps: ApiDeps, sessions: LiveSessions): () => Promise<void> {
   const { config } = deps;
   const counter = connectionCounter(config.WS_MAX_CONNECTIONS_PER_ADDRESS);
   const addressOf = (req: http.IncomingMessage) => nodeClientAddress(req, config.TRUST_PROXY) ?? 'unknown';

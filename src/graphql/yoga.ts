@@ -1,5 +1,5 @@
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import type { AppDeps } from '../deps.ts';
+import type { ApiDeps } from '../http/app-services.ts';
 import { createContext, type GraphQLContext } from './context.ts';
 import { schema } from './schema.ts';
 import { useRateLimit } from './plugins/rate-limit.ts';
@@ -11,7 +11,7 @@ import type { LiveSessions } from './live-sessions.ts';
 
 export type Yoga = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
 
-export function createYogaServer(deps: AppDeps, sessions: LiveSessions): Yoga {
+export function createYogaServer(deps: ApiDeps, sessions: LiveSessions): Yoga {
   return createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',

@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AppDeps } from '../deps.ts';
-import { json } from '../rest/envelope.ts';
+import { json } from './responses.ts';
 
 const WEB_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../web');
 export const DASHBOARD_ASSETS = '/dashboard/assets/';

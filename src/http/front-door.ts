@@ -3,12 +3,12 @@
 // GraphQL (REST reads its own body after authenticating), and security headers. Nothing that
 // escapes a handler reaches the client as a stack trace.
 import type { IncomingMessage } from 'node:http';
-import type { AppDeps } from '../deps.ts';
+import type { ApiDeps } from './app-services.ts';
 import { AppError, ERROR_CODES } from '../errors.ts';
-import { errorResponse, internalError, json } from '../rest/envelope.ts';
-import { assertAddressNotBlocked, authenticateFrom } from '../services/rate-limit-guard.ts';
-import { bearerToken } from '../services/api-keys.ts';
-import { isAdminToken } from '../graphql/context.ts';
+import { errorResponse, internalError, json } from './responses.ts';
+import { assertAddressNotBlocked, authenticateFrom } from './authenticate-request.ts';
+import { bearerToken } from '../services/auth/api-keys.ts';
+import { isAdminToken } from '../services/auth/admin-token.ts';
 import { jsonContentTypeProblem, jsonNestsDeeperThan, MAX_JSON_NESTING, readBodyBytes } from './body.ts';
 import type { BodyBudget, BodyLease } from './body-budget.ts';
 import { nodeClientAddress, normalizeAddress, setClientAddress } from './client-address.ts';
@@ -58,7 +58,7 @@ function checkedGraphqlGet(request: Request): Request {
 }
 
 /** The cap on this GraphQL body; authenticates first (401/403/429 before reading) when it may be large. */
-async function graphqlBodyCap(deps: AppDeps, request: Request, address: string | undefined): Promise<number> {
+async function graphqlBodyCap(deps: ApiDeps, request: Request, address: string | undefined): Promise<number> {
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (declared <= ANONYMOUS_GRAPHQL_BODY_BYTES) return ANONYMOUS_GRAPHQL_BODY_BYTES;
   const token = bearerToken(request.headers.get('authorization'));
@@ -68,7 +68,7 @@ async function graphqlBodyCap(deps: AppDeps, request: Request, address: string |
 }
 
 /** The GraphQL request with its body read under its cap (Yoga itself would read any size). */
-async function boundedGraphqlRequest(deps: AppDeps, request: Request, address: string | undefined, lease: BodyLease): Promise<Request> {
+async function boundedGraphqlRequest(deps: ApiDeps, request: Request, address: string | undefined, lease: BodyLease): Promise<Request> {
   if (request.method === 'GET' || request.method === 'HEAD') return checkedGraphqlGet(request);
   // Yoga would also read form-encoded and multipart posts (which browsers send cross-site
   // without a preflight); this API takes JSON only.
@@ -82,7 +82,7 @@ async function boundedGraphqlRequest(deps: AppDeps, request: Request, address: s
   return new Request(request.url, { method: request.method, headers: request.headers, body: bytes as Uint8Array<ArrayBuffer> });
 }
 
-export function createFrontDoor(deps: AppDeps, route: Handler, bodies: BodyBudget) {
+export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudget) {
   const cors = corsPolicy(deps.config.CORS_ORIGIN);
   const hsts = deps.config.PUBLIC_URL?.startsWith('https:') ?? false;
 

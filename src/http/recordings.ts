@@ -1,7 +1,6 @@
-import type { AppDeps } from '../deps.ts';
-import { verifyRecordingSignature } from '../services/recording-url.ts';
-import { refreshRecordingSource } from '../services/retell-recordings.ts';
-import { json } from '../rest/envelope.ts';
+import type { ApiDeps } from './app-services.ts';
+import { verifyRecordingSignature } from '../services/calls/recording-url.ts';
+import { json } from './responses.ts';
 import { fetchRecording, type UpstreamRecording } from './recording-proxy.ts';
 
 /** Provider answers meaning "this link no longer works" (an expired signed recording URL). */
@@ -11,7 +10,7 @@ const STALE_LINK = new Set([401, 403, 404, 410]);
  * GET /recordings/<call_id>.wav?expires=…&signature=… — the signed link is the only credential.
  * Recordings we hold are served from the database; a provider-held one (Retell) is proxied.
  */
-export async function serveRecording(deps: AppDeps, url: URL): Promise<Response> {
+export async function serveRecording(deps: ApiDeps, url: URL): Promise<Response> {
   const m = /^\/recordings\/(call_[0-9a-f]{32})\.wav$/.exec(url.pathname);
   if (!m) return json(404, { detail: 'Not Found' });
   const callId = m[1];
@@ -36,11 +35,11 @@ export async function serveRecording(deps: AppDeps, url: URL): Promise<Response>
   return new Response(upstream.body, { status: 200, headers });
 }
 
-async function proxied(deps: AppDeps, callId: string, sourceUrl: string): Promise<UpstreamRecording> {
+async function proxied(deps: ApiDeps, callId: string, sourceUrl: string): Promise<UpstreamRecording> {
   const trustedOrigin = deps.config.RETELL_BASE_URL ?? null;
   const first = await fetchRecording(sourceUrl, { trustedOrigin });
   if (first.ok || first.status === undefined || !STALE_LINK.has(first.status)) return first;
-  const fresh = await refreshRecordingSource(deps, callId).catch((err) => {
+  const fresh = await deps.recordings.currentSource(callId).catch((err: unknown) => {
     deps.logger.warn({ err, callId }, 'could not refresh the provider recording link');
     return null;
   });

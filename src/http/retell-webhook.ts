@@ -5,11 +5,11 @@
 import Retell from 'retell-sdk';
 import type { AppDeps } from '../deps.ts';
 import { AppError } from '../errors.ts';
-import { json } from '../rest/envelope.ts';
+import { json } from './responses.ts';
 import { decodeUtf8, readBodyBytes } from './body.ts';
 import type { BodyBudget, BodyLease } from './body-budget.ts';
-import { retellConfigForAccount } from '../services/provider-config.ts';
-import { RETELL_EVENTS, storeRetellEvent } from '../services/retell-events.ts';
+import { retellConfigForAccount } from '../services/accounts/provider-config.ts';
+import { RETELL_EVENTS, storeRetellEvent } from '../dispatch/voice/retell/stored-events.ts';
 import type { RetellStoredEvent } from '../dispatch/voice/retell/provider.ts';
 
 const MAX_BODY = 5 * 1024 * 1024;

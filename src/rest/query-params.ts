@@ -3,7 +3,7 @@
 // the request is reported at once, as the original service did.
 import { DateTime } from 'luxon';
 import { clampBound, MAX_PAGE, reasons, throwIfIssues, type FieldIssue } from '../services/pagination.ts';
-import { parseUtcDay } from '../services/list-call-records.ts';
+import { parseUtcDay } from '../services/calls/list-call-records.ts';
 
 const INTEGER = /^[+-]?\d+$/;
 

@@ -3,13 +3,14 @@ import { AppError, requestValidation } from '../errors.ts';
 import type { Yoga } from '../graphql/yoga.ts';
 import type { GraphQLContext } from '../graphql/context.ts';
 import type { Logger } from 'pino';
-import { errorResponse, internalError, json, success } from './envelope.ts';
+import { errorResponse, internalError, json, success } from '../http/responses.ts';
 import { restOperations } from './operations.ts';
 import { decodeUtf8, jsonContentTypeProblem, jsonNestsDeeperThan, MAX_JSON_NESTING, readBodyBytes } from '../http/body.ts';
 import type { BodyBudget, BodyLease } from '../http/body-budget.ts';
 import { jsonHazards, markInputVetted, queryHazards, textMayHoldHazards } from '../http/json-guard.ts';
-import { rateLimitStateOf } from '../services/rate-limit-guard.ts';
-import { rateLimitHeaders } from '../services/rate-limit.ts';
+import { rateLimitStateOf } from '../http/authenticate-request.ts';
+import { rateLimitHeaders } from '../services/auth/rate-limit.ts';
+import { snakeCase } from '../domain/text-forms.ts';
 
 export interface RouteInput {
   params: Record<string, string>;
@@ -89,8 +90,6 @@ async function readJsonBody(request: Request, maxBytes: number, lease: BodyLease
   if (hazards.length) throw requestValidation(hazards);
   return body;
 }
-
-const snakeCase = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /**
  * The operations are fixed and validated at build time, so a request-level GraphQL error (no

@@ -1,15 +1,7 @@
-// The contract's snake_case shapes of a call record and of batch details, in ONE place: webhook
-// payloads are built here, and the REST read routes (which map GraphQL results) use the same field
-// names, so a client that parses one parses the other.
-import type { AppDeps } from '../deps.ts';
-import type { Agent, Batch, Call, PromptVersion } from '../generated/prisma/client.ts';
-import { recordingUrl } from './recording-url.ts';
-
-/** ISO 8601 UTC with milliseconds and Z (DESIGN.md); same output as the GraphQL DateTime scalar. */
-export function iso(d: Date | string | null | undefined): string | null {
-  if (d == null) return null;
-  return (d instanceof Date ? d : new Date(d)).toISOString();
-}
+// The contract's snake_case shapes of a call record and of batch details, each mapped in ONE
+// place: the REST routes (from their typed GraphQL results) and the webhook payloads (from the
+// outbox's rows) both call these, so a client that parses one parses the other.
+import { isoUtc as iso } from '../domain/text-forms.ts';
 
 export interface CallRecord {
   call_id: string;
@@ -76,29 +68,41 @@ export const BATCH_DETAILS_FIELDS = [
   'failed', 'cancelled', 'created_at', 'started_at', 'completed_at',
 ] as const satisfies readonly (keyof BatchDetails)[];
 
-export type CallRecordCall = Pick<
-  Call,
-  | 'id'
-  | 'batchId'
-  | 'externalId'
-  | 'phoneNumber'
-  | 'dialedNumber'
-  | 'agentId'
-  | 'promptVersionId'
-  | 'status'
-  | 'transcriptStatus'
-  | 'durationSeconds'
-  | 'answerDurationSeconds'
-  | 'timestamp'
-  | 'createdAt'
-  | 'completedAt'
-  | 'hangupBy'
-  | 'disconnectReason'
-  | 'summary'
-  | 'outcomes'
-  | 'recordingAvailable'
-  | 'llmTranscript'
->;
+/**
+ * A call record in the service's own (camelCase) names, the names of GraphQL's Call fields: the
+ * REST routes pass their typed GraphQL result, the webhook outbox its row. Dates are Dates or ISO
+ * strings.
+ */
+export interface CallRecordSource {
+  id: string;
+  batchId: string;
+  externalId: string;
+  /** The number dialled: the alternate one when it was used (numberDialled). */
+  phoneNumber: string;
+  agentId: string;
+  agentName: string;
+  versionId: string;
+  versionName: string;
+  /** The batch's voice. */
+  voice: string;
+  status: string;
+  transcriptStatus: string | null;
+  durationSeconds: number | null;
+  answerDurationSeconds: number | null;
+  timestamp: Date | string | null;
+  createdAt: Date | string;
+  completedAt: Date | string | null;
+  hangupBy: string | null;
+  disconnectReason: string | null;
+  summary: string | null;
+  outcomes: unknown;
+  recordingAvailable: boolean | null;
+  recordingUrl: string | null;
+  llmTranscript: string | null;
+}
+
+/** The number a call record shows: the alternate one when it was dialled. */
+export const numberDialled = (c: { phoneNumber: string; dialedNumber: string | null }): string => c.dialedNumber ?? c.phoneNumber;
 
 // Stored as the analyser wrote it (string values); passed through unchanged, as GraphQL's JSON does.
 function outcomesObject(v: unknown): Record<string, string> | null {
@@ -106,75 +110,67 @@ function outcomesObject(v: unknown): Record<string, string> | null {
   return v as Record<string, string>;
 }
 
-/**
- * One call as the contract's call record. `phone_number` is the number actually dialled (the
- * alternate one when it was used), as on the GraphQL Call type; `voice` is the batch's voice.
- */
-export function callRecord(
-  call: CallRecordCall,
-  agent: Pick<Agent, 'id' | 'name'>,
-  version: Pick<PromptVersion, 'id' | 'name'>,
-  batch: Pick<Batch, 'voice'>,
-  deps: Pick<AppDeps, 'config' | 'appSecret' | 'clock'>,
-): CallRecord {
+/** The contract's Call record, field for field in the table's order. */
+export function callRecord(c: CallRecordSource): CallRecord {
   return {
-    call_id: call.id,
-    batch_id: call.batchId,
-    contact_id: call.externalId,
-    external_id: call.externalId,
-    phone_number: call.dialedNumber ?? call.phoneNumber,
-    agent_id: agent.id,
-    agent_name: agent.name,
-    version_id: version.id,
-    version_name: version.name,
-    voice: batch.voice,
-    status: call.status,
-    call_status: call.status,
-    transcript_status: call.transcriptStatus,
-    duration_seconds: call.durationSeconds,
-    answer_duration_seconds: call.answerDurationSeconds,
-    timestamp: iso(call.timestamp),
-    created_at: iso(call.createdAt)!,
-    completed_at: iso(call.completedAt),
-    hangup_by: call.hangupBy,
-    disconnect_reason: call.disconnectReason,
-    summary: call.summary,
-    outcomes: outcomesObject(call.outcomes),
-    recording_available: call.recordingAvailable,
-    recording_url: call.recordingAvailable ? recordingUrl(deps, call.id) : null,
-    llm_transcript: call.llmTranscript,
+    call_id: c.id,
+    batch_id: c.batchId,
+    contact_id: c.externalId,
+    external_id: c.externalId,
+    phone_number: c.phoneNumber,
+    agent_id: c.agentId,
+    agent_name: c.agentName,
+    version_id: c.versionId,
+    version_name: c.versionName,
+    voice: c.voice,
+    status: c.status,
+    call_status: c.status,
+    transcript_status: c.transcriptStatus,
+    duration_seconds: c.durationSeconds,
+    answer_duration_seconds: c.answerDurationSeconds,
+    timestamp: iso(c.timestamp),
+    created_at: iso(c.createdAt)!,
+    completed_at: iso(c.completedAt),
+    hangup_by: c.hangupBy,
+    disconnect_reason: c.disconnectReason,
+    summary: c.summary,
+    outcomes: outcomesObject(c.outcomes),
+    recording_available: c.recordingAvailable,
+    recording_url: c.recordingUrl,
+    llm_transcript: c.llmTranscript,
   };
 }
 
-export type BatchDetailsBatch = Pick<
-  Batch,
-  | 'id'
-  | 'agentId'
-  | 'promptVersionId'
-  | 'status'
-  | 'startMode'
-  | 'scheduledAt'
-  | 'timezone'
-  | 'concurrency'
-  | 'totalContacts'
-  | 'acceptedContacts'
-  | 'rejectedContacts'
-  | 'callbacks'
-  | 'queued'
-  | 'inProgress'
-  | 'completed'
-  | 'failed'
-  | 'cancelled'
-  | 'createdAt'
-  | 'startedAt'
-  | 'completedAt'
->;
+/** Batch details in the names of GraphQL's CallBatch fields (REST's typed result, the outbox's row). */
+export interface BatchDetailsSource {
+  id: string;
+  agentId: string;
+  versionId: string;
+  status: string;
+  startMode: string;
+  scheduledAt: Date | string;
+  timezone: string;
+  concurrency: number;
+  totalContacts: number;
+  acceptedContacts: number;
+  rejectedContacts: number;
+  callbacks: number;
+  queued: number;
+  inProgress: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+  createdAt: Date | string;
+  startedAt?: Date | string | null;
+  completedAt?: Date | string | null;
+}
 
-export function batchDetails(batch: BatchDetailsBatch): BatchDetails {
+/** The contract's Batch details, field for field in the table's order. */
+export function batchDetails(batch: BatchDetailsSource): BatchDetails {
   return {
     batch_id: batch.id,
     agent_id: batch.agentId,
-    version_id: batch.promptVersionId,
+    version_id: batch.versionId,
     status: batch.status,
     start_mode: batch.startMode,
     scheduled_at: iso(batch.scheduledAt)!,
@@ -190,7 +186,7 @@ export function batchDetails(batch: BatchDetailsBatch): BatchDetails {
     failed: batch.failed,
     cancelled: batch.cancelled,
     created_at: iso(batch.createdAt)!,
-    started_at: iso(batch.startedAt),
-    completed_at: iso(batch.completedAt),
+    started_at: iso(batch.startedAt ?? null),
+    completed_at: iso(batch.completedAt ?? null),
   };
 }

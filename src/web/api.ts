@@ -1,6 +1,6 @@
 // The dashboard's GraphQL client: queries and mutations over fetch, subscriptions over graphql-ws
 // (one socket for the page, reconnecting with backoff), all typed by the codegen documents.
-import { print } from 'graphql';
+import { print, type DocumentNode } from 'graphql';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { createClient, type Client } from 'graphql-ws';
 
@@ -24,7 +24,7 @@ interface GraphQLErrorLike {
 }
 
 const sources = new WeakMap<object, string>();
-function source(doc: TypedDocumentNode<any, any>): string {
+function source(doc: DocumentNode): string {
   let s = sources.get(doc);
   if (!s) sources.set(doc, (s = print(doc)));
   return s;

@@ -2,7 +2,7 @@
 // contains can inject markup.
 
 export type Child = Node | string | number | null | undefined | false | Child[];
-type AttrValue = string | number | boolean | null | undefined | ((e: any) => void);
+type AttrValue = string | number | boolean | null | undefined | ((e: Event) => void);
 
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,

@@ -32,9 +32,6 @@ export function percent(n: number, of: number): number {
   return of > 0 ? Math.round((n / of) * 1000) / 10 : 0;
 }
 
-/** Whether the batch can still change (the dashboard keeps listening to it). */
-export const isOpen = (status: string) => status !== 'completed' && status !== 'cancelled';
-
 /** The operations a batch in this status offers. */
 export function operationsFor(b: { status: string; startedAt: string | null }): ('start' | 'pause' | 'resume' | 'cancel')[] {
   switch (b.status) {

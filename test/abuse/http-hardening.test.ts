@@ -191,7 +191,7 @@ describe('errors never echo secrets or stack traces', () => {
     const logger = pino({ level: 'silent' });
     const error = vi.spyOn(logger, 'error');
     const handle = createFrontDoor(
-      { ...t.deps, logger } as AppDeps,
+      { ...t.deps, logger },
       async () => {
         throw new Error(`boom ${SECRET}`);
       },

@@ -16,7 +16,7 @@ const STATUSES: CallStatus[] = ['pending', 'queued', 'in_progress', 'completed',
 
 let t: TestApp;
 let a: SeededAccount;
-let own: string[] = [];
+const own: string[] = [];
 let foreign: string;
 let counts: { batches: number; calls: number };
 

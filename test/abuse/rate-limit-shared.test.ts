@@ -6,8 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type App } from '../../src/app.ts';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import type { AppDeps } from '../../src/deps.ts';
-import { rateLimiters } from '../../src/services/rate-limit.ts';
-import { DatabaseRateLimitStore } from '../../src/services/rate-limit-store-postgres.ts';
+import { DatabaseRateLimitStore } from '../../src/services/auth/rate-limit-store-postgres.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { budget, inWindow, send } from '../helpers/abuse.ts';
 import { TEST_DATABASE_URL } from '../helpers/database.ts';
@@ -35,8 +34,8 @@ afterAll(async () => {
 
 describe('shared per-account budget', () => {
   it('two app instances on one database spend one budget and reset together', async () => {
-    expect(rateLimiters(t.deps).accounts.store).toBeInstanceOf(DatabaseRateLimitStore);
-    expect(rateLimiters(second.deps).accounts).not.toBe(rateLimiters(t.deps).accounts);
+    expect(t.deps.rateLimiters.accounts.store).toBeInstanceOf(DatabaseRateLimitStore);
+    expect(second.deps.rateLimiters.accounts).not.toBe(t.deps.rateLimiters.accounts);
     t.clock.set(inWindow(20_000));
     const a = await t.seedAccount({ limits: { rateLimitPerMinute: 4 } });
     const apps = [t.app, second, t.app, second];

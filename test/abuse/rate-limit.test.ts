@@ -4,10 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { budget, gqlSend, inWindow, send } from '../helpers/abuse.ts';
 import { wsClient, wsOnce } from '../helpers/ws-client.ts';
-import { rateLimiters } from '../../src/services/rate-limit.ts';
-import { MemoryRateLimitStore } from '../../src/services/rate-limit-store-memory.ts';
-import { DatabaseRateLimitStore } from '../../src/services/rate-limit-store-postgres.ts';
-import { updateAccount } from '../../src/services/accounts.ts';
+import { MemoryRateLimitStore } from '../../src/services/auth/rate-limit-store-memory.ts';
+import { DatabaseRateLimitStore } from '../../src/services/auth/rate-limit-store-postgres.ts';
+import { updateAccount } from '../../src/services/accounts/accounts.ts';
 
 const ME = '/api/v1/public/me';
 const BATCHES = '/api/v1/public/call-batches';
@@ -221,7 +220,7 @@ describe('failed key attempts per client address', () => {
 
 describe('housekeeping', () => {
   it('prunes past windows (memory store on PGlite, rate_limit_windows on PostgreSQL)', async () => {
-    const { store } = rateLimiters(t.deps).accounts;
+    const { store } = t.deps.rateLimiters.accounts;
     if (t.deps.db.kind === 'pglite') expect(store).toBeInstanceOf(MemoryRateLimitStore);
     else expect(store).toBeInstanceOf(DatabaseRateLimitStore);
     const count = async () =>
@@ -240,7 +239,7 @@ describe('housekeeping', () => {
   });
 
   it('the failed-attempt store forgets past windows too', async () => {
-    const { store } = rateLimiters(t.deps).authFailures;
+    const { store } = t.deps.rateLimiters.authFailures;
     expect(store).toBeInstanceOf(MemoryRateLimitStore);
     t.clock.set(inWindow(0, '2031-03-06T00:00:00.000Z'));
     for (let i = 0; i < 10; i++) await send(t.app, 'GET', ME, { key: 'sk_' + 'q'.repeat(43), address: `198.51.100.${i}` });

@@ -8,7 +8,7 @@ import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.
 import { batchBody, CALL_BATCHES, validPhone } from '../helpers/batch-requests.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
 import { testWorker } from '../helpers/dispatch.ts';
-import { applyCallWrites } from '../../src/services/call-transitions.ts';
+import { applyCallWrites } from '../../src/services/calls/call-transitions.ts';
 import {
   CONTACT_METADATA_LIMITS,
   MAX_AGENTS_PER_ACCOUNT,

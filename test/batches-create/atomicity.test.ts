@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { batchBody, CALL_BATCHES, makeContacts } from '../helpers/batch-requests.ts';
-import { createBatch } from '../../src/services/create-batch.ts';
+import { createBatch } from '../../src/services/batches/create-batch.ts';
 
 let t: TestApp;
 let a: SeededAccount;

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { batchBody, CALL_BATCHES, makeContacts } from '../helpers/batch-requests.ts';
 import { countQueries } from '../helpers/query-counter.ts';
-import { createBatch } from '../../src/services/create-batch.ts';
-import { DEFAULT_CALL_CHUNK_SIZE } from '../../src/services/insert-calls.ts';
+import { createBatch } from '../../src/services/batches/create-batch.ts';
+import { DEFAULT_CALL_CHUNK_SIZE } from '../../src/services/batches/insert-calls.ts';
 
 const N = 10_000;
 

@@ -2,8 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { batchBody, CALL_BATCHES, makeContacts, validPhone } from '../helpers/batch-requests.ts';
-import { addDidNumber, createAgent, createPromptVersion } from '../../src/services/catalog.ts';
-import { updateAccount } from '../../src/services/accounts.ts';
+import { addDidNumber, createAgent, createPromptVersion } from '../../src/services/accounts/catalog.ts';
+import { updateAccount } from '../../src/services/accounts/accounts.ts';
 
 let t: TestApp;
 let a: SeededAccount;

@@ -6,6 +6,7 @@ import { insertBatch } from '../helpers/fixtures.ts';
 import { concurrencyProbe, expectConsistentBatch, historyMaxInFlight, manualSimulator, phoneEndingIn, registryOf, testWorker } from '../helpers/dispatch.ts';
 import { createSimulatorProvider } from '../../src/dispatch/voice/simulator.ts';
 import type { DispatchWorker } from '../../src/dispatch/worker.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let t: TestApp;
 
@@ -28,13 +29,7 @@ function twoWorkers() {
   return { probe, workers };
 }
 
-async function until(cond: () => Promise<boolean>, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = (cond: () => boolean | Promise<boolean>) => waitFor(cond);
 
 const allDone = (ids: string[]) => async () =>
   (await t.deps.db.prisma.batch.count({ where: { id: { in: ids }, status: 'completed' } })) === ids.length;

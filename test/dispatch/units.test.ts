@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { allocateSlots, type BatchDemand } from '../../src/dispatch/fair-share.ts';
-import { mergeWrites, WriteQueue } from '../../src/dispatch/write-queue.ts';
-import type { CallWrite } from '../../src/services/call-transitions.ts';
+import { allocateSlots, type BatchDemand } from '../../src/domain/fair-share.ts';
+import { mergeWrites, WriteQueue } from '../../src/dispatch/store/write-queue.ts';
+import type { CallWrite } from '../../src/services/calls/call-transitions.ts';
 
 const b = (id: string, inFlight: number, concurrency: number, waiting: number): BatchDemand => ({ id, inFlight, concurrency, waiting });
 const obj = (m: Map<string, number>) => Object.fromEntries(m);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
-import { revokeApiKey, issueApiKey, hashApiKey } from '../../src/services/api-keys.ts';
+import { revokeApiKey, issueApiKey, hashApiKey } from '../../src/services/auth/api-keys.ts';
 import { batchBody, CALL_BATCHES } from '../helpers/batch-requests.ts';
 
 let t: TestApp;
@@ -119,6 +119,19 @@ describe('GraphQL authentication and scoping', () => {
   it('admin mutations need the admin token; an API key is not enough', async () => {
     const q = 'mutation { adminCreateAccount(input: { name: "X", email: "x@y.z" }) { apiKey } }';
     expect((await t.gql(q, {}, a.apiKey)).body.errors[0].extensions.code).toBe('FORBIDDEN');
+    // Every operator field, declared once with its scope (@pothos/plugin-scope-auth), refuses a key.
+    const others = [
+      `mutation { adminCreateApiKey(accountId: "${a.account.id}") { apiKey } }`,
+      'mutation { adminRevokeApiKey(id: "key_x") }',
+      `mutation { adminSetProvider(accountId: "${a.account.id}", provider: "simulator") }`,
+      `mutation { adminUpdateAccount(id: "${a.account.id}", input: { name: "Y" }) { id } }`,
+      '{ adminAccounts { id } }',
+      `{ adminApiKeys(accountId: "${a.account.id}") { id } }`,
+    ];
+    for (const doc of others) {
+      const error = (await t.gql(doc, {}, a.apiKey)).body.errors[0];
+      expect([error.extensions.code, error.message]).toEqual(['FORBIDDEN', 'This operation requires the admin token']);
+    }
     const ok = await t.gql(q, {}, ADMIN_TOKEN);
     expect(ok.body.data.adminCreateAccount.apiKey).toMatch(/^sk_[A-Za-z0-9_-]{43}$/);
   });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLAG_NAMES, runCli } from '../../src/cli/index.ts';
 import { commands } from '../../src/cli/commands.ts';
 import { openDatabase } from '../../src/db/client.ts';
-import { retellConfigForAccount } from '../../src/services/provider-config.ts';
+import { retellConfigForAccount } from '../../src/services/accounts/provider-config.ts';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-cli-'));

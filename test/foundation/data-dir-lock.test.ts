@@ -84,5 +84,5 @@ describe('data dir lock', () => {
       server.child.kill('SIGTERM');
       await server.waitForExit();
     }
-  });
+  }, 60_000);
 });

@@ -1,9 +1,10 @@
 import { buildApp, type App } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { AppDeps, Clock } from '../../src/deps.ts';
+import type { ApiDeps } from '../../src/http/app-services.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createAccount, type AccountInput } from '../../src/services/accounts.ts';
-import { addDidNumber, createAgent, createPromptVersion } from '../../src/services/catalog.ts';
+import { createAccount, type AccountInput } from '../../src/services/accounts/accounts.ts';
+import { addDidNumber, createAgent, createPromptVersion } from '../../src/services/accounts/catalog.ts';
 import type { Account, Agent, DidNumber, PromptVersion } from '../../src/generated/prisma/client.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
@@ -41,7 +42,8 @@ export class TestClock implements Clock {
 
 export interface TestApp {
   app: App;
-  deps: AppDeps;
+  /** The app's dependencies, with its shared objects (rate limiters, event hub, …). */
+  deps: ApiDeps;
   testDb: TestDatabase;
   clock: TestClock;
   request<T = any>(
@@ -99,7 +101,7 @@ export async function createTestApp(opts: { config?: Record<string, string>; pos
 
   return {
     app,
-    deps,
+    deps: app.deps,
     testDb,
     clock,
     request,

@@ -4,7 +4,7 @@
 import type { AppDeps } from '../../src/deps.ts';
 import { initialStatusAfterCreate, type BatchStatus, type StartMode } from '../../src/domain/batch-state.ts';
 import { counterBucket, counterDelta, type CallStatus, type CounterBucket } from '../../src/domain/call-state.ts';
-import { createAgent, createPromptVersion } from '../../src/services/catalog.ts';
+import { createAgent, createPromptVersion } from '../../src/services/accounts/catalog.ts';
 import { newId, newIds } from '../../src/domain/ids.ts';
 import type { Batch, Call, Prisma } from '../../src/generated/prisma/client.ts';
 import type { SeededAccount } from './app.ts';

@@ -27,10 +27,3 @@ export async function waitFor(cond: () => boolean | Promise<boolean>, opts: Wait
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 10));
   }
 }
-
-/** Polls `probe` until it returns something other than undefined, and returns that. */
-export async function waitForValue<T>(probe: () => T | undefined | Promise<T | undefined>, opts: WaitOptions = {}): Promise<T> {
-  let value: T | undefined;
-  await waitFor(async () => (value = await probe()) !== undefined, opts);
-  return value as T;
-}

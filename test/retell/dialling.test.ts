@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { callEvents, expectConsistentBatch, testWorker } from '../helpers/dispatch.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
 import { createDialPacer } from '../../src/dispatch/voice/dial-pacing.ts';
-import { addDidNumber } from '../../src/services/catalog.ts';
+import { addDidNumber } from '../../src/services/accounts/catalog.ts';
 import { batchSettled, expectNoInvalidBodies, retellApp, until, type RetellApp } from './retell-app.ts';
 
 let r: RetellApp | undefined;

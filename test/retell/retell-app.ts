@@ -3,7 +3,7 @@
 import { expect } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { fakeOutcome, startFakeRetell, type FakeRetell } from '../helpers/fake-retell.ts';
-import { setAccountProvider } from '../../src/services/provider-config.ts';
+import { setAccountProvider } from '../../src/services/accounts/provider-config.ts';
 import { WAIT_MS, waitFor } from '../helpers/wait.ts';
 
 export const RETELL_KEY = 'key_retell_e2e_0123456789abcdef';
@@ -17,6 +17,7 @@ export interface RetellApp {
 }
 
 export async function retellApp(opts: { config?: Record<string, string>; postgres?: boolean; dialRate?: number } = {}): Promise<RetellApp> {
+  // eslint-disable-next-line prefer-const -- the fake's callback closes over it before it is assigned
   let t: TestApp | undefined;
   const fake = await startFakeRetell({
     apiKey: RETELL_KEY,

@@ -9,7 +9,8 @@ import { insertBatch } from '../helpers/fixtures.ts';
 import { TEST_DATABASE_URL } from '../helpers/database.ts';
 import { sumRuleHolds } from '../helpers/subscriptions.ts';
 import { EventHub, type BatchSnapshot } from '../../src/events/hub.ts';
-import { withSqlTransaction } from '../../src/services/sql-transaction.ts';
+import { withSqlTransaction } from '../../src/db/sql-transaction.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -44,13 +45,7 @@ function collect(it: AsyncIterableIterator<BatchSnapshot>) {
   return { seen, done };
 }
 
-async function until(pred: () => boolean, timeoutMs = 10_000) {
-  const end = Date.now() + timeoutMs;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = (cond: () => boolean | Promise<boolean>) => waitFor(cond);
 
 describe('a burst of counter changes', () => {
   it('costs one batch read per tick and reaches every subscriber with the final counters', async () => {
@@ -157,9 +152,9 @@ describe.skipIf(!TEST_DATABASE_URL)('the PostgreSQL LISTEN session', () => {
     );
     // A change while the session is down is picked up by the re-read after reconnecting.
     await completeOne(batch.id);
-    await until(() => sub.seen.at(-1)?.completed === 1, 15_000);
+    await until(() => sub.seen.at(-1)?.completed === 1);
     // And notifications flow again.
     await completeOne(batch.id);
-    await until(() => sub.seen.at(-1)?.completed === 2, 15_000);
+    await until(() => sub.seen.at(-1)?.completed === 2);
   });
 });

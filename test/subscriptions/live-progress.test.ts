@@ -8,7 +8,6 @@ import { sseStream, sumRuleHolds, wsStream } from '../helpers/subscriptions.ts';
 import { batchBody, CALL_BATCHES, makeContacts } from '../helpers/batch-requests.ts';
 import { testWorker } from '../helpers/dispatch.ts';
 import type { DispatchWorker } from '../../src/dispatch/worker.ts';
-import { existingEvents } from '../../src/events/registry.ts';
 import { startReceiver } from '../helpers/webhook-receiver.ts';
 import { enqueueWebhook } from '../../src/services/webhooks/outbox.ts';
 import { deliverDue } from '../../src/services/webhooks/delivery-worker.ts';
@@ -49,7 +48,7 @@ interface Progress {
 
 /** Subscribers the app's event hub holds right now. */
 const held = () => {
-  const st = existingEvents(t.deps.db)?.stats();
+  const st = t.deps.events.started()?.stats();
   return st ? st.progressSubscribers + st.callSubscribers + st.accountSubscribers : 0;
 };
 

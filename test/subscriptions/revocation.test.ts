@@ -3,7 +3,7 @@
 // with one UNAUTHENTICATED error, also when the change is made through another API instance.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type App } from '../../src/app.ts';
-import { issueApiKey } from '../../src/services/api-keys.ts';
+import { issueApiKey } from '../../src/services/auth/api-keys.ts';
 import { REVOKED_MESSAGE } from '../../src/graphql/plugins/end-revoked-subscriptions.ts';
 import { ADMIN_TOKEN, createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { wsClient } from '../helpers/ws-client.ts';

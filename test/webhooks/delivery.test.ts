@@ -6,7 +6,7 @@ import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
 import { insertWebhookBatch } from '../helpers/webhook-fixtures.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { enqueueCallWebhooks, enqueueWebhook } from '../../src/services/webhooks/outbox.ts';
-import { withSqlTransaction } from '../../src/services/sql-transaction.ts';
+import { withSqlTransaction } from '../../src/db/sql-transaction.ts';
 import { WEBHOOK_RECORDING_URL_TTL_SECONDS } from '../../src/services/webhooks/payload-links.ts';
 import { deliverDue, leaseDueDeliveries, startWebhookDeliveryWorker } from '../../src/services/webhooks/delivery-worker.ts';
 import { rotateWebhookSecret, webhookSecret } from '../../src/services/webhooks/secrets.ts';
@@ -269,7 +269,7 @@ describe('webhook delivery', () => {
 
   it('signs the recording link for each attempt: a retry hours later carries a link that plays', async () => {
     rx.setHandler((_r, n) => (n === 1 ? { status: 503 } : { status: 200 }));
-    const { batch, calls } = await insertWebhookBatch(t.deps, a, { callbackUrl: rx.url, calls: 1 });
+    const { calls } = await insertWebhookBatch(t.deps, a, { callbackUrl: rx.url, calls: 1 });
     const call = calls[0]!;
     await t.deps.db.prisma.call.update({
       where: { id: call.id },

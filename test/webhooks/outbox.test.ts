@@ -3,8 +3,8 @@ import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.
 import { insertWebhookBatch } from '../helpers/webhook-fixtures.ts';
 import { enqueueBatchWebhooks, enqueueCallWebhooks, enqueueWebhook } from '../../src/services/webhooks/outbox.ts';
 import { callWebhookTypes } from '../../src/services/webhooks/events.ts';
-import { withSqlTransaction } from '../../src/services/sql-transaction.ts';
-import { applyCallWrites, type CallWrite } from '../../src/services/call-transitions.ts';
+import { withSqlTransaction } from '../../src/db/sql-transaction.ts';
+import { applyCallWrites, type CallWrite } from '../../src/services/calls/call-transitions.ts';
 import { BATCH_DETAILS_FIELDS, CALL_RECORD_FIELDS } from '../../src/services/representations.ts';
 
 let t: TestApp;

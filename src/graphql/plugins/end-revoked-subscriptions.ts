@@ -4,7 +4,7 @@
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { ExecutionResult } from 'graphql';
 import { AppError } from '../../errors.ts';
-import { bearerToken } from '../../services/api-keys.ts';
+import { bearerToken } from '../../services/auth/api-keys.ts';
 import type { GraphQLContext } from '../context.ts';
 import type { LiveSessions } from '../live-sessions.ts';
 

@@ -3,19 +3,19 @@
 // a key it spends one unit of the account's budget; without a valid one, one unit of the client
 // address's unauthenticated budget (introspection included). Every HTTP response reports the budget.
 import type { Plugin } from 'graphql-yoga';
-import type { AppDeps } from '../../deps.ts';
+import type { ApiDeps } from '../../http/app-services.ts';
 import { AppError } from '../../errors.ts';
-import { bearerToken } from '../../services/api-keys.ts';
-import { rateLimitHeaders } from '../../services/rate-limit.ts';
-import { authenticateRequest, rateLimitStateOf } from '../../services/rate-limit-guard.ts';
-import { isAdminToken } from '../context.ts';
+import { bearerToken } from '../../services/auth/api-keys.ts';
+import { rateLimitHeaders } from '../../services/auth/rate-limit.ts';
+import { authenticateRequest, rateLimitStateOf } from '../../http/authenticate-request.ts';
+import { isAdminToken } from '../../services/auth/admin-token.ts';
 
 /**
  * Authenticates ahead of execution; only a RATE_LIMITED outcome is returned (to refuse the
  * operation). Other auth failures stay with the resolvers that need an account, as before:
  * the outcome is memoised per request, so they see the same error without a second check.
  */
-async function rateLimitRefusal(deps: AppDeps, request: Request): Promise<AppError | null> {
+async function rateLimitRefusal(deps: ApiDeps, request: Request): Promise<AppError | null> {
   const token = bearerToken(request.headers.get('authorization'));
   if (isAdminToken(deps, token)) return null;
   try {
@@ -26,7 +26,7 @@ async function rateLimitRefusal(deps: AppDeps, request: Request): Promise<AppErr
   }
 }
 
-export function useRateLimit(deps: AppDeps): Plugin {
+export function useRateLimit(deps: ApiDeps): Plugin {
   return {
     async onParams({ request, setResult }) {
       const refusal = await rateLimitRefusal(deps, request);

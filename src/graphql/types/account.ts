@@ -1,8 +1,7 @@
 import { builder } from '../builder.ts';
-import { requireAdmin } from '../context.ts';
 import type { Account } from '../../generated/prisma/client.ts';
-import { createAccount, updateAccount } from '../../services/accounts.ts';
-import { issueApiKey, revokeApiKey } from '../../services/api-keys.ts';
+import { createAccount, updateAccount } from '../../services/accounts/accounts.ts';
+import { issueApiKey, revokeApiKey } from '../../services/auth/api-keys.ts';
 
 const AccountLimits = builder.objectRef<Account>('AccountLimits').implement({
   fields: (t) => ({
@@ -92,16 +91,16 @@ builder.mutationFields((t) => ({
   adminCreateAccount: t.field({
     type: CreatedAccount,
     args: { input: t.arg({ type: AdminCreateAccountInput, required: true }) },
+    authScopes: { admin: true },
     resolve: async (_r, { input }, ctx) => {
-      requireAdmin(ctx);
       return createAccount(ctx.deps.db, { ...nonNull(input), limits: input.limits ? nonNull(input.limits) : undefined });
     },
   }),
   adminUpdateAccount: t.field({
     type: AccountType,
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: AdminUpdateAccountInput, required: true }) },
+    authScopes: { admin: true },
     resolve: async (_r, { id, input }, ctx) => {
-      requireAdmin(ctx);
       return updateAccount(ctx.deps.db, String(id), {
         ...nonNull(input),
         limits: input.limits ? nonNull(input.limits) : undefined,
@@ -111,16 +110,16 @@ builder.mutationFields((t) => ({
   adminCreateApiKey: t.field({
     type: IssuedApiKey,
     args: { accountId: t.arg.id({ required: true }) },
+    authScopes: { admin: true },
     resolve: async (_r, { accountId }, ctx) => {
-      requireAdmin(ctx);
       await updateAccount(ctx.deps.db, String(accountId), {});
       return issueApiKey(ctx.deps.db, String(accountId));
     },
   }),
   adminRevokeApiKey: t.boolean({
     args: { id: t.arg.id({ required: true }) },
+    authScopes: { admin: true },
     resolve: async (_r, { id }, ctx) => {
-      requireAdmin(ctx);
       return revokeApiKey(ctx.deps.db, String(id));
     },
   }),
@@ -138,16 +137,16 @@ builder.prismaObject('ApiKey', {
 builder.queryFields((t) => ({
   adminAccounts: t.prismaField({
     type: ['Account'],
+    authScopes: { admin: true },
     resolve: async (query, _r, _a, ctx) => {
-      requireAdmin(ctx);
       return ctx.deps.db.prisma.account.findMany({ ...query, orderBy: { id: 'asc' } });
     },
   }),
   adminApiKeys: t.prismaField({
     type: ['ApiKey'],
     args: { accountId: t.arg.id({ required: true }) },
+    authScopes: { admin: true },
     resolve: async (query, _r, { accountId }, ctx) => {
-      requireAdmin(ctx);
       return ctx.deps.db.prisma.apiKey.findMany({ ...query, where: { accountId: String(accountId) }, orderBy: { id: 'asc' } });
     },
   }),

@@ -3,7 +3,7 @@
 import { builder } from '../builder.ts';
 import type { ContactRejection } from '../../domain/contacts.ts';
 import { AppError } from '../../errors.ts';
-import { createBatch, type CreateBatchResult } from '../../services/create-batch.ts';
+import { createBatch, type CreateBatchResult } from '../../services/batches/create-batch.ts';
 import { CallBatchType } from './batch.ts';
 
 const ContactValidationError = builder.objectRef<ContactRejection>('ContactValidationError').implement({

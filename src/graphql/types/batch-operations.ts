@@ -2,7 +2,7 @@
 // batch after the operation; an illegal transition is a CONFLICT, a foreign batch NOT_FOUND.
 import { builder } from '../builder.ts';
 import type { BatchOperation } from '../../domain/batch-state.ts';
-import { operateBatch } from '../../services/batch-operations.ts';
+import { operateBatch } from '../../services/batches/batch-operations.ts';
 
 const DESCRIPTIONS: Record<BatchOperation, string> = {
   start: 'Starts a manual batch, or a scheduled one before its time (pending/paused -> queued)',

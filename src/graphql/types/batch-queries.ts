@@ -9,14 +9,14 @@ import { CallBatchType } from './batch.ts';
 import { CallType } from './call.ts';
 import type { Batch, Call } from '../../generated/prisma/client.ts';
 import { CALL_STATUSES } from '../../domain/call-state.ts';
-import { getBatch } from '../../services/get-batch.ts';
+import { getBatch } from '../../services/batches/get-batch.ts';
 import {
   BATCH_LIST_STATUS_FILTERS,
   batchesForConnection,
   countBatches,
   listBatches,
   type BatchFilter,
-} from '../../services/list-batches.ts';
+} from '../../services/batches/list-batches.ts';
 import {
   callFilterIssues,
   callFilterWhere,
@@ -24,14 +24,14 @@ import {
   listBatchCalls,
   TRANSCRIPT_STATUS_FILTERS,
   type CallFilter,
-} from '../../services/list-batch-calls.ts';
-import { batchResults, type BatchResults } from '../../services/batch-results.ts';
+} from '../../services/calls/list-batch-calls.ts';
+import { batchResults, type BatchResults } from '../../services/batches/batch-results.ts';
 import {
   callRecordsForConnection,
   countCallRecords,
   listCallRecords,
   type CallRecordsInput,
-} from '../../services/list-call-records.ts';
+} from '../../services/calls/list-call-records.ts';
 import {
   BATCH_CALLS_PAGE,
   BATCH_LIST_PAGE,

@@ -1,6 +1,7 @@
 import { builder } from '../builder.ts';
 import { HEAVY_TEXT_COMPLEXITY } from '../plugins/query-cost.ts';
-import { recordingUrl } from '../../services/recording-url.ts';
+import { recordingUrlOf } from '../../services/calls/recording-url.ts';
+import { numberDialled } from '../../services/representations.ts';
 import { AgentType, PromptVersionType } from './catalog.ts';
 
 builder.prismaObject('CallEvent', {
@@ -23,7 +24,7 @@ export const CallType = builder.prismaObject('Call', {
     phoneNumber: t.string({
       description: 'Number dialled (the alternate number when it was used)',
       select: { phoneNumber: true, dialedNumber: true },
-      resolve: (c) => c.dialedNumber ?? c.phoneNumber,
+      resolve: numberDialled,
     }),
     metadata: t.expose('metadata', { type: 'JSON' }),
     status: t.exposeString('status'),
@@ -43,7 +44,7 @@ export const CallType = builder.prismaObject('Call', {
       nullable: true,
       description: 'Signed, expiring URL of the recording',
       select: { id: true, recordingAvailable: true },
-      resolve: (c, _a, ctx) => (c.recordingAvailable ? recordingUrl(ctx.deps, c.id) : null),
+      resolve: (c, _a, ctx) => recordingUrlOf(ctx.deps, c),
     }),
     llmTranscript: t.exposeString('llmTranscript', { nullable: true, complexity: HEAVY_TEXT_COMPLEXITY }),
     agentId: t.exposeString('agentId'),

@@ -1,6 +1,6 @@
 import { builder } from '../builder.ts';
 import { HEAVY_TEXT_COMPLEXITY } from '../plugins/query-cost.ts';
-import { addDidNumber, createAgent, createPromptVersion } from '../../services/catalog.ts';
+import { addDidNumber, createAgent, createPromptVersion } from '../../services/accounts/catalog.ts';
 
 export const AgentType = builder.prismaObject('Agent', {
   fields: (t) => ({

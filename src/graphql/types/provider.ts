@@ -1,7 +1,6 @@
 // Operator mutation: an account's voice provider and its secret config (stored sealed, never read back).
 import { builder } from '../builder.ts';
-import { requireAdmin } from '../context.ts';
-import { PROVIDERS, setAccountProvider, type ProviderName } from '../../services/provider-config.ts';
+import { PROVIDERS, setAccountProvider, type ProviderName } from '../../services/accounts/provider-config.ts';
 
 builder.mutationFields((t) => ({
   adminSetProvider: t.string({
@@ -12,8 +11,8 @@ builder.mutationFields((t) => ({
       retellApiKey: t.arg.string(),
       dialRatePerNumber: t.arg.float(),
     },
+    authScopes: { admin: true },
     resolve: async (_r, { accountId, provider, retellApiKey, dialRatePerNumber }, ctx) => {
-      requireAdmin(ctx);
       const name = provider as ProviderName;
       const config =
         name === 'retell' && PROVIDERS.includes(name)

@@ -3,9 +3,8 @@
 // NOT_FOUND as a missing one. Events come from src/events (LISTEN/NOTIFY, coalesced per batch).
 import { builder } from '../builder.ts';
 import { HEAVY_TEXT_COMPLEXITY } from '../plugins/query-cost.ts';
-import { eventsFor } from '../../events/registry.ts';
 import type { BatchSnapshot, CallSnapshot } from '../../events/hub.ts';
-import { recordingUrl } from '../../services/recording-url.ts';
+import { recordingUrl } from '../../services/calls/recording-url.ts';
 
 const BatchProgressType = builder.objectRef<BatchSnapshot>('BatchProgress').implement({
   description:
@@ -80,7 +79,7 @@ builder.subscriptionFields((t) => ({
     description:
       "The batch's status and counters now, then whenever they change (at most 20 times a second; a slow client gets the latest). NOT_FOUND for a missing or foreign batch.",
     args: { batchId: t.arg.id({ required: true }) },
-    subscribe: async (_root, { batchId }, ctx) => eventsFor(ctx.deps).batchProgress(await ctx.account(), String(batchId)),
+    subscribe: async (_root, { batchId }, ctx) => ctx.deps.events.hub().batchProgress(await ctx.account(), String(batchId)),
     resolve: (snapshot) => snapshot,
   }),
   callUpdated: t.field({
@@ -88,13 +87,13 @@ builder.subscriptionFields((t) => ({
     description:
       'Each call of the batch whose status or results change after the subscription starts, in its latest state (changes within one tick coalesce). NOT_FOUND for a missing or foreign batch.',
     args: { batchId: t.arg.id({ required: true }) },
-    subscribe: async (_root, { batchId }, ctx) => eventsFor(ctx.deps).callUpdates(await ctx.account(), String(batchId)),
+    subscribe: async (_root, { batchId }, ctx) => ctx.deps.events.hub().callUpdates(await ctx.account(), String(batchId)),
     resolve: (call) => call,
   }),
   accountBatches: t.field({
     type: BatchProgressType,
     description: "Every batch of the account that is created or whose status or counters change, from now on",
-    subscribe: async (_root, _args, ctx) => eventsFor(ctx.deps).accountBatches(await ctx.account()),
+    subscribe: async (_root, _args, ctx) => ctx.deps.events.hub().accountBatches(await ctx.account()),
     resolve: (snapshot) => snapshot,
   }),
 }));

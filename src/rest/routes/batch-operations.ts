@@ -1,7 +1,7 @@
 // Batch operations beyond the contract: POST /call-batches/{id}/start|pause|resume|cancel. Each
 // answers with the batch details in the same shape as GET /call-batches/{id}.
 import type { RestRoute, RouteInput } from '../router.ts';
-import { batchDetailsOut } from './batches-read.ts';
+import { batchDetails } from '../../services/representations.ts';
 import type {
   RestCancelBatchMutation,
   RestPauseBatchMutation,
@@ -22,7 +22,7 @@ export const batchOperationRoutes: RestRoute[] = [
     variables: idVariable,
     respond: (data: RestStartBatchMutation) => ({
       message: 'Call batch started successfully',
-      data: batchDetailsOut(data.startBatch),
+      data: batchDetails(data.startBatch),
     }),
   },
   {
@@ -33,7 +33,7 @@ export const batchOperationRoutes: RestRoute[] = [
     variables: idVariable,
     respond: (data: RestPauseBatchMutation) => ({
       message: 'Call batch paused successfully',
-      data: batchDetailsOut(data.pauseBatch),
+      data: batchDetails(data.pauseBatch),
     }),
   },
   {
@@ -44,7 +44,7 @@ export const batchOperationRoutes: RestRoute[] = [
     variables: idVariable,
     respond: (data: RestResumeBatchMutation) => ({
       message: 'Call batch resumed successfully',
-      data: batchDetailsOut(data.resumeBatch),
+      data: batchDetails(data.resumeBatch),
     }),
   },
   {
@@ -55,7 +55,7 @@ export const batchOperationRoutes: RestRoute[] = [
     variables: idVariable,
     respond: (data: RestCancelBatchMutation) => ({
       message: 'Call batch cancelled successfully',
-      data: batchDetailsOut(data.cancelBatch),
+      data: batchDetails(data.cancelBatch),
     }),
   },
 ];

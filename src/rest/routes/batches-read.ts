@@ -1,10 +1,8 @@
 // Read endpoints of the contract: batch details, batch list, a batch's calls and results, and the
 // account's call records. Query strings are checked in query-params.ts; the rest is the GraphQL
-// operation in operations/batches-read.graphql and a mapping to the contract's snake_case shape.
+// operation in operations/batches-read.graphql and the contract's mappers (services/representations.ts).
 import type { RestRoute, RouteInput } from '../router.ts';
 import type {
-  BatchDetailsFragment,
-  BatchesReadCallRecordFragment,
   BatchesReadPaginationFragment,
   RestBatchCallsQuery,
   RestBatchCallsQueryVariables,
@@ -17,73 +15,16 @@ import type {
   RestCallRecordsQueryVariables,
 } from '../../codegen/graphql.ts';
 import { QueryReader } from '../query-params.ts';
-import type { BatchDetails } from '../../services/representations.ts';
+import { batchDetails, callRecord } from '../../services/representations.ts';
 import { CALL_STATUSES } from '../../domain/call-state.ts';
-import { BATCH_LIST_STATUS_FILTERS } from '../../services/list-batches.ts';
-import { TRANSCRIPT_STATUS_FILTERS } from '../../services/list-batch-calls.ts';
+import { BATCH_LIST_STATUS_FILTERS } from '../../services/batches/list-batches.ts';
+import { TRANSCRIPT_STATUS_FILTERS } from '../../services/calls/list-batch-calls.ts';
 import { BATCH_CALLS_PAGE, BATCH_LIST_PAGE, BATCH_RESULTS_PAGE, GRAPHQL_INT_MAX } from '../../services/pagination.ts';
 
 const BASE = '/api/v1/public';
 
 function paginationOut(p: BatchesReadPaginationFragment) {
   return { page: p.page, limit: p.limit, total: p.total, has_more: p.hasMore };
-}
-
-/** The contract's Batch details, field for field (GET /call-batches/{id} and the batch operations). */
-export function batchDetailsOut(b: BatchDetailsFragment): BatchDetails {
-  return {
-    batch_id: b.id,
-    agent_id: b.agentId,
-    version_id: b.versionId,
-    status: b.status,
-    start_mode: b.startMode,
-    scheduled_at: b.scheduledAt,
-    timezone: b.timezone,
-    concurrency: b.concurrency,
-    total_contacts: b.totalContacts,
-    accepted_contacts: b.acceptedContacts,
-    rejected_contacts: b.rejectedContacts,
-    callbacks: b.callbacks,
-    queued: b.queued,
-    in_progress: b.inProgress,
-    completed: b.completed,
-    failed: b.failed,
-    cancelled: b.cancelled,
-    created_at: b.createdAt,
-    started_at: b.startedAt ?? null,
-    completed_at: b.completedAt ?? null,
-  };
-}
-
-/** The contract's Call record, field for field in the table's order. */
-export function callRecordOut(c: BatchesReadCallRecordFragment) {
-  return {
-    call_id: c.id,
-    batch_id: c.batchId,
-    contact_id: c.contactId,
-    external_id: c.externalId,
-    phone_number: c.phoneNumber,
-    agent_id: c.agentId,
-    agent_name: c.agentName,
-    version_id: c.versionId,
-    version_name: c.versionName,
-    voice: c.voice,
-    status: c.status,
-    call_status: c.callStatus,
-    transcript_status: c.transcriptStatus,
-    duration_seconds: c.durationSeconds,
-    answer_duration_seconds: c.answerDurationSeconds,
-    timestamp: c.timestamp,
-    created_at: c.createdAt,
-    completed_at: c.completedAt,
-    hangup_by: c.hangupBy,
-    disconnect_reason: c.disconnectReason,
-    summary: c.summary,
-    outcomes: c.outcomes ?? null,
-    recording_available: c.recordingAvailable,
-    recording_url: c.recordingUrl,
-    llm_transcript: c.llmTranscript,
-  };
 }
 
 function batchesVariables({ query }: RouteInput): RestBatchesQueryVariables {
@@ -174,7 +115,7 @@ export const batchesReadRoutes: RestRoute[] = [
     variables: ({ params }) => ({ id: params.batch_id }),
     respond: ({ batch: b }: RestBatchQuery) => ({
       message: 'Call batch fetched successfully',
-      data: batchDetailsOut(b),
+      data: batchDetails(b),
     }),
   },
   {
@@ -184,7 +125,7 @@ export const batchesReadRoutes: RestRoute[] = [
     variables: callsVariables,
     respond: (data: RestBatchCallsQuery) => ({
       message: 'Batch calls fetched successfully',
-      data: { items: data.calls.items.map(callRecordOut), pagination: paginationOut(data.calls.pagination) },
+      data: { items: data.calls.items.map(callRecord), pagination: paginationOut(data.calls.pagination) },
     }),
   },
   {
@@ -196,7 +137,7 @@ export const batchesReadRoutes: RestRoute[] = [
       message: 'Batch results fetched successfully',
       data: {
         status: data.results.status,
-        items: data.results.items.map(callRecordOut),
+        items: data.results.items.map(callRecord),
         pagination: paginationOut(data.results.pagination),
       },
     }),
@@ -208,7 +149,7 @@ export const batchesReadRoutes: RestRoute[] = [
     variables: callRecordsVariables,
     respond: (data: RestCallRecordsQuery) => ({
       message: 'Call records fetched successfully',
-      data: { items: data.callRecords.items.map(callRecordOut), pagination: paginationOut(data.callRecords.pagination) },
+      data: { items: data.callRecords.items.map(callRecord), pagination: paginationOut(data.callRecords.pagination) },
     }),
   },
 ];

@@ -9,7 +9,7 @@
 import os from 'node:os';
 import crypto from 'node:crypto';
 import type { AppDeps } from '../../deps.ts';
-import { withSqlTransaction, type SqlTx } from '../sql-transaction.ts';
+import { withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
 import { BATCH_DETAILS_FIELDS, CALL_RECORD_FIELDS } from '../representations.ts';
 import type { WebhookEvent } from './events.ts';
 import { postWebhook, type PostResult } from './http-post.ts';

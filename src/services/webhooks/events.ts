@@ -5,7 +5,6 @@ export const CALL_EVENT_TYPES = ['call.completed', 'call.failed', 'call.analyzed
 export type BatchEventType = (typeof BATCH_EVENT_TYPES)[number];
 export type CallEventType = (typeof CALL_EVENT_TYPES)[number];
 export type WebhookEventType = BatchEventType | CallEventType;
-export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [...BATCH_EVENT_TYPES, ...CALL_EVENT_TYPES];
 
 /** The JSON body of a callback. `id` equals the `webhook-id` header and is stable across retries. */
 export interface WebhookEvent<D = Record<string, unknown>> {

@@ -5,7 +5,8 @@
 // a batch without one (or whose endpoint answered 410 Gone, which clears it) queues nothing.
 import type { AppDeps } from '../../deps.ts';
 import { newId } from '../../domain/ids.ts';
-import { batchDetails, callRecord, iso, type BatchDetailsBatch, type CallRecordCall } from '../representations.ts';
+import { recordingUrlOf } from '../calls/recording-url.ts';
+import { batchDetails, callRecord, numberDialled, type BatchDetailsSource, type CallRecordSource } from '../representations.ts';
 import type { BatchEventType, CallEventType, WebhookEvent, WebhookEventType } from './events.ts';
 import { runSql, type WebhookTx } from './tx.ts';
 
@@ -62,7 +63,7 @@ export async function enqueueWebhook(tx: WebhookTx, input: EnqueueInput): Promis
 }
 
 const BATCH_SQL = `
-SELECT id, account_id AS "accountId", agent_id AS "agentId", prompt_version_id AS "promptVersionId", status,
+SELECT id, account_id AS "accountId", agent_id AS "agentId", prompt_version_id AS "versionId", status,
        start_mode AS "startMode", scheduled_at AS "scheduledAt", timezone, concurrency,
        total_contacts AS "totalContacts", accepted_contacts AS "acceptedContacts", rejected_contacts AS "rejectedContacts",
        callbacks, queued, in_progress AS "inProgress", completed, failed, cancelled,
@@ -82,7 +83,7 @@ export async function enqueueBatchWebhooks(
 ): Promise<string[]> {
   if (events.length === 0) return [];
   const ids = [...new Set(events.map((e) => e.batchId))];
-  const batches = await runSql(tx)<BatchDetailsBatch & { accountId: string }>(BATCH_SQL, [JSON.stringify(ids)]);
+  const batches = await runSql(tx)<BatchDetailsSource & { accountId: string }>(BATCH_SQL, [JSON.stringify(ids)]);
   const byId = new Map(batches.map((b) => [b.id, b]));
   const rows = events.flatMap((e) => {
     const b = byId.get(e.batchId);
@@ -93,7 +94,7 @@ export async function enqueueBatchWebhooks(
 
 const CALL_SQL = `
 SELECT c.id, c.batch_id AS "batchId", c.external_id AS "externalId", c.phone_number AS "phoneNumber",
-       c.dialed_number AS "dialedNumber", c.agent_id AS "agentId", c.prompt_version_id AS "promptVersionId",
+       c.dialed_number AS "dialedNumber", c.agent_id AS "agentId", c.prompt_version_id AS "versionId",
        c.status, c.transcript_status AS "transcriptStatus", c.duration_seconds AS "durationSeconds",
        c.answer_duration_seconds AS "answerDurationSeconds", c."timestamp", c.created_at AS "createdAt",
        c.completed_at AS "completedAt", c.hangup_by AS "hangupBy", c.disconnect_reason AS "disconnectReason",
@@ -105,7 +106,7 @@ SELECT c.id, c.batch_id AS "batchId", c.external_id AS "externalId", c.phone_num
   JOIN prompt_versions v ON v.id = c.prompt_version_id
  WHERE c.id = ANY(SELECT jsonb_array_elements_text($1::jsonb)) AND b.callback_url IS NOT NULL`;
 
-type CallRow = CallRecordCall & { accountId: string; agentName: string; versionName: string; voice: string };
+type CallRow = Omit<CallRecordSource, 'recordingUrl'> & { accountId: string; dialedNumber: string | null };
 
 /** `call.failed` also says why, in the call status' own words. */
 export function callEventData(type: CallEventType, record: ReturnType<typeof callRecord>): Record<string, unknown> {
@@ -129,19 +130,8 @@ export async function enqueueCallWebhooks(
   const rows = events.flatMap((e) => {
     const c = byId.get(e.callId);
     if (!c) return [];
-    const record = callRecord(
-      { ...c, timestamp: date(c.timestamp), createdAt: date(c.createdAt)!, completedAt: date(c.completedAt) },
-      { id: c.agentId, name: c.agentName },
-      { id: c.promptVersionId, name: c.versionName },
-      { voice: c.voice },
-      deps,
-    );
+    const record = callRecord({ ...c, phoneNumber: numberDialled(c), recordingUrl: recordingUrlOf(deps, c) });
     return [row(c.accountId, c.batchId, e.type, callEventData(e.type, record), at)];
   });
   return insertRows(tx, rows, at);
-}
-
-// Raw drivers return timestamptz as Date (pg, PGlite) or string; the mappers take Dates.
-function date(v: Date | string | null): Date | null {
-  return v == null ? null : new Date(iso(v)!);
 }

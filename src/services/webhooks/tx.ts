@@ -2,7 +2,7 @@
 // interactive transaction or the raw-driver SqlTx of the bulk paths (PGlite has one session, so
 // the two can't be mixed). Outbox SQL is written once, with positional parameters, for both.
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { SqlTx } from '../sql-transaction.ts';
+import type { SqlTx } from '../../db/sql-transaction.ts';
 
 export type WebhookTx = SqlTx | Prisma.TransactionClient;
 

@@ -97,6 +97,7 @@ function isPrivateName(host: string): boolean {
   );
 }
 
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f-\u009f]/;
 
 export class UnsafeTargetError extends Error {

@@ -1,0 +1,44 @@
+// A transaction on the raw driver under Prisma (pg pool client or PGlite), for bulk statements
+// whose array parameters Prisma's raw-query path would serialise several times slower.
+import type { Database } from './client.ts';
+
+export interface SqlTx {
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+}
+
+/**
+ * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws.
+ * `fn` must not use Prisma: on PGlite this holds the only session, so a Prisma call would wait
+ * for this transaction forever.
+ */
+export async function withSqlTransaction<T>(db: Database, fn: (tx: SqlTx) => Promise<T>): Promise<T> {
+  if (db.pglite) {
+    return db.pglite.transaction(async (tx) =>
+      fn({ query: async <R>(sql: string, params?: unknown[]) => (await tx.query<R>(sql, params)).rows }),
+    );
+  }
+  if (!db.pool) throw new Error('withSqlTransaction: the database exposes no raw driver');
+  const client = await db.pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+  } catch (e) {
+    client.release(e as Error);
+    throw e;
+  }
+  try {
+    const result = await fn({
+      query: async <R>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as R[],
+    });
+    await client.query('COMMIT');
+    return result;
+  } catch (e) {
+    await client.query('ROLLBACK').catch((rollbackError: Error) => {
+      broken = rollbackError;
+    });
+    throw e;
+  } finally {
+    // A connection that could not roll back is discarded rather than handed to the next caller.
+    client.release(broken);
+  }
+}

@@ -1,0 +1,186 @@
+// The writes a call's life produces, as pure functions of what happened: kept apart from the
+// worker's plumbing so the record a call ends with is easy to read and to test.
+
+import type { CallStatus } from '../../domain/call-state.ts';
+import type { CallWrite } from '../../services/calls/call-transitions.ts';
+import { callDurations, type CallEndResult, type CallRecording } from '../voice/provider.ts';
+
+export interface CallRef {
+  callId: string;
+  batchId: string;
+  accountId: string;
+}
+
+/** Disconnect reason of a call settled because the worker that dialled it went away. */
+export const DISPATCHER_LOST = 'dispatcher_lost';
+
+/** Ended at the provider without a retry: the call's final record. */
+export function endedWrite(
+  ref: CallRef,
+  owner: string,
+  from: CallStatus,
+  result: CallEndResult,
+  /** The number this dial went to; null when unknown (recovered from another worker). */
+  number: string | null,
+  extra: {
+    leaseExpiredBefore?: Date;
+    detail?: Record<string, unknown>;
+    /**
+     * The recording rides with the analysis' first write (transcriptWrite 'processing') instead:
+     * the end of the call, which frees its slot, then commits without megabytes of audio.
+     */
+    recordingWithAnalysis?: boolean;
+    /** The provider analyses its calls itself: an answered call awaits it even with an empty transcript. */
+    providerAnalysis?: boolean;
+    /** Recorded with the end (recovery found the provider call without a stored id). */
+    providerCallId?: string;
+  } = {},
+): { write: CallWrite; needsAnalysis: boolean } {
+  const answered = result.answeredAt !== null;
+  const needsAnalysis = answered && (!!extra.providerAnalysis || !!result.transcript);
+  const deferRecording = needsAnalysis && !!extra.recordingWithAnalysis;
+  const { durationSeconds, answerDurationSeconds } = callDurations(result);
+  const write: CallWrite = {
+    ...ref,
+    owner,
+    leaseExpiredBefore: extra.leaseExpiredBefore,
+    from,
+    to: result.status,
+    events: [
+      {
+        from,
+        to: result.status,
+        at: result.endedAt,
+        detail: {
+          event: 'ended',
+          ...(number !== null ? { number } : {}),
+          hangup_by: result.hangupBy,
+          disconnect_reason: result.disconnectReason,
+          ...result.detail,
+          ...extra.detail,
+        },
+      },
+    ],
+    set: {
+      ...(extra.providerCallId ? { providerCallId: extra.providerCallId } : {}),
+      completedAt: result.endedAt,
+      ...(result.hangupBy ? { hangupBy: result.hangupBy } : {}),
+      disconnectReason: result.disconnectReason,
+      durationSeconds,
+      ...(answerDurationSeconds !== null ? { answerDurationSeconds } : {}),
+      ...(result.transcript ? { llmTranscript: result.transcript } : {}),
+      // Only answered calls have a conversation to analyse; an answer without a transcript
+      // cannot be analysed at all.
+      ...(answered ? { transcriptStatus: needsAnalysis ? 'pending' : 'failed' } : {}),
+      ...(deferRecording ? {} : { recordingAvailable: !!result.recording }),
+    },
+    // The lease stays while the analysis is outstanding, so a crash there is recovered too.
+    releaseLease: !needsAnalysis,
+    recording: deferRecording ? null : result.recording,
+  };
+  return { write, needsAnalysis };
+}
+
+/** The primary number ended unanswered: the same call record goes on to the alternate number. */
+export function alternateDialWrite(
+  ref: CallRef,
+  owner: string,
+  from: CallStatus,
+  previous: { number: string; result: CallEndResult },
+  alternate: string,
+  attempt: number,
+): CallWrite {
+  return {
+    ...ref,
+    owner,
+    from,
+    // Still in flight: the slot stays taken while the alternate is dialled.
+    to: from,
+    events: [
+      {
+        from,
+        to: from,
+        at: previous.result.endedAt,
+        detail: {
+          event: 'dial',
+          number: alternate,
+          attempt,
+          alternate: true,
+          previous: { number: previous.number, status: previous.result.status, disconnect_reason: previous.result.disconnectReason, ...previous.result.detail },
+        },
+      },
+    ],
+    set: { dialedNumber: alternate, usedAlternate: true, attemptsIncrement: 1 },
+  };
+}
+
+/**
+ * A dialled call whose worker's lease expired and whose provider cannot say how it went: ended as
+ * failed by the system. Never dialled again: the provider call may have happened.
+ */
+export function lostCallWrite(
+  ref: CallRef,
+  lost: { status: CallStatus; leaseOwner: string; leaseExpiresAt: Date },
+  now: Date,
+  recoveredBy: string,
+): CallWrite {
+  const wasAnswered = lost.status === 'answered' || lost.status === 'in_progress';
+  return {
+    ...ref,
+    owner: lost.leaseOwner,
+    leaseExpiredBefore: now,
+    from: lost.status,
+    to: 'failed',
+    events: [
+      {
+        from: lost.status,
+        to: 'failed',
+        at: now,
+        detail: {
+          event: 'recovered',
+          reason: DISPATCHER_LOST,
+          previous_worker: lost.leaseOwner,
+          lease_expired_at: lost.leaseExpiresAt.toISOString(),
+          worker: recoveredBy,
+        },
+      },
+    ],
+    set: {
+      completedAt: now,
+      hangupBy: 'system',
+      disconnectReason: DISPATCHER_LOST,
+      recordingAvailable: false,
+      ...(wasAnswered ? { transcriptStatus: 'failed' } : {}),
+    },
+    releaseLease: true,
+  };
+}
+
+export function transcriptWrite(
+  ref: CallRef,
+  owner: string,
+  status: CallStatus,
+  change: {
+    transcriptStatus: 'processing' | 'ready' | 'failed';
+    summary?: string;
+    outcomes?: Record<string, string>;
+    /** A recording held back from the call's end write (endedWrite recordingWithAnalysis). */
+    recording?: CallRecording | null;
+  },
+): CallWrite {
+  return {
+    ...ref,
+    owner,
+    from: status,
+    to: status,
+    events: [],
+    set: {
+      transcriptStatus: change.transcriptStatus,
+      ...(change.summary !== undefined ? { summary: change.summary } : {}),
+      ...(change.outcomes !== undefined ? { outcomes: change.outcomes } : {}),
+      ...(change.recording !== undefined ? { recordingAvailable: change.recording !== null } : {}),
+    },
+    releaseLease: change.transcriptStatus !== 'processing',
+    recording: change.recording ?? null,
+  };
+}

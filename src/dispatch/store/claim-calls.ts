@@ -1,0 +1,242 @@
+// Use case: a worker takes the next calls to dial for one account, within the batch and account
+// concurrency limits, and marks them dialled before it places them.
+//
+// Safe across processes: claims of one account are serialised by a lock on its accounts row (a
+// worker that finds it taken skips the account this round), the in-flight count is read after that
+// lock (only claims raise it, so a stale read can only be too high), and the calls themselves are
+// picked with FOR UPDATE SKIP LOCKED. Calls are marked dialled (status ringing, lease,
+// dialed_number, attempts+1) and counted in the same transaction, before any provider is asked: a
+// crash after this point can never lead to a second dial.
+//
+// Lock order, shared by every writer of calls and batch counters (claims, worker writes, recovery,
+// cancel): calls first, their batch row last, so the hottest row is held only until the commit
+// right after. A write group spanning several batches locks those first, in id order, and claims
+// never wait for a call (SKIP LOCKED) nor for the account lock (SKIP LOCKED): no two writers can
+// wait on each other in a cycle.
+import type { AppDeps } from '../../deps.ts';
+import { counterDelta } from '../../domain/call-state.ts';
+import { allocateSlots, type BatchDemand } from '../../domain/fair-share.ts';
+import { enqueueBatchEvents } from '../../services/webhooks/enqueue-batch-events.ts';
+import { runStatement } from '../../db/sql-statement.ts';
+import { withSqlTransaction } from '../../db/sql-transaction.ts';
+
+/** Batch statuses in which calls are dialled. */
+export const DISPATCHING_STATUSES = ['queued', 'dispatching', 'running'] as const;
+
+export interface ClaimedCall {
+  id: string;
+  batchId: string;
+  accountId: string;
+  seq: number;
+  phoneNumber: string;
+  alternatePhone: string | null;
+  externalId: string;
+  name: string | null;
+  metadata: Record<string, unknown>;
+  attempts: number;
+  dialledAt: Date;
+}
+
+export interface ClaimInput {
+  accountId: string;
+  workerId: string;
+  /**
+   * Read after the in-flight count, so a dial's timestamp is never earlier than the end of a call
+   * whose slot it took (in-flight windows reconstructed from history never overlap beyond the limit).
+   */
+  clock: () => Date;
+  leaseMs: number;
+  /** Most calls this worker will take now. */
+  budget: number;
+  /** Round-robin offset for equal batches (see allocateSlots). */
+  rotate?: number;
+  /**
+   * Lowers how many calls to take per batch after the fair share is computed (dial pacing per
+   * from-number); it must never raise them.
+   */
+  limitAllocation?: (alloc: ReadonlyMap<string, number>) => Map<string, number>;
+}
+
+export interface ClaimResult {
+  /** Another worker was claiming for this account. */
+  skipped: boolean;
+  claimed: ClaimedCall[];
+  /** More calls could have been taken but the budget ran out. */
+  budgetExhausted: boolean;
+}
+
+/** Accounts with at least one batch that has calls waiting and may dial. */
+export async function accountsWithWaitingCalls(deps: Pick<AppDeps, 'db'>): Promise<string[]> {
+  const rows = await runStatement<{ account_id: string }>(
+    deps.db,
+    `SELECT DISTINCT account_id FROM batches WHERE status = ANY($1::text[]) AND queued > 0`,
+    [DISPATCHING_STATUSES],
+  );
+  return rows.map((r) => r.account_id);
+}
+
+interface ClaimRow {
+  id: string;
+  batch_id: string;
+  account_id: string;
+  seq: number;
+  phone_number: string;
+  alternate_phone: string | null;
+  external_id: string;
+  name: string | null;
+  metadata: Record<string, unknown> | null;
+  attempts: number;
+}
+
+interface BatchRow {
+  id: string;
+  status: string;
+  concurrency: number;
+  in_progress: number;
+  queued: number;
+  started_at: Date | null;
+}
+
+const DIAL = counterDelta('queued', 'ringing');
+
+const CLAIM_SQL = `
+WITH alloc AS (
+  -- A batch paused or cancelled since the read drops out here. Its row is not locked until the
+  -- counter update at the very end (the order every writer uses: calls, then their batch), so the
+  -- hottest row of a running batch stays locked only from there to the commit.
+  SELECT a.* FROM unnest($1::text[], $2::int[]) AS a(batch_id, n)
+    JOIN batches b ON b.id = a.batch_id AND b.status = ANY($8::text[])
+),
+picked AS (
+  -- Calls put back in line (queued) go first, then those never dialled (pending), each in
+  -- submission order straight off the (batch_id, status, seq) index. Under the outer LIMIT the
+  -- second branch only runs, and only locks rows, when the first comes up short.
+  SELECT p.id, p.status AS old_status
+    FROM alloc a
+    CROSS JOIN LATERAL (
+      SELECT * FROM (
+        SELECT c.id, c.status FROM calls c
+         WHERE c.batch_id = a.batch_id AND c.status = 'queued' AND c.lease_owner IS NULL
+           AND (c.next_attempt_at IS NULL OR c.next_attempt_at <= $3::timestamptz)
+         ORDER BY c.seq
+         LIMIT a.n
+         FOR UPDATE SKIP LOCKED) requeued
+      UNION ALL
+      SELECT * FROM (
+        SELECT c.id, c.status FROM calls c
+         WHERE c.batch_id = a.batch_id AND c.status = 'pending' AND c.lease_owner IS NULL
+           AND (c.next_attempt_at IS NULL OR c.next_attempt_at <= $3::timestamptz)
+         ORDER BY c.seq
+         LIMIT a.n
+         FOR UPDATE SKIP LOCKED) never_dialled
+      LIMIT a.n
+    ) p
+),
+upd AS (
+  UPDATE calls c SET status = 'ringing', lease_owner = $4, lease_expires_at = $5::timestamptz,
+         attempts = c.attempts + 1, dialed_number = c.phone_number, used_alternate = false,
+         "timestamp" = COALESCE(c."timestamp", $3::timestamptz), updated_at = $3::timestamptz
+    FROM picked p
+   WHERE c.id = p.id
+  RETURNING c.id, c.batch_id, c.account_id, c.seq, c.phone_number, c.alternate_phone, c.external_id, c.name,
+            c.metadata, c.attempts, p.old_status
+),
+ev AS (
+  INSERT INTO call_events (account_id, call_id, from_status, to_status, detail, at)
+  SELECT account_id, id, old_status, 'ringing',
+         jsonb_build_object('event', 'dial', 'number', phone_number, 'attempt', attempts, 'alternate', false, 'worker', $4::text),
+         $3::timestamptz
+    FROM upd ORDER BY batch_id, seq
+  RETURNING 1
+),
+cnt AS (
+  UPDATE batches b SET
+    queued = b.queued + $6::int * d.n, in_progress = b.in_progress + $7::int * d.n,
+    status = CASE WHEN b.status IN ('queued', 'dispatching') THEN 'running' ELSE b.status END,
+    started_at = COALESCE(b.started_at, $3::timestamptz), updated_at = $3::timestamptz
+  FROM (SELECT batch_id, count(*)::int AS n FROM upd GROUP BY batch_id) d
+  WHERE b.id = d.batch_id
+  RETURNING 1
+)
+SELECT id, batch_id, account_id, seq, phone_number, alternate_phone, external_id, name, metadata, attempts
+  FROM upd ORDER BY batch_id, seq`;
+
+export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): Promise<ClaimResult> {
+  const empty = (skipped: boolean): ClaimResult => ({ skipped, claimed: [], budgetExhausted: false });
+  if (input.budget <= 0) return { ...empty(false), budgetExhausted: true };
+  return withSqlTransaction(deps.db, async (tx) => {
+    // The account row is the claim lock (a worker that finds it taken skips the account).
+    const acc = await tx.query<{ max_concurrent_calls: number }>(
+      'SELECT max_concurrent_calls FROM accounts WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED',
+      [input.accountId],
+    );
+    if (acc.length === 0) return empty(true);
+    // A separate statement, so its snapshot is taken after the lock: it sees every claim committed
+    // before ours (one statement would read from a snapshot older than the lock and could see too
+    // few calls in flight). Every batch that can hold calls in flight counts against the account
+    // limit; a cancelled one until its last in-flight call has ended (completed_at set).
+    const batches = await tx.query<BatchRow>(
+      `SELECT id, status, concurrency, in_progress, queued, started_at FROM batches
+        WHERE account_id = $1
+          AND (status IN ('paused', 'queued', 'dispatching', 'running') OR (status = 'cancelled' AND completed_at IS NULL))
+        ORDER BY id`,
+      [input.accountId],
+    );
+    const inFlight = batches.reduce((s, b) => s + b.in_progress, 0);
+    const demands: BatchDemand[] = batches
+      .filter((b) => (DISPATCHING_STATUSES as readonly string[]).includes(b.status) && b.queued > 0)
+      .map((b) => ({ id: b.id, inFlight: b.in_progress, concurrency: b.concurrency, waiting: b.queued }));
+    const free = acc[0].max_concurrent_calls - inFlight;
+    const fair = allocateSlots(demands, free, input.budget, input.rotate ?? 0);
+    const limited = input.limitAllocation ? input.limitAllocation(fair) : fair;
+    const alloc = new Map([...limited].filter(([id, n]) => n > 0 && n <= (fair.get(id) ?? 0)));
+    if (alloc.size === 0) return empty(false);
+    const unlimited = allocateSlots(demands, free, Infinity, input.rotate ?? 0);
+    const wanted = [...unlimited.values()].reduce((s, n) => s + n, 0);
+    const target = [...alloc.keys()].sort();
+    const now = input.clock();
+
+    const expires = new Date(now.getTime() + input.leaseMs);
+    const rows = await tx.query<ClaimRow>(CLAIM_SQL, [
+      target,
+      target.map((id) => alloc.get(id)!),
+      now.toISOString(),
+      input.workerId,
+      expires.toISOString(),
+      DIAL.queued ?? 0,
+      DIAL.in_progress ?? 0,
+      DISPATCHING_STATUSES,
+    ]);
+    const claimed: ClaimedCall[] = rows.map((r) => ({
+      id: r.id,
+      batchId: r.batch_id,
+      accountId: r.account_id,
+      seq: r.seq,
+      phoneNumber: r.phone_number,
+      alternatePhone: r.alternate_phone,
+      externalId: r.external_id,
+      name: r.name,
+      metadata: r.metadata ?? {},
+      attempts: r.attempts,
+      dialledAt: now,
+    }));
+    const dialledBatches = new Set(claimed.map((c) => c.batchId));
+    const firstDial = batches.filter((b) => b.started_at === null && dialledBatches.has(b.id)).map((b) => b.id);
+    await enqueueBatchEvents(tx, 'batch.started', firstDial, now);
+    return { skipped: false, claimed, budgetExhausted: wanted > claimed.length && claimed.length >= input.budget };
+  });
+}
+
+/** Scheduled batches whose time has come (and immediate ones still pending) start dispatching. */
+export async function startDueBatches(deps: Pick<AppDeps, 'db'>, now: Date): Promise<{ id: string; accountId: string; startMode: string }[]> {
+  const rows = await runStatement<{ id: string; account_id: string; start_mode: string }>(
+    deps.db,
+    `UPDATE batches SET status = 'queued', updated_at = $1::timestamptz
+      WHERE status = 'pending'
+        AND (start_mode = 'immediate' OR (start_mode = 'scheduled' AND scheduled_at <= $1::timestamptz))
+      RETURNING id, account_id, start_mode`,
+    [now.toISOString()],
+  );
+  return rows.map((r) => ({ id: r.id, accountId: r.account_id, startMode: r.start_mode }));
+}
+

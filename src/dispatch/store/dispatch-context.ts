@@ -1,0 +1,59 @@
+// What a worker needs to place a batch's calls: the batch's dial settings, its agent and prompt
+// version, the caller-ID number and the account's voice provider. Fixed once the batch exists, so
+// the worker reads it once per batch.
+import type { AppDeps } from '../../deps.ts';
+
+export interface DispatchContext {
+  batchId: string;
+  accountId: string;
+  provider: string;
+  /** E.164 caller ID; null when neither the batch nor the account has a number. */
+  from: string | null;
+  voice: string;
+  interruption: boolean;
+  recordingEnabled: boolean;
+  useAlternateNumber: boolean;
+  maxDurationSeconds: number;
+  /** Set at creation; may later be cleared (410 Gone), never set. */
+  callbackUrl: string | null;
+  agent: { id: string; name: string; voice: string; outcomeKeys: string[] };
+  prompt: { id: string; name: string; text: string };
+}
+
+export async function loadDispatchContexts(deps: Pick<AppDeps, 'db'>, batchIds: string[]): Promise<Map<string, DispatchContext>> {
+  const out = new Map<string, DispatchContext>();
+  if (batchIds.length === 0) return out;
+  const batches = await deps.db.prisma.batch.findMany({
+    where: { id: { in: batchIds } },
+    include: {
+      agent: true,
+      promptVersion: true,
+      didNumber: true,
+      account: { select: { provider: true, maxCallDurationSeconds: true } },
+    },
+  });
+  // A batch created without a DID (none chosen) dials from the account's first number.
+  const needDid = [...new Set(batches.filter((b) => !b.didNumber).map((b) => b.accountId))];
+  const fallbackDid = new Map<string, string>();
+  if (needDid.length > 0) {
+    const dids = await deps.db.prisma.didNumber.findMany({ where: { accountId: { in: needDid } }, orderBy: { id: 'asc' } });
+    for (const d of dids) if (!fallbackDid.has(d.accountId)) fallbackDid.set(d.accountId, d.number);
+  }
+  for (const b of batches) {
+    out.set(b.id, {
+      batchId: b.id,
+      accountId: b.accountId,
+      provider: b.account.provider,
+      from: b.didNumber?.number ?? fallbackDid.get(b.accountId) ?? null,
+      voice: b.voice,
+      interruption: b.interruption,
+      recordingEnabled: b.recordingEnabled,
+      useAlternateNumber: b.useAlternateNumber,
+      maxDurationSeconds: b.maxDurationSeconds > 0 ? b.maxDurationSeconds : b.account.maxCallDurationSeconds,
+      callbackUrl: b.callbackUrl,
+      agent: { id: b.agent.id, name: b.agent.name, voice: b.voice, outcomeKeys: b.agent.outcomeKeys },
+      prompt: { id: b.promptVersion.id, name: b.promptVersion.name, text: b.promptVersion.prompt },
+    });
+  }
+  return out;
+}

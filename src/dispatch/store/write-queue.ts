@@ -1,0 +1,176 @@
+// Buffers a worker's call writes for a moment and commits them in groups: one transaction per group
+// instead of one per state change. Writes for the same call are merged in order (ringing ->
+// answered -> in_progress -> completed becomes one row update carrying three history events).
+// Several groups may be committing at once, but never two holding the same call: a call's next
+// write waits until its previous one committed, so its changes always land in the order they happened.
+
+import type { ApplyCallWritesResult, CallWrite } from '../../services/calls/call-transitions.ts';
+
+const MAX_ATTEMPTS = 6;
+
+interface Pending {
+  write: CallWrite;
+  waiters: Array<(applied: boolean) => void>;
+}
+
+export interface WriteQueueOptions {
+  apply(writes: CallWrite[]): Promise<ApplyCallWritesResult>;
+  /** After each committed group (logging, capacity kicks, batch completion). */
+  onCommitted?(writes: CallWrite[], result: ApplyCallWritesResult): void;
+  onError?(err: unknown, attempt: number): void;
+  /** Most writes per transaction. */
+  maxGroup?: number;
+  /** Most transactions committing at once. */
+  parallel?: number;
+}
+
+/** `newer` continues where `older` left off; the result does both. */
+export function mergeWrites(older: CallWrite, newer: CallWrite): CallWrite {
+  const inc = (older.set.attemptsIncrement ?? 0) + (newer.set.attemptsIncrement ?? 0);
+  return {
+    ...older,
+    to: newer.to,
+    events: [...older.events, ...newer.events],
+    set: { ...older.set, ...newer.set, ...(inc ? { attemptsIncrement: inc } : {}) },
+    releaseLease: !!(older.releaseLease || newer.releaseLease),
+    recording: newer.recording ?? older.recording ?? null,
+  };
+}
+
+export class WriteQueue {
+  private pending = new Map<string, Pending>();
+  /** Calls with a write being committed right now. */
+  private busy = new Set<string>();
+  private running = 0;
+  private scheduled = false;
+  private idleWaiters: Array<() => void> = [];
+  private readonly maxGroup: number;
+  private readonly parallel: number;
+
+  constructor(private readonly opts: WriteQueueOptions) {
+    this.maxGroup = opts.maxGroup ?? 2000;
+    this.parallel = Math.max(1, opts.parallel ?? 1);
+  }
+
+  /**
+   * Resolves once the write committed (true) or turned out stale (false: the call moved on).
+   * `deferMs`: the write is not urgent; it rides along with the next group, or goes on its own
+   * after that long (saves a row update per call when more news about the call comes soon).
+   */
+  enqueue(write: CallWrite, opts: { deferMs?: number } = {}): Promise<boolean> {
+    return new Promise((resolve) => {
+      const existing = this.pending.get(write.callId);
+      if (existing) {
+        existing.write = mergeWrites(existing.write, write);
+        existing.waiters.push(resolve);
+      } else {
+        this.pending.set(write.callId, { write, waiters: [resolve] });
+      }
+      if (opts.deferMs) this.scheduleLater(opts.deferMs);
+      else this.schedule();
+    });
+  }
+
+  private later: ReturnType<typeof setTimeout> | null = null;
+
+  private scheduleLater(ms: number) {
+    if (this.later) return;
+    this.later = setTimeout(() => {
+      this.later = null;
+      this.schedule();
+    }, ms);
+    this.later.unref?.();
+  }
+
+  get idle(): boolean {
+    return this.running === 0 && !this.scheduled && this.pending.size === 0;
+  }
+
+  /** Commits deferred writes now (tests and shutdown should not wait for them). */
+  flushDeferred() {
+    if (this.pending.size > 0) this.schedule();
+  }
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /** Resolves when everything enqueued so far (and since) has been committed. */
+  whenIdle(): Promise<void> {
+    if (this.idle) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private schedule() {
+    // A deferred write's timer may fire after its write already went out with another group.
+    if (this.pending.size === 0 || this.scheduled || this.running >= this.parallel) return;
+    this.scheduled = true;
+    // setImmediate lets the events of the current turn (often several per call) join the group.
+    setImmediate(() => {
+      this.scheduled = false;
+      this.startGroups();
+      // Another group's completion may have taken this turn's writes already.
+      this.notifyIfIdle();
+    });
+  }
+
+  private notifyIfIdle() {
+    if (!this.idle) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  private startGroups() {
+    while (this.running < this.parallel) {
+      const group = this.takeGroup();
+      if (group.length === 0) break;
+      this.running += 1;
+      void this.commit(group).finally(() => {
+        this.running -= 1;
+        for (const p of group) this.busy.delete(p.write.callId);
+        if (this.pending.size > 0) this.startGroups();
+        this.notifyIfIdle();
+      });
+    }
+  }
+
+  private takeGroup(): Pending[] {
+    const group: Pending[] = [];
+    for (const [id, p] of this.pending) {
+      if (this.busy.has(id)) continue;
+      group.push(p);
+      this.pending.delete(id);
+      this.busy.add(id);
+      if (group.length >= this.maxGroup) break;
+    }
+    return group;
+  }
+
+  private async commit(group: Pending[]) {
+    for (let attempt = 1; ; attempt++) {
+      const writes = group.map((p) => p.write);
+      let result: ApplyCallWritesResult;
+      try {
+        result = await this.opts.apply(writes);
+      } catch (err) {
+        // Nothing was committed: retry (leases keep the calls ours meanwhile). A group that keeps
+        // failing is dropped so that one bad write cannot stall the worker: its calls' leases lapse
+        // and recovery settles them. Writes that arrived meanwhile wait in `pending` behind this one.
+        this.opts.onError?.(err, attempt);
+        if (attempt >= MAX_ATTEMPTS) {
+          for (const p of group) for (const w of p.waiters) w(false);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
+        continue;
+      }
+      try {
+        this.opts.onCommitted?.(writes, result);
+      } finally {
+        for (const p of group) for (const w of p.waiters) w(result.applied.has(p.write.callId));
+      }
+      return;
+    }
+  }
+}

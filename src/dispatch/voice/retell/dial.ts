@@ -1,0 +1,49 @@
+// Placing a Retell call without ever placing two for one dial of ours: before every create
+// (first try or retry) Retell is asked (list-calls) for a call carrying our call id AND attempt in
+// its metadata, so a create whose answer was lost to a timeout or 5xx, or a dial repeated after a
+// worker died, adopts the existing Retell call. 429/5xx/network errors retry with exponential
+// backoff; other 4xx fail the dial with Retell's message.
+import Retell from 'retell-sdk';
+import type { PlaceCallRequest } from '../provider.ts';
+import { createPhoneCallBody, isDialOf, type RetellAgentRef, type RetellCallObject } from './call-mapping.ts';
+import { dialRejection, isRetryable, providerMessage } from './dial-errors.ts';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** The Retell call of this dial (our call id and attempt), if Retell has one. */
+export async function findDial(c: Retell, callId: string, attempt: number): Promise<RetellCallObject | null> {
+  // POST /v2/list-calls as published in the OpenAPI file (the SDK's call.list() targets /v3).
+  // Filtered by call id only (metadata values match "as strings"); the attempt is checked here.
+  const list = (await c.post('/v2/list-calls', {
+    body: { filter_criteria: { metadata: { 'metadata.call_id': [callId] } }, limit: 50 },
+  })) as unknown as RetellCallObject[];
+  return list.find((x) => isDialOf(x, callId, attempt)) ?? null;
+}
+
+export interface DialRetries {
+  maxAttempts: number;
+  /** First retry delay, doubling each time (with jitter). */
+  backoffMs: number;
+  /** Stops retrying (the provider is closing). */
+  stopped(): boolean;
+}
+
+export async function createDial(c: Retell, req: PlaceCallRequest, agent: RetellAgentRef, retries: DialRetries): Promise<RetellCallObject> {
+  const body = createPhoneCallBody(req, agent);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const found = await findDial(c, req.callId, req.attempt);
+      if (found) return found;
+      return (await c.call.createPhoneCall(body as never)) as unknown as RetellCallObject;
+    } catch (err) {
+      if (!isRetryable(err)) throw err instanceof Retell.APIError ? dialRejection(err) : err;
+      if (attempt >= retries.maxAttempts || retries.stopped()) {
+        // The last create may still have gone through: adopt it rather than abandon it.
+        const found = await findDial(c, req.callId, req.attempt).catch(() => null);
+        if (found) return found;
+        throw new Error(`Retell create-phone-call failed after ${attempt} attempts: ${providerMessage(err)}`, { cause: err });
+      }
+      await sleep(retries.backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2));
+    }
+  }
+}

@@ -1,0 +1,275 @@
+// One call's life in this worker, from the claim to its end: the dial (paced per from-number),
+// the provider's events (ringing, answered, ended), the alternate number after an unanswered
+// first dial, hang-ups, and the end write that hands an answered call to analysis.
+import type { CallWrite } from '../../services/calls/call-transitions.ts';
+import type { ClaimedCall } from '../store/claim-calls.ts';
+import { alternateDialWrite, endedWrite } from '../store/call-writes.ts';
+import type { DispatchContext } from '../store/dispatch-context.ts';
+import { DialRejectedError, type CallEndResult, type HangupReason, type PlaceCallRequest, type VoiceProvider } from '../voice/provider.ts';
+import { analyseCall } from './analysis.ts';
+import { abandonCall, callRef, checkTransition, enqueueWrite, recordTransition, stopWatching } from './ledger.ts';
+import { sleep, type LiveCall, type ProviderEvent, type WorkerState } from './state.ts';
+
+const ALTERNATE_AFTER: ReadonlySet<string> = new Set(['no_answer', 'busy', 'failed']);
+/** Failures of our own making or of the account (DialRejectedError): the alternate number would fail the same way. */
+const NO_ALTERNATE_REASONS: ReadonlySet<string> = new Set([
+  'no_caller_id',
+  'provider_unavailable',
+  'provider_not_configured',
+  'provider_auth_failed',
+  'payment_required',
+]);
+/** The provider call id is written with the call's next change, or on its own after this long. */
+const PROVIDER_ID_DEFER_MS = 250;
+
+/** The provider, subscribed to: its events reach this worker's calls. */
+export function subscribedProvider(s: WorkerState, p: VoiceProvider): VoiceProvider {
+  if (!s.subscriptions.has(p)) s.subscriptions.set(p, p.onEvent((e) => onProviderEvent(s, e)));
+  return p;
+}
+
+export function placeCallRequest(call: LiveCall): PlaceCallRequest {
+  return {
+    callId: call.callId,
+    batchId: call.batchId,
+    accountId: call.accountId,
+    attempt: call.attempts,
+    from: call.ctx.from ?? '',
+    to: call.number,
+    agent: call.ctx.agent,
+    prompt: call.ctx.prompt,
+    contact: call.contact,
+    recordingEnabled: call.ctx.recordingEnabled,
+    interruption: call.ctx.interruption,
+    maxDurationSeconds: call.ctx.maxDurationSeconds,
+  };
+}
+
+/** Starts watching a call this worker just claimed, and dials it. */
+export function dialClaimed(s: WorkerState, c: ClaimedCall): Promise<void> {
+  const ctx = s.contexts.get(c.batchId);
+  if (!ctx) {
+    // The batch vanished (deleted with its account). Left alone, the lease lapses and recovery settles it.
+    s.log.error({ callId: c.id, batchId: c.batchId }, 'claimed call without batch settings; not dialled');
+    return Promise.resolve();
+  }
+  const call = newLiveCall(ctx, {
+    callId: c.id,
+    batchId: c.batchId,
+    accountId: c.accountId,
+    status: 'ringing',
+    number: c.phoneNumber,
+    alternatePhone: c.alternatePhone,
+    usedAlternate: false,
+    attempts: c.attempts,
+    dialledAt: c.dialledAt,
+    contact: { externalId: c.externalId, name: c.name, metadata: c.metadata },
+  });
+  s.live.set(call.callId, call);
+  if (s.logTransitions) s.log.info({ callId: c.id, batchId: c.batchId, from: 'queued', to: 'ringing', number: c.phoneNumber, attempt: c.attempts }, 'call transition');
+  return placeCall(s, call);
+}
+
+export function newLiveCall(
+  ctx: DispatchContext,
+  c: Omit<LiveCall, 'ctx' | 'provider' | 'providerCallId' | 'answered' | 'answeredAt' | 'hangup'> & Partial<LiveCall>,
+): LiveCall {
+  return { provider: null, providerCallId: null, answered: false, answeredAt: null, hangup: null, ...c, ctx };
+}
+
+/** A dial that never reached the provider ends the call like a failed dial would. */
+function failedDial(s: WorkerState, call: LiveCall, reason: string, detail?: Record<string, unknown>): CallEndResult {
+  return {
+    status: 'failed',
+    hangupBy: 'system',
+    disconnectReason: reason,
+    startedAt: call.dialledAt,
+    answeredAt: null,
+    endedAt: s.clock.now(),
+    transcript: null,
+    recording: null,
+    ...(detail ? { detail } : {}),
+  };
+}
+
+/** The dial's pacing slot (normally free at once: the claim only took calls that may start now). */
+async function waitForDialSlot(s: WorkerState, call: LiveCall, provider: VoiceProvider): Promise<void> {
+  if (!provider.dialRate || !call.ctx.from) return;
+  const rate = await provider.dialRate(call.accountId);
+  const wait = s.pacer.take(call.ctx.from, rate);
+  if (wait <= 0) return;
+  await sleep(wait);
+  // The max-duration clock starts when the call is really placed.
+  call.dialledAt = s.clock.now();
+}
+
+async function placeCall(s: WorkerState, call: LiveCall): Promise<void> {
+  if (!call.ctx.from) return callEnded(s, call, failedDial(s, call, 'no_caller_id'));
+  let provider: VoiceProvider;
+  try {
+    provider = subscribedProvider(s, s.providers.get(call.ctx.provider));
+  } catch (err) {
+    s.log.error({ err, callId: call.callId, provider: call.ctx.provider }, 'voice provider unavailable');
+    return callEnded(s, call, failedDial(s, call, 'provider_unavailable'));
+  }
+  call.provider = provider;
+  s.dialsInFlight += 1;
+  try {
+    await waitForDialSlot(s, call, provider);
+    if (s.live.get(call.callId) !== call) return;
+    const { providerCallId } = await provider.placeCall(placeCallRequest(call));
+    if (s.live.get(call.callId) !== call) {
+      // Abandoned while dialling (lease lost): the provider call must not run on unobserved.
+      await provider.hangup(providerCallId, 'shutdown', { accountId: call.accountId }).catch(() => undefined);
+      return;
+    }
+    call.providerCallId = providerCallId;
+    s.liveByProviderCall.set(providerCallId, call);
+    // Only recovery (provider lookup) reads it, and recovery starts a lease length later anyway.
+    const idWrite: CallWrite = { ...callRef(call), owner: s.settings.id, from: call.status, to: call.status, events: [], set: { providerCallId } };
+    void enqueueWrite(s, idWrite, call.ctx.callbackUrl, { deferMs: PROVIDER_ID_DEFER_MS }).then((ok) => {
+      if (!ok) abandonCall(s, call, 'provider id');
+    });
+    if (call.hangup) await provider.hangup(providerCallId, call.hangup.reason, { accountId: call.accountId }).catch(() => undefined);
+    const buffered = s.eventsBeforeDial.get(providerCallId);
+    if (buffered) {
+      s.eventsBeforeDial.delete(providerCallId);
+      for (const e of buffered) onProviderEvent(s, e);
+    }
+  } catch (err) {
+    if (err instanceof DialRejectedError) {
+      s.log.warn({ callId: call.callId, reason: err.disconnectReason, message: err.message }, 'provider rejected the call');
+      callEnded(s, call, failedDial(s, call, err.disconnectReason, err.detail));
+    } else {
+      s.log.warn({ err, callId: call.callId }, 'dial failed');
+      callEnded(s, call, failedDial(s, call, 'dial_error', { error: err instanceof Error ? err.message : String(err) }));
+    }
+  } finally {
+    s.dialsInFlight -= 1;
+  }
+}
+
+function onProviderEvent(s: WorkerState, e: ProviderEvent): void {
+  const call = s.liveByProviderCall.get(e.providerCallId);
+  if (!call) {
+    // placeCall has not returned yet for a provider that reports eagerly; keep the event briefly.
+    if (s.dialsInFlight > 0) {
+      const list = s.eventsBeforeDial.get(e.providerCallId) ?? [];
+      list.push(e);
+      s.eventsBeforeDial.set(e.providerCallId, list);
+      setTimeout(() => s.eventsBeforeDial.delete(e.providerCallId), 60_000).unref?.();
+    }
+    return;
+  }
+  switch (e.type) {
+    case 'ringing':
+      if (call.status === 'queued') recordTransition(s, call, 'ringing', e.at);
+      return;
+    case 'answered':
+      markAnswered(s, call, e.at);
+      return;
+    case 'ended':
+      s.liveByProviderCall.delete(e.providerCallId);
+      callEnded(s, call, e.result);
+      return;
+  }
+}
+
+export function markAnswered(s: WorkerState, call: LiveCall, at: Date): void {
+  call.answered = true;
+  call.answeredAt = at;
+  recordTransition(s, call, 'answered', at);
+  recordTransition(s, call, 'in_progress', at);
+}
+
+function wantsAlternate(s: WorkerState, call: LiveCall, result: CallEndResult): boolean {
+  return (
+    call.ctx.useAlternateNumber &&
+    !!call.alternatePhone &&
+    call.alternatePhone !== call.number &&
+    !call.usedAlternate &&
+    !call.answered &&
+    result.answeredAt === null &&
+    ALTERNATE_AFTER.has(result.status) &&
+    !NO_ALTERNATE_REASONS.has(result.disconnectReason) &&
+    !call.hangup &&
+    !s.stopping
+  );
+}
+
+function callEnded(s: WorkerState, call: LiveCall, result: CallEndResult): void {
+  if (s.live.get(call.callId) !== call) return;
+  if (wantsAlternate(s, call, result)) {
+    void dialAlternate(s, call, result);
+    return;
+  }
+  stopWatching(s, call);
+  s.ending.add(call.callId);
+  const from = call.status;
+  checkTransition(s, call, from, result.status);
+  call.status = result.status;
+  const byProvider = call.provider?.analyse && call.providerCallId ? { provider: call.provider, providerCallId: call.providerCallId } : null;
+  const { write, needsAnalysis } = endedWrite(callRef(call), s.settings.id, from, result, call.number, {
+    detail: call.hangup ? { hangup_reason: call.hangup.reason } : undefined,
+    recordingWithAnalysis: true,
+    providerAnalysis: !!byProvider,
+  });
+  void enqueueWrite(s, write, call.ctx.callbackUrl).then((ok) => {
+    s.ending.delete(call.callId);
+    if (!ok) {
+      s.log.warn({ callId: call.callId, batchId: call.batchId }, 'call end not recorded: call no longer leased by this worker');
+      return;
+    }
+    if (!needsAnalysis) return;
+    analyseCall(s, {
+      ...callRef(call),
+      status: result.status,
+      hangupBy: result.hangupBy,
+      transcript: result.transcript ?? '',
+      contactName: call.contact.name,
+      metadata: call.contact.metadata,
+      outcomeKeys: call.ctx.agent.outcomeKeys,
+      callbackUrl: call.ctx.callbackUrl,
+      recording: result.recording,
+      recordingEnabled: call.ctx.recordingEnabled,
+      providerAnalysis: byProvider,
+    });
+  });
+}
+
+async function dialAlternate(s: WorkerState, call: LiveCall, previous: CallEndResult): Promise<void> {
+  const alternate = call.alternatePhone!;
+  const write = alternateDialWrite(callRef(call), s.settings.id, call.status, { number: call.number, result: previous }, alternate, call.attempts + 1);
+  const previousNumber = call.number;
+  call.number = alternate;
+  call.usedAlternate = true;
+  call.attempts += 1;
+  call.providerCallId = null;
+  call.dialledAt = s.clock.now();
+  // The durable record of this dial commits before the dial: a crash in between never redials.
+  const ok = await enqueueWrite(s, write, call.ctx.callbackUrl);
+  if (!ok) return abandonCall(s, call, 'alternate dial');
+  if (s.logTransitions) s.log.info({ callId: call.callId, batchId: call.batchId, number: alternate, previousNumber, previousStatus: previous.status }, 'dialling alternate number');
+  await placeCall(s, call);
+}
+
+/** Asks the provider to end the call; false when it was already asked (or has now been ended here). */
+export function hangUp(s: WorkerState, call: LiveCall, reason: HangupReason, now: Date): boolean {
+  if (call.hangup) {
+    // A provider that ignores hangups must not hold the slot forever.
+    if (now.getTime() - call.hangup.at.getTime() > s.settings.leaseMs) {
+      s.log.warn({ callId: call.callId, reason: call.hangup.reason }, 'provider did not end the call after hangup; ending it');
+      // An answered call ends as one (completed, its analysis settled), so it gets the events
+      // every completed call gets; the others fail.
+      const answeredAt = call.answered ? (call.answeredAt ?? call.dialledAt) : null;
+      callEnded(s, call, { ...failedDial(s, call, 'provider_unresponsive'), status: answeredAt ? 'completed' : 'failed', answeredAt });
+    }
+    return false;
+  }
+  call.hangup = { reason, at: now };
+  if (call.provider && call.providerCallId) {
+    call.provider.hangup(call.providerCallId, reason, { accountId: call.accountId }).catch((err) => s.log.warn({ err, callId: call.callId }, 'hangup failed'));
+  }
+  s.log.info({ callId: call.callId, batchId: call.batchId, reason }, 'hanging up call');
+  return true;
+}

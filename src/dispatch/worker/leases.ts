@@ -1,0 +1,62 @@
+// This worker's leases on the calls it holds: renewed when a third of a lease has passed, by a
+// timer of their own while anyone needs them kept (the loop, a recovery round, shutdown), so no
+// slow step elsewhere lets them lapse; expired at once when calls are handed to another worker.
+import { expireLeasesNow, renewLeases } from '../store/lease-recovery.ts';
+import { abandonCall } from './ledger.ts';
+import { heldCallIds, type WorkerState } from './state.ts';
+
+/** Renews this worker's leases when a third of a lease has passed since the last renewal. */
+export function renewLeasesIfDue(s: WorkerState, now: Date): Promise<void> {
+  // One renewal at a time (the tick and the keeper may both ask).
+  s.renewal ??= renewIfDue(s, now).finally(() => {
+    s.renewal = null;
+  });
+  return s.renewal;
+}
+
+async function renewIfDue(s: WorkerState, now: Date): Promise<void> {
+  const ids = heldCallIds(s);
+  if (ids.length === 0 || now.getTime() - s.lastRenewal < s.settings.leaseMs / 3) {
+    if (ids.length === 0) s.lastRenewal = now.getTime();
+    return;
+  }
+  const liveBefore = new Map(s.live);
+  const held = await renewLeases(s.deps, s.settings.id, ids, new Date(now.getTime() + s.settings.leaseMs));
+  s.lastRenewal = now.getTime();
+  // Only a call still in flight can have lost its lease to another worker: ended ones may simply
+  // have released theirs meanwhile, and their own writes notice if they were taken over.
+  for (const [callId, call] of liveBefore) {
+    if (!held.has(callId) && s.live.get(callId) === call) abandonCall(s, call, 'lease renewal');
+  }
+}
+
+/** Keeps leases renewed on a timer until the returned release function is called. */
+export function keepLeases(s: WorkerState): () => void {
+  s.leaseKeepers += 1;
+  if (!s.leaseKeeperTimer) {
+    s.leaseKeeperTimer = setInterval(
+      () => void renewLeasesIfDue(s, s.clock.now()).catch((err) => s.log.warn({ err }, 'lease renewal failed')),
+      Math.max(20, Math.min(s.settings.leaseMs / 6, 5_000)),
+    );
+    s.leaseKeeperTimer.unref?.();
+  }
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    s.leaseKeepers -= 1;
+    if (s.leaseKeepers === 0 && s.leaseKeeperTimer) {
+      clearInterval(s.leaseKeeperTimer);
+      s.leaseKeeperTimer = null;
+    }
+  };
+}
+
+/** Expires these leases now, so the next worker's recovery takes the calls over at once. */
+export async function handOverLeases(s: WorkerState, callIds: string[]): Promise<void> {
+  try {
+    await expireLeasesNow(s.deps, s.settings.id, callIds, s.clock.now());
+  } catch (err) {
+    s.log.warn({ err, calls: callIds.length }, 'could not expire handed-over leases; they lapse on their own');
+  }
+}

@@ -1,0 +1,105 @@
+// The worker's loop. A tick starts due batches, renews leases, every few polls recovers other
+// workers' lost calls and analyses, enforces call limits and claims; between ticks, a call
+// ending wakes the loop for a claim round for its account, so a freed slot is refilled at once.
+import { sweepFinishedBatches } from '../../services/calls/call-transitions.ts';
+import { startDueBatches } from '../store/claim-calls.ts';
+import { requeueExpiredUndialled } from '../store/lease-recovery.ts';
+import { recoverAnalyses } from './analysis.ts';
+import { enforceCallLimits } from './call-limits.ts';
+import { claimRound } from './claiming.ts';
+import { renewLeasesIfDue } from './leases.ts';
+import { recoverLostCalls } from './recovery.ts';
+import { sleep, type WorkerState } from './state.ts';
+
+export interface TickReport {
+  /** Scheduled (or pending immediate) batches that started dispatching. */
+  started: number;
+  claimed: number;
+  /** More calls are waiting than this tick could take. */
+  more: boolean;
+  requeued: number;
+  settled: number;
+  analysisRecovered: number;
+  hungUp: number;
+}
+
+/** Runs ticks and claim rounds of this worker one at a time. */
+export function exclusive<T>(s: WorkerState, fn: () => Promise<T>): Promise<T> {
+  const run = s.exclusiveTail.then(fn, fn);
+  s.exclusiveTail = run.catch(() => undefined);
+  return run;
+}
+
+/**
+ * `recover`: also look for other workers' expired leases. Leases last seconds, so the loop does
+ * that every few polls only; runOnce always does.
+ */
+export async function tick(s: WorkerState, recover: boolean): Promise<TickReport> {
+  const now = s.clock.now();
+  const started = await startDueBatches(s.deps, now);
+  for (const b of started) s.log.info({ batchId: b.id, accountId: b.accountId, startMode: b.startMode }, 'batch started');
+  await renewLeasesIfDue(s, now);
+  let requeued: { id: string; batchId: string }[] = [];
+  let settled = 0;
+  let analysisRecovered = 0;
+  if (recover) {
+    requeued = await requeueExpiredUndialled(s.deps, now);
+    for (const r of requeued) s.log.warn({ callId: r.id, batchId: r.batchId }, 'requeued undialled call of a lost worker');
+    settled = await recoverLostCalls(s, now);
+    analysisRecovered = await recoverAnalyses(s, now);
+    // Batches whose last call ended in a process that died before closing them.
+    for (const b of await sweepFinishedBatches(s.deps, now)) {
+      s.log.info({ batchId: b.id, status: b.status }, 'closed finished batch');
+      s.contexts.delete(b.id);
+    }
+  }
+  const hungUp = await enforceCallLimits(s, now);
+  const { claimed, more } = await claimRound(s);
+  return { started: started.length, claimed, more, requeued: requeued.length, settled, analysisRecovered, hungUp };
+}
+
+/** Polls every pollMs (a tick) and claims in between whenever a call ending freed a slot. */
+export async function runLoop(s: WorkerState): Promise<void> {
+  const { pollMs, leaseMs } = s.settings;
+  const recoverEveryMs = Math.max(pollMs, Math.min(leaseMs / 4, 5000));
+  let lastTick = 0;
+  let lastRecovery = 0;
+  while (s.running && !s.stopping) {
+    try {
+      if (Date.now() - lastTick >= pollMs) {
+        lastTick = Date.now();
+        const recover = lastTick - lastRecovery >= recoverEveryMs;
+        if (recover) lastRecovery = lastTick;
+        s.claimSoon = false;
+        s.accountsWithFreedSlots.clear();
+        const r = await exclusive(s, () => tick(s, recover));
+        s.moreWaiting = r.more;
+        if (r.more) s.claimSoon = true;
+      } else if (s.claimSoon) {
+        s.claimSoon = false;
+        const only = s.accountsWithFreedSlots.size > 0 && !s.moreWaiting ? [...s.accountsWithFreedSlots] : undefined;
+        s.accountsWithFreedSlots.clear();
+        const r = await exclusive(s, () => claimRound(s, only));
+        s.moreWaiting = r.more;
+        if (r.more) s.claimSoon = true;
+      }
+    } catch (err) {
+      s.log.error({ err }, 'dispatch tick failed');
+      await sleep(Math.min(pollMs, 1000));
+    }
+    if (s.claimSoon || s.stopping) continue;
+    await untilWokenOr(s, Math.max(1, pollMs - (Date.now() - lastTick)));
+  }
+}
+
+function untilWokenOr(s: WorkerState, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      s.wake = null;
+      resolve();
+    }
+    s.wake = done;
+  });
+}

@@ -1,0 +1,81 @@
+// Which settings and which voice provider a call uses: batch settings are cached per batch, each
+// account's provider name for a few seconds (it decides dial pacing before any call is claimed).
+import { accountProviders } from '../../services/accounts/provider-config.ts';
+import type { ClaimInput } from '../store/claim-calls.ts';
+import { loadDispatchContexts } from '../store/dispatch-context.ts';
+import type { VoiceProvider } from '../voice/provider.ts';
+import type { WorkerState } from './state.ts';
+
+const CONTEXT_CACHE_MAX = 2000;
+/** How long an account's provider name is trusted before it is read again (pacing). */
+const ACCOUNT_PROVIDER_TTL_MS = 10_000;
+
+/** Loads the settings of these batches unless cached; the cache keeps what live calls use. */
+export async function loadBatchSettings(s: WorkerState, batchIds: string[]): Promise<void> {
+  const missing = [...new Set(batchIds)].filter((b) => !s.contexts.has(b));
+  if (missing.length === 0) return;
+  if (s.contexts.size + missing.length > CONTEXT_CACHE_MAX) {
+    const inUse = new Set([...s.live.values()].map((c) => c.batchId));
+    for (const k of s.contexts.keys()) if (!inUse.has(k)) s.contexts.delete(k);
+  }
+  const loaded = await loadDispatchContexts(s.deps, missing);
+  for (const [k, v] of loaded) {
+    s.contexts.set(k, v);
+    s.accountProviders.set(v.accountId, { name: v.provider, at: Date.now() });
+  }
+}
+
+/** The provider of this name, or null when this process has none (or it cannot be built). */
+export function knownProvider(s: WorkerState, name: string): VoiceProvider | null {
+  try {
+    return s.providers.has(name) ? s.providers.get(name) : null;
+  } catch {
+    return null;
+  }
+}
+
+export async function refreshAccountProviders(s: WorkerState, accountIds: string[]): Promise<void> {
+  const stale = accountIds.filter((a) => {
+    const hit = s.accountProviders.get(a);
+    return !hit || Date.now() - hit.at >= ACCOUNT_PROVIDER_TTL_MS;
+  });
+  if (stale.length === 0) return;
+  const names = await accountProviders(s.deps, stale);
+  for (const [a, name] of names) s.accountProviders.set(a, { name, at: Date.now() });
+}
+
+/**
+ * Dial pacing for one account's claim, when its provider paces dials: each batch gets at most
+ * the slots its from-number has within the next poll interval, shared by the batches that dial
+ * from that number; a batch whose settings this worker hasn't loaded yet gets one call (its
+ * number is learnt from it). undefined: unpaced.
+ */
+export async function dialPacing(s: WorkerState, accountId: string): Promise<ClaimInput['limitAllocation']> {
+  const name = s.accountProviders.get(accountId)?.name;
+  const provider = name ? knownProvider(s, name) : null;
+  if (!provider?.dialRate) return undefined;
+  let rate: number;
+  try {
+    rate = await provider.dialRate(accountId);
+  } catch (err) {
+    s.log.warn({ err, accountId }, 'could not read dial pacing; claiming one call');
+    return (alloc) => new Map([...alloc].slice(0, 1).map(([id]) => [id, 1]));
+  }
+  if (!(rate > 0)) return undefined;
+  return (alloc) => {
+    const left = new Map<string, number>();
+    const out = new Map<string, number>();
+    for (const [batchId, wanted] of alloc) {
+      const from = s.contexts.get(batchId)?.from;
+      if (!from) {
+        out.set(batchId, Math.min(wanted, 1));
+        continue;
+      }
+      const slots = left.get(from) ?? s.pacer.available(from, rate, s.settings.pollMs);
+      const n = Math.min(wanted, slots);
+      left.set(from, slots - n);
+      out.set(batchId, n);
+    }
+    return out;
+  };
+}

@@ -1,0 +1,191 @@
+// Calls of workers that went away (their lease lapsed after the dial). Each is settled with the
+// provider's result when it ended, adopted (watched from here on) when the provider still has it
+// in flight and can report on it, or failed as dispatcher_lost when nobody can tell how it went;
+// never dialled again. The provider is asked about a few at a time and only until the round's
+// budget is spent; a call it could not tell about is asked again later with backoff.
+import { applyCallWrites, type CallWrite } from '../../services/calls/call-transitions.ts';
+import { endedWrite, lostCallWrite, type CallRef } from '../store/call-writes.ts';
+import type { DispatchContext } from '../store/dispatch-context.ts';
+import { adoptLostCall, findLostCalls, type LostCall } from '../store/lease-recovery.ts';
+import type { ProviderCallRef, VoiceProvider } from '../voice/provider.ts';
+import { markAnswered, newLiveCall, placeCallRequest, subscribedProvider } from './call-session.ts';
+import { afterCommit } from './commits.ts';
+import { keepLeases } from './leases.ts';
+import { knownProvider, loadBatchSettings } from './providers.ts';
+import { heldCallIds, type WorkerState } from './state.ts';
+
+/** How long recovery keeps asking a failing provider about a lost call before failing it as lost. */
+const LOOKUP_PATIENCE_MS = 10 * 60_000;
+/** Lost calls whose provider is asked at the same time, per recovery round. */
+const RECOVERY_PARALLEL = 8;
+/** A lost call the provider could not tell about is asked again after this, doubling up to the max. */
+const RECOVERY_RETRY_BASE_MS = 5_000;
+const RECOVERY_RETRY_MAX_MS = 2 * 60_000;
+
+class RecoveryDeadline extends Error {
+  override name = 'RecoveryDeadline';
+}
+
+/** `p`, or a RecoveryDeadline rejection once Date.now() reaches `deadline` (p runs on, ignored). */
+function beforeDeadline<T>(p: Promise<T>, deadline: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RecoveryDeadline('provider did not answer within the recovery round')), Math.max(0, deadline - Date.now()));
+  });
+  p.catch(() => undefined);
+  return Promise.race([p, expired]).finally(() => clearTimeout(timer));
+}
+
+/** Runs `fn` over `items`, at most `parallel` at a time. */
+async function forEachLimited<T>(items: T[], parallel: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, lane));
+}
+
+/** One recovery round; returns how many lost calls it settled or adopted. */
+export async function recoverLostCalls(s: WorkerState, now: Date): Promise<number> {
+  const nowMs = now.getTime();
+  const waiting: string[] = [];
+  for (const [callId, r] of s.recoveryRetry) {
+    if (r.at > nowMs) waiting.push(callId);
+    // Long overdue and not seen since: settled elsewhere.
+    else if (nowMs - r.at > RECOVERY_RETRY_MAX_MS) s.recoveryRetry.delete(callId);
+  }
+  const lost = await findLostCalls(s.deps, now, [...heldCallIds(s), ...waiting]);
+  if (lost.length === 0) return 0;
+  await loadBatchSettings(s, lost.map((l) => l.batchId)).catch((err) => s.log.warn({ err }, 'could not load batch settings of lost calls'));
+  const deadline = Date.now() + s.settings.recoveryBudgetMs;
+  const writes: CallWrite[] = [];
+  let adopted = 0;
+  let deferred = 0;
+  const release = keepLeases(s);
+  try {
+    await forEachLimited(lost, RECOVERY_PARALLEL, async (l) => {
+      if (Date.now() >= deadline || s.stopping) {
+        deferred += 1;
+        return;
+      }
+      const r = await recoverCall(s, l, now, deadline);
+      if (r === null) {
+        askAgainLater(s, l.id, nowMs);
+        return;
+      }
+      s.recoveryRetry.delete(l.id);
+      if (r === 'adopted') adopted += 1;
+      else writes.push(r);
+    });
+  } finally {
+    release();
+  }
+  if (deferred > 0) s.log.info({ deferred }, 'recovery round budget spent; remaining lost calls wait for the next round');
+  const result = await applyCallWrites(s.deps, writes, now);
+  afterCommit(s, writes, result);
+  for (const l of lost) {
+    if (result.applied.has(l.id)) s.log.warn({ callId: l.id, batchId: l.batchId, previousWorker: l.leaseOwner, status: l.status }, 'recovered call of a lost worker');
+  }
+  return result.applied.size + adopted;
+}
+
+function askAgainLater(s: WorkerState, callId: string, nowMs: number): void {
+  const failures = (s.recoveryRetry.get(callId)?.failures ?? 0) + 1;
+  const delay = Math.min(RECOVERY_RETRY_MAX_MS, RECOVERY_RETRY_BASE_MS * 2 ** (failures - 1));
+  s.recoveryRetry.set(callId, { at: nowMs + delay, failures });
+}
+
+/**
+ * The write that settles a lost call, 'adopted', or null: try later. Provider answers count only
+ * if they come before `deadline` (Date.now() ms).
+ */
+async function recoverCall(s: WorkerState, l: LostCall, now: Date, deadline: number): Promise<CallWrite | 'adopted' | null> {
+  const r: CallRef = { callId: l.id, batchId: l.batchId, accountId: l.accountId };
+  const ctx = s.contexts.get(l.batchId);
+  const provider = knownProvider(s, l.provider);
+  const patient = now.getTime() - l.leaseExpiresAt.getTime() < LOOKUP_PATIENCE_MS;
+  if (provider?.lookup) {
+    // A call still talking is adopted, which needs its batch's settings: without them (not
+    // loadable right now), later - failing it would leave it running unobserved.
+    if (provider.adopt && !ctx && patient) return null;
+    const callRef: ProviderCallRef = { callId: l.id, accountId: l.accountId, attempt: l.attempts, recordingEnabled: ctx?.recordingEnabled ?? false };
+    try {
+      // The worker may have died between the provider accepting the call and storing its id.
+      const providerCallId = l.providerCallId ?? (provider.findCall ? await beforeDeadline(provider.findCall(callRef), deadline) : null);
+      const found = providerCallId ? await beforeDeadline(provider.lookup(providerCallId, callRef), deadline) : ({ state: 'unknown' } as const);
+      if (found.state === 'ended') {
+        // The lease stays (expired) when analysis is due: takeOverStaleAnalysis picks it up.
+        const { write } = endedWrite(r, l.leaseOwner, l.status, found.result, l.dialedNumber, {
+          leaseExpiredBefore: now,
+          detail: { recovered: true, previous_worker: l.leaseOwner, worker: s.settings.id },
+          providerAnalysis: !!provider.analyse,
+          ...(l.providerCallId ? {} : { providerCallId: providerCallId! }),
+        });
+        return write;
+      }
+      if (found.state === 'in_flight') {
+        if (provider.adopt && ctx) {
+          const taken = await adopt(s, l, ctx, provider, providerCallId!, found.answeredAt ?? null);
+          return taken ? 'adopted' : null;
+        }
+        // Its events go to the process that died; nobody could record the rest of it.
+        await beforeDeadline(provider.hangup(providerCallId!, 'shutdown', { accountId: l.accountId }), deadline).catch((err) =>
+          s.log.warn({ err, callId: l.id }, 'could not hang up a lost call'),
+        );
+      }
+    } catch (err) {
+      // The provider knows how the call went: ask again later rather than guess, for a while.
+      if (patient) {
+        s.log.warn({ err, callId: l.id }, 'provider lookup failed; asking again later');
+        return null;
+      }
+      s.log.warn({ err, callId: l.id }, 'provider lookup kept failing; settling the call as lost');
+    }
+  }
+  return lostCallWrite(r, l, now, s.settings.id);
+}
+
+/** Takes over a lost call the provider still has in flight: new lease, then watched like our own. */
+async function adopt(s: WorkerState, l: LostCall, ctx: DispatchContext, provider: VoiceProvider, providerCallId: string, answeredAt: Date | null): Promise<boolean> {
+  // The lease runs from now, not from the start of a round that may have taken a while.
+  const now = s.clock.now();
+  const id = s.settings.id;
+  const taken = await adoptLostCall(s.deps, l, {
+    workerId: id,
+    now,
+    leaseMs: s.settings.leaseMs,
+    providerCallId,
+    detail: { event: 'adopted', provider_call_id: providerCallId, previous_worker: l.leaseOwner, worker: id },
+  });
+  if (!taken) return false;
+  subscribedProvider(s, provider);
+  const call = newLiveCall(ctx, {
+    callId: l.id,
+    batchId: l.batchId,
+    accountId: l.accountId,
+    provider,
+    providerCallId,
+    status: l.status,
+    number: l.dialedNumber ?? l.phoneNumber,
+    alternatePhone: l.alternatePhone,
+    usedAlternate: l.usedAlternate,
+    attempts: l.attempts,
+    // The max-duration clock runs from the real dial, not from the answer or the adoption.
+    dialledAt: l.dialledAt ?? answeredAt ?? now,
+    answered: l.status !== 'ringing',
+    answeredAt,
+    contact: { externalId: l.externalId, name: l.name, metadata: l.metadata },
+  });
+  s.live.set(call.callId, call);
+  s.liveByProviderCall.set(providerCallId, call);
+  // Answered while nobody was watching.
+  if (!call.answered && answeredAt) markAnswered(s, call, answeredAt);
+  s.log.warn({ callId: l.id, batchId: l.batchId, previousWorker: l.leaseOwner, providerCallId, status: call.status }, 'adopted in-flight call of a lost worker');
+  try {
+    await provider.adopt!(providerCallId, placeCallRequest(call), { answered: call.answered, dialledAt: call.dialledAt });
+  } catch (err) {
+    // Still ours: the max-duration rule hangs it up and ends it if the provider never reports.
+    s.log.error({ err, callId: l.id }, 'provider could not take over the call');
+  }
+  return true;
+}

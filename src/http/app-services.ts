@@ -1,0 +1,19 @@
+// The objects an API process builds once and every request shares: rate limiters, the live
+// event hub and the recording-link refresher. Built by app.ts and handed down explicitly.
+import type { AppDeps } from '../deps.ts';
+import { createRecordingRefresher, type RecordingRefresher } from '../dispatch/voice/retell/recording-refresh.ts';
+import { createLiveEvents, type LiveEvents } from '../events/live-events.ts';
+import { createRateLimiters, type RateLimiters } from '../services/auth/rate-limit.ts';
+
+export interface AppServices {
+  rateLimiters: RateLimiters;
+  events: LiveEvents;
+  recordings: RecordingRefresher;
+}
+
+export function createAppServices(deps: AppDeps): AppServices {
+  return { rateLimiters: createRateLimiters(deps), events: createLiveEvents(deps), recordings: createRecordingRefresher(deps) };
+}
+
+/** The dependencies of an API process: the process-wide ones and its shared objects. */
+export type ApiDeps = AppDeps & AppServices;

@@ -1,0 +1,71 @@
+import type { Database } from '../../db/client.ts';
+import { newId } from '../../domain/ids.ts';
+import { notFound, requestValidation } from '../../errors.ts';
+import { MAX_EMAIL_LENGTH, MAX_NAME_LENGTH, MAX_VOICES, tooLongDetails } from '../../domain/limits.ts';
+import type { Account } from '../../generated/prisma/client.ts';
+import { issueApiKey } from '../auth/api-keys.ts';
+
+export interface AccountLimitsInput {
+  maxBatchSize?: number;
+  maxConcurrentCalls?: number;
+  maxCallDurationSeconds?: number;
+  rateLimitPerMinute?: number;
+}
+
+export interface AccountInput {
+  name?: string;
+  email?: string;
+  limits?: AccountLimitsInput;
+  batchConcurrency?: number;
+  apiAccessEnabled?: boolean;
+  interruptionEnabled?: boolean;
+  recordingEnabled?: boolean;
+  voices?: string[];
+}
+
+function checkLengths(input: AccountInput): void {
+  const voices = input.voices ?? [];
+  const details = tooLongDetails([
+    ['name', input.name, MAX_NAME_LENGTH],
+    ['email', input.email, MAX_EMAIL_LENGTH],
+    ...voices.map((voice, i) => [`voices.${i}`, voice, MAX_NAME_LENGTH] as const),
+  ]);
+  if (voices.length > MAX_VOICES) details.push(`voices: List should have at most ${MAX_VOICES} items after validation, not ${voices.length}`);
+  if (details.length) throw requestValidation(details);
+}
+
+function accountData(input: AccountInput) {
+  checkLengths(input);
+  const defined = <T extends object>(o: T) =>
+    Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as Partial<T>;
+  return defined({
+    name: input.name,
+    email: input.email,
+    maxBatchSize: input.limits?.maxBatchSize,
+    maxConcurrentCalls: input.limits?.maxConcurrentCalls,
+    maxCallDurationSeconds: input.limits?.maxCallDurationSeconds,
+    rateLimitPerMinute: input.limits?.rateLimitPerMinute,
+    batchConcurrency: input.batchConcurrency,
+    apiAccessEnabled: input.apiAccessEnabled,
+    interruptionEnabled: input.interruptionEnabled,
+    recordingEnabled: input.recordingEnabled,
+    voices: input.voices,
+  });
+}
+
+export async function createAccount(
+  db: Database,
+  input: AccountInput & { name: string; email: string },
+): Promise<{ account: Account; apiKey: string; apiKeyId: string }> {
+  const account = await db.prisma.account.create({
+    data: { id: newId('account'), voices: ['alloy', 'verse'], ...accountData(input), name: input.name, email: input.email },
+  });
+  const { id, apiKey } = await issueApiKey(db, account.id);
+  return { account, apiKey, apiKeyId: id };
+}
+
+export async function updateAccount(db: Database, id: string, input: AccountInput): Promise<Account> {
+  const existing = await db.prisma.account.findUnique({ where: { id } });
+  if (!existing) throw notFound(`Account ${id} not found`);
+  return db.prisma.account.update({ where: { id }, data: accountData(input) });
+}

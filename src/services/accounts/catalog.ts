@@ -1,0 +1,117 @@
+// Agents, prompt versions and DID numbers: the account's catalogue that batches refer to.
+import type { Database } from '../../db/client.ts';
+import { newId } from '../../domain/ids.ts';
+import { normalizePhone } from '../../domain/contacts.ts';
+import { AppError, notFound, requestValidation, unprocessable } from '../../errors.ts';
+import {
+  MAX_AGENTS_PER_ACCOUNT,
+  MAX_DID_NUMBERS_PER_ACCOUNT,
+  MAX_NAME_LENGTH,
+  MAX_OUTCOME_KEY_LENGTH,
+  MAX_OUTCOME_KEYS,
+  MAX_PHONE_NUMBER_LENGTH,
+  MAX_PROMPT_LENGTH,
+  MAX_PROMPT_VERSIONS_PER_ACCOUNT,
+  tooLongDetails,
+} from '../../domain/limits.ts';
+import type { Account, Agent, DidNumber, PromptVersion } from '../../generated/prisma/client.ts';
+
+export interface AgentInput {
+  name: string;
+  voice: string;
+  recordingEnabled?: boolean | null;
+  outcomeKeys?: string[];
+  providerAgentId?: string | null;
+}
+
+function agentLengthDetails(input: AgentInput): string[] {
+  const keys = input.outcomeKeys ?? [];
+  const details = tooLongDetails([
+    ['name', input.name, MAX_NAME_LENGTH],
+    ['voice', input.voice, MAX_NAME_LENGTH],
+    ['providerAgentId', input.providerAgentId, MAX_NAME_LENGTH],
+    ...keys.map((key, i) => [`outcomeKeys.${i}`, key, MAX_OUTCOME_KEY_LENGTH] as const),
+  ]);
+  if (keys.length > MAX_OUTCOME_KEYS) details.push(`outcomeKeys: List should have at most ${MAX_OUTCOME_KEYS} items after validation, not ${keys.length}`);
+  return details;
+}
+
+/** The catalogue's size limit (concurrent creates may pass it by a few). */
+async function checkRoom(count: Promise<number>, max: number, what: string): Promise<void> {
+  if ((await count) >= max) throw unprocessable(`An account holds at most ${max} ${what}`);
+}
+
+function isUniqueViolation(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && (e as { code?: string }).code === 'P2002';
+}
+
+export async function createAgent(db: Database, account: Account, input: AgentInput): Promise<Agent> {
+  const problems: string[] = [];
+  if (!input.name?.trim()) problems.push('name: String should have at least 1 character');
+  if (!input.voice?.trim()) problems.push('voice: String should have at least 1 character');
+  problems.push(...agentLengthDetails(input));
+  if (problems.length) throw requestValidation(problems);
+  if (account.voices.length > 0 && !account.voices.includes(input.voice)) {
+    throw unprocessable(`Voice '${input.voice}' is not available on this account`);
+  }
+  await checkRoom(db.prisma.agent.count({ where: { accountId: account.id } }), MAX_AGENTS_PER_ACCOUNT, 'agents');
+  try {
+    return await db.prisma.agent.create({
+      data: {
+        id: newId('agent'),
+        accountId: account.id,
+        name: input.name.trim(),
+        voice: input.voice,
+        recordingEnabled: input.recordingEnabled ?? null,
+        outcomeKeys: input.outcomeKeys ?? [],
+        providerAgentId: input.providerAgentId ?? null,
+      },
+    });
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new AppError('CONFLICT', `An agent named '${input.name}' already exists`);
+    throw e;
+  }
+}
+
+export async function createPromptVersion(
+  db: Database,
+  account: Account,
+  input: { agentId: string; name: string; prompt: string; providerAgentVersion?: number | null },
+): Promise<PromptVersion> {
+  const agent = await db.prisma.agent.findFirst({ where: { id: input.agentId, accountId: account.id } });
+  if (!agent) throw notFound(`Agent ${input.agentId} not found`);
+  const problems = tooLongDetails([
+    ['name', input.name, MAX_NAME_LENGTH],
+    ['prompt', input.prompt, MAX_PROMPT_LENGTH],
+  ]);
+  if (!input.name?.trim()) problems.unshift('name: String should have at least 1 character');
+  if (problems.length) throw requestValidation(problems);
+  await checkRoom(db.prisma.promptVersion.count({ where: { accountId: account.id } }), MAX_PROMPT_VERSIONS_PER_ACCOUNT, 'prompt versions');
+  try {
+    return await db.prisma.promptVersion.create({
+      data: {
+        id: newId('promptVersion'),
+        accountId: account.id,
+        agentId: agent.id,
+        name: input.name.trim(),
+        prompt: input.prompt,
+        providerAgentVersion: input.providerAgentVersion ?? null,
+      },
+    });
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new AppError('CONFLICT', `Agent ${agent.id} already has a version named '${input.name}'`);
+    throw e;
+  }
+}
+
+export async function addDidNumber(db: Database, account: Account, number: string): Promise<DidNumber> {
+  const e164 = number.length <= MAX_PHONE_NUMBER_LENGTH ? normalizePhone(number) : null;
+  if (!e164) throw requestValidation(['number: Value error, Invalid phone number']);
+  await checkRoom(db.prisma.didNumber.count({ where: { accountId: account.id } }), MAX_DID_NUMBERS_PER_ACCOUNT, 'DID numbers');
+  try {
+    return await db.prisma.didNumber.create({ data: { id: newId('didNumber'), accountId: account.id, number: e164 } });
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new AppError('CONFLICT', `DID number ${e164} already exists on this account`);
+    throw e;
+  }
+}

@@ -1,0 +1,98 @@
+// Per-call results of one batch (summary, outcomes, transcript, recording) and the batch-level
+// results status.
+import type { AppDeps } from '../../deps.ts';
+import { isBatchStatus, resultsStatus } from '../../domain/batch-state.ts';
+import { Prisma, type Account, type Call } from '../../generated/prisma/client.ts';
+import { batchScope, type BatchScope } from './get-batch.ts';
+import {
+  callFilterIssues,
+  pageOfBatchCalls,
+  transcriptStatusValue,
+  type CallFilter,
+  type CallQuery,
+} from '../calls/list-batch-calls.ts';
+import {
+  BATCH_RESULTS_PAGE,
+  offsetOf,
+  pageIssues,
+  pageRequest,
+  pagination,
+  throwIfIssues,
+  type PageArgs,
+  type PageRequest,
+  type Pagination,
+} from '../pagination.ts';
+
+export type ResultsStatus = 'pending' | 'completed' | 'cancelled';
+
+export interface ResultFilter extends Omit<CallFilter, 'externalId'> {
+  /** Matches a call when any value of its outcomes object equals this string. */
+  outcome?: string | null;
+}
+
+export interface BatchResults {
+  status: ResultsStatus;
+  items: Call[];
+  pagination: Pagination;
+}
+
+/** Non-terminal calls are exactly the queued and in_progress buckets, so no count is needed. */
+export function batchResultsStatus(batch: BatchScope): ResultsStatus {
+  if (!isBatchStatus(batch.status)) throw new Error(`Batch ${batch.id} has an unknown stored status ${batch.status}`);
+  return resultsStatus(batch.status, batch.queued + batch.inProgress);
+}
+
+/** Lone surrogates would be escapes jsonpath rejects; no stored value contains them anyway. */
+function wellFormed(s: string): string {
+  return s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}
+
+// Prisma has no "some value of the object equals" JSON filter, so the outcome filter picks the
+// page's ids in SQL and Prisma then loads those rows with the GraphQL selection.
+async function pageByOutcome(
+  deps: AppDeps,
+  batch: BatchScope,
+  filter: ResultFilter & { outcome: string },
+  req: PageRequest,
+  query: CallQuery,
+): Promise<{ items: Call[]; pagination: Pagination }> {
+  const conditions = [Prisma.sql`c.batch_id = ${batch.id}`];
+  if (filter.status != null) conditions.push(Prisma.sql`c.status = ${filter.status}`);
+  if (filter.transcriptStatus != null) {
+    conditions.push(Prisma.sql`c.transcript_status = ${transcriptStatusValue(filter.transcriptStatus)}`);
+  }
+  // Lax jsonpath: `$.*` is every member value (array values are unwrapped), and a null or
+  // non-object outcomes column simply doesn't match. The value is a literal of the path (a JSON
+  // string literal is a jsonpath one) because the GIN index on outcomes serves `@?` only with a
+  // path known when the statement is planned, which a bound parameter is.
+  const path = `$.* ? (@ == ${JSON.stringify(wellFormed(filter.outcome))})`;
+  conditions.push(Prisma.sql`c.outcomes @? ${path}::jsonpath`);
+  const where = Prisma.join(conditions, ' AND ');
+  const prisma = deps.db.prisma;
+  const [ids, counted] = await Promise.all([
+    prisma.$queryRaw<{ id: string }[]>`SELECT c.id FROM calls c WHERE ${where} ORDER BY c.seq LIMIT ${req.limit} OFFSET ${offsetOf(req)}`,
+    prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM calls c WHERE ${where}`,
+  ]);
+  const items = ids.length
+    ? ((await prisma.call.findMany({ ...query, where: { id: { in: ids.map((r) => r.id) } }, orderBy: { seq: 'asc' } })) as Call[])
+    : [];
+  return { items, pagination: pagination(req, Number(counted[0]?.n ?? 0)) };
+}
+
+export async function batchResults(
+  deps: AppDeps,
+  account: Account,
+  batchId: string,
+  input: ResultFilter & PageArgs,
+  query: CallQuery = {},
+): Promise<BatchResults> {
+  const filter: ResultFilter = { outcome: input.outcome, status: input.status, transcriptStatus: input.transcriptStatus };
+  throwIfIssues([...callFilterIssues(filter), ...pageIssues(input, BATCH_RESULTS_PAGE)]);
+  const batch = await batchScope(deps, account, batchId);
+  const req = pageRequest(input, BATCH_RESULTS_PAGE);
+  const page =
+    filter.outcome != null
+      ? await pageByOutcome(deps, batch, { ...filter, outcome: filter.outcome }, req, query)
+      : await pageOfBatchCalls(deps, batch, filter, req, query);
+  return { status: batchResultsStatus(batch), ...page };
+}

@@ -1,0 +1,187 @@
+// Use case: create a call batch (POST, and idempotent PUT keyed by the account's idempotency_key).
+// Both API surfaces land here with the contract's snake_case request body, so request validation,
+// its legacy wording and every business rule are the same on REST and GraphQL.
+import type { AppDeps } from '../../deps.ts';
+import { initialStatusAfterCreate, STATUS_RETURNED_BY_CREATE } from '../../domain/batch-state.ts';
+import { normalizeContacts, type ContactRejection } from '../../domain/contacts.ts';
+import { parseCreateBatchRequest, type CreateBatchInput, type StartMode } from '../../domain/create-batch-request.ts';
+import { newId } from '../../domain/ids.ts';
+import { requestValidation, unprocessable } from '../../errors.ts';
+import type { Account } from '../../generated/prisma/client.ts';
+import { insertCalls, type InitialCallStatus, type InsertCallsOptions, type NewCall } from './insert-calls.ts';
+import { resolveBatchSettings, type BatchSettings } from './resolve-batch-settings.ts';
+import { withSqlTransaction } from '../../db/sql-transaction.ts';
+import { validateCallbackUrl } from '../webhooks/url-safety.ts';
+
+/** The contract's Create result. */
+export interface CreateBatchResult {
+  batchId: string;
+  agentId: string;
+  versionId: string;
+  status: string;
+  startMode: string;
+  totalContacts: number;
+  acceptedContacts: number;
+  rejectedContacts: number;
+  validationErrors: ContactRejection[];
+  concurrency: number;
+  createdAt: Date;
+  /** true when an existing batch was returned for a repeated idempotency key. */
+  idempotent: boolean;
+}
+
+export interface CreateBatchOptions {
+  /** PUT: `idempotency_key` is required and makes the request idempotent. */
+  requireIdempotencyKey: boolean;
+  /** Tuning and test seams of the bulk insert. */
+  insert?: InsertCallsOptions;
+}
+
+export async function createBatch(
+  deps: AppDeps,
+  account: Account,
+  body: unknown,
+  opts: CreateBatchOptions,
+): Promise<CreateBatchResult> {
+  const parsed = parseCreateBatchRequest(body, {
+    requireIdempotencyKey: opts.requireIdempotencyKey,
+    maxCallDurationSeconds: account.maxCallDurationSeconds,
+  });
+  if (!parsed.ok) throw requestValidation(parsed.details);
+  const input = parsed.value;
+
+  // A repeated key returns the original result whatever the retry carries (contacts, settings).
+  if (input.idempotencyKey !== null) {
+    const existing = await findByIdempotencyKey(deps, account.id, input.idempotencyKey);
+    if (existing) return existing;
+  }
+
+  const settings = await resolveBatchSettings(deps, account, input);
+  if (input.contacts.length > account.maxBatchSize) {
+    throw unprocessable(
+      `Too many contacts: ${input.contacts.length} submitted, the account's max_batch_size is ${account.maxBatchSize}`,
+    );
+  }
+  const { accepted, rejected } = normalizeContacts(input.contacts, { deduplicateByPhone: input.deduplicateByPhone });
+  if (accepted.length === 0) throw unprocessable('All contacts are invalid');
+  if (input.callbackUrl !== null) await validateCallbackUrl(deps, input.callbackUrl);
+
+  // A contact's initial status: `pending` (the contract's default) until it is dialled, or
+  // `queued` when the contact says so; the worker dials both.
+  const calls: NewCall[] = accepted.map((contact) => ({ contact, status: input.contacts[contact.index - 1].status as InitialCallStatus }));
+  const result: CreateBatchResult = {
+    batchId: newId('batch'),
+    agentId: settings.agent.id,
+    versionId: settings.version.id,
+    status: STATUS_RETURNED_BY_CREATE,
+    startMode: input.startMode,
+    totalContacts: input.contacts.length,
+    acceptedContacts: accepted.length,
+    rejectedContacts: rejected.length,
+    validationErrors: rejected,
+    concurrency: settings.concurrency,
+    // Millisecond precision is what the column stores, so the replay returns the same instant.
+    createdAt: deps.clock.now(),
+    idempotent: false,
+  };
+
+  const inserted = await withSqlTransaction(deps.db, async (tx) => {
+    const rows = await tx.query(INSERT_BATCH_SQL, batchRowParams(account, input, settings, result));
+    // Another request committed this idempotency key first: write nothing, return its batch.
+    if (rows.length === 0) return false;
+    await insertCalls(
+      tx,
+      {
+        accountId: account.id,
+        batchId: result.batchId,
+        agentId: result.agentId,
+        promptVersionId: result.versionId,
+        createdAt: result.createdAt,
+      },
+      calls,
+      opts.insert,
+    );
+    return true;
+  });
+  if (inserted) return result;
+
+  const winner = await findByIdempotencyKey(deps, account.id, input.idempotencyKey!);
+  // The conflicting batch was committed before ON CONFLICT gave way, so it is visible now.
+  if (!winner) throw new Error('Idempotency conflict without a committed batch');
+  return winner;
+}
+
+const INSERT_BATCH_SQL = `
+INSERT INTO batches (id, account_id, agent_id, prompt_version_id, did_number_id, status, start_mode,
+                     scheduled_at, timezone, concurrency, voice, interruption, use_alternate_number,
+                     recording_enabled, max_duration_seconds, deduplicate_by_phone, callback_url, metadata,
+                     idempotency_key, total_contacts, accepted_contacts, rejected_contacts, validation_errors,
+                     queued, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8::timestamptz, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18::jsonb,
+        $19, $20, $21, $22, $23::jsonb, $21, $24::timestamptz, $24::timestamptz)
+ON CONFLICT (account_id, idempotency_key) DO NOTHING
+RETURNING id`;
+
+function batchRowParams(account: Account, input: CreateBatchInput, s: BatchSettings, r: CreateBatchResult): unknown[] {
+  return [
+    r.batchId,
+    account.id,
+    r.agentId,
+    r.versionId,
+    s.didNumberId,
+    initialStatusAfterCreate(input.startMode),
+    input.startMode,
+    input.scheduledAt.toISOString(),
+    input.timezone,
+    s.concurrency,
+    s.voice,
+    s.interruption,
+    input.useAlternateNumber,
+    s.recordingEnabled,
+    s.maxDurationSeconds,
+    input.deduplicateByPhone,
+    input.callbackUrl,
+    JSON.stringify(input.metadata),
+    input.idempotencyKey,
+    r.totalContacts,
+    r.acceptedContacts, // also the initial `queued` counter: every accepted call waits to be dialled
+    r.rejectedContacts,
+    JSON.stringify(r.validationErrors),
+    r.createdAt.toISOString(),
+  ];
+}
+
+/** The original create result of the account's batch with this key, marked idempotent. */
+async function findByIdempotencyKey(deps: AppDeps, accountId: string, key: string): Promise<CreateBatchResult | null> {
+  const batch = await deps.db.prisma.batch.findUnique({
+    where: { accountId_idempotencyKey: { accountId, idempotencyKey: key } },
+    select: {
+      id: true,
+      agentId: true,
+      promptVersionId: true,
+      startMode: true,
+      totalContacts: true,
+      acceptedContacts: true,
+      rejectedContacts: true,
+      validationErrors: true,
+      concurrency: true,
+      createdAt: true,
+    },
+  });
+  if (!batch) return null;
+  return {
+    batchId: batch.id,
+    agentId: batch.agentId,
+    versionId: batch.promptVersionId,
+    // What the original create returned, whatever the batch has done since.
+    status: STATUS_RETURNED_BY_CREATE,
+    startMode: batch.startMode as StartMode,
+    totalContacts: batch.totalContacts,
+    acceptedContacts: batch.acceptedContacts,
+    rejectedContacts: batch.rejectedContacts,
+    validationErrors: batch.validationErrors as unknown as ContactRejection[],
+    concurrency: batch.concurrency,
+    createdAt: batch.createdAt,
+    idempotent: true,
+  };
+}
