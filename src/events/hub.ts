@@ -13,6 +13,10 @@
 // updated_at with their own clock before they commit, so a row can become visible with a stamp a
 // little older than one already read: the cursor trails the newest stamp by `callOverlapMs` and the
 // signatures seen in that window suppress repeats.
+//
+// A new call subscriber first gets the latest state of the calls that changed shortly before it
+// joined: a client that read a page of calls and then subscribed cannot miss a change that landed
+// between the two (it may see a state it already has; every value is a call's whole latest state).
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.ts';
 import { batchNotFound } from '../errors.ts';
@@ -104,12 +108,23 @@ const CALL_SIGNATURES_SQL = `
 SELECT id, status, transcript_status, recording_available, updated_at
   FROM calls WHERE batch_id = $1 AND status <> 'pending' AND updated_at >= $2::timestamptz`;
 
-const CALL_ROWS_SQL = `
-SELECT id, batch_id, account_id, seq, external_id, name, COALESCE(dialed_number, phone_number) AS phone_number,
+const CALL_COLUMNS = `id, batch_id, account_id, seq, external_id, name, COALESCE(dialed_number, phone_number) AS phone_number,
        status, transcript_status, duration_seconds, answer_duration_seconds, "timestamp", created_at, completed_at,
-       updated_at, hangup_by, disconnect_reason, summary, outcomes, recording_available, llm_transcript
+       updated_at, hangup_by, disconnect_reason, summary, outcomes, recording_available, llm_transcript`;
+
+const CALL_ROWS_SQL = `
+SELECT ${CALL_COLUMNS}
   FROM calls WHERE batch_id = $1 AND id = ANY($2::text[])
  ORDER BY updated_at, seq`;
+
+/** What a joining call subscriber is sent first: how far back, and at most how many calls. */
+export const CALL_REPLAY_WINDOW_MS = 30_000;
+export const CALL_REPLAY_MAX = 1_000;
+
+const CALL_RECENT_SQL = `
+SELECT ${CALL_COLUMNS}
+  FROM calls WHERE batch_id = $1 AND status <> 'pending' AND updated_at >= $2::timestamptz
+ ORDER BY updated_at DESC, seq DESC LIMIT $3`;
 
 interface BatchRow {
   id: string;
@@ -231,6 +246,8 @@ const signature = (r: SignatureRow) => `${r.status}|${r.transcript_status ?? ''}
 /** The calls of one batch, followed while someone subscribes to them. */
 class CallTracker {
   readonly subs = new Set<LatestByKeyQueue<CallSnapshot>>();
+  /** Subscribers waiting for their replay; the next read sends it and moves them to subs. */
+  readonly joining = new Set<LatestByKeyQueue<CallSnapshot>>();
   refs = 0;
   primed = false;
   readonly reader: SerialReader;
@@ -250,19 +267,26 @@ class CallTracker {
   }
 
   private async read(): Promise<void> {
-    const db = this.hub.db;
     this.hub.counters.callReads++;
-    if (!this.primed) {
-      // Changes before the first subscriber are history, not news: remember them without emitting.
-      const [top] = await runStatement<{ top: Date | string | null }>(db, CALLS_TOP_SQL, [this.batchId]);
-      this.newest = top?.top ? asDate(top.top).getTime() : 0;
-      this.cursor = Math.max(0, this.newest - this.overlapMs);
-      const rows = await runStatement<SignatureRow>(db, CALL_SIGNATURES_SQL, [this.batchId, new Date(this.cursor).toISOString()]);
-      for (const r of rows) this.see(r.id, signature(r), asDate(r.updated_at).getTime());
-      this.primed = true;
-      this.advance();
-      return;
-    }
+    if (this.primed) await this.emitChanges();
+    else await this.prime();
+    if (this.joining.size > 0) await this.replay();
+    this.advance();
+  }
+
+  /** Changes before the first subscriber are history, not news: remembered, not emitted (joiners get the replay). */
+  private async prime(): Promise<void> {
+    const db = this.hub.db;
+    const [top] = await runStatement<{ top: Date | string | null }>(db, CALLS_TOP_SQL, [this.batchId]);
+    this.newest = top?.top ? asDate(top.top).getTime() : 0;
+    this.cursor = Math.max(0, this.newest - this.overlapMs);
+    const rows = await runStatement<SignatureRow>(db, CALL_SIGNATURES_SQL, [this.batchId, new Date(this.cursor).toISOString()]);
+    for (const r of rows) this.see(r.id, signature(r), asDate(r.updated_at).getTime());
+    this.primed = true;
+  }
+
+  private async emitChanges(): Promise<void> {
+    const db = this.hub.db;
     const rows = await runStatement<SignatureRow>(db, CALL_SIGNATURES_SQL, [this.batchId, new Date(this.cursor).toISOString()]);
     const changed: string[] = [];
     for (const r of rows) {
@@ -283,7 +307,22 @@ class CallTracker {
         for (const q of this.subs) q.push(snapshot);
       }
     }
-    this.advance();
+  }
+
+  /**
+   * Inside the serial read, so a joiner never gets a state older than one already sent to it. The
+   * rows are not remembered as seen: a change they carry that subs have not had yet still reaches
+   * them on the next read.
+   */
+  private async replay(): Promise<void> {
+    const since = new Date(Math.max(0, this.newest - CALL_REPLAY_WINDOW_MS)).toISOString();
+    const rows = await runStatement<CallRow>(this.hub.db, CALL_RECENT_SQL, [this.batchId, since, CALL_REPLAY_MAX]);
+    const snapshots = rows.reverse().map(toCallSnapshot);
+    for (const q of this.joining) {
+      for (const s of snapshots) q.push(s);
+      this.subs.add(q);
+    }
+    this.joining.clear();
   }
 
   private see(id: string, sig: string, at: number): void {
@@ -386,7 +425,7 @@ export class EventHub {
     return q;
   }
 
-  /** Each call of the batch whose status or results change from now on (its latest state). */
+  /** The calls of the batch that changed just before (see CALL_REPLAY_*), then each call whose status or results change (its latest state). */
   async callUpdates(account: Subscriber, batchId: string): Promise<AsyncIterableIterator<CallSnapshot>> {
     const ch = await this.open(account, batchId);
     const tracker = (ch.calls ??= new CallTracker(this, batchId, this.overlapMs, this.tickMs, (e) => this.readFailed(e, batchId)));
@@ -398,20 +437,21 @@ export class EventHub {
       }
       this.unref(ch);
     };
-    try {
-      if (!tracker.primed) await tracker.reader.fresh();
-    } catch (e) {
-      release();
-      throw e;
-    }
     const q = new LatestByKeyQueue<CallSnapshot>(
       (c) => c.id,
       () => {
         tracker.subs.delete(q);
+        tracker.joining.delete(q);
         release();
       },
     );
-    tracker.subs.add(q);
+    tracker.joining.add(q);
+    try {
+      await tracker.reader.fresh();
+    } catch (e) {
+      q.close();
+      throw e;
+    }
     return q;
   }
 

@@ -182,6 +182,24 @@ describe('callUpdated over graphql-ws', () => {
   });
 });
 
+describe('callUpdated replay', () => {
+  it('a subscriber joining after the calls changed first gets their latest state, so a page read before subscribing misses nothing', async () => {
+    const id = await createBatch(a, 5, 'immediate', 'late');
+    const settled = () => t.deps.db.prisma.call.count({ where: { batchId: id, OR: [{ status: { in: ['pending', 'queued', 'in_progress'] } }, { transcriptStatus: { in: ['pending', 'processing'] } }] } });
+    await expect.poll(settled, { timeout: 30_000 }).toBe(0);
+    const dbCalls = await t.deps.db.prisma.call.findMany({ where: { batchId: id } });
+    // Nothing changes any more: whatever arrives is the replay.
+    const client = wsClient(url, `Bearer ${a.apiKey}`);
+    const calls = wsStream<{ callUpdated: any }>(client, CALLS, { id });
+    for (const c of dbCalls) {
+      await calls.until((v) => v.callUpdated.callId === c.id && v.callUpdated.status === c.status && v.callUpdated.transcriptStatus === c.transcriptStatus);
+    }
+    expect(new Set(calls.values().map((v) => v.callUpdated.callId)).size).toBe(dbCalls.length);
+    calls.close();
+    await client.dispose();
+  });
+});
+
 describe('accountBatches over graphql-ws', () => {
   it("emits the account's batches as they are created and move, never another account's", async () => {
     const client = wsClient(url, `Bearer ${a.apiKey}`);

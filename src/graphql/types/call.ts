@@ -35,6 +35,7 @@ export const CallType = builder.prismaObject('Call', {
     timestamp: t.expose('timestamp', { type: 'DateTime', nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When the last change was written (compare with CallUpdate.updatedAt)' }),
     hangupBy: t.exposeString('hangupBy', { nullable: true }),
     disconnectReason: t.exposeString('disconnectReason', { nullable: true }),
     summary: t.exposeString('summary', { nullable: true }),

@@ -20,6 +20,8 @@ import { operationButtons } from '../operations.ts';
 import { counterList, progressBar, retryRow, setStatus, statusBadge } from '../widgets.ts';
 
 const PAGE_SIZE = 50;
+/** Past this many updates during one page read, the page is read again instead. */
+const MAX_EARLY_UPDATES = 2_000;
 /** Must match the breakpoint in styles.css where the call details move below the calls. */
 const STACKED = '(max-width: 900px)';
 
@@ -29,6 +31,9 @@ const fromUpdate = (u: DashboardCallUpdateFragment): CallView => {
   const { callId, ...rest } = u;
   return { id: callId, ...rest };
 };
+
+/** Page reads and live updates cross on the wire: a state never replaces a later one. */
+const newer = (a: CallView, b: CallView): CallView => (Date.parse(a.updatedAt) >= Date.parse(b.updatedAt) ? a : b);
 
 /** Same-origin path of a signed recording link, so it plays whatever host name the page was opened with. */
 function sameOrigin(url: string): string {
@@ -48,6 +53,9 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
   const calls = new Map<string, { call: CallView; tr: HTMLTableRowElement }>();
   let selected: string | null = null;
   let reloadTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Updates of calls not shown, kept while a page read is in flight (it may bring them). */
+  const early = new Map<string, CallView>();
+  let pageReads = 0;
 
   const title = h('h1', { class: 'mono', title: id }, id);
   const badge = statusBadge('…');
@@ -242,20 +250,33 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
     replace(tbody, retryRow(7, 'The calls', () => loadCalls().catch(callsFailed)));
   }
 
+  async function readPage() {
+    pageReads++;
+    try {
+      return await ctx.api.request(DashboardCallsDocument, {
+        batchId: id,
+        page,
+        limit: PAGE_SIZE,
+        filter: statusFilter ? { status: statusFilter } : undefined,
+      });
+    } finally {
+      pageReads--;
+    }
+  }
+
   async function loadCalls() {
-    const data = await ctx.api.request(DashboardCallsDocument, {
-      batchId: id,
-      page,
-      limit: PAGE_SIZE,
-      filter: statusFilter ? { status: statusFilter } : undefined,
-    });
+    const data = await readPage();
     if (disposed) return;
     const { items, pagination } = data.calls;
+    const caught = new Map(early);
+    if (pageReads === 0) early.clear();
     calls.clear();
     replace(
       tbody,
       items.length
-        ? items.map((c) => {
+        ? items.map((read) => {
+            const update = caught.get(read.id);
+            const c = update ? newer(update, read) : read;
             const tr = callRow(c);
             calls.set(c.id, { call: c, tr });
             return tr;
@@ -291,10 +312,13 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
       next: ({ callUpdated }) => {
         const c = fromUpdate(callUpdated);
         const shown = calls.get(c.id);
-        if (shown) {
+        if (shown && newer(c, shown.call) === c) {
           shown.call = c;
           fillRow(shown.tr, c);
           if (selected === c.id) showCall(c.id);
+        } else if (!shown && pageReads > 0) {
+          if (early.size < MAX_EARLY_UPDATES) early.set(c.id, c);
+          else scheduleCallsReload();
         }
         if (statusFilter && (shown ? c.status !== statusFilter : c.status === statusFilter)) scheduleCallsReload();
       },
