@@ -8,7 +8,8 @@ import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.
 import { insertBatch } from '../helpers/fixtures.ts';
 import { TEST_DATABASE_URL } from '../helpers/database.ts';
 import { sumRuleHolds } from '../helpers/subscriptions.ts';
-import { EventHub, type BatchSnapshot } from '../../src/events/hub.ts';
+import { EventHub } from '../../src/events/hub.ts';
+import type { BatchSnapshot } from '../../src/events/batch-channel.ts';
 import { withSqlTransaction } from '../../src/db/sql-transaction.ts';
 import { waitFor } from '../helpers/wait.ts';
 

@@ -3,7 +3,8 @@
 // NOT_FOUND as a missing one. Events come from src/events (LISTEN/NOTIFY, coalesced per batch).
 import { builder } from '../builder.ts';
 import { HEAVY_TEXT_COMPLEXITY } from '../plugins/query-cost.ts';
-import type { BatchSnapshot, CallSnapshot } from '../../events/hub.ts';
+import type { BatchSnapshot } from '../../events/batch-channel.ts';
+import type { CallSnapshot } from '../../events/call-tracker.ts';
 import { recordingUrl } from '../../services/calls/recording-url.ts';
 
 const BatchProgressType = builder.objectRef<BatchSnapshot>('BatchProgress').implement({

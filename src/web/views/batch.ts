@@ -8,16 +8,16 @@ import {
   DashboardCallsDocument,
   type CallStatusFilter,
   type DashboardBatchFragment,
-  type DashboardCallFragment,
   type DashboardCallUpdateFragment,
   type DashboardProgressFragment,
 } from '../../codegen/graphql.ts';
 import type { AppContext, View } from '../context.ts';
 import { h, replace, setText } from '../dom.ts';
 import { ApiError } from '../api.ts';
-import { CALL_STATUSES, compactDateTime, dateTime, done, duration, percent } from '../format.ts';
+import { CALL_STATUSES, dateTime, done, percent } from '../format.ts';
 import { operationButtons } from '../operations.ts';
 import { counterList, progressBar, retryRow, setStatus, statusBadge } from '../widgets.ts';
+import { callCells, callDetail, newer, type CallView } from './call-view.ts';
 
 const PAGE_SIZE = 50;
 /** Past this many updates during one page read, the page is read again instead. */
@@ -25,25 +25,10 @@ const MAX_EARLY_UPDATES = 2_000;
 /** Must match the breakpoint in styles.css where the call details move below the calls. */
 const STACKED = '(max-width: 900px)';
 
-type CallView = DashboardCallFragment;
-
 const fromUpdate = (u: DashboardCallUpdateFragment): CallView => {
   const { callId, ...rest } = u;
   return { id: callId, ...rest };
 };
-
-/** Page reads and live updates cross on the wire: a state never replaces a later one. */
-const newer = (a: CallView, b: CallView): CallView => (Date.parse(a.updatedAt) >= Date.parse(b.updatedAt) ? a : b);
-
-/** Same-origin path of a signed recording link, so it plays whatever host name the page was opened with. */
-function sameOrigin(url: string): string {
-  try {
-    const u = new URL(url, location.href);
-    return u.pathname + u.search;
-  } catch {
-    return url;
-  }
-}
 
 export function batchView(ctx: AppContext, id: string, params: URLSearchParams): View {
   const statusFilter = (params.get('status') ?? '') as CallStatusFilter | '';
@@ -156,21 +141,8 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
         select();
       }
     });
-    fillRow(tr, c);
+    replace(tr, ...callCells(c));
     return tr;
-  }
-
-  function fillRow(tr: HTMLTableRowElement, c: CallView) {
-    replace(
-      tr,
-      h('td', { class: 'num muted' }, c.seq),
-      h('td', null, c.name ? [c.name, h('div', { class: 'muted small mono' }, c.externalId)] : h('span', { class: 'mono' }, c.externalId)),
-      h('td', { class: 'mono small' }, c.phoneNumber),
-      h('td', null, statusBadge(c.status)),
-      h('td', { class: 'num' }, duration(c.durationSeconds)),
-      h('td', { class: 'small' }, c.transcriptStatus ?? '—'),
-      h('td', { class: 'small nowrap', title: dateTime(c.completedAt) }, compactDateTime(c.completedAt)),
-    );
   }
 
   function showCall(callId: string, reveal = false) {
@@ -178,35 +150,7 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
     for (const [cid, r] of calls) r.tr.classList.toggle('selected', cid === callId);
     const c = calls.get(callId)?.call;
     if (!c) return;
-    const outcomes = c.outcomes && typeof c.outcomes === 'object' ? Object.entries(c.outcomes as Record<string, unknown>) : [];
-    replace(
-      detail,
-      h('div', { class: 'detail-head' }, h('h2', null, c.name ?? c.externalId), statusBadge(c.status)),
-      h(
-        'dl',
-        { class: 'facts' },
-        [
-          ['Contact id', c.externalId],
-          ['Phone', c.phoneNumber],
-          ['Placed', dateTime(c.timestamp)],
-          ['Ended', dateTime(c.completedAt)],
-          ['Duration', duration(c.durationSeconds)],
-          ['Talk time', duration(c.answerDurationSeconds)],
-          ['Hung up by', c.hangupBy ?? '—'],
-          ['Reason', c.disconnectReason ?? '—'],
-        ].map(([k, v]) => [h('dt', null, k), h('dd', null, v)]),
-      ),
-      h('h3', null, 'Summary'),
-      c.summary ? h('p', { 'data-testid': 'call-summary' }, c.summary) : h('p', { class: 'muted' }, c.transcriptStatus === 'processing' ? 'Being analysed…' : 'No summary.'),
-      h('h3', null, 'Outcomes'),
-      outcomes.length
-        ? h('dl', { class: 'facts outcomes' }, outcomes.map(([k, v]) => [h('dt', null, k), h('dd', null, String(v))]))
-        : h('p', { class: 'muted' }, 'None yet.'),
-      h('h3', null, 'Recording'),
-      c.recordingUrl ? h('audio', { controls: true, preload: 'none', src: sameOrigin(c.recordingUrl), 'data-testid': 'recording' }) : h('p', { class: 'muted' }, 'No recording.'),
-      h('h3', null, 'Transcript'),
-      c.llmTranscript ? h('pre', { class: 'transcript' }, c.llmTranscript) : h('p', { class: 'muted' }, 'No transcript.'),
-    );
+    replace(detail, ...callDetail(c));
     // On a narrow screen the details sit below the table: bring them into view when asked for.
     if (reveal && window.matchMedia(STACKED).matches) detail.scrollIntoView({ block: 'start', behavior: 'smooth' });
   }
@@ -314,7 +258,7 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
         const shown = calls.get(c.id);
         if (shown && newer(c, shown.call) === c) {
           shown.call = c;
-          fillRow(shown.tr, c);
+          replace(shown.tr, ...callCells(c));
           if (selected === c.id) showCall(c.id);
         } else if (!shown && pageReads > 0) {
           if (early.size < MAX_EARLY_UPDATES) early.set(c.id, c);

@@ -1,0 +1,65 @@
+// One call as the batch view shows it: its row in the calls table and its details panel.
+import type { DashboardCallFragment } from '../../codegen/graphql.ts';
+import { h } from '../dom.ts';
+import { compactDateTime, dateTime, duration } from '../format.ts';
+import { statusBadge } from '../widgets.ts';
+
+export type CallView = DashboardCallFragment;
+
+/** Same-origin path of a signed recording link, so it plays whatever host name the page was opened with. */
+function sameOrigin(url: string): string {
+  try {
+    const u = new URL(url, location.href);
+    return u.pathname + u.search;
+  } catch {
+    return url;
+  }
+}
+
+/** The cells of the call's row: #, contact, phone, status, duration, transcript, ended. */
+export function callCells(c: CallView): HTMLElement[] {
+  return [
+    h('td', { class: 'num muted' }, c.seq),
+    h('td', null, c.name ? [c.name, h('div', { class: 'muted small mono' }, c.externalId)] : h('span', { class: 'mono' }, c.externalId)),
+    h('td', { class: 'mono small' }, c.phoneNumber),
+    h('td', null, statusBadge(c.status)),
+    h('td', { class: 'num' }, duration(c.durationSeconds)),
+    h('td', { class: 'small' }, c.transcriptStatus ?? '—'),
+    h('td', { class: 'small nowrap', title: dateTime(c.completedAt) }, compactDateTime(c.completedAt)),
+  ];
+}
+
+/** The details panel: facts, summary, outcomes, recording and transcript. */
+export function callDetail(c: CallView): HTMLElement[] {
+  const outcomes = c.outcomes && typeof c.outcomes === 'object' ? Object.entries(c.outcomes as Record<string, unknown>) : [];
+  return [
+    h('div', { class: 'detail-head' }, h('h2', null, c.name ?? c.externalId), statusBadge(c.status)),
+    h(
+      'dl',
+      { class: 'facts' },
+      [
+        ['Contact id', c.externalId],
+        ['Phone', c.phoneNumber],
+        ['Placed', dateTime(c.timestamp)],
+        ['Ended', dateTime(c.completedAt)],
+        ['Duration', duration(c.durationSeconds)],
+        ['Talk time', duration(c.answerDurationSeconds)],
+        ['Hung up by', c.hangupBy ?? '—'],
+        ['Reason', c.disconnectReason ?? '—'],
+      ].map(([k, v]) => [h('dt', null, k), h('dd', null, v)]),
+    ),
+    h('h3', null, 'Summary'),
+    c.summary ? h('p', { 'data-testid': 'call-summary' }, c.summary) : h('p', { class: 'muted' }, c.transcriptStatus === 'processing' ? 'Being analysed…' : 'No summary.'),
+    h('h3', null, 'Outcomes'),
+    outcomes.length
+      ? h('dl', { class: 'facts outcomes' }, outcomes.map(([k, v]) => [h('dt', null, k), h('dd', null, String(v))]))
+      : h('p', { class: 'muted' }, 'None yet.'),
+    h('h3', null, 'Recording'),
+    c.recordingUrl ? h('audio', { controls: true, preload: 'none', src: sameOrigin(c.recordingUrl), 'data-testid': 'recording' }) : h('p', { class: 'muted' }, 'No recording.'),
+    h('h3', null, 'Transcript'),
+    c.llmTranscript ? h('pre', { class: 'transcript' }, c.llmTranscript) : h('p', { class: 'muted' }, 'No transcript.'),
+  ];
+}
+
+/** Page reads and live updates cross on the wire: a state never replaces a later one. */
+export const newer = (a: CallView, b: CallView): CallView => (Date.parse(a.updatedAt) >= Date.parse(b.updatedAt) ? a : b);
