@@ -12,6 +12,7 @@ import { attachWebSocketServer } from './graphql/ws.ts';
 import { createFrontDoor, type RequestContext } from './http/front-door.ts';
 import { createAppServices, type ApiDeps } from './http/app-services.ts';
 import { createDashboard } from './http/dashboard.ts';
+import { createGraphiql } from './http/graphiql.ts';
 import { createLiveSessions } from './graphql/live-sessions.ts';
 import { createBodyBudget } from './http/body-budget.ts';
 
@@ -36,7 +37,8 @@ export function buildApp(processDeps: AppDeps): App {
   const deps: ApiDeps = { ...processDeps, ...createAppServices(processDeps) };
   // Subscriptions and sockets re-check their key: a revoked key or disabled account ends them.
   const sessions = createLiveSessions(deps.db, deps.logger, deps.config.CREDENTIAL_RECHECK_MS);
-  const yoga = createYogaServer(deps, sessions);
+  const graphiql = createGraphiql();
+  const yoga = createYogaServer(deps, sessions, graphiql);
   // Bodies held in memory at once, counted by every reader of a body.
   const bodies = createBodyBudget(Math.max(deps.config.MAX_BODY_BYTES_IN_FLIGHT, deps.config.MAX_BODY_BYTES));
   const handleRest = createRestRouter(yoga, routes, { maxBodyBytes: deps.config.MAX_BODY_BYTES, bodyBudget: bodies, logger: deps.logger });
@@ -53,6 +55,7 @@ export function buildApp(processDeps: AppDeps): App {
     if (p === '/providers/retell/webhook') return handleRetellWebhook(deps, request, bodies);
     if (p === '/healthz') return json(200, { status: 'ok' });
     if (dashboard.handles(p)) return dashboard.serve(request, p);
+    if (graphiql.handles(p)) return graphiql.serve(request, p);
     return json(404, { detail: 'Not Found' });
   }
 

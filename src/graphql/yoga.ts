@@ -8,14 +8,17 @@ import { useQueryCost } from './plugins/query-cost.ts';
 import { useEndRevokedSubscriptions } from './plugins/end-revoked-subscriptions.ts';
 import { useHideOperatorSchema } from './plugins/hide-operator-schema.ts';
 import type { LiveSessions } from './live-sessions.ts';
+import type { Graphiql } from '../http/graphiql.ts';
 
 export type Yoga = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
 
-export function createYogaServer(deps: ApiDeps, sessions: LiveSessions): Yoga {
+export function createYogaServer(deps: ApiDeps, sessions: LiveSessions, graphiql: Graphiql): Yoga {
   return createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
     graphiql: { title: 'Call batch service', defaultQuery: '{ me { id name limits { maxBatchSize } } }' },
+    // From the installed package, not from a CDN (src/http/graphiql.ts).
+    renderGraphiQL: (opts) => graphiql.render(opts),
     // Anything that is not an AppError is masked ("Unexpected error.") and logged, on both surfaces.
     maskedErrors: true,
     logging: deps.logger.child({ component: 'yoga' }) as never,

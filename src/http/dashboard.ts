@@ -1,20 +1,14 @@
 // The dashboard: one HTML page at `/` and `/dashboard`, its script and styles bundled from
 // src/web/ by esbuild on first request and served from memory under content-hashed names (so the
 // assets cache forever and the page revalidates). No build step: `npm start` serves it as is.
-import crypto from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AppDeps } from '../deps.ts';
 import { json } from './responses.ts';
+import { assetOf, assetResponse, type Asset } from './static-asset.ts';
 
 const WEB_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../web');
 export const DASHBOARD_ASSETS = '/dashboard/assets/';
-
-interface Asset {
-  body: Uint8Array;
-  type: string;
-  etag: string;
-}
 
 interface Bundle {
   page: Asset;
@@ -26,8 +20,6 @@ const TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
   '.map': 'application/json; charset=utf-8',
 };
-
-const etagOf = (body: Uint8Array) => `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
 
 function page(script: string, style: string | undefined): string {
   return `<!doctype html>
@@ -87,13 +79,12 @@ async function build(): Promise<Bundle> {
   for (const f of result.outputFiles) {
     const name = path.basename(f.path);
     const ext = name.endsWith('.map') ? '.map' : path.extname(name);
-    assets.set(name, { body: f.contents, type: TYPES[ext] ?? 'application/octet-stream', etag: etagOf(f.contents) });
+    assets.set(name, assetOf(f.contents, TYPES[ext] ?? 'application/octet-stream'));
     if (ext === '.js') script = DASHBOARD_ASSETS + name;
     if (ext === '.css') style = DASHBOARD_ASSETS + name;
   }
   if (!script) throw new Error('dashboard bundle produced no script');
-  const html = new TextEncoder().encode(page(script, style));
-  return { page: { body: html, type: 'text/html; charset=utf-8', etag: etagOf(html) }, assets };
+  return { page: assetOf(page(script, style), 'text/html; charset=utf-8'), assets };
 }
 
 export interface Dashboard {
@@ -112,12 +103,6 @@ export function createDashboard(deps: Pick<AppDeps, 'logger'>): Dashboard {
     return bundle;
   };
 
-  function respond(request: Request, asset: Asset, cacheControl: string): Response {
-    const headers = { 'content-type': asset.type, 'cache-control': cacheControl, etag: asset.etag };
-    if (request.headers.get('if-none-match') === asset.etag) return new Response(null, { status: 304, headers });
-    return new Response(request.method === 'HEAD' ? null : (asset.body as Uint8Array<ArrayBuffer>), { status: 200, headers });
-  }
-
   return {
     handles: (p) => p === '/' || p === '/dashboard' || p === '/dashboard/' || p.startsWith(DASHBOARD_ASSETS),
     async serve(request, p) {
@@ -130,11 +115,11 @@ export function createDashboard(deps: Pick<AppDeps, 'logger'>): Dashboard {
         if (p.startsWith(DASHBOARD_ASSETS)) return json(500, { detail: 'Dashboard unavailable' });
         return new Response(unavailablePage(), { status: 500, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } });
       }
-      if (!p.startsWith(DASHBOARD_ASSETS)) return respond(request, b.page, 'no-cache');
+      if (!p.startsWith(DASHBOARD_ASSETS)) return assetResponse(request, b.page, 'no-cache');
       const asset = b.assets.get(p.slice(DASHBOARD_ASSETS.length));
       if (!asset) return json(404, { detail: 'Not Found' });
       // Content-hashed names never change content.
-      return respond(request, asset, 'public, max-age=31536000, immutable');
+      return assetResponse(request, asset, 'public, max-age=31536000, immutable');
     },
   };
 }

@@ -1,7 +1,7 @@
 // Security headers on every response. Nothing of this service is meant to be framed, so framing is
 // denied everywhere. HTML pages (GraphiQL, the dashboard) get a Content-Security-Policy that
-// allows exactly their own inline scripts (by hash, computed from the page as served) and, for
-// GraphiQL, the CDN its assets come from; API responses get a policy that allows nothing.
+// allows this origin and exactly their own inline scripts (by hash, computed from the page as
+// served): nothing is loaded from another host. API responses get a policy that allows nothing.
 import crypto from 'node:crypto';
 
 const COMMON: Record<string, string> = {
@@ -14,23 +14,17 @@ const COMMON: Record<string, string> = {
 /** For JSON, audio and anything else that is not a page: no scripts, no framing. */
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 
-/** Where Yoga's GraphiQL page loads its bundle, styles, editor workers and icon from. */
-const GRAPHIQL_CDN = 'https://unpkg.com';
-const GRAPHIQL_ICON_HOST = 'https://raw.githubusercontent.com';
-
-export function pageCsp(scriptHashes: string[], graphiql: boolean): string {
+export function pageCsp(scriptHashes: string[]): string {
   const hashes = scriptHashes.map((h) => `'sha256-${h}'`);
-  const cdn = graphiql ? [GRAPHIQL_CDN] : [];
   return [
     "default-src 'self'",
-    ['script-src', "'self'", ...hashes, ...cdn].join(' '),
+    ['script-src', "'self'", ...hashes].join(' '),
     // Editors inject style elements at runtime.
-    ['style-src', "'self'", "'unsafe-inline'", ...cdn].join(' '),
-    ['img-src', "'self'", 'data:', 'blob:', ...(graphiql ? [GRAPHIQL_ICON_HOST] : [])].join(' '),
-    ['font-src', "'self'", 'data:', ...cdn].join(' '),
-    // GraphiQL fetches its editor workers from the CDN and starts them from blob: URLs.
-    ['connect-src', "'self'", ...cdn].join(' '),
-    "worker-src 'self' blob:",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "worker-src 'self'",
     "object-src 'none'",
     "base-uri 'none'",
     "form-action 'self'",
@@ -61,16 +55,15 @@ function mutable(response: Response): Response {
 export async function applySecurityHeaders(request: Request, response: Response, opts: { hsts: boolean }): Promise<Response> {
   let res = mutable(response);
   const type = res.headers.get('content-type') ?? '';
-  const graphiql = new URL(request.url).pathname.startsWith('/graphql');
   if (/^text\/html\b/i.test(type) && res.body) {
     const html = await res.text();
     const headers = new Headers(res.headers);
-    headers.set('content-security-policy', pageCsp(inlineScriptHashes(html), graphiql));
+    headers.set('content-security-policy', pageCsp(inlineScriptHashes(html)));
     res = new Response(html, { status: res.status, statusText: res.statusText, headers });
   } else if (/^text\/html\b/i.test(type)) {
     // HEAD or 304 of a page: a cache may merge these headers into the stored page, so the policy
     // must be a page policy too (pages with inline scripts are not served bodiless here).
-    res.headers.set('content-security-policy', pageCsp([], graphiql));
+    res.headers.set('content-security-policy', pageCsp([]));
   } else if (!res.headers.has('content-security-policy')) {
     res.headers.set('content-security-policy', API_CSP);
   }

@@ -1,13 +1,15 @@
 // The pages' Content-Security-Policy, checked by a real browser: GraphiQL's and the dashboard's
-// own scripts are not blocked (their CDN is unreachable here, which is a network error, not a
-// policy violation), while an injected inline script is.
+// own scripts are not blocked while an injected inline script is, and neither page asks another
+// host for anything (every such request is refused, as on a machine without internet).
 import fs from 'node:fs';
+import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 
 // A requirement, as in the dashboard's browser test: without Chromium this suite fails (CI installs it).
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const OUTPUT = path.resolve(import.meta.dirname, '../../test-output');
 
 describe('CSP in a browser', () => {
   let t: TestApp;
@@ -28,25 +30,43 @@ describe('CSP in a browser', () => {
     await t?.close();
   });
 
-  async function open(path: string): Promise<{ page: Page; violations: string[] }> {
+  /** Requests the page made to any host but this server's (each one refused). */
+  const foreign: string[] = [];
+
+  async function open(pathname: string): Promise<{ page: Page; violations: string[] }> {
     const page = await browser.newPage();
+    const origin = new URL(url).origin;
+    await page.route('**/*', (route) => {
+      const u = route.request().url();
+      if (new URL(u).origin === origin || u.startsWith('data:') || u.startsWith('blob:')) return route.continue();
+      foreign.push(u);
+      return route.abort('internetdisconnected');
+    });
     await page.addInitScript(() => {
       (window as unknown as { __csp: string[] }).__csp = [];
       document.addEventListener('securitypolicyviolation', (e) =>
         (window as unknown as { __csp: string[] }).__csp.push(`${e.violatedDirective} ${e.blockedURI}`),
       );
     });
-    await page.goto(url + path, { waitUntil: 'load' });
-    await page.waitForTimeout(300);
+    await page.goto(url + pathname, { waitUntil: 'load' });
     const violations = await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp);
     return { page, violations };
   }
 
-  it('GraphiQL: its inline scripts run under the policy; an injected one is refused', async () => {
+  it('GraphiQL works offline: its editor, schema and a query run from this server alone; an injected script is refused', async () => {
+    foreign.length = 0;
     const { page, violations } = await open('/graphql');
+    // The editors are up (Monaco, its workers served from here) and the default query is in one.
+    await page.locator('.graphiql-query-editor .monaco-editor').waitFor({ timeout: 20_000 });
+    await expect.poll(() => page.locator('.graphiql-query-editor').textContent(), { timeout: 20_000 }).toContain('me');
+    // Running it reaches this server: without a key, the API's own 401 comes back into the result pane.
+    await page.locator('.graphiql-execute-button').click();
+    await expect.poll(() => page.locator('.graphiql-response').textContent(), { timeout: 20_000 }).toContain('UNAUTHENTICATED');
+    fs.mkdirSync(OUTPUT, { recursive: true });
+    await page.screenshot({ path: path.join(OUTPUT, 'graphiql-offline.png') });
+    expect(foreign).toEqual([]);
     expect(violations).toEqual([]);
-    // The first inline script defines this; under a policy without its hash it would be missing.
-    expect(await page.evaluate(() => typeof (window as unknown as { prepareBlob?: unknown }).prepareBlob)).toBe('function');
+    expect(await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).toEqual([]);
     await page.evaluate(() => {
       const s = document.createElement('script');
       s.textContent = 'window.__injected = true';
@@ -62,10 +82,12 @@ describe('CSP in a browser', () => {
     const res = await fetch(`${url}/dashboard`);
     // The dashboard is built by another module; only check the policy when it is served.
     if (res.status !== 200) return;
-    const { page, violations } = await open('/dashboard');
-    expect(violations).toEqual([]);
-    await page.waitForFunction(() => !document.querySelector('#app .boot'), undefined, { timeout: 10_000 }).catch(() => {});
+    foreign.length = 0;
+    const { page } = await open('/dashboard');
+    await page.waitForFunction(() => !document.querySelector('#app .boot'), undefined, { timeout: 20_000 });
     expect(await page.evaluate(() => document.querySelector('#app')?.textContent ?? '')).not.toBe('Loading…');
+    expect(foreign).toEqual([]);
+    expect(await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).toEqual([]);
     await page.close();
   });
 });

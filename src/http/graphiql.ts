@@ -1,0 +1,108 @@
+// GraphiQL served from the installed @graphql-yoga/render-graphiql package, never from a CDN: the
+// page is small and names its script, styles and Monaco editor workers under /graphiql/assets/ by
+// content hash (they cache forever; the page revalidates). Loaded on first use: the bundle is ~9 MB
+// of JavaScript that a process serving no GraphiQL page never holds.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { GraphiQLOptions } from 'graphql-yoga';
+import { json } from './responses.ts';
+import { assetOf, assetResponse, type Asset } from './static-asset.ts';
+
+export const GRAPHIQL_ASSETS = '/graphiql/assets/';
+
+interface Bundle {
+  favicon: string;
+  assets: Map<string, Asset>;
+  /** Asset path by role: script, style and one per editor worker label. */
+  urls: { script: string; style: string; workers: Record<string, string> };
+}
+
+/** What the package's bundle module exports (it is not one of the package's public entry points). */
+interface GraphiqlModule {
+  js: string;
+  css: string;
+  favicon: string;
+  editorWorkerService: string;
+  jsonWorker: string;
+  graphqlWorker: string;
+}
+
+const JS = 'text/javascript; charset=utf-8';
+
+async function load(): Promise<Bundle> {
+  const entry = createRequire(import.meta.url).resolve('@graphql-yoga/render-graphiql');
+  const mod = (await import(pathToFileURL(path.join(path.dirname(entry), 'graphiql.js')).href)) as GraphiqlModule;
+  const assets = new Map<string, Asset>();
+  const add = (stem: string, ext: string, text: string, type: string) => {
+    const asset = assetOf(text, type);
+    const name = `${stem}-${asset.etag.slice(1, -1)}${ext}`; // the ETag is the content hash
+    assets.set(name, asset);
+    return GRAPHIQL_ASSETS + name;
+  };
+  return {
+    favicon: mod.favicon,
+    assets,
+    urls: {
+      script: add('graphiql', '.js', mod.js, JS),
+      style: add('graphiql', '.css', mod.css, 'text/css; charset=utf-8'),
+      workers: {
+        editorWorkerService: add('editor-worker', '.js', mod.editorWorkerService, JS),
+        json: add('json-worker', '.js', mod.jsonWorker, JS),
+        graphql: add('graphql-worker', '.js', mod.graphqlWorker, JS),
+      },
+    },
+  };
+}
+
+/** JSON inside a <script> element: `<` escaped so no value can close the element. */
+const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
+const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function page(b: Bundle, opts: GraphiQLOptions): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>${escapeHtml(opts.title ?? 'GraphiQL')}</title>
+<link rel="icon" href="${b.favicon}">
+<link rel="stylesheet" href="${b.urls.style}">
+</head>
+<body id="body" class="no-focus-outline">
+<noscript>GraphiQL needs JavaScript.</noscript>
+<div id="root"></div>
+<script>self.MonacoEnvironment = { globalAPI: false, getWorkerUrl: (_id, label) => (${scriptJson(b.urls.workers)})[label] };</script>
+<script src="${b.urls.script}"></script>
+<script>YogaGraphiQL.renderYogaGraphiQL(document.querySelector('#root'), ${scriptJson(opts)});</script>
+</body>
+</html>
+`;
+}
+
+export interface Graphiql {
+  /** Yoga's renderGraphiQL. */
+  render(opts: GraphiQLOptions): Promise<string>;
+  handles(pathname: string): boolean;
+  serve(request: Request, pathname: string): Promise<Response>;
+}
+
+export function createGraphiql(): Graphiql {
+  let bundle: Promise<Bundle> | undefined;
+  const loaded = () =>
+    (bundle ??= load().catch((err) => {
+      bundle = undefined;
+      throw err;
+    }));
+
+  return {
+    render: async (opts) => page(await loaded(), opts),
+    handles: (p) => p.startsWith(GRAPHIQL_ASSETS),
+    async serve(request, p) {
+      if (request.method !== 'GET' && request.method !== 'HEAD') return json(405, { detail: 'Method Not Allowed' });
+      const asset = (await loaded()).assets.get(p.slice(GRAPHIQL_ASSETS.length));
+      if (!asset) return json(404, { detail: 'Not Found' });
+      // Content-hashed names never change content. A worker runs under its own response's policy.
+      return assetResponse(request, asset, 'public, max-age=31536000, immutable', { 'content-security-policy': "default-src 'self'" });
+    },
+  };
+}
