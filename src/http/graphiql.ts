@@ -12,10 +12,9 @@ import { assetOf, assetResponse, type Asset } from './static-asset.ts';
 export const GRAPHIQL_ASSETS = '/graphiql/assets/';
 
 interface Bundle {
-  favicon: string;
   assets: Map<string, Asset>;
-  /** Asset path by role: script, style and one per editor worker label. */
-  urls: { script: string; style: string; workers: Record<string, string> };
+  /** Asset path by role: icon, script, style and one per editor worker label. */
+  urls: { icon: string; script: string; style: string; workers: Record<string, string> };
 }
 
 /** What the package's bundle module exports (it is not one of the package's public entry points). */
@@ -34,16 +33,18 @@ async function load(): Promise<Bundle> {
   const entry = createRequire(import.meta.url).resolve('@graphql-yoga/render-graphiql');
   const mod = (await import(pathToFileURL(path.join(path.dirname(entry), 'graphiql.js')).href)) as GraphiqlModule;
   const assets = new Map<string, Asset>();
-  const add = (stem: string, ext: string, text: string, type: string) => {
-    const asset = assetOf(text, type);
+  const add = (stem: string, ext: string, content: string | Uint8Array, type: string) => {
+    const asset = assetOf(content, type);
     const name = `${stem}-${asset.etag.slice(1, -1)}${ext}`; // the ETag is the content hash
     assets.set(name, asset);
     return GRAPHIQL_ASSETS + name;
   };
+  // The icon comes as a data: URL of ~150 KB; as a file it is fetched once, not sent with every page.
+  const icon = Buffer.from(mod.favicon.slice(mod.favicon.indexOf(',') + 1), 'base64');
   return {
-    favicon: mod.favicon,
     assets,
     urls: {
+      icon: add('favicon', '.ico', icon, 'image/x-icon'),
       script: add('graphiql', '.js', mod.js, JS),
       style: add('graphiql', '.css', mod.css, 'text/css; charset=utf-8'),
       workers: {
@@ -65,7 +66,7 @@ function page(b: Bundle, opts: GraphiQLOptions): string {
 <head>
 <meta charset="utf-8">
 <title>${escapeHtml(opts.title ?? 'GraphiQL')}</title>
-<link rel="icon" href="${b.favicon}">
+<link rel="icon" href="${b.urls.icon}">
 <link rel="stylesheet" href="${b.urls.style}">
 </head>
 <body id="body" class="no-focus-outline">
