@@ -3,25 +3,33 @@ import { parseArgs } from 'node:util';
 import { commands, type Flags } from './commands.ts';
 import { connect } from './transport.ts';
 
-// Every flag takes a value (booleans are spelled `--api-access false`), so all are declared as strings.
+// Every flag but --help takes a value (booleans are spelled `--api-access false`).
 export const FLAG_NAMES = [
   'name', 'email', 'max-batch-size', 'max-concurrent-calls', 'max-call-duration', 'rate-limit', 'batch-concurrency',
   'voices', 'api-access', 'interruption', 'recording', 'account', 'voice', 'outcome-keys', 'provider-agent-id',
   'agent', 'prompt', 'provider-agent-version', 'number', 'api-key', 'dial-rate',
 ];
-const FLAG_OPTIONS = Object.fromEntries(FLAG_NAMES.map((n) => [n, { type: 'string' as const }]));
+const FLAG_OPTIONS = {
+  ...Object.fromEntries(FLAG_NAMES.map((n) => [n, { type: 'string' as const }])),
+  help: { type: 'boolean' as const, short: 'h' },
+};
 
-function help(): string {
-  return ['usage: npm run cli -- <command> [args]', '', ...Object.values(commands).map((c) => `  ${c.usage}`)].join('\n');
+/** The commands under the words given (`keys` -> the keys commands), or all of them. */
+function help(words: string[]): string {
+  const all = Object.entries(commands);
+  const under = all.filter(([name]) => words.length > 0 && name.startsWith(words.join(' ')));
+  const shown = under.length > 0 ? under : all;
+  return ['usage: npm run cli -- <command> [args]   (--help after any command shows its usage)', '', ...shown.map(([, c]) => `  ${c.usage}`)].join('\n');
 }
 
 export async function runCli(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s + '\n')): Promise<number> {
   const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: FLAG_OPTIONS, strict: true });
   const name = positionals.slice(0, 2).join(' ');
   const command = commands[name];
-  if (!command) {
-    out(help());
-    return name && name !== 'help' ? 2 : 0;
+  const asked = values.help === true || positionals[0] === 'help';
+  if (!command || asked) {
+    out(help(positionals[0] === 'help' ? positionals.slice(1) : positionals));
+    return asked || !name ? 0 : 2;
   }
   const transport = await connect();
   try {

@@ -81,6 +81,20 @@ describe('operator CLI', () => {
     }
   });
 
+  it('--help (or -h, or help) at any level prints the usage of the commands under it, exit 0, without connecting', async () => {
+    const helpOf = async (...argv: string[]) => {
+      let printed = '';
+      expect(await runCli(argv, (s) => (printed += s))).toBe(0);
+      return printed;
+    };
+    for (const argv of [['--help'], ['-h'], ['help']]) expect(await helpOf(...argv)).toContain('accounts create --name NAME');
+    const keys = await helpOf('keys', '--help');
+    expect(keys).toContain('keys rotate <account-id>');
+    expect(keys).not.toContain('accounts create');
+    expect(await helpOf('help', 'keys')).toBe(keys);
+    expect(await helpOf('keys', 'create', '-h')).toContain('keys create <account-id>');
+  });
+
   it('fails clearly on bad input', async () => {
     await expect(runCli(['agents', 'create', '--account', accountId, '--name', 'X'], () => {})).rejects.toThrow('--voice is required');
     expect(await runCli(['nonsense'], () => {})).toBe(2);
