@@ -1,4 +1,14 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+// These suites always run on a PGlite data directory of their own, whatever TEST_DATABASE_URL says
+// (the embedded start, its directory lock, the CLI without a server): on the PostgreSQL pass they
+// would repeat the PGlite pass exactly, so that pass leaves them out.
+const PGLITE_ONLY = [
+  'test/foundation/process.test.ts',
+  'test/foundation/data-dir-lock.test.ts',
+  'test/foundation/cli.test.ts',
+  'test/foundation/cli-keys.test.ts',
+];
 
 export default defineConfig({
   // graphql ships ESM and CJS builds; libraries that require() it and our ESM imports must share one copy.
@@ -6,6 +16,7 @@ export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
     include: ['test/**/*.test.ts'],
+    exclude: [...configDefaults.exclude, ...(process.env.TEST_DATABASE_URL ? PGLITE_ONLY : [])],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // expect.poll waits for a condition: a deadline a loaded CI machine meets (the default is 1 s).
