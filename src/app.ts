@@ -15,6 +15,7 @@ import { createDashboard } from './http/dashboard.ts';
 import { createGraphiql } from './http/graphiql.ts';
 import { createLiveSessions } from './graphql/live-sessions.ts';
 import { createBodyBudget } from './http/body-budget.ts';
+import { createReadiness, databaseCheck, migrationsCheck, type ReadinessCheck } from './http/readiness.ts';
 
 export interface App {
   /** The process's dependencies and the objects this app shares between its requests. */
@@ -33,7 +34,15 @@ async function withoutBody(response: Response): Promise<Response> {
   return new Response(null, { status: response.status, headers: response.headers });
 }
 
-export function buildApp(processDeps: AppDeps): App {
+export interface AppOptions {
+  /** More reasons for /readyz to say not ready (e.g. this process's worker loop), beside the database's. */
+  readiness?: ReadinessCheck[];
+}
+
+/** How long /readyz waits for the database before calling it unavailable. */
+const READINESS_TIMEOUT_MS = 2_000;
+
+export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
   const deps: ApiDeps = { ...processDeps, ...createAppServices(processDeps) };
   // Subscriptions and sockets re-check their key: a revoked key or disabled account ends them.
   const sessions = createLiveSessions(deps.db, deps.logger, deps.config.CREDENTIAL_RECHECK_MS);
@@ -43,6 +52,11 @@ export function buildApp(processDeps: AppDeps): App {
   const bodies = createBodyBudget(Math.max(deps.config.MAX_BODY_BYTES_IN_FLIGHT, deps.config.MAX_BODY_BYTES));
   const handleRest = createRestRouter(yoga, routes, { maxBodyBytes: deps.config.MAX_BODY_BYTES, bodyBudget: bodies, logger: deps.logger });
   const dashboard = createDashboard(deps);
+  const readiness = createReadiness([
+    databaseCheck(deps.db, READINESS_TIMEOUT_MS),
+    migrationsCheck(deps.db, READINESS_TIMEOUT_MS),
+    ...(opts.readiness ?? []),
+  ]);
 
   async function route(request: Request): Promise<Response> {
     const url = new URL(request.url);
@@ -54,6 +68,7 @@ export function buildApp(processDeps: AppDeps): App {
     }
     if (p === '/providers/retell/webhook') return handleRetellWebhook(deps, request, bodies);
     if (p === '/healthz') return json(200, { status: 'ok' });
+    if (p === '/readyz') return readiness();
     if (dashboard.handles(p)) return dashboard.serve(request, p);
     if (graphiql.handles(p)) return graphiql.serve(request, p);
     return json(404, { detail: 'Not Found' });

@@ -6,14 +6,27 @@ export interface Background {
   stop(): Promise<void>;
 }
 
+export interface StartedBackground extends Background {
+  /** Why the loops are not healthy (readiness) at `now` (Date.now()), or null. */
+  problem(now?: number): string | null;
+}
+
+/** A dispatch loop that has not finished a tick for this long is stuck (a tick is one poll's work). */
+export const workerStaleMs = (pollMs: number) => Math.max(30_000, 20 * pollMs);
+
 /** Starts the process's background loops (dispatch worker, …); each issue adds its own. */
-export async function startBackground(deps: AppDeps): Promise<Background> {
+export async function startBackground(deps: AppDeps): Promise<StartedBackground> {
   const loops: Background[] = [];
   const dispatch = createWorker(deps);
   dispatch.start();
   loops.push(dispatch);
   loops.push(startWebhookDeliveryWorker(deps));
+  const staleMs = workerStaleMs(deps.config.WORKER_POLL_MS);
   return {
+    problem(now = Date.now()) {
+      const idleMs = now - dispatch.lastTurnAt();
+      return idleMs > staleMs ? `worker: its loop last finished a tick ${Math.round(idleMs / 1000)} s ago` : null;
+    },
     async stop() {
       await Promise.all(loops.map((l) => l.stop()));
     },

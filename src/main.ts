@@ -4,21 +4,22 @@ import { runUntilSignalled } from './process-lifecycle.ts';
 import { createDeps } from './bootstrap.ts';
 import { buildApp, type App } from './app.ts';
 import { seedDemoIfEmpty } from './services/accounts/demo-seed.ts';
-import { startBackground, type Background } from './background.ts';
+import { startBackground, type StartedBackground } from './background.ts';
 import type { AppDeps } from './deps.ts';
 
 interface Started {
   deps: AppDeps;
   app: App;
-  background: Background | null;
+  background: StartedBackground | null;
 }
 
 async function start(): Promise<Started> {
   const config = loadConfig();
   const deps = await createDeps(config);
-  const app = buildApp(deps);
+  let background: StartedBackground | null = null;
+  const app = buildApp(deps, { readiness: [() => background?.problem() ?? null] });
   const url = await app.listen();
-  const background = config.RUN_WORKER ? await startBackground(deps) : null;
+  background = config.RUN_WORKER ? await startBackground(deps) : null;
   deps.logger.info({ url, database: deps.db.kind, worker: !!background }, 'call batch service listening');
 
   if (config.SEED_DEMO) {

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Database } from './client.ts';
+import { runStatement } from './sql-statement.ts';
 
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../prisma/migrations');
 
@@ -76,6 +77,17 @@ async function openSession(db: Database): Promise<SqlSession> {
   return s;
 }
 
+const APPLIED_SQL = 'SELECT migration_name, checksum FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL';
+
+/** Migrations in `dir` the database has not applied (all of them when it has no migrations table). */
+export async function pendingMigrations(db: Database, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const [table] = await runStatement<{ name: string | null }>(db, `SELECT to_regclass('"_prisma_migrations"')::text AS name`);
+  const done = table?.name ? new Set((await runStatement<{ migration_name: string }>(db, APPLIED_SQL)).map((r) => r.migration_name)) : new Set();
+  return listMigrations(dir)
+    .map((m) => m.name)
+    .filter((name) => !done.has(name));
+}
+
 /**
  * Applies pending migrations in order, each in its own transaction, under an advisory lock so that
  * several processes starting at once on one PostgreSQL don't race. Returns the names applied.
@@ -88,9 +100,7 @@ export async function migrate(db: Database, dir = MIGRATIONS_DIR): Promise<strin
     await s.query('SELECT pg_advisory_lock(727274)');
     try {
       await s.exec(CREATE_TABLE);
-      const done = await s.query<{ migration_name: string; checksum: string }>(
-        'SELECT migration_name, checksum FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
-      );
+      const done = await s.query<{ migration_name: string; checksum: string }>(APPLIED_SQL);
       const doneByName = new Map(done.map((r) => [r.migration_name, r.checksum]));
       for (const m of migrations) {
         const prior = doneByName.get(m.name);

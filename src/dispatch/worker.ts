@@ -66,6 +66,8 @@ export interface DispatchWorker {
   /** Ticks until nothing this worker can do is left (no calls in flight, none claimable). */
   drain(opts?: { timeoutMs?: number }): Promise<void>;
   stats(): WorkerStats;
+  /** When the loop last finished a tick (Date.now()), or started; 0 before start(). */
+  lastTurnAt(): number;
 }
 
 /** Parallel write transactions on PostgreSQL (PGlite has one session: they would only queue). */
@@ -125,6 +127,7 @@ function createWorkerState(deps: AppDeps, opts: WorkerOptions): WorkerState {
     leaseKeepers: 0,
     leaseKeeperTimer: null,
     running: false,
+    lastTurnAt: 0,
     stopping: false,
     claiming: Promise.resolve(),
     exclusiveTail: Promise.resolve(),
@@ -149,6 +152,7 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
       if (s.running) return;
       s.running = true;
       s.stopping = false;
+      s.lastTurnAt = Date.now();
       s.log.info({ pollMs: s.settings.pollMs, leaseMs: s.settings.leaseMs, maxInFlight: s.settings.maxInFlight }, 'dispatch worker started');
       releaseLoopKeeper = keepLeases(s);
       loopDone = runLoop(s);
@@ -177,6 +181,7 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
     runOnce: () => exclusive(s, () => tick(s, true)),
     settle: () => settle(s),
     drain: (o = {}) => drain(s, o.timeoutMs ?? 20_000),
+    lastTurnAt: () => s.lastTurnAt,
     stats: () => ({ inFlight: s.live.size, ending: s.ending.size, analysing: s.analysing.size, pendingWrites: s.queue.size }),
   };
 }

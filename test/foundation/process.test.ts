@@ -35,11 +35,13 @@ describe('npm start on an embedded data dir', () => {
     }
   }, 90_000);
 
-  it('a restart keeps accounts and keys, and does not seed again', async () => {
-    const s = await startServerProcess(env);
+  it('a restart keeps accounts and keys, and does not seed again; with its worker it is ready (/readyz)', async () => {
+    const s = await startServerProcess({ ...env, RUN_WORKER: 'true' });
     try {
       expect((await me(s.url, key)).status).toBe(200);
       expect(s.stdout()).not.toContain('Demo account created');
+      const ready = await fetch(`${s.url}/readyz`);
+      expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready' }]);
     } finally {
       s.child.kill('SIGTERM');
       await s.waitForExit();

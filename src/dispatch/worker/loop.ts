@@ -73,6 +73,7 @@ export async function runLoop(s: WorkerState): Promise<void> {
         s.claimSoon = false;
         s.accountsWithFreedSlots.clear();
         const r = await exclusive(s, () => tick(s, recover));
+        s.lastTurnAt = Date.now();
         s.moreWaiting = r.more;
         if (r.more) s.claimSoon = true;
       } else if (s.claimSoon) {

@@ -108,6 +108,8 @@ export interface WorkerState {
 
   // The loop.
   running: boolean;
+  /** When (Date.now()) the loop last finished a tick, or started; readiness watches it. */
+  lastTurnAt: number;
   stopping: boolean;
   /** Settles when the latest claim round is done (analysis lets it go first). */
   claiming: Promise<void>;
