@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createServerAdapter } from '@whatwg-node/server';
 import type { AppDeps } from './deps.ts';
 import { createYogaServer, type Yoga } from './graphql/yoga.ts';
-import { createRestRouter } from './rest/router.ts';
+import { createRestRouter, routePatternOf } from './rest/router.ts';
 import { routes } from './rest/routes.ts';
 import { json } from './http/responses.ts';
 import { serveRecording } from './http/recordings.ts';
@@ -11,8 +11,8 @@ import { handleRetellWebhook } from './http/retell-webhook.ts';
 import { attachWebSocketServer } from './graphql/ws.ts';
 import { createFrontDoor, type RequestContext } from './http/front-door.ts';
 import { createAppServices, type ApiDeps } from './http/app-services.ts';
-import { createDashboard } from './http/dashboard.ts';
-import { createGraphiql } from './http/graphiql.ts';
+import { createDashboard, DASHBOARD_ASSETS } from './http/dashboard.ts';
+import { createGraphiql, GRAPHIQL_ASSETS } from './http/graphiql.ts';
 import { createLiveSessions } from './graphql/live-sessions.ts';
 import { createBodyBudget } from './http/body-budget.ts';
 import { createReadiness, databaseCheck, migrationsCheck, type ReadinessCheck } from './http/readiness.ts';
@@ -74,8 +74,19 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     return json(404, { detail: 'Not Found' });
   }
 
-  // CORS, client address, failed-auth block, GraphQL body cap, security headers.
-  const handle = createFrontDoor(deps, route, bodies);
+  /** The route table's pattern, never the raw path: ids and signed tokens stay out of the log. */
+  function routeLabel(p: string): string {
+    if (p === '/graphql' || p.startsWith('/graphql/')) return '/graphql';
+    if (p.startsWith('/api/')) return routePatternOf(routes, p) ?? '/api/(unmatched)';
+    if (p.startsWith('/recordings/')) return '/recordings/:file';
+    if (p.startsWith(DASHBOARD_ASSETS)) return `${DASHBOARD_ASSETS}:asset`;
+    if (graphiql.handles(p)) return `${GRAPHIQL_ASSETS}:asset`;
+    if (['/providers/retell/webhook', '/healthz', '/readyz', '/', '/dashboard', '/dashboard/'].includes(p)) return p;
+    return '(unmatched)';
+  }
+
+  // CORS, client address, failed-auth block, GraphQL body cap, security headers, request log.
+  const handle = createFrontDoor(deps, route, bodies, routeLabel);
   const adapter = createServerAdapter<RequestContext>(handle);
   let server: http.Server | undefined;
   let closeWebSockets: (() => Promise<void>) | undefined;

@@ -15,6 +15,7 @@ import {
 
 const accounts = new WeakMap<Request, Promise<Account>>();
 const states = new WeakMap<Request, RateLimitState>();
+const accountIds = new WeakMap<Request, string>();
 
 /** The request's account; throws UNAUTHENTICATED, FORBIDDEN or RATE_LIMITED. */
 export function authenticateRequest(deps: ApiDeps, request: Request, token: string | null): Promise<Account> {
@@ -26,6 +27,11 @@ export function authenticateRequest(deps: ApiDeps, request: Request, token: stri
   return account;
 }
 
+/** The id of the account this request authenticated as (undefined until it did), for the request log. */
+export function accountIdOf(request: Request): string | undefined {
+  return accountIds.get(request);
+}
+
 /** The account budget as counted for this request (undefined until it authenticated). */
 export function rateLimitStateOf(request: Request): RateLimitState | undefined {
   return states.get(request);
@@ -33,6 +39,7 @@ export function rateLimitStateOf(request: Request): RateLimitState | undefined {
 
 async function authenticateAndCount(deps: ApiDeps, request: Request, token: string | null): Promise<Account> {
   const account = await authenticateFrom(deps, token, clientAddressOf(request));
+  accountIds.set(request, account.id);
   const state = await deps.rateLimiters.accounts.consume(`account:${account.id}`, account.rateLimitPerMinute);
   states.set(request, state);
   if (state.limited) throw accountRateLimited(state);

@@ -7,7 +7,7 @@ const ALLOWED_METHODS = 'GET, POST, PUT, DELETE, OPTIONS';
 /** Request headers a browser may send cross-origin (lower-case). */
 const ALLOWED_HEADERS: ReadonlySet<string> = new Set(['authorization', 'content-type', 'accept', 'last-event-id']);
 /** Response headers the dashboard may read. */
-const EXPOSED_HEADERS = 'RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After';
+const EXPOSED_HEADERS = 'RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, X-Request-Id';
 const PREFLIGHT_MAX_AGE_S = '600';
 
 export function corsPolicy(value: string | undefined): CorsPolicy {

@@ -6,7 +6,8 @@ import type { IncomingMessage } from 'node:http';
 import type { ApiDeps } from './app-services.ts';
 import { AppError, ERROR_CODES } from '../errors.ts';
 import { errorResponse, internalError, json } from './responses.ts';
-import { assertAddressNotBlocked, authenticateFrom } from './authenticate-request.ts';
+import { accountIdOf, assertAddressNotBlocked, authenticateFrom } from './authenticate-request.ts';
+import { logRequest, requestIdOf } from './request-log.ts';
 import { bearerToken } from '../services/auth/api-keys.ts';
 import { isAdminToken } from '../services/auth/admin-token.ts';
 import { jsonContentTypeProblem, jsonNestsDeeperThan, MAX_JSON_NESTING, readBodyBytes } from './body.ts';
@@ -23,6 +24,9 @@ export interface RequestContext {
 }
 
 export type Handler = (request: Request) => Promise<Response>;
+
+/** The route pattern a request is logged under (e.g. `/api/v1/public/call-batches/:batch_id`). */
+export type RouteLabel = (pathname: string) => string;
 
 const isGraphql = (path: string) => path === '/graphql' || path.startsWith('/graphql/');
 
@@ -82,18 +86,20 @@ async function boundedGraphqlRequest(deps: ApiDeps, request: Request, address: s
   return new Request(request.url, { method: request.method, headers: request.headers, body: bytes as Uint8Array<ArrayBuffer> });
 }
 
-export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudget) {
+export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudget, routeLabel: RouteLabel) {
   const cors = corsPolicy(deps.config.CORS_ORIGIN);
   const hsts = deps.config.PUBLIC_URL?.startsWith('https:') ?? false;
+  const log = deps.logger.child({ component: 'http' });
 
-  async function guarded(request: Request, address: string | undefined, lease: BodyLease): Promise<Response> {
+  /** `seen.request`: the request as routed (a GraphQL body is re-read into a new Request), for the log. */
+  async function guarded(request: Request, address: string | undefined, lease: BodyLease, seen: { request: Request }): Promise<Response> {
     const path = new URL(request.url).pathname;
     const graphql = isGraphql(path);
     try {
       // An address that spent its unauthenticated budget gets nothing read or parsed, whatever key
       // it presents now (a 200 here would tell a guesser which key is right).
       if (graphql || path.startsWith('/api/')) await assertAddressNotBlocked(deps, address);
-      if (graphql) request = await boundedGraphqlRequest(deps, request, address, lease);
+      if (graphql) seen.request = request = await boundedGraphqlRequest(deps, request, address, lease);
     } catch (e) {
       if (e instanceof AppError) return graphql ? graphqlError(e) : errorResponse(e);
       if (!graphql) throw e;
@@ -104,24 +110,33 @@ export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudge
     return route(request);
   }
 
-  return async function handle(request: Request, context?: RequestContext): Promise<Response> {
-    const address = context?.clientAddress
-      ? normalizeAddress(context.clientAddress)
-      : nodeClientAddress(context?.req, deps.config.TRUST_PROXY);
-    if (isPreflight(request)) return applySecurityHeaders(request, preflightResponse(request, cors), { hsts });
-    let response: Response;
+  async function answer(request: Request, address: string | undefined, seen: { request: Request }): Promise<Response> {
+    if (isPreflight(request)) return preflightResponse(request, cors);
     // A GraphQL body is held until its response is ready (REST and webhooks count their own).
     const lease = bodies.open();
     try {
-      response = await guarded(request, address, lease);
+      return await guarded(request, address, lease, seen);
     } catch (err) {
       deps.logger.error({ err, method: request.method, path: new URL(request.url).pathname }, 'request failed');
-      response = internalError();
+      return internalError();
     } finally {
       lease.release();
     }
+  }
+
+  return async function handle(request: Request, context?: RequestContext): Promise<Response> {
+    const startedAt = performance.now();
+    const requestId = requestIdOf(request);
+    const address = context?.clientAddress
+      ? normalizeAddress(context.clientAddress)
+      : nodeClientAddress(context?.req, deps.config.TRUST_PROXY);
+    const seen = { request };
+    let response = await answer(request, address, seen);
     response = await applySecurityHeaders(request, response, { hsts });
-    applyCors(request, response, cors);
+    if (!isPreflight(request)) applyCors(request, response, cors);
+    response.headers.set('x-request-id', requestId);
+    const route = routeLabel(new URL(request.url).pathname);
+    logRequest(log, { requestId, method: request.method, route, status: response.status, startedAt, accountId: accountIdOf(seen.request) });
     return response;
   };
 }

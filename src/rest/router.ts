@@ -55,6 +55,15 @@ function match(route: CompiledRoute, parts: string[]): Record<string, string> | 
   return params;
 }
 
+/** The route-table path (`:name` segments) that a URL path matches, for logs; undefined if none. */
+export function routePatternOf(routeTable: RestRoute[], pathname: string): string | undefined {
+  const parts = pathname.split('/').filter(Boolean);
+  return routeTable.find((r) => {
+    const segments = r.path.split('/').filter(Boolean);
+    return segments.length === parts.length && segments.every((seg, i) => seg.startsWith(':') || seg === parts[i]);
+  })?.path;
+}
+
 export interface RestRouterOptions {
   maxBodyBytes: number;
   bodyBudget: BodyBudget;

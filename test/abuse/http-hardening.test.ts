@@ -197,6 +197,7 @@ describe('errors never echo secrets or stack traces', () => {
         throw new Error(`boom ${SECRET}`);
       },
       createBodyBudget(1024 * 1024),
+      () => '/test',
     );
     const res = await handle(new Request('http://test.local/anything'));
     expect(res.status).toBe(500);
