@@ -17,6 +17,7 @@
 // BENCH_CALLS_PER_BATCH (other batches, default 100), BENCH_NOISE_CALLS (other account, default 880000),
 // BENCH_RATE_LIMIT_STORE (the server's RATE_LIMIT_STORE for the main runs, default memory: the
 // per-account budget is another module; one extra run shows batch details with the database store).
+import { createMetrics } from '../src/metrics.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -291,7 +292,7 @@ function scans(node: PlanNode, out: string[] = []): string[] {
 
 async function explainAll(db: Database, s: Seeded, list: Scenario[]): Promise<boolean> {
   const config = loadConfig({ LOG_LEVEL: 'silent', APP_SECRET, RUN_WORKER: 'false', DATABASE_URL: db.url });
-  const deps: AppDeps = { config, db, logger: createLogger('silent'), clock: systemClock, appSecret: APP_SECRET };
+  const deps: AppDeps = { config, db, logger: createLogger('silent'), clock: systemClock, appSecret: APP_SECRET, metrics: createMetrics(db) };
   const app = buildApp(deps);
   const pool = db.pool!;
   const captured: { text: string; values: unknown[] }[] = [];

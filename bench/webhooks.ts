@@ -7,6 +7,7 @@
 //
 //   npx tsx bench/webhooks.ts [--events 2000] [--db pglite,postgres]
 //   BENCH_PG_URL=postgresql://user@host:5432/postgres selects another PostgreSQL server.
+import { createMetrics } from '../src/metrics.ts';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -74,7 +75,7 @@ async function run(kind: 'pglite' | 'postgres') {
   await migrate(db);
   const rx = await receiver();
   const config = loadConfig({ LOG_LEVEL: 'silent', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_CONCURRENCY: '32', APP_SECRET: 'bench-app-secret-0123456789abcdef0123456789' });
-  const deps: AppDeps = { config, db, logger: createLogger('silent'), clock: systemClock, appSecret: config.APP_SECRET! };
+  const deps: AppDeps = { config, db, logger: createLogger('silent'), clock: systemClock, appSecret: config.APP_SECRET!, metrics: createMetrics(db) };
   try {
     const { account } = await createAccount(db, { name: 'Bench', email: 'bench@example.com' });
     const agent = await createAgent(db, account, { name: 'Agent', voice: 'alloy', outcomeKeys: ['interested'] });

@@ -15,6 +15,7 @@ import { createDashboard, DASHBOARD_ASSETS } from './http/dashboard.ts';
 import { createGraphiql, GRAPHIQL_ASSETS } from './http/graphiql.ts';
 import { createLiveSessions } from './graphql/live-sessions.ts';
 import { createBodyBudget } from './http/body-budget.ts';
+import { serveMetrics } from './http/metrics-endpoint.ts';
 import { createReadiness, databaseCheck, migrationsCheck, type ReadinessCheck } from './http/readiness.ts';
 
 export interface App {
@@ -52,6 +53,10 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
   const bodies = createBodyBudget(Math.max(deps.config.MAX_BODY_BYTES_IN_FLIGHT, deps.config.MAX_BODY_BYTES));
   const handleRest = createRestRouter(yoga, routes, { maxBodyBytes: deps.config.MAX_BODY_BYTES, bodyBudget: bodies, logger: deps.logger });
   const dashboard = createDashboard(deps);
+  const removeSubscriptionSource = deps.metrics.addSubscriptionSource(() => {
+    const st = deps.events.started()?.stats();
+    return st ? st.progressSubscribers + st.callSubscribers + st.accountSubscribers : 0;
+  });
   const readiness = createReadiness([
     databaseCheck(deps.db, READINESS_TIMEOUT_MS),
     migrationsCheck(deps.db, READINESS_TIMEOUT_MS),
@@ -69,6 +74,7 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     if (p === '/providers/retell/webhook') return handleRetellWebhook(deps, request, bodies);
     if (p === '/healthz') return json(200, { status: 'ok' });
     if (p === '/readyz') return readiness();
+    if (p === '/metrics') return serveMetrics(deps, request);
     if (dashboard.handles(p)) return dashboard.serve(request, p);
     if (graphiql.handles(p)) return graphiql.serve(request, p);
     return json(404, { detail: 'Not Found' });
@@ -81,7 +87,7 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     if (p.startsWith('/recordings/')) return '/recordings/:file';
     if (p.startsWith(DASHBOARD_ASSETS)) return `${DASHBOARD_ASSETS}:asset`;
     if (graphiql.handles(p)) return `${GRAPHIQL_ASSETS}:asset`;
-    if (['/providers/retell/webhook', '/healthz', '/readyz', '/', '/dashboard', '/dashboard/'].includes(p)) return p;
+    if (['/providers/retell/webhook', '/healthz', '/readyz', '/metrics', '/', '/dashboard', '/dashboard/'].includes(p)) return p;
     return '(unmatched)';
   }
 
@@ -106,6 +112,7 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
       return `http://${deps.config.HOST}:${port}`;
     },
     async stop() {
+      removeSubscriptionSource();
       await closeWebSockets?.();
       sessions.close();
       await deps.events.close();

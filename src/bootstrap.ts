@@ -4,6 +4,7 @@ import { migrate } from './db/migrate.ts';
 import { systemClock, type AppDeps, type Clock } from './deps.ts';
 import { createLogger } from './logger.ts';
 import { resolveAppSecret } from './app-secret.ts';
+import { createMetrics } from './metrics.ts';
 
 /** Opens the database (applying migrations when due) and assembles the process-wide dependencies. */
 export async function createDeps(config: Config, overrides: { clock?: Clock } = {}): Promise<AppDeps> {
@@ -20,5 +21,5 @@ export async function createDeps(config: Config, overrides: { clock?: Clock } = 
     await db.close();
     throw e;
   }
-  return { config, db, logger, clock: overrides.clock ?? systemClock, appSecret };
+  return { config, db, logger, clock: overrides.clock ?? systemClock, appSecret, metrics: createMetrics(db) };
 }

@@ -19,6 +19,8 @@ const configSchema = z.object({
   MIGRATE_ON_START: bool.default(true),
   /** Bearer token for the operator (admin) GraphQL mutations; admin API is off when unset. */
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Bearer token for GET /metrics (the admin token works too); /metrics is off when neither is set. */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Secret for signed recording URLs and for encrypting provider secrets; random per data dir when unset. */
   APP_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

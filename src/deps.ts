@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
+import type { Metrics } from './metrics.ts';
 
 /** A clock the worker and services read, so tests can move time without sleeping. */
 export interface Clock {
@@ -17,4 +18,6 @@ export interface AppDeps {
   clock: Clock;
   /** Secret for signing recording URLs and encrypting provider secrets. */
   appSecret: string;
+  /** This process's Prometheus registry and instruments (served at /metrics). */
+  metrics: Metrics;
 }

@@ -145,6 +145,7 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
   const ownsProviders = !opts.providers;
   let loopDone: Promise<void> | null = null;
   let releaseLoopKeeper: (() => void) | null = null;
+  let removeInFlightSource: (() => void) | null = null;
 
   return {
     id: s.settings.id,
@@ -155,6 +156,7 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
       s.lastTurnAt = Date.now();
       s.log.info({ pollMs: s.settings.pollMs, leaseMs: s.settings.leaseMs, maxInFlight: s.settings.maxInFlight }, 'dispatch worker started');
       releaseLoopKeeper = keepLeases(s);
+      removeInFlightSource = deps.metrics.addInFlightSource(() => s.live.size);
       loopDone = runLoop(s);
     },
 
@@ -172,6 +174,8 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
       // No renewals from here on; whatever else is still in flight keeps its lease, which lapses.
       await handOverProviderAnalyses(s);
       s.running = false;
+      removeInFlightSource?.();
+      removeInFlightSource = null;
       for (const unsubscribe of s.subscriptions.values()) unsubscribe();
       s.subscriptions.clear();
       if (ownsProviders) await s.providers.close();

@@ -136,7 +136,9 @@ export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudge
     if (!isPreflight(request)) applyCors(request, response, cors);
     response.headers.set('x-request-id', requestId);
     const route = routeLabel(new URL(request.url).pathname);
-    logRequest(log, { requestId, method: request.method, route, status: response.status, startedAt, accountId: accountIdOf(seen.request) });
+    const ms = performance.now() - startedAt;
+    logRequest(log, { requestId, method: request.method, route, status: response.status, ms, accountId: accountIdOf(seen.request) });
+    deps.metrics.observeRequest(request.method, route, response.status, ms / 1000);
     return response;
   };
 }

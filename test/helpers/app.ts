@@ -1,5 +1,6 @@
 import { buildApp, type App } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
+import { createMetrics } from '../../src/metrics.ts';
 import type { AppDeps, Clock } from '../../src/deps.ts';
 import type { ApiDeps } from '../../src/http/app-services.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -75,6 +76,7 @@ export async function createTestApp(opts: { config?: Record<string, string>; pos
     logger: createLogger(config.LOG_LEVEL),
     clock,
     appSecret: config.APP_SECRET!,
+    metrics: createMetrics(testDb.db),
   };
   const app = buildApp(deps);
   let seq = 0;

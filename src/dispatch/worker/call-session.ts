@@ -118,6 +118,7 @@ async function placeCall(s: WorkerState, call: LiveCall): Promise<void> {
     await waitForDialSlot(s, call, provider);
     if (s.live.get(call.callId) !== call) return;
     const { providerCallId } = await provider.placeCall(placeCallRequest(call));
+    s.deps.metrics.callsPlaced.inc();
     if (s.live.get(call.callId) !== call) {
       // Abandoned while dialling (lease lost): the provider call must not run on unobserved.
       await provider.hangup(providerCallId, 'shutdown', { accountId: call.accountId }).catch(() => undefined);

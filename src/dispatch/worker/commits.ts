@@ -9,7 +9,10 @@ export function afterCommit(s: WorkerState, writes: CallWrite[], result: ApplyCa
   const freed = new Set<string>();
   for (const w of writes) {
     if (!result.applied.has(w.callId)) continue;
-    if (isTerminalCall(w.to) && !isTerminalCall(w.from)) freed.add(w.accountId);
+    if (isTerminalCall(w.to) && !isTerminalCall(w.from)) {
+      freed.add(w.accountId);
+      s.deps.metrics.callsEnded.inc({ status: w.to });
+    }
     if (s.logTransitions) {
       for (const e of w.events) {
         s.log.info({ callId: w.callId, batchId: w.batchId, accountId: w.accountId, from: e.from, to: e.to, at: e.at, ...e.detail }, 'call transition');

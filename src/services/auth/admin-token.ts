@@ -1,4 +1,5 @@
-// The operator's ADMIN_TOKEN, compared in constant time (hashes first, so lengths leak nothing).
+// The operator's tokens (ADMIN_TOKEN, METRICS_TOKEN), compared in constant time (hashes first, so
+// lengths leak nothing).
 import crypto from 'node:crypto';
 import type { AppDeps } from '../../deps.ts';
 
@@ -8,6 +9,11 @@ function safeEqual(a: string, b: string): boolean {
   return crypto.timingSafeEqual(ha, hb);
 }
 
-export function isAdminToken(deps: AppDeps, token: string | null): boolean {
+export function isAdminToken(deps: Pick<AppDeps, 'config'>, token: string | null): boolean {
   return !!(token && deps.config.ADMIN_TOKEN && safeEqual(token, deps.config.ADMIN_TOKEN));
+}
+
+/** The metrics token, or the admin token (which may do everything). */
+export function mayReadMetrics(deps: Pick<AppDeps, 'config'>, token: string | null): boolean {
+  return isAdminToken(deps, token) || !!(token && deps.config.METRICS_TOKEN && safeEqual(token, deps.config.METRICS_TOKEN));
 }

@@ -298,7 +298,9 @@ export async function deliverDue(
   const leased = await leaseDueDeliveries(deps, o.owner, opts.limit ?? deps.config.WEBHOOK_CONCURRENCY);
   const secrets: SecretCache = new Map();
   const record = successRecorder(deps);
-  return Promise.all(leased.map((d) => attemptDelivery(deps, d, o, secrets, record)));
+  const outcomes = await Promise.all(leased.map((d) => attemptDelivery(deps, d, o, secrets, record)));
+  for (const r of outcomes) deps.metrics.webhookDeliveries.inc({ outcome: r.result });
+  return outcomes;
 }
 
 export interface DeliveryWorker {

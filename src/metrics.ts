@@ -1,0 +1,96 @@
+// Prometheus metrics of one process (API, worker or both), on a registry of its own. Counters are
+// incremented where things happen; gauges of live objects (calls in flight, subscriptions) read
+// the sources registered by whoever owns them; queue gauges are read from the database at scrape
+// time. Every label has a bounded set of values (route patterns, statuses, outcomes).
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Database } from './db/client.ts';
+import { runStatement } from './db/sql-statement.ts';
+
+const PREFIX = 'callbatch_';
+const HTTP_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH']);
+
+/** A live number to report (e.g. one worker's calls in flight); the gauge adds up every source's. */
+export type GaugeSource = () => number;
+
+export interface Metrics {
+  readonly registry: Registry;
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
+  readonly callsPlaced: Counter;
+  readonly callsEnded: Counter<'status'>;
+  readonly webhookDeliveries: Counter<'outcome'>;
+  /** Adds a source to `callbatch_calls_in_flight` / `callbatch_subscriptions`; returns its removal. */
+  addInFlightSource(source: GaugeSource): () => void;
+  addSubscriptionSource(source: GaugeSource): () => void;
+}
+
+function summed(sources: Set<GaugeSource>): number {
+  let total = 0;
+  for (const s of sources) total += s();
+  return total;
+}
+
+function adder(sources: Set<GaugeSource>) {
+  return (source: GaugeSource) => {
+    sources.add(source);
+    return () => void sources.delete(source);
+  };
+}
+
+const STARTED = `status IN ('dispatching', 'running')`;
+const WAITING_SQL = `SELECT COALESCE(sum(queued), 0)::int AS value FROM batches WHERE ${STARTED}`;
+const OLDEST_WAITING_SQL = `SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(started_at)), 0)::float8 AS value FROM batches WHERE ${STARTED} AND queued > 0`;
+const WEBHOOK_QUEUE_SQL = `SELECT count(*)::int AS value FROM webhook_deliveries WHERE status = 'pending'`;
+
+export function createMetrics(db: Database): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: PREFIX });
+  const inFlight = new Set<GaugeSource>();
+  const subscriptions = new Set<GaugeSource>();
+
+  const requests = new Counter({ name: `${PREFIX}http_requests_total`, help: 'HTTP requests by method, route pattern and status', labelNames: ['method', 'route', 'status'], registers: [registry] });
+  const durations = new Histogram({
+    name: `${PREFIX}http_request_duration_seconds`,
+    help: 'HTTP request duration by method and route pattern',
+    labelNames: ['method', 'route'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  new Gauge({ name: `${PREFIX}calls_in_flight`, help: "Calls this process's workers are placing or talking on", registers: [registry], collect() { this.set(summed(inFlight)); } });
+  new Gauge({ name: `${PREFIX}subscriptions`, help: 'GraphQL subscriptions this process serves', registers: [registry], collect() { this.set(summed(subscriptions)); } });
+  const fromDatabase = (name: string, help: string, sql: string) =>
+    new Gauge({
+      name: PREFIX + name,
+      help,
+      registers: [registry],
+      async collect() {
+        const [row] = await runStatement<{ value: number }>(db, sql);
+        this.set(Number(row?.value ?? 0));
+      },
+    });
+  fromDatabase('calls_waiting', 'Calls of started batches not yet dialled (all processes)', WAITING_SQL);
+  fromDatabase(
+    'oldest_waiting_batch_seconds',
+    'Age of the oldest started batch that still has calls to dial (all processes); grows with slow dialling or low concurrency',
+    OLDEST_WAITING_SQL,
+  );
+  fromDatabase('webhook_queue_depth', 'Webhook deliveries waiting to be sent or retried (all processes)', WEBHOOK_QUEUE_SQL);
+
+  return {
+    registry,
+    observeRequest(method, route, status, seconds) {
+      const m = HTTP_METHODS.has(method) ? method : 'other';
+      requests.inc({ method: m, route, status: String(status) });
+      durations.observe({ method: m, route }, seconds);
+    },
+    callsPlaced: new Counter({ name: `${PREFIX}calls_placed_total`, help: 'Calls dialled by this process', registers: [registry] }),
+    callsEnded: new Counter({ name: `${PREFIX}calls_ended_total`, help: 'Calls that reached a final status in this process, by status', labelNames: ['status'], registers: [registry] }),
+    webhookDeliveries: new Counter({
+      name: `${PREFIX}webhook_deliveries_total`,
+      help: 'Webhook delivery attempts by outcome (delivered, retry, failed, disabled, superseded)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    addInFlightSource: adder(inFlight),
+    addSubscriptionSource: adder(subscriptions),
+  };
+}
