@@ -61,9 +61,12 @@ SELECT ${CALL_COLUMNS}
   FROM calls WHERE batch_id = $1 AND id = ANY($2::text[])
  ORDER BY updated_at, seq`;
 
-/** What a joining call subscriber is sent first: how far back, and at most how many calls. */
+/**
+ * What a joining call subscriber is sent first: how far back, and at most how many calls — the
+ * largest page of calls, so a join costs what one page read costs (joins within a tick share it).
+ */
 const CALL_REPLAY_WINDOW_MS = 30_000;
-const CALL_REPLAY_MAX = 1_000;
+const CALL_REPLAY_MAX = 200;
 
 const CALL_RECENT_SQL = `
 SELECT ${CALL_COLUMNS}
@@ -219,6 +222,6 @@ export class CallTracker {
 
   close(): void {
     this.reader.close();
-    for (const q of [...this.subs]) q.close();
+    for (const q of [...this.subs, ...this.joining]) q.close();
   }
 }

@@ -86,7 +86,7 @@ builder.subscriptionFields((t) => ({
   callUpdated: t.field({
     type: CallUpdateType,
     description:
-      "First the latest state of the calls that changed in the 30 s before the batch's last change (at most 1,000), so a page read just before subscribing misses nothing; then each call whose status or results change, in its latest state (changes within one tick coalesce). NOT_FOUND for a missing or foreign batch.",
+      "First the latest state of the calls that changed in the 30 s before the batch's last change (at most 200, the largest page), so a page read just before subscribing misses nothing; then each call whose status or results change, in its latest state (changes within one tick coalesce). NOT_FOUND for a missing or foreign batch.",
     args: { batchId: t.arg.id({ required: true }) },
     subscribe: async (_root, { batchId }, ctx) => ctx.deps.events.hub().callUpdates(await ctx.account(), String(batchId)),
     resolve: (call) => call,
