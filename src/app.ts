@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createServerAdapter } from '@whatwg-node/server';
 import type { AppDeps } from './deps.ts';
 import { createYogaServer, type Yoga } from './graphql/yoga.ts';
-import { createRestRouter, routePatternOf } from './rest/router.ts';
+import { createRestRouter, routePatterns } from './rest/router.ts';
 import { routes } from './rest/routes.ts';
 import { json } from './http/responses.ts';
 import { serveRecording } from './http/recordings.ts';
@@ -80,10 +80,11 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     return json(404, { detail: 'Not Found' });
   }
 
+  const restPatternOf = routePatterns(routes);
   /** The route table's pattern, never the raw path: ids and signed tokens stay out of the log. */
   function routeLabel(p: string): string {
     if (p === '/graphql' || p.startsWith('/graphql/')) return '/graphql';
-    if (p.startsWith('/api/')) return routePatternOf(routes, p) ?? '/api/(unmatched)';
+    if (p.startsWith('/api/')) return restPatternOf(p) ?? '/api/(unmatched)';
     if (p.startsWith('/recordings/')) return '/recordings/:file';
     if (p.startsWith(DASHBOARD_ASSETS)) return `${DASHBOARD_ASSETS}:asset`;
     if (graphiql.handles(p)) return `${GRAPHIQL_ASSETS}:asset`;

@@ -12,7 +12,7 @@ export interface StartedBackground extends Background {
 }
 
 /** A dispatch loop that has not finished a tick for this long is stuck (a tick is one poll's work). */
-export const workerStaleMs = (pollMs: number) => Math.max(30_000, 20 * pollMs);
+const workerStaleMs = (pollMs: number) => Math.max(30_000, 20 * pollMs);
 
 /** Starts the process's background loops (dispatch worker, …); each issue adds its own. */
 export async function startBackground(deps: AppDeps): Promise<StartedBackground> {

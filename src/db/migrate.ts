@@ -79,13 +79,11 @@ async function openSession(db: Database): Promise<SqlSession> {
 
 const APPLIED_SQL = 'SELECT migration_name, checksum FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL';
 
-/** Migrations in `dir` the database has not applied (all of them when it has no migrations table). */
-export async function pendingMigrations(db: Database, dir = MIGRATIONS_DIR): Promise<string[]> {
+/** Of the migrations `shipped` (names), those the database has not applied (all without a migrations table). */
+export async function pendingMigrations(db: Database, shipped: string[]): Promise<string[]> {
   const [table] = await runStatement<{ name: string | null }>(db, `SELECT to_regclass('"_prisma_migrations"')::text AS name`);
   const done = table?.name ? new Set((await runStatement<{ migration_name: string }>(db, APPLIED_SQL)).map((r) => r.migration_name)) : new Set();
-  return listMigrations(dir)
-    .map((m) => m.name)
-    .filter((name) => !done.has(name));
+  return shipped.filter((name) => !done.has(name));
 }
 
 /**

@@ -92,8 +92,7 @@ export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudge
   const log = deps.logger.child({ component: 'http' });
 
   /** `seen.request`: the request as routed (a GraphQL body is re-read into a new Request), for the log. */
-  async function guarded(request: Request, address: string | undefined, lease: BodyLease, seen: { request: Request }): Promise<Response> {
-    const path = new URL(request.url).pathname;
+  async function guarded(request: Request, path: string, address: string | undefined, lease: BodyLease, seen: { request: Request }): Promise<Response> {
     const graphql = isGraphql(path);
     try {
       // An address that spent its unauthenticated budget gets nothing read or parsed, whatever key
@@ -110,14 +109,13 @@ export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudge
     return route(request);
   }
 
-  async function answer(request: Request, address: string | undefined, seen: { request: Request }): Promise<Response> {
-    if (isPreflight(request)) return preflightResponse(request, cors);
+  async function answer(request: Request, path: string, address: string | undefined, seen: { request: Request }): Promise<Response> {
     // A GraphQL body is held until its response is ready (REST and webhooks count their own).
     const lease = bodies.open();
     try {
-      return await guarded(request, address, lease, seen);
+      return await guarded(request, path, address, lease, seen);
     } catch (err) {
-      deps.logger.error({ err, method: request.method, path: new URL(request.url).pathname }, 'request failed');
+      deps.logger.error({ err, method: request.method, path }, 'request failed');
       return internalError();
     } finally {
       lease.release();
@@ -130,12 +128,14 @@ export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudge
     const address = context?.clientAddress
       ? normalizeAddress(context.clientAddress)
       : nodeClientAddress(context?.req, deps.config.TRUST_PROXY);
+    const path = new URL(request.url).pathname;
+    const preflight = isPreflight(request);
     const seen = { request };
-    let response = await answer(request, address, seen);
+    let response = preflight ? preflightResponse(request, cors) : await answer(request, path, address, seen);
     response = await applySecurityHeaders(request, response, { hsts });
-    if (!isPreflight(request)) applyCors(request, response, cors);
+    if (!preflight) applyCors(request, response, cors);
     response.headers.set('x-request-id', requestId);
-    const route = routeLabel(new URL(request.url).pathname);
+    const route = routeLabel(path);
     const ms = performance.now() - startedAt;
     logRequest(log, { requestId, method: request.method, route, status: response.status, ms, accountId: accountIdOf(seen.request) });
     deps.metrics.observeRequest(request.method, route, response.status, ms / 1000);

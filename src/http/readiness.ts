@@ -3,17 +3,14 @@
 // needs no key, so checks run at most once per `cacheMs` whatever the request rate: concurrent and
 // repeated requests share one result.
 import type { Database } from '../db/client.ts';
-import { pendingMigrations } from '../db/migrate.ts';
+import { listMigrations, pendingMigrations } from '../db/migrate.ts';
+import { rejectAfter } from '../deadline.ts';
 import { runStatement } from '../db/sql-statement.ts';
 import { json } from './responses.ts';
 
 export type ReadinessCheck = () => Promise<string | null> | string | null;
 
-function withinMs<T>(ms: number, work: Promise<T>, late: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(late)), ms)));
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
+const withinMs = <T>(ms: number, work: Promise<T>): Promise<T> => rejectAfter(work, ms, () => new Error(`no answer within ${ms} ms`));
 
 const reasonOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
@@ -21,7 +18,7 @@ const reasonOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
 export function databaseCheck(db: Database, timeoutMs: number): ReadinessCheck {
   return async () => {
     try {
-      await withinMs(timeoutMs, runStatement(db, 'SELECT 1'), `no answer within ${timeoutMs} ms`);
+      await withinMs(timeoutMs, runStatement(db, 'SELECT 1'));
       return null;
     } catch (e) {
       return `database: ${reasonOf(e)}`;
@@ -31,9 +28,12 @@ export function databaseCheck(db: Database, timeoutMs: number): ReadinessCheck {
 
 /** Every migration this code ships with has been applied. */
 export function migrationsCheck(db: Database, timeoutMs: number): ReadinessCheck {
+  // The files do not change while the process runs: read them once.
+  let shipped: string[] | undefined;
   return async () => {
     try {
-      const pending = await withinMs(timeoutMs, pendingMigrations(db), `no answer within ${timeoutMs} ms`);
+      shipped ??= listMigrations().map((m) => m.name);
+      const pending = await withinMs(timeoutMs, pendingMigrations(db, shipped));
       return pending.length ? `migrations: ${pending.length} not applied (${pending.slice(0, 3).join(', ')}${pending.length > 3 ? ', …' : ''})` : null;
     } catch (e) {
       return `migrations: ${reasonOf(e)}`;

@@ -38,13 +38,15 @@ interface CompiledRoute extends RestRoute {
   document: DocumentNode;
 }
 
+const segmentsOf = (path: string) => path.split('/').filter(Boolean);
+
 function compile(route: RestRoute): CompiledRoute {
   const document = restOperations.get(route.operation);
   if (!document) throw new Error(`REST route ${route.method} ${route.path}: unknown operation ${route.operation}`);
-  return { ...route, segments: route.path.split('/').filter(Boolean), document };
+  return { ...route, segments: segmentsOf(route.path), document };
 }
 
-function match(route: CompiledRoute, parts: string[]): Record<string, string> | null {
+function match(route: { segments: string[] }, parts: string[]): Record<string, string> | null {
   if (route.segments.length !== parts.length) return null;
   const params: Record<string, string> = {};
   for (let i = 0; i < parts.length; i++) {
@@ -55,13 +57,13 @@ function match(route: CompiledRoute, parts: string[]): Record<string, string> | 
   return params;
 }
 
-/** The route-table path (`:name` segments) that a URL path matches, for logs; undefined if none. */
-export function routePatternOf(routeTable: RestRoute[], pathname: string): string | undefined {
-  const parts = pathname.split('/').filter(Boolean);
-  return routeTable.find((r) => {
-    const segments = r.path.split('/').filter(Boolean);
-    return segments.length === parts.length && segments.every((seg, i) => seg.startsWith(':') || seg === parts[i]);
-  })?.path;
+/** Finds the route-table path (`:name` segments) a URL path matches, for logs; undefined if none. */
+export function routePatterns(routeTable: RestRoute[]): (pathname: string) => string | undefined {
+  const patterns = routeTable.map((r) => ({ path: r.path, segments: segmentsOf(r.path) }));
+  return (pathname) => {
+    const parts = segmentsOf(pathname);
+    return patterns.find((r) => match(r, parts))?.path;
+  };
 }
 
 export interface RestRouterOptions {
@@ -174,7 +176,7 @@ export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: Rest
   }
 
   return async function handleRest(request: Request, url: URL): Promise<Response> {
-    const parts = url.pathname.split('/').filter(Boolean);
+    const parts = segmentsOf(url.pathname);
     const allowed: string[] = [];
     for (const route of compiled) {
       const params = match(route, parts);

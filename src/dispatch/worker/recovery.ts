@@ -3,6 +3,7 @@
 // in flight and can report on it, or failed as dispatcher_lost when nobody can tell how it went;
 // never dialled again. The provider is asked about a few at a time and only until the round's
 // budget is spent; a call it could not tell about is asked again later with backoff.
+import { rejectAfter } from '../../deadline.ts';
 import { applyCallWrites, type CallWrite } from '../../services/calls/call-transitions.ts';
 import { endedWrite, lostCallWrite, type CallRef } from '../store/call-writes.ts';
 import type { DispatchContext } from '../store/dispatch-context.ts';
@@ -27,14 +28,8 @@ class RecoveryDeadline extends Error {
 }
 
 /** `p`, or a RecoveryDeadline rejection once Date.now() reaches `deadline` (p runs on, ignored). */
-function beforeDeadline<T>(p: Promise<T>, deadline: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RecoveryDeadline('provider did not answer within the recovery round')), Math.max(0, deadline - Date.now()));
-  });
-  p.catch(() => undefined);
-  return Promise.race([p, expired]).finally(() => clearTimeout(timer));
-}
+const beforeDeadline = <T>(p: Promise<T>, deadline: number): Promise<T> =>
+  rejectAfter(p, deadline - Date.now(), () => new RecoveryDeadline('provider did not answer within the recovery round'));
 
 /** Runs `fn` over `items`, at most `parallel` at a time. */
 async function forEachLimited<T>(items: T[], parallel: number, fn: (item: T) => Promise<void>): Promise<void> {
