@@ -1,10 +1,10 @@
 // GraphiQL served from the installed @graphql-yoga/render-graphiql package, never from a CDN: the
 // page is small and names its script, styles and Monaco editor workers under /graphiql/assets/ by
 // content hash (they cache forever; the page revalidates). Loaded on first use: the bundle is ~9 MB
-// of JavaScript that a process serving no GraphiQL page never holds.
+// that a process serving no GraphiQL page never holds.
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { GraphiQLOptions } from 'graphql-yoga';
 import { json } from './responses.ts';
 import { assetOf, assetResponse, type Asset } from './static-asset.ts';
@@ -17,21 +17,30 @@ interface Bundle {
   urls: { icon: string; script: string; style: string; workers: Record<string, string> };
 }
 
-/** What the package's bundle module exports (it is not one of the package's public entry points). */
-interface GraphiqlModule {
-  js: string;
-  css: string;
-  favicon: string;
-  editorWorkerService: string;
-  jsonWorker: string;
-  graphqlWorker: string;
+const BUNDLE_EXPORTS = ['js', 'css', 'favicon', 'editorWorkerService', 'jsonWorker', 'graphqlWorker'] as const;
+type Bundled = Record<(typeof BUNDLE_EXPORTS)[number], string>;
+
+/**
+ * The string constants of the package's bundle module (not a public entry point), one JSON-safe
+ * literal per line. Read as text rather than imported: compiling a 9 MB module costs ~130 MB of
+ * memory, reading its literals ~30 MB.
+ */
+async function readBundle(): Promise<Bundled> {
+  const file = path.join(path.dirname(createRequire(import.meta.url).resolve('@graphql-yoga/render-graphiql')), 'graphiql.js');
+  const found: Partial<Bundled> = {};
+  for (const line of (await fs.promises.readFile(file, 'utf8')).split('\n')) {
+    const m = /^(?:export const |exports\.)(\w+) = (".*");?\s*$/.exec(line);
+    if (m && (BUNDLE_EXPORTS as readonly string[]).includes(m[1])) found[m[1] as keyof Bundled] = JSON.parse(m[2]) as string;
+  }
+  const missing = BUNDLE_EXPORTS.filter((k) => typeof found[k] !== 'string');
+  if (missing.length) throw new Error(`GraphiQL bundle ${file} lacks ${missing.join(', ')}`);
+  return found as Bundled;
 }
 
 const JS = 'text/javascript; charset=utf-8';
 
 async function load(): Promise<Bundle> {
-  const entry = createRequire(import.meta.url).resolve('@graphql-yoga/render-graphiql');
-  const mod = (await import(pathToFileURL(path.join(path.dirname(entry), 'graphiql.js')).href)) as GraphiqlModule;
+  const mod = await readBundle();
   const assets = new Map<string, Asset>();
   const add = (stem: string, ext: string, content: string | Uint8Array, type: string) => {
     const asset = assetOf(content, type);
