@@ -39,11 +39,25 @@ export function manualTimers(clock: TestClock) {
   return api;
 }
 
-/** A simulator driven by manualTimers: calls last exactly `callMs` of test-clock time. */
+/**
+ * A simulator driven by manualTimers: calls last exactly `callMs` of test-clock time. A worker's
+ * runOnce() does not wait for its dials, and a call placed after advance() has not moved: wait
+ * for `dialled(n)` (n calls placed so far) before advancing.
+ */
 export function manualSimulator(clock: TestClock, opts: { callMs: number; ringMs?: number }) {
   const timers = manualTimers(clock);
-  const provider = createSimulatorProvider({ callMs: opts.callMs, ringMs: opts.ringMs, clock: timers });
-  return { provider, timers, registry: createProviderRegistry({ simulator: () => provider }) };
+  const inner = createSimulatorProvider({ callMs: opts.callMs, ringMs: opts.ringMs, clock: timers });
+  let placed = 0;
+  const provider: VoiceProvider = {
+    ...inner,
+    async placeCall(req) {
+      const r = await inner.placeCall(req);
+      placed += 1;
+      return r;
+    },
+  };
+  const dialled = (n: number) => expect.poll(() => placed, { timeout: 20_000 }).toBeGreaterThanOrEqual(n);
+  return { provider, timers, dialled, registry: createProviderRegistry({ simulator: () => provider }) };
 }
 
 /**

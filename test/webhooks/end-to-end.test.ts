@@ -116,6 +116,7 @@ describe('webhooks end to end', () => {
     expect(created.status).toBe(201);
     const batchId = created.body.data.batch_id;
     expect((await worker.runOnce()).claimed).toBe(2);
+    await sim.dialled(2);
     sim.timers.advance(2_000);
     await worker.settle();
     expect((await t.request('POST', `${CALL_BATCHES}/${batchId}/cancel`, { key: a.apiKey, body: {} })).status).toBe(200);
