@@ -1,4 +1,5 @@
 import { GraphQLError } from 'graphql';
+import { formatIssue, type PathIssue } from './domain/field-issue.ts';
 
 /**
  * One error type for every layer. The code decides the HTTP status and which of the contract's two
@@ -65,6 +66,8 @@ export class AppError extends GraphQLError {
     readonly details: string[] = [],
     /** Extra response headers (Retry-After, rate-limit headers). */
     readonly headers: Record<string, string> = {},
+    /** The details' fields as paths, for a surface that spells field names its own way. */
+    readonly issues: readonly PathIssue[] = [],
   ) {
     const status = GRAPHQL_HTTP_STATUS[code];
     super(message, {
@@ -85,6 +88,9 @@ export class AppError extends GraphQLError {
 export const invalidApiKey = () => new AppError('UNAUTHENTICATED', 'Invalid API key');
 export const requestValidation = (details: string[]) =>
   new AppError('MISSING_PARAMETER', 'Missing required parameter', details);
+/** Request validation at domain paths; `details` spell them as the GraphQL input does. */
+export const invalidFields = (issues: readonly PathIssue[]) =>
+  new AppError('MISSING_PARAMETER', 'Missing required parameter', issues.map((i) => formatIssue(i)), {}, issues);
 export const notFound = (message: string) => new AppError('NOT_FOUND', message);
 export const batchNotFound = () => notFound('Call batch not found');
 export const unprocessable = (message: string) => new AppError('UNPROCESSABLE', message);

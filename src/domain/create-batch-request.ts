@@ -1,7 +1,8 @@
-// Request validation for POST/PUT /call-batches. Hand-written rather than a zod schema because
-// legacy clients parse the details: each one must carry the original (pydantic v2) wording, and
-// all of them must come out in the spec's field order.
-import { laxBoolean, laxInteger } from './lax-scalars.ts';
+// The create request as the domain sees it, whichever surface it came from, and the rules its
+// values must meet. Value types are the surface's job (GraphQL's input types, the REST facade's
+// lax reader); the checks here are worded as the contract's (pydantic v2) messages, which legacy
+// clients parse, and reported at surface-neutral paths in the contract's field order.
+import { inFieldOrder, type FieldOrder, type IssuePath, type PathIssue } from './field-issue.ts';
 import { exceedsDepth, isPlainRecord, MAX_METADATA_DEPTH, metadataSizeProblem, sanitizeJson } from './metadata.ts';
 import {
   BATCH_METADATA_LIMITS,
@@ -12,24 +13,87 @@ import {
   MAX_TIMEZONE_LENGTH,
   type MetadataLimits,
 } from './limits.ts';
-import {
-  computeScheduledAt,
-  extractZoneName,
-  isValidScheduleDate,
-  isValidScheduleTime,
-  parseTimezoneLabel,
-} from './schedule.ts';
+import { snakeCase } from './text-forms.ts';
+import { computeScheduledAt, extractZoneName, isValidScheduleDate, isValidScheduleTime, parseTimezoneLabel } from './schedule.ts';
 
 export type StartMode = 'manual' | 'immediate' | 'scheduled';
 export const START_MODES: readonly StartMode[] = ['manual', 'immediate', 'scheduled'];
-export const CONTACT_STATUSES = ['pending', 'queued'] as const;
+export type ContactStatus = 'pending' | 'queued';
+export const CONTACT_STATUSES: readonly ContactStatus[] = ['pending', 'queued'];
 
-/** Guard against hostile input in every typed string field without a tighter limit of its own. */
+/** Guard against hostile input in every string field without a tighter limit of its own. */
 export const MAX_STRING_LENGTH = 10_000;
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 128;
 export const PHONE_NUMBER_MIN_LENGTH = 8;
 // Integer columns are 32-bit; larger values cannot be stored, whatever the account limits say.
 const MAX_INT = 2_147_483_647;
+
+export interface ContactRequest {
+  contactId: string;
+  name?: string | null;
+  phoneNumber: string;
+  metadata?: unknown;
+  status?: ContactStatus | null;
+}
+
+/** A create request with well-typed values; absent optional fields are null or undefined. */
+export interface CreateBatchRequest {
+  agentId?: string | null;
+  agentName?: string | null;
+  versionId?: string | null;
+  versionName?: string | null;
+  voice?: string | null;
+  didNumberId?: string | null;
+  interruption: boolean;
+  useAlternateNumber: boolean;
+  startMode: StartMode;
+  scheduleDate: string;
+  scheduleTime: string;
+  scheduleTimezone: string;
+  concurrency?: number | null;
+  callbackUrl?: string | null;
+  deduplicateByPhone?: boolean | null;
+  recordingEnabled?: boolean | null;
+  maxDurationSecondsPerCall?: number | null;
+  metadata?: unknown;
+  contacts: ContactRequest[];
+  idempotencyKey?: string | null;
+}
+
+/**
+ * A request whose surface found type problems: a refused field is left out (undefined), and its
+ * other values are checked all the same, so one answer lists every problem.
+ */
+export type CreateBatchRequestDraft = {
+  [K in keyof CreateBatchRequest]?: K extends 'contacts' ? Array<Partial<ContactRequest> | undefined> : CreateBatchRequest[K] | undefined;
+};
+
+/** The contract's field order, the order in which details are listed. */
+export const CREATE_BATCH_FIELD_ORDER: FieldOrder = [
+  [
+    'agentId',
+    'agentName',
+    'versionId',
+    'versionName',
+    'voice',
+    'didNumberId',
+    'interruption',
+    'useAlternateNumber',
+    'startMode',
+    'scheduleDate',
+    'scheduleTime',
+    'scheduleTimezone',
+    'concurrency',
+    'callbackUrl',
+    'deduplicateByPhone',
+    'recordingEnabled',
+    'maxDurationSecondsPerCall',
+    'metadata',
+    'contacts',
+    'idempotencyKey',
+  ],
+  ['contactId', 'name', 'phoneNumber', 'metadata', 'status'],
+];
 
 export interface RawContact {
   contactId: string;
@@ -38,7 +102,7 @@ export interface RawContact {
   metadata: Record<string, unknown>;
   /** Why the metadata is refused (too large): the contact is rejected, not the request. */
   metadataProblem: string | null;
-  status: string;
+  status: ContactStatus;
 }
 
 export interface CreateBatchInput {
@@ -65,46 +129,39 @@ export interface CreateBatchInput {
   idempotencyKey: string | null;
 }
 
-export type ParseResult = { ok: true; value: CreateBatchInput } | { ok: false; details: string[] };
+const ROOT: IssuePath = [];
 
-export function maxDurationDetail(limit: number): string {
-  return `max_duration_seconds_per_call: Input should be less than or equal to ${limit}`;
-}
+export type CheckResult = { ok: true; value: CreateBatchInput } | { ok: false; issues: PathIssue[] };
 
-export interface ParseOptions {
-  requireIdempotencyKey: boolean;
-  /** The account's max_call_duration_seconds: a larger max_duration_seconds_per_call is a detail too. */
+export interface CheckOptions {
+  /** The account's max_call_duration_seconds caps max_duration_seconds_per_call. */
   maxCallDurationSeconds?: number;
+  /** Top-level fields the surface already refused (a type problem): no rule reports them again. */
+  refused?: ReadonlySet<string>;
 }
 
-export function parseCreateBatchRequest(body: unknown, opts: ParseOptions): ParseResult {
-  if (!isPlainRecord(body)) return { ok: false, details: ['body: Input should be a valid dictionary'] };
-  const issues: string[] = [];
-  const r = new FieldReader(body, '', issues);
-
-  const [agentId, agentName] = oneOf(r, 'agent_id', 'agent_name');
-  const [versionId, versionName] = oneOf(r, 'version_id', 'version_name');
-  const voice = r.optionalText('voice', MAX_NAME_LENGTH);
-  const didNumberId = readDidNumber(r);
-  const interruption = r.boolean('interruption', true);
-  const useAlternateNumber = r.boolean('use_alternate_number', true);
-  const startMode = r.literal('start_mode', START_MODES, true);
-  const scheduleDate = r.checked('schedule_date', isValidScheduleDate, 'Invalid date, expected YYYY-MM-DD');
-  const scheduleTime = r.checked('schedule_time', isValidScheduleTime, 'Invalid time, expected HH:MM');
-  const timezone = readTimezone(r);
-  const concurrency = r.integer('concurrency', 1);
+export function checkCreateBatchRequest(request: CreateBatchRequestDraft, opts: CheckOptions = {}): CheckResult {
+  const c = new ValueChecker();
+  const [agentId, agentName] = oneOf(c, request, opts.refused, 'agentId', 'agentName');
+  const [versionId, versionName] = oneOf(c, request, opts.refused, 'versionId', 'versionName');
+  const voice = c.optionalText(ROOT, 'voice', request.voice, MAX_NAME_LENGTH);
+  const didNumberId = c.optionalText(ROOT, 'didNumberId', request.didNumberId, MAX_NAME_LENGTH);
+  const scheduleDate = c.formatted(ROOT, 'scheduleDate', c.present(request.scheduleDate), isValidScheduleDate, 'Invalid date, expected YYYY-MM-DD');
+  const scheduleTime = c.formatted(ROOT, 'scheduleTime', c.present(request.scheduleTime), isValidScheduleTime, 'Invalid time, expected HH:MM');
+  const timezone = checkTimezone(c, c.present(request.scheduleTimezone));
+  const concurrency = c.integer(ROOT, 'concurrency', request.concurrency, 1);
   // Stored and sent to exactly as checked (src/services/webhooks/url-safety.ts).
-  const callbackUrl = r.optionalText('callback_url')?.trim() ?? null;
-  const deduplicateByPhone = r.boolean('deduplicate_by_phone', false) ?? false;
-  const recordingEnabled = r.boolean('recording_enabled', false);
-  const maxDurationSecondsPerCall = r.integer('max_duration_seconds_per_call', 1, opts.maxCallDurationSeconds);
-  const metadata = r.metadata('metadata', BATCH_METADATA_LIMITS) ?? {};
-  const contacts = readContacts(r, issues);
-  const idempotencyKey = opts.requireIdempotencyKey
-    ? r.string('idempotency_key', { required: true, min: 1, max: IDEMPOTENCY_KEY_MAX_LENGTH })
-    : null;
+  const callbackUrl = c.optionalText(ROOT, 'callbackUrl', request.callbackUrl)?.trim() ?? null;
+  const maxDuration = c.integer(ROOT, 'maxDurationSecondsPerCall', request.maxDurationSecondsPerCall, 1, opts.maxCallDurationSeconds);
+  const metadata = c.metadata(ROOT, 'metadata', request.metadata, BATCH_METADATA_LIMITS) ?? {};
+  const contacts = checkContacts(c, c.present(request.contacts));
+  const idempotencyKey = request.idempotencyKey == null ? null : c.text(ROOT, 'idempotencyKey', request.idempotencyKey, { min: 1, max: IDEMPOTENCY_KEY_MAX_LENGTH });
 
-  if (issues.length > 0) return { ok: false, details: issues };
+  const interruption = c.present(request.interruption);
+  const useAlternateNumber = c.present(request.useAlternateNumber);
+  const startMode = c.present(request.startMode);
+  // A draft whose surface reported a problem is never accepted, even when its values pass.
+  if (c.issues.length > 0 || c.incomplete) return { ok: false, issues: inFieldOrder(c.issues, CREATE_BATCH_FIELD_ORDER) };
   return {
     ok: true,
     value: {
@@ -114,18 +171,18 @@ export function parseCreateBatchRequest(body: unknown, opts: ParseOptions): Pars
       versionName,
       voice,
       didNumberId,
-      interruption: interruption!,
-      useAlternateNumber: useAlternateNumber!,
-      startMode: startMode!,
+      interruption,
+      useAlternateNumber,
+      startMode,
       scheduleDate: scheduleDate!,
       scheduleTime: scheduleTime!,
       timezone: timezone!,
       scheduledAt: computeScheduledAt(scheduleDate!, scheduleTime!, timezone!),
       concurrency,
       callbackUrl,
-      deduplicateByPhone,
-      recordingEnabled,
-      maxDurationSecondsPerCall,
+      deduplicateByPhone: request.deduplicateByPhone ?? false,
+      recordingEnabled: request.recordingEnabled ?? null,
+      maxDurationSecondsPerCall: maxDuration,
       metadata,
       contacts: contacts!,
       idempotencyKey,
@@ -133,179 +190,126 @@ export function parseCreateBatchRequest(body: unknown, opts: ParseOptions): Pars
   };
 }
 
-/** Like a pydantic model validator: only complains when both fields are well-typed but absent. */
-function oneOf(r: FieldReader, idKey: string, nameKey: string): [string | null, string | null] {
-  const before = r.issueCount;
-  const id = r.optionalText(idKey, MAX_NAME_LENGTH);
-  const name = r.optionalText(nameKey, MAX_NAME_LENGTH);
-  if (r.issueCount === before && id === null && name === null) {
-    r.fail(idKey, `Value error, ${idKey} or ${nameKey} is required`);
+/** Like a pydantic model validator: complains only when both fields are well-typed and absent. */
+function oneOf(
+  c: ValueChecker,
+  request: CreateBatchRequestDraft,
+  refused: ReadonlySet<string> | undefined,
+  idKey: 'agentId' | 'versionId',
+  nameKey: 'agentName' | 'versionName',
+) {
+  const before = c.issues.length;
+  const id = c.optionalText(ROOT, idKey, request[idKey], MAX_NAME_LENGTH);
+  const name = c.optionalText(ROOT, nameKey, request[nameKey], MAX_NAME_LENGTH);
+  const typed = !refused?.has(idKey) && !refused?.has(nameKey);
+  if (typed && c.issues.length === before && id === null && name === null) {
+    c.fail(ROOT, idKey, `Value error, ${snakeCase(idKey)} or ${snakeCase(nameKey)} is required`);
   }
-  return [id, name];
+  return [id, name] as const;
 }
 
-// A published sample sends `did_number`; it is read only when `did_number_id` is not given.
-function readDidNumber(r: FieldReader): string | null {
-  if (r.isGiven('did_number_id')) return r.optionalText('did_number_id', MAX_NAME_LENGTH);
-  return r.optionalText('did_number', MAX_NAME_LENGTH);
-}
-
-function readTimezone(r: FieldReader): string | null {
-  const label = r.string('schedule_timezone', { required: true, max: MAX_TIMEZONE_LENGTH });
-  if (label === null) return null;
-  const zone = parseTimezoneLabel(label);
-  if (zone === null) r.fail('schedule_timezone', `Value error, Unknown time zone '${extractZoneName(label) ?? label}'`);
+function checkTimezone(c: ValueChecker, label: string | undefined): string | null {
+  const text = c.text(ROOT, 'scheduleTimezone', label, { max: MAX_TIMEZONE_LENGTH });
+  if (text === null) return null;
+  const zone = parseTimezoneLabel(text);
+  if (zone === null) c.fail(ROOT, 'scheduleTimezone', `Value error, Unknown time zone '${extractZoneName(text) ?? text}'`);
   return zone;
 }
 
-function readContacts(r: FieldReader, issues: string[]): RawContact[] | null {
-  const list = r.list('contacts');
-  if (list === null) return null;
-  if (list.length === 0) return r.fail('contacts', 'List should have at least 1 item after validation, not 0');
-  return list.map((item, i) => {
-    if (!isPlainRecord(item)) {
-      issues.push(`contacts.${i}: Input should be a valid dictionary`);
-      return null as unknown as RawContact; // never returned: an issue was recorded
-    }
-    const c = new FieldReader(item, `contacts.${i}.`, issues);
-    const contactId = c.string('contact_id', { required: true, min: 1, max: MAX_NAME_LENGTH })!;
-    const name = c.string('name', { max: MAX_NAME_LENGTH });
-    const phoneNumber = c.string('phone_number', { required: true, min: PHONE_NUMBER_MIN_LENGTH, max: MAX_PHONE_NUMBER_LENGTH })!;
-    const sized = c.sizedMetadata('metadata', CONTACT_METADATA_LIMITS);
-    // A contact whose metadata is too large is rejected on its own (validation_errors); its
-    // metadata is neither walked further, nor copied, nor kept.
-    const metadataProblem = sized?.problem ?? null;
-    const metadata = sized?.value && !metadataProblem ? (sanitizeJson(sized.value) as Record<string, unknown>) : {};
-    const status = c.literal('status', CONTACT_STATUSES, false) ?? 'pending';
-    return { contactId, name, phoneNumber, metadata, metadataProblem, status };
-  });
+function checkContacts(c: ValueChecker, list: CreateBatchRequestDraft['contacts']): RawContact[] | null {
+  if (list === undefined) return null;
+  if (list.length === 0) return c.fail(ROOT, 'contacts', 'List should have at least 1 item after validation, not 0');
+  const contacts: RawContact[] = new Array(list.length);
+  // A plain loop: per-contact closures are measurably slow at 100k contacts.
+  for (let i = 0; i < list.length; i++) {
+    const item = list[i];
+    if (item === undefined) c.incomplete = true;
+    else contacts[i] = checkContact(c, item, ['contacts', i]);
+  }
+  return contacts;
+}
+
+function checkContact(c: ValueChecker, item: Partial<ContactRequest>, at: IssuePath): RawContact {
+  const contactId = c.text(at, 'contactId', c.present(item.contactId), { min: 1, max: MAX_NAME_LENGTH })!;
+  const name = c.text(at, 'name', item.name ?? undefined, { max: MAX_NAME_LENGTH });
+  const phoneNumber = c.text(at, 'phoneNumber', c.present(item.phoneNumber), { min: PHONE_NUMBER_MIN_LENGTH, max: MAX_PHONE_NUMBER_LENGTH })!;
+  const sized = c.sizedMetadata(at, 'metadata', item.metadata, CONTACT_METADATA_LIMITS);
+  // A contact whose metadata is too large is rejected on its own (validation_errors); its
+  // metadata is neither walked further, nor copied, nor kept.
+  const metadataProblem = sized?.problem ?? null;
+  const metadata = sized && !metadataProblem ? (sanitizeJson(sized.value) as Record<string, unknown>) : {};
+  return { contactId, name, phoneNumber, metadata, metadataProblem, status: item.status ?? 'pending' };
 }
 
 /**
- * Reads one object's fields, pushing "<path>: <reason>" on failure. Every reader returns null
- * both for an absent optional field and for a failure; callers that must tell the two apart
- * compare issueCount. An explicit null counts as absent for optional fields, but is a type
- * error for required ones (pydantic does not treat null as missing).
+ * Checks well-typed values, collecting "<path>: <reason>" issues. Each check returns null both for
+ * an absent value (null or undefined: nothing to check) and for a failure.
  */
-class FieldReader {
-  constructor(
-    private readonly obj: Record<string, unknown>,
-    private readonly prefix: string,
-    private readonly issues: string[],
-  ) {}
+class ValueChecker {
+  readonly issues: PathIssue[] = [];
+  /** A required value was missing: its surface reported it, so the request cannot pass. */
+  incomplete = false;
 
-  get issueCount(): number {
-    return this.issues.length;
+  present<T>(value: T | undefined): T {
+    if (value === undefined) this.incomplete = true;
+    return value as T;
   }
 
-  fail(key: string, reason: string): null {
-    this.issues.push(`${this.prefix}${key}: ${reason}`);
+  fail(at: IssuePath, field: string, reason: string): null {
+    this.issues.push({ path: [...at, field], reason });
     return null;
   }
 
-  isGiven(key: string): boolean {
-    return this.get(key) != null;
-  }
-
-  string(key: string, o: { required?: boolean; min?: number; max?: number } = {}): string | null {
-    const value = this.take(key, o.required ?? false);
-    if (value === undefined) return null;
-    if (typeof value !== 'string') return this.fail(key, 'Input should be a valid string');
+  text(at: IssuePath, field: string, value: string | null | undefined, o: { min?: number; max?: number } = {}): string | null {
+    if (value == null) return null;
     const max = Math.min(o.max ?? MAX_STRING_LENGTH, MAX_STRING_LENGTH);
     const length = charLength(value, max);
     if (o.min !== undefined && length < o.min) {
-      return this.fail(key, `String should have at least ${o.min} ${o.min === 1 ? 'character' : 'characters'}`);
+      return this.fail(at, field, `String should have at least ${o.min} ${o.min === 1 ? 'character' : 'characters'}`);
     }
-    if (length > max) return this.fail(key, `String should have at most ${max} characters`);
+    if (length > max) return this.fail(at, field, `String should have at most ${max} characters`);
     return value;
   }
 
-  /** Optional string where blank means "not given" (legacy forms send "" for unset fields). */
-  optionalText(key: string, max?: number): string | null {
-    const value = this.string(key, { max });
-    return value !== null && value.trim() !== '' ? value : null;
+  /** Optional text where blank means "not given" (legacy forms send "" for unset fields). */
+  optionalText(at: IssuePath, field: string, value: string | null | undefined, max?: number): string | null {
+    const text = this.text(at, field, value, { max });
+    return text !== null && text.trim() !== '' ? text : null;
   }
 
-  /** Required string that must also pass a format check. */
-  checked(key: string, isValid: (value: string) => boolean, message: string): string | null {
-    const value = this.string(key, { required: true });
-    if (value === null) return null;
-    return isValid(value) ? value : this.fail(key, `Value error, ${message}`);
+  formatted(at: IssuePath, field: string, value: string | undefined, isValid: (value: string) => boolean, message: string): string | null {
+    const text = this.text(at, field, value);
+    if (text === null) return null;
+    return isValid(text) ? text : this.fail(at, field, `Value error, ${message}`);
   }
 
-  boolean(key: string, required: boolean): boolean | null {
-    const value = this.take(key, required);
-    if (value === undefined) return null;
-    const b = laxBoolean(value);
-    return b.ok ? b.value : this.fail(key, b.reason);
-  }
-
-  integer(key: string, min: number, max: number = MAX_INT): number | null {
-    const raw = this.take(key, false);
-    if (raw === undefined) return null;
-    const n = laxInteger(raw);
-    if (!n.ok) return this.fail(key, n.reason);
-    const value = n.value;
-    if (value < min) return this.fail(key, `Input should be greater than or equal to ${min}`);
+  integer(at: IssuePath, field: string, value: number | null | undefined, min: number, max: number = MAX_INT): number | null {
+    if (value == null) return null;
+    if (value < min) return this.fail(at, field, `Input should be greater than or equal to ${min}`);
     const limit = Math.min(max, MAX_INT);
-    if (value > limit) return this.fail(key, `Input should be less than or equal to ${limit}`);
+    if (value > limit) return this.fail(at, field, `Input should be less than or equal to ${limit}`);
     return value;
-  }
-
-  literal<T extends string>(key: string, allowed: readonly T[], required: boolean): T | null {
-    const value = this.take(key, required);
-    if (value === undefined) return null;
-    if (allowed.includes(value as T)) return value as T;
-    return this.fail(key, `Input should be ${quotedAlternatives(allowed)}`);
-  }
-
-  list(key: string): unknown[] | null {
-    const value = this.take(key, true);
-    if (value === undefined) return null;
-    return Array.isArray(value) ? value : this.fail(key, 'Input should be a valid list');
   }
 
   /** Optional JSON object within `limits`, copied without prototype-polluting keys. */
-  metadata(key: string, limits: MetadataLimits): Record<string, unknown> | null {
-    const sized = this.sizedMetadata(key, limits);
-    if (sized?.problem) return this.fail(key, `Value error, ${sized.problem}`);
-    return sized?.value ? (sanitizeJson(sized.value) as Record<string, unknown>) : null;
+  metadata(at: IssuePath, field: string, value: unknown, limits: MetadataLimits): Record<string, unknown> | null {
+    const sized = this.sizedMetadata(at, field, value, limits);
+    if (sized?.problem) return this.fail(at, field, `Value error, ${sized.problem}`);
+    return sized ? (sanitizeJson(sized.value) as Record<string, unknown>) : null;
   }
 
   /**
    * Optional JSON object, not yet copied, with the way it breaks `limits` (left to the caller to
    * report). The size walk stops at the limits, so only a value within them is walked for depth.
    */
-  sizedMetadata(key: string, limits: MetadataLimits): { value: Record<string, unknown>; problem: string | null } | null {
-    const value = this.take(key, false);
-    if (value === undefined) return null;
-    if (!isPlainRecord(value)) return this.fail(key, 'Input should be a valid dictionary');
+  sizedMetadata(at: IssuePath, field: string, value: unknown, limits: MetadataLimits): { value: Record<string, unknown>; problem: string | null } | null {
+    if (value == null) return null;
+    if (!isPlainRecord(value)) return this.fail(at, field, 'Input should be a valid dictionary');
     const problem = metadataSizeProblem(value, limits);
     if (problem) return { value, problem };
     if (exceedsDepth(value, MAX_METADATA_DEPTH)) {
-      return this.fail(key, `Value error, metadata is nested too deeply (max depth ${MAX_METADATA_DEPTH})`);
+      return this.fail(at, field, `Value error, metadata is nested too deeply (max depth ${MAX_METADATA_DEPTH})`);
     }
     return { value, problem: null };
   }
-
-  private get(key: string): unknown {
-    return Object.hasOwn(this.obj, key) ? this.obj[key] : undefined;
-  }
-
-  /** The value to validate, or undefined when there is nothing to validate (reported if required). */
-  private take(key: string, required: boolean): unknown {
-    const value = this.get(key);
-    if (value === undefined) {
-      if (required) this.fail(key, 'Field required');
-      return undefined;
-    }
-    // A null on a required field falls through to the typed check and fails there.
-    return value === null && !required ? undefined : value;
-  }
-}
-
-/** "'a', 'b' or 'c'" as in pydantic's literal_error. */
-function quotedAlternatives(values: readonly string[]): string {
-  const quoted = values.map((v) => `'${v}'`);
-  return quoted.length === 1 ? quoted[0] : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`;
 }

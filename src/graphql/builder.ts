@@ -9,6 +9,7 @@ import { getDatamodel } from '../generated/pothos-types.ts';
 import type { GraphQLContext } from './context.ts';
 import { complexityError, fieldCost, queryLimits, UNPAGED_LIST_SIZE } from './plugins/query-cost.ts';
 import type { PrismaClient } from '../generated/prisma/client.ts';
+import type { ContactRequest } from '../domain/create-batch-request.ts';
 
 export const builder = new SchemaBuilder<{
   PrismaTypes: PrismaTypes;
@@ -18,6 +19,7 @@ export const builder = new SchemaBuilder<{
   Scalars: {
     DateTime: { Input: Date; Output: Date | string };
     JSON: { Input: unknown; Output: unknown };
+    CallBatchContactList: { Input: ContactRequest[]; Output: never };
   };
   DefaultFieldNullability: false;
 }>({

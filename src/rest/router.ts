@@ -1,5 +1,7 @@
 import type { DocumentNode, ExecutionResult } from 'graphql';
+import { formatIssue, type PathIssue } from '../domain/field-issue.ts';
 import { AppError, requestValidation } from '../errors.ts';
+import type { Account } from '../generated/prisma/client.ts';
 import type { Yoga } from '../graphql/yoga.ts';
 import type { GraphQLContext } from '../graphql/context.ts';
 import type { Logger } from 'pino';
@@ -17,6 +19,8 @@ export interface RouteInput {
   query: URLSearchParams;
   /** Parsed JSON body (POST/PUT), `undefined` otherwise. */
   body: unknown;
+  /** The authenticated account (every route needs one). */
+  account: Account;
 }
 
 export interface RestRoute {
@@ -26,8 +30,13 @@ export interface RestRoute {
   operation: string;
   /** The route takes no input in its body: an empty body is fine (a JSON one is still checked). */
   bodyOptional?: boolean;
-  /** GraphQL variables from the request; may throw an AppError (bad query values). */
+  /**
+   * GraphQL variables from the request, each fitting its GraphQL type; throws the contract's
+   * AppError for input that does not (bad query values, a mistyped body).
+   */
   variables?: (input: RouteInput) => Record<string, unknown>;
+  /** How a validation issue of the operation is spelled to this route's client; default snake_case. */
+  detail?: (issue: PathIssue, input: RouteInput) => string;
   // `any`: each route declares its own codegen type for `data`.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   respond: (data: any, input: RouteInput) => { status?: number; message: string; data: unknown };
@@ -102,24 +111,11 @@ async function readJsonBody(request: Request, maxBytes: number, lease: BodyLease
   return body;
 }
 
-/**
- * The operations are fixed and validated at build time, so a request-level GraphQL error (no
- * path: execution never started) can only mean a variable built from client input did not fit
- * its type, e.g. a JSON `null` body for `JSON!`, or a number beyond Int. That is the client's
- * 422, not a 500.
- */
-function variableRejection(result: ExecutionResult, method: string): AppError | null {
-  if (result.data != null || !result.errors?.every((e) => !e.path && /^Variable "\$\w+"/.test(e.message))) return null;
-  const source = method === 'POST' || method === 'PUT' ? 'body' : 'query';
-  return requestValidation(
-    result.errors.map((e) => {
-      // 'Variable "$filter" got invalid value "…" at "filter.createdAtFrom"; <reason>'
-      const variable = /^Variable "\$(\w+)"/.exec(e.message)![1];
-      const field = /at "([\w.[\]]+)"; /.exec(e.message)?.[1].split('.').pop() ?? variable;
-      const reason = e.message.includes('; ') ? e.message.slice(e.message.indexOf('; ') + 2) : e.message.replace(/^Variable "\$\w+" of /, 'Value of ');
-      return source === 'body' ? `body: ${reason}` : `query.${snakeCase(field.replace(/\[\d+\]$/, ''))}: ${reason}`;
-    }),
-  );
+/** An error whose details name fields by path, re-spelled for the route's client. */
+function inRouteSpelling(e: AppError, route: RestRoute, input: RouteInput): AppError {
+  if (e.issues.length === 0) return e;
+  const detail = route.detail ?? ((issue: PathIssue) => formatIssue(issue, snakeCase, 'body'));
+  return new AppError(e.code, e.message, e.issues.map((issue) => detail(issue, input)), e.headers);
 }
 
 /** The first AppError among the result's errors, or null when the failure was unexpected. */
@@ -141,12 +137,12 @@ export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: Rest
     const contextValue = (await contextFactory()) as unknown as GraphQLContext;
     // Every route needs the account: authenticate (and spend one unit of its rate limit) before
     // reading anything else the client sent, so anonymous or throttled clients cost no body parsing.
-    await contextValue.account();
+    const account = await contextValue.account();
     const queryProblems = queryHazards(url.searchParams);
     if (queryProblems.length) throw requestValidation(queryProblems);
     const body = request.method === 'POST' || request.method === 'PUT' ? await readJsonBody(request, opts.maxBodyBytes, lease, route.bodyOptional ?? false) : undefined;
     markInputVetted(request);
-    const input: RouteInput = { params, query: url.searchParams, body };
+    const input: RouteInput = { params, query: url.searchParams, body, account };
     const variables = route.variables?.(input) ?? {};
     operationParams.variables = variables;
     const result = (await execute({
@@ -158,9 +154,7 @@ export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: Rest
     })) as ExecutionResult;
     if (result.errors?.length) {
       const appError = appErrorOf(result);
-      if (appError) return errorResponse(appError);
-      const rejected = variableRejection(result, request.method);
-      if (rejected) return errorResponse(rejected);
+      if (appError) return errorResponse(inRouteSpelling(appError, route, input));
       opts.logger.error({ errors: result.errors.map((e) => e.message), route: route.path }, 'REST operation failed');
       return internalError();
     }

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { gqlSend, send } from '../helpers/abuse.ts';
-import { batchBody, CALL_BATCHES } from '../helpers/batch-requests.ts';
+import { batchBody, CALL_BATCHES, typedInput } from '../helpers/batch-requests.ts';
 
 const MAX = 8192;
 let t: TestApp;
@@ -200,11 +200,11 @@ describe('query strings (REST list endpoints)', () => {
 describe('GraphQL inputs', () => {
   it('NUL, lone surrogates and prototype keys in variables or literals are refused before execution', async () => {
     const before = await stored();
-    const create = `mutation($b: JSON!) { createCallBatchFromRequest(body: $b, idempotent: false) { batchId } }`;
+    const create = `mutation($b: CreateCallBatchInput!) { createCallBatch(input: $b) { batchId } }`;
     const cases: Array<[string, Record<string, unknown>, RegExp]> = [
-      [create, { b: batchBody(a, { voice: 'x\u0000' }) }, /^variables\.b\.voice: String should not contain NUL/],
-      [create, { b: batchBody(a, { metadata: { k: '\udc00' } }) }, /^variables\.b\.metadata\.k: String should be valid Unicode/],
-      [create, { b: JSON.parse(JSON.stringify(batchBody(a)).replace('{', '{"__proto__":{"x":1},')) }, /^variables\.b\.__proto__: Key is not allowed/],
+      [create, { b: typedInput(a, { voice: 'x\u0000' }) }, /^variables\.b\.voice: String should not contain NUL/],
+      [create, { b: typedInput(a, { metadata: { k: '\udc00' } }) }, /^variables\.b\.metadata\.k: String should be valid Unicode/],
+      [create, { b: JSON.parse(JSON.stringify(typedInput(a)).replace('{', '{"__proto__":{"x":1},')) }, /^variables\.b\.__proto__: Key is not allowed/],
       ['mutation { createAgent(input: { name: "a\\u0000b", voice: "alloy" }) { id } }', {}, /^query \(line 1\): String should not contain NUL/],
     ];
     for (const [query, variables, detail] of cases) {

@@ -2,7 +2,7 @@
 // and an idempotency key whose first attempt failed is still free.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
-import { batchBody, CALL_BATCHES, makeContacts } from '../helpers/batch-requests.ts';
+import { asCreateRequest, batchBody, CALL_BATCHES, makeContacts } from '../helpers/batch-requests.ts';
 import { createBatch } from '../../src/services/batches/create-batch.ts';
 
 let t: TestApp;
@@ -23,8 +23,7 @@ describe('atomic creation', () => {
   it('a failure after some chunks were inserted leaves no batch and no calls', async () => {
     const before = await counts();
     const chunksDone: number[] = [];
-    const attempt = createBatch(t.deps, a.account, batchBody(a, { idempotency_key: 'atomic-1', contacts: makeContacts(10) }), {
-      requireIdempotencyKey: true,
+    const attempt = createBatch(t.deps, a.account, asCreateRequest(batchBody(a, { idempotency_key: 'atomic-1', contacts: makeContacts(10) })), {
       insert: {
         chunkSize: 3,
         afterChunk: (chunk) => {
@@ -48,8 +47,7 @@ describe('atomic creation', () => {
 
   it('a database error mid-insert (duplicate call id) rolls back the whole batch', async () => {
     const before = await counts();
-    const attempt = createBatch(t.deps, a.account, batchBody(a, { contacts: makeContacts(6) }), {
-      requireIdempotencyKey: false,
+    const attempt = createBatch(t.deps, a.account, asCreateRequest(batchBody(a, { contacts: makeContacts(6) })), {
       insert: {
         chunkSize: 2,
         // Re-inserting a call id of this batch makes a statement fail inside the transaction.
@@ -74,8 +72,7 @@ describe('atomic creation', () => {
     let reached!: () => void;
     const holding = new Promise<void>((r) => (reached = r));
     const body = batchBody(a, { idempotency_key: 'held-open', contacts: makeContacts(4) });
-    const first = createBatch(t.deps, a.account, body, {
-      requireIdempotencyKey: true,
+    const first = createBatch(t.deps, a.account, asCreateRequest(body), {
       insert: {
         chunkSize: 2,
         afterChunk: async () => {
@@ -86,9 +83,8 @@ describe('atomic creation', () => {
     });
     await holding; // the batch row is inserted, the transaction still open
     let secondSettled = false;
-    const second = createBatch(t.deps, a.account, batchBody(a, { idempotency_key: 'held-open', contacts: makeContacts(1) }), {
-      requireIdempotencyKey: true,
-    }).finally(() => (secondSettled = true));
+    const second = createBatch(t.deps, a.account, asCreateRequest(batchBody(a, { idempotency_key: 'held-open', contacts: makeContacts(1) })), {
+      }).finally(() => (secondSettled = true));
     await new Promise((r) => setTimeout(r, 100));
     expect(secondSettled).toBe(false); // it cannot decide before the first commits or rolls back
     release();
@@ -104,8 +100,7 @@ describe('atomic creation', () => {
     const gate = new Promise<void>((r) => (release = r));
     let reached!: () => void;
     const holding = new Promise<void>((r) => (reached = r));
-    const first = createBatch(t.deps, a.account, batchBody(a, { idempotency_key: 'fails-first', contacts: makeContacts(4) }), {
-      requireIdempotencyKey: true,
+    const first = createBatch(t.deps, a.account, asCreateRequest(batchBody(a, { idempotency_key: 'fails-first', contacts: makeContacts(4) })), {
       insert: {
         chunkSize: 2,
         afterChunk: async () => {
@@ -117,9 +112,8 @@ describe('atomic creation', () => {
     });
     const firstOutcome = first.catch((e: Error) => e);
     await holding;
-    const second = createBatch(t.deps, a.account, batchBody(a, { idempotency_key: 'fails-first', contacts: makeContacts(3) }), {
-      requireIdempotencyKey: true,
-    });
+    const second = createBatch(t.deps, a.account, asCreateRequest(batchBody(a, { idempotency_key: 'fails-first', contacts: makeContacts(3) })), {
+      });
     await new Promise((r) => setTimeout(r, 50));
     release();
     expect(await firstOutcome).toBeInstanceOf(Error);

@@ -3,7 +3,7 @@
 // create transaction too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
-import { batchBody, CALL_BATCHES, makeContacts } from '../helpers/batch-requests.ts';
+import { asCreateRequest, batchBody, CALL_BATCHES, makeContacts } from '../helpers/batch-requests.ts';
 import { countQueries } from '../helpers/query-counter.ts';
 import { createBatch } from '../../src/services/batches/create-batch.ts';
 import { DEFAULT_CALL_CHUNK_SIZE } from '../../src/services/batches/insert-calls.ts';
@@ -54,7 +54,8 @@ describe('bulk insert of contacts', () => {
 
   it('the number of call INSERTs is ceil(n / chunk size) whatever the chunk size', async () => {
     const create = (n: number, chunkSize: number) => () =>
-      createBatch(t.deps, a.account, batchBody(a, { contacts: makeContacts(n) }), { requireIdempotencyKey: false, insert: { chunkSize } });
+      createBatch(t.deps, a.account, asCreateRequest(batchBody(a, { contacts: makeContacts(n) })), {
+      insert: { chunkSize } });
     const base = await statementsOf(create(1, 1_000));
     const fixed = base.total - base.callInserts;
     for (const chunkSize of [1_000, 3_000, 10_000]) {

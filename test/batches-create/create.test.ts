@@ -387,6 +387,43 @@ describe('GraphQL createCallBatch', () => {
     });
   });
 
+  it('contactList gives the same batch as contacts, checked in one value', async () => {
+    t.clock.set(new Date('2029-08-01T00:00:00.000Z'));
+    const { contacts, ...rest } = input();
+    const res = await t.gql(MUTATION, { input: { ...rest, contactList: contacts } }, a.apiKey);
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data!.createCallBatch).toMatchObject({
+      totalContacts: 2,
+      acceptedContacts: 1,
+      validationErrors: [{ index: 2, externalId: 'g2', field: 'phone_number', message: 'Invalid phone number' }],
+    });
+    const [call] = await storedCalls(res.body.data!.createCallBatch.batchId);
+    expect(call.metadata).toEqual({ account_tier: 'gold' });
+  });
+
+  it('contactList: type problems are a variable error naming the contact; value problems are details at contacts.<index>', async () => {
+    const { contacts: _c, ...rest } = input();
+    const mistyped = await t.gql(MUTATION, { input: { ...rest, contactList: [{ contactId: 'a', phoneNumber: 5 }, 'x'] } }, a.apiKey);
+    expect(mistyped.body.errors).toHaveLength(1);
+    expect(mistyped.body.errors![0].message).toContain('contacts.0.phoneNumber: Input should be a valid string; contacts.1: Input should be a valid dictionary');
+    const short = await t.gql(MUTATION, { input: { ...rest, contactList: [{ contactId: 'a', phoneNumber: '12' }] } }, a.apiKey);
+    expect(short.body.errors![0].extensions).toMatchObject({ code: 'MISSING_PARAMETER', details: ['contacts.0.phoneNumber: String should have at least 8 characters'] });
+  });
+
+  it('an omitted agentId and agentName is the one-of detail, as on REST', async () => {
+    const { agentId: _a, ...rest } = input();
+    const res = await t.gql(MUTATION, { input: rest }, a.apiKey);
+    expect(res.body.errors![0].extensions).toMatchObject({ code: 'MISSING_PARAMETER', details: ['agentId: Value error, agent_id or agent_name is required'] });
+  });
+
+  it('exactly one of contacts and contactList', async () => {
+    const { contacts, ...rest } = input();
+    const neither = await t.gql(MUTATION, { input: rest }, a.apiKey);
+    expect(neither.body.errors![0].extensions).toMatchObject({ code: 'MISSING_PARAMETER', details: ['contacts: Field required'] });
+    const both = await t.gql(MUTATION, { input: { ...rest, contacts, contactList: contacts } }, a.apiKey);
+    expect(both.body.errors![0].extensions).toMatchObject({ code: 'MISSING_PARAMETER', details: ['contactList: Give contacts or contactList, not both'] });
+  });
+
   it('business errors come through with their code', async () => {
     const res = await t.gql(MUTATION, { input: input({ agentId: 'agt-nope' }) }, a.apiKey);
     expect(res.body.errors![0]).toMatchObject({ message: "Agent 'agt-nope' not found", extensions: { code: 'NOT_FOUND' } });

@@ -1,4 +1,6 @@
 // Request bodies for POST/PUT /api/v1/public/call-batches, in the contract's snake_case form.
+import type { CreateBatchRequest } from '../../src/domain/create-batch-request.ts';
+import { readCreateBatchBody } from '../../src/rest/create-batch-body.ts';
 import type { SeededAccount } from './app.ts';
 
 export const CALL_BATCHES = '/api/v1/public/call-batches';
@@ -28,4 +30,25 @@ export function batchBody(a: SeededAccount, overrides: Record<string, unknown> =
   };
   for (const [k, v] of Object.entries(overrides)) if (v === undefined) delete body[k];
   return body;
+}
+
+/** A create body as the REST facade hands it to the service (PUT when it has an idempotency_key). */
+export function asCreateRequest(body: Record<string, unknown>): CreateBatchRequest {
+  return readCreateBatchBody(body, { idempotent: body.idempotency_key !== undefined, maxCallDurationSeconds: 2_147_483_647 });
+}
+
+/** A valid typed `CreateCallBatchInput` (GraphQL) for the seeded account; `overrides` replace or add fields. */
+export function typedInput(a: SeededAccount, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    agentId: a.agent.id,
+    versionId: a.version.id,
+    interruption: true,
+    useAlternateNumber: false,
+    startMode: 'immediate',
+    scheduleDate: '2030-01-15',
+    scheduleTime: '09:30',
+    scheduleTimezone: 'America/New_York',
+    contacts: [0, 1].map((i) => ({ contactId: `c${i + 1}`, phoneNumber: validPhone(i) })),
+    ...overrides,
+  };
 }

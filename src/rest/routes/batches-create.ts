@@ -1,7 +1,9 @@
-// POST (non-idempotent) and PUT (idempotent) /api/v1/public/call-batches. The route passes the
-// parsed JSON body untouched; validation, business rules and idempotency live in the service.
+// POST (non-idempotent) and PUT (idempotent) /api/v1/public/call-batches. The route reads the body
+// into the typed create input; value checks, business rules and idempotency live in the service.
 import type { RestRoute, RouteInput } from '../router.ts';
-import type { BatchCreateResultFieldsFragment, RestCreateCallBatchMutation, RestPutCallBatchMutation } from '../../codegen/graphql.ts';
+import type { BatchCreateResultFieldsFragment, RestCreateCallBatchMutation } from '../../codegen/graphql.ts';
+import type { PathIssue } from '../../domain/field-issue.ts';
+import { readCreateBatchBody, restDetail } from '../create-batch-body.ts';
 
 const PATH = '/api/v1/public/call-batches';
 
@@ -36,21 +38,31 @@ function respond(r: BatchCreateResultFieldsFragment) {
   return { status: 201, message, data: createResultOut(r) };
 }
 
-const bodyVariable = (input: RouteInput) => ({ body: input.body });
+function createInput(input: RouteInput, idempotent: boolean) {
+  const { contacts, ...request } = readCreateBatchBody(input.body, {
+    idempotent,
+    maxCallDurationSeconds: input.account.maxCallDurationSeconds,
+  });
+  return { input: { ...request, contactList: contacts } };
+}
+
+const bodyDetail = (issue: PathIssue, input: RouteInput) => restDetail(issue, input.body);
 
 export const batchesCreateRoutes: RestRoute[] = [
   {
     method: 'POST',
     path: PATH,
     operation: 'RestCreateCallBatch',
-    variables: bodyVariable,
-    respond: (data: RestCreateCallBatchMutation) => respond(data.createCallBatchFromRequest),
+    variables: (input) => createInput(input, false),
+    detail: bodyDetail,
+    respond: (data: RestCreateCallBatchMutation) => respond(data.createCallBatch),
   },
   {
     method: 'PUT',
     path: PATH,
-    operation: 'RestPutCallBatch',
-    variables: bodyVariable,
-    respond: (data: RestPutCallBatchMutation) => respond(data.createCallBatchFromRequest),
+    operation: 'RestCreateCallBatch',
+    variables: (input) => createInput(input, true),
+    detail: bodyDetail,
+    respond: (data: RestCreateCallBatchMutation) => respond(data.createCallBatch),
   },
 ];

@@ -1,12 +1,12 @@
 // Use case: create a call batch (POST, and idempotent PUT keyed by the account's idempotency_key).
-// Both API surfaces land here with the contract's snake_case request body, so request validation,
-// its legacy wording and every business rule are the same on REST and GraphQL.
+// Both API surfaces land here with the domain's typed request, so the value checks, their legacy
+// wording and every business rule are the same on REST and GraphQL.
 import type { AppDeps } from '../../deps.ts';
 import { initialStatusAfterCreate, STATUS_RETURNED_BY_CREATE } from '../../domain/batch-state.ts';
 import { normalizeContacts, type ContactRejection } from '../../domain/contacts.ts';
-import { parseCreateBatchRequest, type CreateBatchInput, type StartMode } from '../../domain/create-batch-request.ts';
+import { checkCreateBatchRequest, type CreateBatchInput, type CreateBatchRequest, type StartMode } from '../../domain/create-batch-request.ts';
 import { newId } from '../../domain/ids.ts';
-import { requestValidation, unprocessable } from '../../errors.ts';
+import { invalidFields, unprocessable } from '../../errors.ts';
 import type { Account } from '../../generated/prisma/client.ts';
 import { insertCalls, type InitialCallStatus, type InsertCallsOptions, type NewCall } from './insert-calls.ts';
 import { resolveBatchSettings, type BatchSettings } from './resolve-batch-settings.ts';
@@ -31,24 +31,20 @@ export interface CreateBatchResult {
 }
 
 export interface CreateBatchOptions {
-  /** PUT: `idempotency_key` is required and makes the request idempotent. */
-  requireIdempotencyKey: boolean;
   /** Tuning and test seams of the bulk insert. */
   insert?: InsertCallsOptions;
 }
 
+/** With an idempotency key the request is idempotent (the contract's PUT), without one a POST. */
 export async function createBatch(
   deps: AppDeps,
   account: Account,
-  body: unknown,
-  opts: CreateBatchOptions,
+  request: CreateBatchRequest,
+  opts: CreateBatchOptions = {},
 ): Promise<CreateBatchResult> {
-  const parsed = parseCreateBatchRequest(body, {
-    requireIdempotencyKey: opts.requireIdempotencyKey,
-    maxCallDurationSeconds: account.maxCallDurationSeconds,
-  });
-  if (!parsed.ok) throw requestValidation(parsed.details);
-  const input = parsed.value;
+  const checked = checkCreateBatchRequest(request, { maxCallDurationSeconds: account.maxCallDurationSeconds });
+  if (!checked.ok) throw invalidFields(checked.issues);
+  const input = checked.value;
 
   // A repeated key returns the original result whatever the retry carries (contacts, settings).
   if (input.idempotencyKey !== null) {

@@ -1,0 +1,138 @@
+// The create request's JSON body read as the original service's pydantic model read it: snake_case
+// names, booleans and integers coerced laxly from other JSON types, strings never coerced, null
+// as absent for optional fields. It becomes the domain's typed request; a body with type problems
+// is refused with the domain's value problems beside them, every detail in the contract's order.
+import { checkCreateBatchRequest, CREATE_BATCH_FIELD_ORDER, START_MODES, type CreateBatchRequest, type CreateBatchRequestDraft } from '../domain/create-batch-request.ts';
+import { literalReason, readContactList, REASON_DICT, REASON_REQUIRED, REASON_STRING } from '../domain/contact-list.ts';
+import { formatIssue, inFieldOrder, type PathIssue } from '../domain/field-issue.ts';
+import { laxBoolean, laxInteger } from '../domain/lax-scalars.ts';
+import { isPlainRecord } from '../domain/metadata.ts';
+import { snakeCase } from '../domain/text-forms.ts';
+import { requestValidation } from '../errors.ts';
+
+export interface CreateBodyOptions {
+  /** PUT: `idempotency_key` is required; POST ignores it. */
+  idempotent: boolean;
+  /** The account's max_call_duration_seconds, for the value checks of a refused body. */
+  maxCallDurationSeconds: number;
+}
+
+const own = (obj: Record<string, unknown>, key: string): unknown => (Object.hasOwn(obj, key) ? obj[key] : undefined);
+
+/** A published sample sends `did_number`; it is read only when `did_number_id` is not given. */
+function didNumberKey(body: Record<string, unknown>): string {
+  return own(body, 'did_number_id') == null ? 'did_number' : 'did_number_id';
+}
+
+/** The body's name for a domain field: snake_case, and the alias the body used for the DID. */
+export function restFieldName(body: unknown): (field: string) => string {
+  const did = isPlainRecord(body) ? didNumberKey(body) : 'did_number_id';
+  return (field) => (field === 'didNumberId' ? did : snakeCase(field));
+}
+
+/** The contract's `<field path>: <reason>` detail for an issue found in this body. */
+export function restDetail(issue: PathIssue, body: unknown): string {
+  return formatIssue(issue, restFieldName(body), 'body');
+}
+
+/** The typed request, or throws the contract's 422 listing every problem of the body. */
+export function readCreateBatchBody(body: unknown, opts: CreateBodyOptions): CreateBatchRequest {
+  if (!isPlainRecord(body)) throw requestValidation([`body: ${REASON_DICT}`]);
+  const r = new LaxReader(body);
+  const draft: CreateBatchRequestDraft = {
+    agentId: r.text('agentId'),
+    agentName: r.text('agentName'),
+    versionId: r.text('versionId'),
+    versionName: r.text('versionName'),
+    voice: r.text('voice'),
+    didNumberId: r.text('didNumberId', false, didNumberKey(body)),
+    interruption: r.boolean('interruption', true) ?? undefined,
+    useAlternateNumber: r.boolean('useAlternateNumber', true) ?? undefined,
+    startMode: r.literal('startMode', START_MODES) ?? undefined,
+    scheduleDate: r.text('scheduleDate', true) ?? undefined,
+    scheduleTime: r.text('scheduleTime', true) ?? undefined,
+    scheduleTimezone: r.text('scheduleTimezone', true) ?? undefined,
+    concurrency: r.integer('concurrency'),
+    callbackUrl: r.text('callbackUrl'),
+    deduplicateByPhone: r.boolean('deduplicateByPhone', false),
+    recordingEnabled: r.boolean('recordingEnabled', false),
+    maxDurationSecondsPerCall: r.integer('maxDurationSecondsPerCall'),
+    metadata: own(body, 'metadata'),
+    contacts: r.contacts(),
+    idempotencyKey: opts.idempotent ? (r.text('idempotencyKey', true) ?? undefined) : null,
+  };
+  if (r.issues.length === 0 && !r.beyondInt) return draft as CreateBatchRequest;
+  const refused = new Set(r.issues.map((i) => String(i.path[0])));
+  const checked = checkCreateBatchRequest(draft, { maxCallDurationSeconds: opts.maxCallDurationSeconds, refused });
+  const issues = inFieldOrder([...r.issues, ...(checked.ok ? [] : checked.issues)], CREATE_BATCH_FIELD_ORDER);
+  throw requestValidation(issues.map((i) => restDetail(i, body)));
+}
+
+function camelContact(c: unknown): unknown {
+  if (!isPlainRecord(c)) return c;
+  return { contactId: own(c, 'contact_id'), name: own(c, 'name'), phoneNumber: own(c, 'phone_number'), metadata: own(c, 'metadata'), status: own(c, 'status') };
+}
+
+const ABSENT = Symbol('absent');
+const GRAPHQL_INT_MAX = 2_147_483_647;
+
+/** Reads the body's fields by domain name, recording type issues; a refused field reads as undefined. */
+class LaxReader {
+  readonly issues: PathIssue[] = [];
+  /** An integer too large for GraphQL's Int: only the domain's range check can word its detail. */
+  beyondInt = false;
+
+  constructor(private readonly body: Record<string, unknown>) {}
+
+  private fail(field: string, reason: string): undefined {
+    this.issues.push({ path: [field], reason });
+    return undefined;
+  }
+
+  /** ABSENT for a missing field (recorded if required) or an optional null; else the value to type-check. */
+  private take(field: string, required: boolean, key = snakeCase(field)): unknown {
+    const value = own(this.body, key);
+    if (value === undefined || (value === null && !required)) {
+      if (required) this.fail(field, REASON_REQUIRED);
+      return ABSENT;
+    }
+    return value;
+  }
+
+  text(field: string, required = false, key?: string): string | null | undefined {
+    const value = this.take(field, required, key);
+    if (value === ABSENT) return required ? undefined : null;
+    return typeof value === 'string' ? value : this.fail(field, REASON_STRING);
+  }
+
+  boolean(field: string, required: boolean): boolean | null | undefined {
+    const value = this.take(field, required);
+    if (value === ABSENT) return required ? undefined : null;
+    const b = laxBoolean(value);
+    return b.ok ? b.value : this.fail(field, b.reason);
+  }
+
+  integer(field: string): number | null | undefined {
+    const value = this.take(field, false);
+    if (value === ABSENT) return null;
+    const n = laxInteger(value);
+    if (!n.ok) return this.fail(field, n.reason);
+    if (Math.abs(n.value) > GRAPHQL_INT_MAX) this.beyondInt = true;
+    return n.value;
+  }
+
+  literal<T extends string>(field: string, allowed: readonly T[]): T | undefined {
+    const value = this.take(field, true);
+    if (value === ABSENT) return undefined;
+    return allowed.includes(value as T) ? (value as T) : this.fail(field, literalReason(allowed));
+  }
+
+  /** The contacts under their domain names, so one reader checks them for both surfaces. */
+  contacts(): CreateBatchRequestDraft['contacts'] {
+    const value = this.take('contacts', true);
+    if (value === ABSENT) return undefined;
+    const reading = readContactList(Array.isArray(value) ? value.map(camelContact) : value, ['contacts']);
+    this.issues.push(...reading.issues);
+    return Array.isArray(value) ? reading.contacts : undefined;
+  }
+}
