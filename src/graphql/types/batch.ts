@@ -1,4 +1,5 @@
 import { builder } from '../builder.ts';
+import { batchStateFields } from './batch-state-fields.ts';
 
 export const CallBatchType = builder.prismaObject('Batch', {
   name: 'CallBatch',
@@ -7,8 +8,7 @@ export const CallBatchType = builder.prismaObject('Batch', {
   select: { id: true },
   fields: (t) => ({
     id: t.exposeID('id'),
-    status: t.exposeString('status'),
-    startMode: t.exposeString('startMode'),
+    ...batchStateFields(t),
     scheduledAt: t.expose('scheduledAt', { type: 'DateTime' }),
     timezone: t.string({
       description: 'Plain IANA zone name',
@@ -27,19 +27,6 @@ export const CallBatchType = builder.prismaObject('Batch', {
     callbackUrl: t.exposeString('callbackUrl', { nullable: true }),
     metadata: t.expose('metadata', { type: 'JSON' }),
     idempotencyKey: t.exposeString('idempotencyKey', { nullable: true }),
-    totalContacts: t.exposeInt('totalContacts'),
-    acceptedContacts: t.exposeInt('acceptedContacts'),
-    rejectedContacts: t.exposeInt('rejectedContacts'),
-    queued: t.exposeInt('queued'),
-    inProgress: t.exposeInt('inProgress'),
-    completed: t.exposeInt('completed'),
-    failed: t.exposeInt('failed'),
-    cancelled: t.exposeInt('cancelled'),
-    callbacks: t.exposeInt('callbacks'),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
-    completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true }),
-    agentId: t.exposeString('agentId'),
     versionId: t.exposeString('promptVersionId'),
     agent: t.relation('agent'),
     promptVersion: t.relation('promptVersion'),

@@ -2,6 +2,7 @@
 // the API key when it starts and is scoped to its account: another account's batch is the same
 // NOT_FOUND as a missing one. Events come from src/events (LISTEN/NOTIFY, coalesced per batch).
 import { builder } from '../builder.ts';
+import { batchStateFields } from './batch-state-fields.ts';
 import { HEAVY_TEXT_COMPLEXITY } from '../plugins/query-cost.ts';
 import type { BatchSnapshot } from '../../events/batch-channel.ts';
 import type { CallSnapshot } from '../../events/call-tracker.ts';
@@ -12,21 +13,7 @@ const BatchProgressType = builder.objectRef<BatchSnapshot>('BatchProgress').impl
     "A batch's status and counters as one row read: queued + inProgress + completed + failed + cancelled = acceptedContacts",
   fields: (t) => ({
     batchId: t.exposeID('id'),
-    status: t.exposeString('status'),
-    startMode: t.exposeString('startMode'),
-    agentId: t.exposeString('agentId'),
-    totalContacts: t.exposeInt('totalContacts'),
-    acceptedContacts: t.exposeInt('acceptedContacts'),
-    rejectedContacts: t.exposeInt('rejectedContacts'),
-    queued: t.exposeInt('queued'),
-    inProgress: t.exposeInt('inProgress'),
-    completed: t.exposeInt('completed'),
-    failed: t.exposeInt('failed'),
-    cancelled: t.exposeInt('cancelled'),
-    callbacks: t.exposeInt('callbacks'),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
-    completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true }),
+    ...batchStateFields(t),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When the last change was written' }),
     batch: t.prismaField({
       type: 'Batch',
