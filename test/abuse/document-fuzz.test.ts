@@ -776,7 +776,7 @@ const literalBombs: fc.Arbitrary<string> = fc
       [
         `{ batches(filter: ${lit}) { items { id } } }`,
         `{ callRecords(filter: { startDate: "2000-01-01", endDate: "2100-01-01", agentIds: ${lit} }) { items { id } } }`,
-        `mutation { createCallBatchFromRequest(body: ${lit}, idempotent: false) { batchId } }`,
+        `mutation { createCallBatch(input: { metadata: ${lit}, contacts: [], interruption: true, scheduleDate: "2030-01-01", scheduleTime: "09:00", scheduleTimezone: "UTC", startMode: manual, useAlternateNumber: false }) { batchId } }`,
         `mutation { createCallBatch(input: { contacts: ${lit}, interruption: true, scheduleDate: "2030-01-01", scheduleTime: "09:00", scheduleTimezone: "UTC", startMode: manual, useAlternateNumber: false }) { batchId } }`,
         `query($j: JSON = ${lit}) { me { id } }`,
         `{ me @include(if: ${lit}) { id } }`,
@@ -878,7 +878,7 @@ const EXAMPLES: RequestCase[] = [
   `{ ${Array.from({ length: 190 }, (_, i) => `a${i}: calls(batchId: "{{batch}}", limit: 200) { items { id } }`).join(' ')} }`,
   '{ me ' + '{ limits '.repeat(40) + '{ id }' + ' }'.repeat(40) + ' }',
   `{ batches(filter: ${'{ a: '.repeat(63)}1${' }'.repeat(63)}) { items { id } } }`,
-  `mutation { createCallBatchFromRequest(body: ${'['.repeat(60)}1${']'.repeat(60)}, idempotent: false) { batchId } }`,
+  `mutation { createCallBatch(input: { metadata: ${'['.repeat(60)}1${']'.repeat(60)}, contacts: [], interruption: true, scheduleDate: "2030-01-01", scheduleTime: "09:00", scheduleTimezone: "UTC", startMode: manual, useAlternateNumber: false }) { batchId } }`,
   `query Cycle { ...F0 }\n${Array.from({ length: 12 }, (_, i) => `fragment F${i} on Query { __typename ${Array.from({ length: 12 }, (_, j) => `...F${j}`).join(' ')} }`).join('\n')}`,
   '{'.repeat(20_000),
 ].map((query) => ({ doc: { query, variables: { b: true } }, key: 'valid', accept: 'application/json' }));

@@ -65,8 +65,8 @@ describe('body size cap (MAX_BODY_BYTES)', () => {
   });
 
   it('GraphQL: 413 in GraphQL form, declared or streamed', async () => {
-    const query = `mutation($b: JSON!) { createCallBatchFromRequest(body: $b, idempotent: false) { batchId } }`;
-    const big = await gqlSend(t.app, query, { b: batchBody(a, { metadata: { pad: 'p'.repeat(MAX) } }) }, { key: a.apiKey });
+    const query = `mutation($b: CreateCallBatchInput!) { createCallBatch(input: $b) { batchId } }`;
+    const big = await gqlSend(t.app, query, { b: typedInput(a, { metadata: { pad: 'p'.repeat(MAX) } }) }, { key: a.apiKey });
     expect(big.status).toBe(413);
     expect(big.body.errors![0].extensions.code).toBe('PAYLOAD_TOO_LARGE');
     const { body } = stream(10 * MAX);

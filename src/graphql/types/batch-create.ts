@@ -3,7 +3,7 @@ import { GraphQLError } from 'graphql';
 import { builder } from '../builder.ts';
 import { readContactList } from '../../domain/contact-list.ts';
 import type { ContactRejection } from '../../domain/contacts.ts';
-import type { ContactRequest } from '../../domain/create-batch-request.ts';
+import type { ContactRequest, CreateBatchRequest } from '../../domain/create-batch-request.ts';
 import { formatIssue } from '../../domain/field-issue.ts';
 import { requestValidation } from '../../errors.ts';
 import { createBatch, type CreateBatchResult } from '../../services/batches/create-batch.ts';
@@ -106,11 +106,12 @@ const CreateCallBatchInput = builder.inputType('CreateCallBatchInput', {
 
 type TypedInput = typeof CreateCallBatchInput.$inferInput;
 
-function contactsOf(input: TypedInput): ContactRequest[] {
-  if (input.contacts && input.contactList) throw requestValidation(['contactList: Give contacts or contactList, not both']);
-  const contacts = input.contacts ?? input.contactList;
-  if (!contacts) throw requestValidation(['contacts: Field required']);
-  return contacts;
+/** The domain's request: the contacts from whichever of the two fields holds them. */
+function requestOf({ contacts, contactList, ...fields }: TypedInput): CreateBatchRequest {
+  if (contacts && contactList) throw requestValidation(['contactList: Give contacts or contactList, not both']);
+  const given = contacts ?? contactList;
+  if (!given) throw requestValidation(['contacts: Field required']);
+  return { ...fields, contacts: given };
 }
 
 builder.mutationFields((t) => ({
@@ -121,7 +122,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: CreateCallBatchInput, required: true }) },
     resolve: async (_r, { input }, ctx) => {
       const account = await ctx.account();
-      return createBatch(ctx.deps, account, { ...input, contacts: contactsOf(input) });
+      return createBatch(ctx.deps, account, requestOf(input));
     },
   }),
 }));
