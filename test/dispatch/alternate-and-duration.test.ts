@@ -95,6 +95,7 @@ describe('max_duration_seconds_per_call', () => {
       callOverrides: () => ({ status: 'queued', phoneNumber: phoneEndingIn(4) }),
     });
     await worker.runOnce();
+    await sim.dialled(1);
     sim.timers.advance(29_999);
     await worker.settle();
     expect((await worker.runOnce()).hungUp).toBe(0);
@@ -126,6 +127,7 @@ describe('max_duration_seconds_per_call', () => {
       const sim = manualSimulator(t.clock, { callMs: 600_000, ringMs: 2_000 });
       const worker = testWorker(t.deps, { providers: sim.registry });
       expect((await worker.runOnce()).claimed).toBe(1);
+      await sim.dialled(1);
       sim.timers.advance(seconds * 1000 - 1);
       await worker.settle();
       expect((await worker.runOnce()).hungUp).toBe(0);
@@ -166,6 +168,7 @@ describe('max_duration_seconds_per_call', () => {
       callOverrides: () => ({ status: 'queued', phoneNumber: phoneEndingIn(4), alternatePhone: phoneEndingIn(5) }),
     });
     await worker.runOnce();
+    await sim.dialled(1);
     sim.timers.advance(45_000);
     await worker.runOnce();
     await worker.settle();
@@ -187,6 +190,7 @@ describe('max_duration_seconds_per_call', () => {
     });
     const [answered, ringing] = (await calls(batch.id)).map((c) => c.id);
     expect((await worker.runOnce()).claimed).toBe(2);
+    await sim.dialled(2);
     sim.timers.advance(10_000);
     await worker.settle();
     sim.timers.advance(20_000);

@@ -240,6 +240,7 @@ describe('transcript_status: pending -> processing -> ready, or failed', () => {
       callOverrides: () => ({ status: 'queued', phoneNumber: phoneEndingIn(4) }),
     });
     await worker.runOnce();
+    await sim.dialled(1);
     sim.timers.advance(2_000);
     await worker.settle();
     // A call in flight has nothing to analyse yet.

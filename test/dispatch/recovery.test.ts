@@ -105,6 +105,7 @@ describe('lease expired after the dial', () => {
     const simA = manualSimulator(t.clock, { callMs: 60_000, ringMs: 1_000 });
     const workerA = testWorker(t.deps, { leaseMs: LEASE, providers: simA.registry });
     await workerA.runOnce();
+    await simA.dialled(1);
     simA.timers.advance(2_000);
     await workerA.settle();
     expect((await calls(batch.id))[0].status).toBe('in_progress');

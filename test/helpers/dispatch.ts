@@ -40,9 +40,11 @@ export function manualTimers(clock: TestClock) {
 }
 
 /**
- * A simulator driven by manualTimers: calls last exactly `callMs` of test-clock time. A worker's
- * runOnce() does not wait for its dials, and a call placed after advance() has not moved: wait
- * for `dialled(n)` (n calls placed so far) before advancing.
+ * A simulator driven by manualTimers: calls last exactly `callMs` of test-clock time from their
+ * dial, so a call placed after advance() has not had that time. Wait for `dialled(n)` (n calls
+ * placed so far) before advancing: runOnce() awaits the dials it claimed today, but nothing awaits
+ * a started worker's loop or an alternate number dialled after an ending, and a test should not
+ * depend on which.
  */
 export function manualSimulator(clock: TestClock, opts: { callMs: number; ringMs?: number }) {
   const timers = manualTimers(clock);
