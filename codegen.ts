@@ -14,7 +14,7 @@ const config: CodegenConfig = {
         'typed-document-node',
       ],
       config: {
-        scalars: { DateTime: 'string', JSON: 'unknown' },
+        scalars: { DateTime: 'string', JSON: 'unknown', CallBatchContactList: 'Array<CallBatchContactInput>' },
         enumsAsTypes: true,
         useTypeImports: true,
         avoidOptionals: { field: true, inputValue: false },

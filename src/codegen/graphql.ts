@@ -86,7 +86,7 @@ export type CreateCallBatchInput = {
   callbackUrl?: string | null | undefined;
   concurrency?: number | null | undefined;
   /** The contacts as one value; give this or `contacts` */
-  contactList?: unknown;
+  contactList?: Array<CallBatchContactInput> | null | undefined;
   /** The contacts; give this or `contactList` */
   contacts?: Array<CallBatchContactInput> | null | undefined;
   deduplicateByPhone?: boolean | null | undefined;
