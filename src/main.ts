@@ -6,6 +6,7 @@ import { buildApp, type App } from './app.ts';
 import { seedDemoIfEmpty } from './services/accounts/demo-seed.ts';
 import { startBackground, type StartedBackground } from './background.ts';
 import type { AppDeps } from './deps.ts';
+import { newOperatorToken, operatorTokenPath, removeOperatorToken, writeOperatorToken } from './operator-token.ts';
 
 interface Started {
   deps: AppDeps;
@@ -14,13 +15,18 @@ interface Started {
 }
 
 async function start(): Promise<Started> {
-  const config = loadConfig();
+  const loaded = loadConfig();
+  const operatorToken = newOperatorToken(loaded);
+  const config = operatorToken ? { ...loaded, ADMIN_TOKEN: operatorToken } : loaded;
   const deps = await createDeps(config);
+  if (operatorToken) writeOperatorToken(config.DATA_DIR, operatorToken);
+  else if (!config.DATABASE_URL) removeOperatorToken(config.DATA_DIR);
   let background: StartedBackground | null = null;
   const app = buildApp(deps, { readiness: [() => background?.problem() ?? null] });
   const url = await app.listen();
   background = config.RUN_WORKER ? await startBackground(deps) : null;
-  deps.logger.info({ url, database: deps.db.kind, worker: !!background }, 'call batch service listening');
+  const operatorTokenFile = operatorToken ? operatorTokenPath(config.DATA_DIR) : undefined;
+  deps.logger.info({ url, database: deps.db.kind, worker: !!background, operatorTokenFile }, 'call batch service listening');
 
   if (config.SEED_DEMO) {
     const demo = await seedDemoIfEmpty(deps);

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { loadConfig, type Config } from '../config.ts';
 import { ACT_AS_HEADER } from '../graphql/context.ts';
+import { OPERATOR_TOKEN_FILE, readOperatorToken } from '../operator-token.ts';
 
 export interface GraphQLTransport {
   /** Runs a document with the admin token, optionally acting as one account. */
@@ -45,10 +46,14 @@ export async function connect(env = process.env): Promise<GraphQLTransport> {
   const config: Config = loadConfig(env);
   const url = (env.CLI_SERVER_URL ?? `http://${config.HOST}:${config.PORT}`).replace(/\/+$/, '');
   if (await serverAnswers(url)) {
-    if (!config.ADMIN_TOKEN) {
-      throw new Error(`A server is running at ${url}: set ADMIN_TOKEN (the same value the server has) to use the CLI.`);
+    // The embedded start leaves its token in the data dir; a server with ADMIN_TOKEN needs the same value here.
+    const token = config.ADMIN_TOKEN ?? readOperatorToken(config.DATA_DIR);
+    if (!token) {
+      throw new Error(
+        `A server is running at ${url}: set ADMIN_TOKEN (the same value the server has), or DATA_DIR to the server's data dir (it holds ${OPERATOR_TOKEN_FILE}), to use the CLI.`,
+      );
     }
-    return { request: makeRequest((r) => fetch(r), url, config.ADMIN_TOKEN), describe: `server ${url}`, close: async () => {} };
+    return { request: makeRequest((r) => fetch(r), url, token), describe: `server ${url}`, close: async () => {} };
   }
   const { createDeps } = await import('../bootstrap.ts');
   const { buildApp } = await import('../app.ts');

@@ -100,6 +100,37 @@ describe('operator CLI', () => {
     expect(await runCli(['nonsense'], () => {})).toBe(2);
   });
 
+  describe('while the embedded server runs without ADMIN_TOKEN', () => {
+    let server: ServerProcess;
+    beforeAll(async () => {
+      server = await startServerProcess({ DATA_DIR: dataDir, RUN_WORKER: 'false', ADMIN_TOKEN: '', SEED_DEMO: 'false' });
+      process.env.CLI_SERVER_URL = server.url;
+      process.env.ADMIN_TOKEN = '';
+    }, 60_000);
+    afterAll(async () => {
+      delete process.env.CLI_SERVER_URL;
+      process.env.ADMIN_TOKEN = ADMIN;
+      server.child.kill('SIGTERM');
+      await server.waitForExit();
+    });
+
+    it('the server leaves an operator token in the data dir (0600) and the CLI uses it', async () => {
+      const file = path.join(dataDir, 'operator-token');
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      const accounts = (await cli('accounts', 'list')).adminAccounts;
+      expect(accounts.map((x: any) => x.id)).toContain(accountId);
+      // The file's token is the running server's admin token, and nothing else is.
+      const admin = (token: string) =>
+        fetch(`${server.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          body: JSON.stringify({ query: '{ adminAccounts { id } }' }),
+        }).then((r) => r.json() as Promise<any>);
+      expect((await admin(fs.readFileSync(file, 'utf8').trim())).data.adminAccounts.length).toBeGreaterThan(0);
+      expect((await admin(ADMIN)).errors).toBeDefined();
+    }, 60_000);
+  });
+
   describe('while the server runs', () => {
     let server: ServerProcess;
     beforeAll(async () => {
@@ -123,6 +154,8 @@ describe('operator CLI', () => {
     }, 60_000);
 
     it('refuses without the admin token rather than opening the data dir twice', async () => {
+      // The earlier embedded start's token file went when this server started with its own token.
+      expect(fs.existsSync(path.join(dataDir, 'operator-token'))).toBe(false);
       process.env.ADMIN_TOKEN = '';
       try {
         await expect(runCli(['accounts', 'list'], () => {})).rejects.toThrow(/ADMIN_TOKEN/);
