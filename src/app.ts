@@ -10,6 +10,7 @@ import { serveRecording } from './http/recordings.ts';
 import { handleRetellWebhook } from './http/retell-webhook.ts';
 import { attachWebSocketServer } from './graphql/ws.ts';
 import { createFrontDoor, type RequestContext } from './http/front-door.ts';
+import type { RequestScope } from './http/request-scope.ts';
 import { createAppServices, type ApiDeps } from './http/app-services.ts';
 import { createDashboard, DASHBOARD_ASSETS } from './http/dashboard.ts';
 import { createGraphiql, GRAPHIQL_ASSETS } from './http/graphiql.ts';
@@ -63,11 +64,11 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     ...(opts.readiness ?? []),
   ]);
 
-  async function route(request: Request): Promise<Response> {
+  async function route(request: Request, scope: RequestScope): Promise<Response> {
     const url = new URL(request.url);
     const p = url.pathname;
-    if (p === '/graphql' || p.startsWith('/graphql/')) return yoga.fetch(request);
-    if (p.startsWith('/api/')) return handleRest(request, url);
+    if (p === '/graphql' || p.startsWith('/graphql/')) return yoga.fetch(request, { scope });
+    if (p.startsWith('/api/')) return handleRest(request, url, scope);
     if (p.startsWith('/recordings/') && (request.method === 'GET' || request.method === 'HEAD')) {
       return request.method === 'HEAD' ? withoutBody(await serveRecording(deps, url)) : serveRecording(deps, url);
     }

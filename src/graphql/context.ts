@@ -3,11 +3,14 @@ import type { Account } from '../generated/prisma/client.ts';
 import { AppError } from '../errors.ts';
 import { bearerToken } from '../services/auth/api-keys.ts';
 import { authenticateRequest } from '../http/authenticate-request.ts';
+import type { RequestScope } from '../http/request-scope.ts';
 import { isAdminToken } from '../services/auth/admin-token.ts';
 
 export interface GraphQLContext {
   deps: ApiDeps;
   request: Request;
+  /** This request's own state: client address, authentication, budget, vetted input. */
+  scope: RequestScope;
   /** The API key's account; throws UNAUTHENTICATED / FORBIDDEN. Resolved once per operation. */
   account(): Promise<Account>;
   /** True when the bearer token is the operator's ADMIN_TOKEN. */
@@ -23,17 +26,17 @@ async function actAs(deps: ApiDeps, accountId: string): Promise<Account> {
   return account;
 }
 
-export function createContext(deps: ApiDeps, request: Request, authorization: string | null): GraphQLContext {
-  const token = bearerToken(authorization);
+export function createContext(deps: ApiDeps, request: Request, scope: RequestScope): GraphQLContext {
+  const token = bearerToken(request.headers.get('authorization'));
   const isAdmin = isAdminToken(deps, token);
   const actAsId = isAdmin ? request.headers.get(ACT_AS_HEADER) : null;
-  let account: Promise<Account> | undefined;
   return {
     deps,
     request,
+    scope,
     isAdmin,
     // API keys go through the failed-attempt and per-account budgets (memoised per request);
     // the operator acting for an account does not spend that account's budget.
-    account: () => (account ??= actAsId ? actAs(deps, actAsId) : authenticateRequest(deps, request, token)),
+    account: () => (actAsId ? (scope.account ??= actAs(deps, actAsId)) : authenticateRequest(deps, scope, token)),
   };
 }

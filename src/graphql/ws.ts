@@ -8,6 +8,7 @@ import { bearerToken } from '../services/auth/api-keys.ts';
 import { authenticateFrom } from '../http/authenticate-request.ts';
 import { nodeClientAddress } from '../http/client-address.ts';
 import type { LiveSessions } from './live-sessions.ts';
+import { newRequestScope } from '../http/request-scope.ts';
 import type { Yoga } from './yoga.ts';
 
 type Enveloped = ReturnType<Yoga['getEnveloped']>;
@@ -114,7 +115,8 @@ export function attachWebSocketServer(server: http.Server, yoga: Yoga, deps: Api
         // POST: Yoga refuses mutations on any other method; the socket has no HTTP method of its own.
         const request = new Request('http://websocket.local/graphql', { method: 'POST', headers });
         try {
-          const enveloped = yoga.getEnveloped({ request, params });
+          // The key was checked at connection_init under the address budget; the scope is this operation's.
+          const enveloped = yoga.getEnveloped({ request, params, scope: newRequestScope(undefined) });
           const document = enveloped.parse(params.query);
           const errors = enveloped.validate(enveloped.schema, document);
           if (errors.length) return errors;

@@ -9,11 +9,12 @@ import { useEndRevokedSubscriptions } from './plugins/end-revoked-subscriptions.
 import { useHideOperatorSchema } from './plugins/hide-operator-schema.ts';
 import type { LiveSessions } from './live-sessions.ts';
 import type { Graphiql } from '../http/graphiql.ts';
+import type { ServerContext } from '../http/request-scope.ts';
 
-export type Yoga = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
+export type Yoga = YogaServerInstance<ServerContext, GraphQLContext>;
 
 export function createYogaServer(deps: ApiDeps, sessions: LiveSessions, graphiql: Graphiql): Yoga {
-  return createYoga<Record<string, unknown>, GraphQLContext>({
+  return createYoga<ServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
     graphiql: { title: 'Call batch service', defaultQuery: '{ me { id name limits { maxBatchSize } } }' },
@@ -35,6 +36,6 @@ export function createYogaServer(deps: ApiDeps, sessions: LiveSessions, graphiql
       useEndRevokedSubscriptions(sessions, deps.config.MAX_SUBSCRIPTIONS_PER_KEY),
       useHideOperatorSchema(schema),
     ],
-    context: ({ request }) => createContext(deps, request, request.headers.get('authorization')),
+    context: ({ request, scope }) => createContext(deps, request, scope),
   });
 }

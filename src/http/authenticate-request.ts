@@ -1,47 +1,22 @@
 // Authentication with both budgets applied: failed key attempts per client address, then one
-// unit of the account's per-minute budget per operation. Memoised per Request: a REST request,
-// a GraphQL-over-HTTP request and a WebSocket operation each carry their own Request object, so
-// "per request" is "per operation" and nothing is counted twice however often a resolver asks.
+// unit of the account's per-minute budget per operation, memoised on the request's scope.
 import type { ApiDeps } from './app-services.ts';
 import { AppError } from '../errors.ts';
 import type { Account } from '../generated/prisma/client.ts';
-import { clientAddressOf } from './client-address.ts';
 import { authenticateApiKey } from '../services/auth/api-keys.ts';
-import {
-  accountRateLimited,
-  authFailuresRateLimited,
-  type RateLimitState,
-} from '../services/auth/rate-limit.ts';
-
-const accounts = new WeakMap<Request, Promise<Account>>();
-const states = new WeakMap<Request, RateLimitState>();
-const accountIds = new WeakMap<Request, string>();
+import { accountRateLimited, authFailuresRateLimited } from '../services/auth/rate-limit.ts';
+import type { RequestScope } from './request-scope.ts';
 
 /** The request's account; throws UNAUTHENTICATED, FORBIDDEN or RATE_LIMITED. */
-export function authenticateRequest(deps: ApiDeps, request: Request, token: string | null): Promise<Account> {
-  let account = accounts.get(request);
-  if (!account) {
-    account = authenticateAndCount(deps, request, token);
-    accounts.set(request, account);
-  }
-  return account;
+export function authenticateRequest(deps: ApiDeps, scope: RequestScope, token: string | null): Promise<Account> {
+  return (scope.account ??= authenticateAndCount(deps, scope, token));
 }
 
-/** The id of the account this request authenticated as (undefined until it did), for the request log. */
-export function accountIdOf(request: Request): string | undefined {
-  return accountIds.get(request);
-}
-
-/** The account budget as counted for this request (undefined until it authenticated). */
-export function rateLimitStateOf(request: Request): RateLimitState | undefined {
-  return states.get(request);
-}
-
-async function authenticateAndCount(deps: ApiDeps, request: Request, token: string | null): Promise<Account> {
-  const account = await authenticateFrom(deps, token, clientAddressOf(request));
-  accountIds.set(request, account.id);
+async function authenticateAndCount(deps: ApiDeps, scope: RequestScope, token: string | null): Promise<Account> {
+  const account = await authenticateFrom(deps, token, scope.clientAddress);
+  scope.accountId = account.id;
   const state = await deps.rateLimiters.accounts.consume(`account:${account.id}`, account.rateLimitPerMinute);
-  states.set(request, state);
+  scope.rateLimit = state;
   if (state.limited) throw accountRateLimited(state);
   return account;
 }

@@ -1,19 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import net from 'node:net';
 
-// The client address travels with the Request object through Yoga, the REST router and the
-// context, without widening every signature on the way.
-const addresses = new WeakMap<Request, string>();
-
-export function setClientAddress(request: Request, address: string | undefined): void {
-  if (address) addresses.set(request, address);
-}
-
-/** The peer's address; undefined for in-process calls (`app.fetch` without a socket). */
-export function clientAddressOf(request: Request): string | undefined {
-  return addresses.get(request);
-}
-
 /**
  * The socket's address, or with `trustProxy` (exactly one reverse proxy in front) the last
  * X-Forwarded-For entry, which that proxy wrote; earlier entries are client-controlled.

@@ -6,13 +6,14 @@ import type { IncomingMessage } from 'node:http';
 import type { ApiDeps } from './app-services.ts';
 import { AppError, ERROR_CODES } from '../errors.ts';
 import { errorResponse, internalError, json } from './responses.ts';
-import { accountIdOf, assertAddressNotBlocked, authenticateFrom } from './authenticate-request.ts';
+import { assertAddressNotBlocked, authenticateFrom } from './authenticate-request.ts';
 import { logRequest, requestIdOf } from './request-log.ts';
 import { bearerToken } from '../services/auth/api-keys.ts';
 import { isAdminToken } from '../services/auth/admin-token.ts';
 import { jsonContentTypeProblem, jsonNestsDeeperThan, MAX_JSON_NESTING, readBodyBytes } from './body.ts';
 import type { BodyBudget, BodyLease } from './body-budget.ts';
-import { nodeClientAddress, normalizeAddress, setClientAddress } from './client-address.ts';
+import { nodeClientAddress, normalizeAddress } from './client-address.ts';
+import { newRequestScope, type RequestScope } from './request-scope.ts';
 import { applyCors, corsPolicy, isPreflight, preflightResponse } from './cors.ts';
 import { applySecurityHeaders } from './security-headers.ts';
 
@@ -23,7 +24,7 @@ export interface RequestContext {
   clientAddress?: string;
 }
 
-export type Handler = (request: Request) => Promise<Response>;
+export type Handler = (request: Request, scope: RequestScope) => Promise<Response>;
 
 /** The route pattern a request is logged under (e.g. `/api/v1/public/call-batches/:batch_id`). */
 export type RouteLabel = (pathname: string) => string;
@@ -91,29 +92,28 @@ export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudge
   const hsts = deps.config.PUBLIC_URL?.startsWith('https:') ?? false;
   const log = deps.logger.child({ component: 'http' });
 
-  /** `seen.request`: the request as routed (a GraphQL body is re-read into a new Request), for the log. */
-  async function guarded(request: Request, path: string, address: string | undefined, lease: BodyLease, seen: { request: Request }): Promise<Response> {
+  async function guarded(request: Request, path: string, scope: RequestScope, lease: BodyLease): Promise<Response> {
+    const address = scope.clientAddress;
     const graphql = isGraphql(path);
     try {
       // An address that spent its unauthenticated budget gets nothing read or parsed, whatever key
       // it presents now (a 200 here would tell a guesser which key is right).
       if (graphql || path.startsWith('/api/')) await assertAddressNotBlocked(deps, address);
-      if (graphql) seen.request = request = await boundedGraphqlRequest(deps, request, address, lease);
+      if (graphql) request = await boundedGraphqlRequest(deps, request, address, lease);
     } catch (e) {
       if (e instanceof AppError) return graphql ? graphqlError(e) : errorResponse(e);
       if (!graphql) throw e;
       deps.logger.error({ err: e, path }, 'request failed before GraphQL');
       return json(500, { errors: [{ message: 'Unexpected error.' }] });
     }
-    setClientAddress(request, address);
-    return route(request);
+    return route(request, scope);
   }
 
-  async function answer(request: Request, path: string, address: string | undefined, seen: { request: Request }): Promise<Response> {
+  async function answer(request: Request, path: string, scope: RequestScope): Promise<Response> {
     // A GraphQL body is held until its response is ready (REST and webhooks count their own).
     const lease = bodies.open();
     try {
-      return await guarded(request, path, address, lease, seen);
+      return await guarded(request, path, scope, lease);
     } catch (err) {
       deps.logger.error({ err, method: request.method, path }, 'request failed');
       return internalError();
@@ -125,19 +125,18 @@ export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudge
   return async function handle(request: Request, context?: RequestContext): Promise<Response> {
     const startedAt = performance.now();
     const requestId = requestIdOf(request);
-    const address = context?.clientAddress
-      ? normalizeAddress(context.clientAddress)
-      : nodeClientAddress(context?.req, deps.config.TRUST_PROXY);
+    const scope = newRequestScope(
+      context?.clientAddress ? normalizeAddress(context.clientAddress) : nodeClientAddress(context?.req, deps.config.TRUST_PROXY),
+    );
     const path = new URL(request.url).pathname;
     const preflight = isPreflight(request);
-    const seen = { request };
-    let response = preflight ? preflightResponse(request, cors) : await answer(request, path, address, seen);
+    let response = preflight ? preflightResponse(request, cors) : await answer(request, path, scope);
     response = await applySecurityHeaders(request, response, { hsts });
     if (!preflight) applyCors(request, response, cors);
     response.headers.set('x-request-id', requestId);
     const route = routeLabel(path);
     const ms = performance.now() - startedAt;
-    logRequest(log, { requestId, method: request.method, route, status: response.status, ms, accountId: accountIdOf(seen.request) });
+    logRequest(log, { requestId, method: request.method, route, status: response.status, ms, accountId: scope.accountId });
     deps.metrics.observeRequest(request.method, route, response.status, ms / 1000);
     return response;
   };

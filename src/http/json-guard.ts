@@ -73,15 +73,3 @@ export function queryHazards(query: URLSearchParams): string[] {
   }
   return details;
 }
-
-// Requests whose whole input (query string and body) the REST facade already checked, so the
-// GraphQL-level check of the same values as variables can be skipped.
-const vetted = new WeakSet<Request>();
-
-export function markInputVetted(request: Request): void {
-  vetted.add(request);
-}
-
-export function isInputVetted(request: Request): boolean {
-  return vetted.has(request);
-}

@@ -9,8 +9,8 @@ import { errorResponse, internalError, json, success } from '../http/responses.t
 import { restOperations } from './operations.ts';
 import { decodeUtf8, jsonContentTypeProblem, jsonNestsDeeperThan, MAX_JSON_NESTING, readBodyBytes } from '../http/body.ts';
 import type { BodyBudget, BodyLease } from '../http/body-budget.ts';
-import { jsonHazards, markInputVetted, queryHazards, textMayHoldHazards } from '../http/json-guard.ts';
-import { rateLimitStateOf } from '../http/authenticate-request.ts';
+import { jsonHazards, queryHazards, textMayHoldHazards } from '../http/json-guard.ts';
+import type { RequestScope } from '../http/request-scope.ts';
 import { rateLimitHeaders } from '../services/auth/rate-limit.ts';
 import { snakeCase } from '../domain/text-forms.ts';
 
@@ -130,10 +130,10 @@ function appErrorOf(result: ExecutionResult): AppError | null {
 export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: RestRouterOptions) {
   const compiled = routeTable.map(compile);
 
-  async function run(route: CompiledRoute, request: Request, url: URL, params: Record<string, string>, lease: BodyLease): Promise<Response> {
+  async function run(route: CompiledRoute, request: Request, scope: RequestScope, url: URL, params: Record<string, string>, lease: BodyLease): Promise<Response> {
     const operationParams = { operationName: route.operation, variables: {} as Record<string, unknown> };
     // Same envelop pipeline (context, auth, plugins, masking) as POST /graphql.
-    const { execute, contextFactory, schema } = yoga.getEnveloped({ request, params: operationParams });
+    const { execute, contextFactory, schema } = yoga.getEnveloped({ request, scope, params: operationParams });
     const contextValue = (await contextFactory()) as unknown as GraphQLContext;
     // Every route needs the account: authenticate (and spend one unit of its rate limit) before
     // reading anything else the client sent, so anonymous or throttled clients cost no body parsing.
@@ -141,7 +141,7 @@ export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: Rest
     const queryProblems = queryHazards(url.searchParams);
     if (queryProblems.length) throw requestValidation(queryProblems);
     const body = request.method === 'POST' || request.method === 'PUT' ? await readJsonBody(request, opts.maxBodyBytes, lease, route.bodyOptional ?? false) : undefined;
-    markInputVetted(request);
+    scope.inputVetted = true;
     const input: RouteInput = { params, query: url.searchParams, body, account };
     const variables = route.variables?.(input) ?? {};
     operationParams.variables = variables;
@@ -163,13 +163,13 @@ export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: Rest
   }
 
   /** Every response of an authenticated request reports the account's remaining budget. */
-  function withRateLimitHeaders(request: Request, response: Response): Response {
-    const state = rateLimitStateOf(request);
+  function withRateLimitHeaders(scope: RequestScope, response: Response): Response {
+    const state = scope.rateLimit;
     if (state) for (const [name, value] of Object.entries(rateLimitHeaders(state))) response.headers.set(name, value);
     return response;
   }
 
-  return async function handleRest(request: Request, url: URL): Promise<Response> {
+  return async function handleRest(request: Request, url: URL, scope: RequestScope): Promise<Response> {
     const parts = segmentsOf(url.pathname);
     const allowed: string[] = [];
     for (const route of compiled) {
@@ -179,11 +179,11 @@ export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: Rest
       if (route.method !== request.method) continue;
       const lease = opts.bodyBudget.open();
       try {
-        return withRateLimitHeaders(request, await run(route, request, url, params, lease));
+        return withRateLimitHeaders(scope, await run(route, request, scope, url, params, lease));
       } catch (e) {
-        if (e instanceof AppError) return withRateLimitHeaders(request, errorResponse(e));
+        if (e instanceof AppError) return withRateLimitHeaders(scope, errorResponse(e));
         opts.logger.error({ err: e, route: route.path }, 'REST route crashed');
-        return withRateLimitHeaders(request, internalError());
+        return withRateLimitHeaders(scope, internalError());
       } finally {
         lease.release();
       }

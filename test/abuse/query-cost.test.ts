@@ -9,6 +9,7 @@ import { insertBatch } from '../helpers/fixtures.ts';
 import { wsClient, wsOnce } from '../helpers/ws-client.ts';
 import { schema } from '../../src/graphql/schema.ts';
 import { createContext } from '../../src/graphql/context.ts';
+import { newRequestScope } from '../../src/http/request-scope.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -143,7 +144,7 @@ describe('complexity (estimated objects fetched)', () => {
   it('the same limits guard resolvers when the document is executed outside the HTTP pipeline', async () => {
     const document = parse(`{ batchesConnection(first: 200) { edges { node { callsConnection(first: 200) { edges { node { id } } } } } } }`);
     const request = new Request('http://internal.local/graphql', { headers: { authorization: `Bearer ${a.apiKey}` } });
-    const result = await execute({ schema, document, contextValue: createContext(t.deps, request, request.headers.get('authorization')) });
+    const result = await execute({ schema, document, contextValue: createContext(t.deps, request, newRequestScope(undefined)) });
     expect(result.errors?.[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
     expect(result.errors?.[0].message).toMatch(/too complex/);
   });

@@ -4,7 +4,7 @@
 import { Kind, visit, type ExecutionArgs } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { AppError } from '../../errors.ts';
-import { isInputVetted, jsonHazards, stringProblem } from '../../http/json-guard.ts';
+import { jsonHazards, stringProblem } from '../../http/json-guard.ts';
 import type { GraphQLContext } from '../context.ts';
 
 export function inputHazards(args: Pick<ExecutionArgs, 'document' | 'variableValues'>): string[] {
@@ -20,8 +20,7 @@ export function inputHazards(args: Pick<ExecutionArgs, 'document' | 'variableVal
 
 export function useInputGuard(): Plugin {
   const check = (args: ExecutionArgs): AppError | null => {
-    const request = (args.contextValue as GraphQLContext | undefined)?.request;
-    if (request && isInputVetted(request)) return null;
+    if ((args.contextValue as GraphQLContext | undefined)?.scope.inputVetted) return null;
     const details = inputHazards(args);
     return details.length ? new AppError('MISSING_PARAMETER', 'Input contains values that cannot be stored', details) : null;
   };

@@ -7,41 +7,43 @@ import type { ApiDeps } from '../../http/app-services.ts';
 import { AppError } from '../../errors.ts';
 import { bearerToken } from '../../services/auth/api-keys.ts';
 import { rateLimitHeaders } from '../../services/auth/rate-limit.ts';
-import { authenticateRequest, rateLimitStateOf } from '../../http/authenticate-request.ts';
+import { authenticateRequest } from '../../http/authenticate-request.ts';
+import type { RequestScope, ServerContext } from '../../http/request-scope.ts';
 import { isAdminToken } from '../../services/auth/admin-token.ts';
+import type { GraphQLContext } from '../context.ts';
 
 /**
  * Authenticates ahead of execution; only a RATE_LIMITED outcome is returned (to refuse the
  * operation). Other auth failures stay with the resolvers that need an account, as before:
  * the outcome is memoised per request, so they see the same error without a second check.
  */
-async function rateLimitRefusal(deps: ApiDeps, request: Request): Promise<AppError | null> {
+async function rateLimitRefusal(deps: ApiDeps, request: Request, scope: RequestScope): Promise<AppError | null> {
   const token = bearerToken(request.headers.get('authorization'));
   if (isAdminToken(deps, token)) return null;
   try {
-    await authenticateRequest(deps, request, token);
+    await authenticateRequest(deps, scope, token);
     return null;
   } catch (e) {
     return e instanceof AppError && e.code === 'RATE_LIMITED' ? e : null;
   }
 }
 
-export function useRateLimit(deps: ApiDeps): Plugin {
+export function useRateLimit(deps: ApiDeps): Plugin<GraphQLContext, ServerContext> {
   return {
-    async onParams({ request, setResult }) {
-      const refusal = await rateLimitRefusal(deps, request);
+    async onParams({ request, context, setResult }) {
+      const refusal = await rateLimitRefusal(deps, request, context.scope);
       if (refusal) setResult({ errors: [refusal] });
     },
     async onExecute({ args, setResultAndStopExecution }) {
-      const refusal = await rateLimitRefusal(deps, args.contextValue.request);
+      const refusal = await rateLimitRefusal(deps, args.contextValue.request, args.contextValue.scope);
       if (refusal) setResultAndStopExecution({ errors: [refusal] });
     },
     async onSubscribe({ args, setResultAndStopExecution }) {
-      const refusal = await rateLimitRefusal(deps, args.contextValue.request);
+      const refusal = await rateLimitRefusal(deps, args.contextValue.request, args.contextValue.scope);
       if (refusal) setResultAndStopExecution({ errors: [refusal] });
     },
-    onResponse({ request, response }) {
-      const state = rateLimitStateOf(request);
+    onResponse({ serverContext, response }) {
+      const state = serverContext.scope?.rateLimit;
       if (state) for (const [name, value] of Object.entries(rateLimitHeaders(state))) response.headers.set(name, value);
     },
   };

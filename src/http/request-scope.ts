@@ -1,0 +1,27 @@
+// What one request carries from the front door to its resolvers: one REST call, one
+// GraphQL-over-HTTP request or one WebSocket operation each get their own scope, so "once per
+// request" is "once per operation" and nothing is counted twice however often a resolver asks.
+import type { Account } from '../generated/prisma/client.ts';
+import type { RateLimitState } from '../services/auth/rate-limit.ts';
+
+export interface RequestScope {
+  /** The peer's address; undefined for in-process calls and WebSocket operations (checked at connect). */
+  readonly clientAddress: string | undefined;
+  /** The REST facade already checked the whole input, so GraphQL's check of the same values is skipped. */
+  inputVetted: boolean;
+  /** Authentication and the account budget, memoised (src/http/authenticate-request.ts). */
+  account?: Promise<Account>;
+  /** Set once the key authenticated, for the request log. */
+  accountId?: string;
+  /** The account budget as counted for this request, for the rate-limit headers. */
+  rateLimit?: RateLimitState;
+}
+
+export function newRequestScope(clientAddress: string | undefined): RequestScope {
+  return { clientAddress, inputVetted: false };
+}
+
+/** Yoga's server context: what the front door hands every GraphQL execution. */
+export interface ServerContext {
+  scope: RequestScope;
+}
