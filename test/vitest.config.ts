@@ -8,6 +8,7 @@ const PGLITE_ONLY = [
   'test/foundation/data-dir-lock.test.ts',
   'test/foundation/cli.test.ts',
   'test/foundation/cli-keys.test.ts',
+  'test/foundation/cli-batches.test.ts',
 ];
 
 export default defineConfig({

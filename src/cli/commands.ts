@@ -1,46 +1,5 @@
-import type { GraphQLTransport } from './transport.ts';
-
-export type Flags = Record<string, string | boolean | undefined>;
-
-export interface Command {
-  usage: string;
-  run(gql: GraphQLTransport['request'], args: string[], flags: Flags): Promise<unknown>;
-}
-
-const list = (v: Flags[string]) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
-const int = (v: Flags[string], name: string) => {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
-  return n;
-};
-/** Retell agent versions start at 0. */
-const version = (v: Flags[string], name: string) => {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (typeof v !== 'string' || v.trim() === '' || !Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number from 0`);
-  return n;
-};
-const rate = (v: Flags[string], name: string) => {
-  if (v === undefined) return null;
-  const n = Number(v);
-  if (typeof v !== 'string' || v.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a number of calls per second (0 = unpaced)`);
-  return n;
-};
-const bool = (v: Flags[string], name: string) => {
-  if (v === undefined) return undefined;
-  if (v === true || v === 'true') return true;
-  if (v === 'false') return false;
-  throw new Error(`--${name} must be true or false`);
-};
-function need(v: Flags[string] | undefined, name: string): string {
-  if (typeof v !== 'string' || !v) throw new Error(`--${name} is required`);
-  return v;
-}
-function arg(args: string[], i: number, name: string): string {
-  if (!args[i]) throw new Error(`<${name}> is required`);
-  return args[i];
-}
+import { arg, bool, int, list, need, rate, version, type Command, type Flags } from './command.ts';
+import { batchCommands } from './batch-commands.ts';
 
 function accountInput(f: Flags) {
   const limits = {
@@ -64,6 +23,27 @@ const ACCOUNT_FIELDS = `id name email batchConcurrency apiAccessEnabled interrup
 const ACCOUNT_FLAGS =
   '[--max-batch-size N] [--max-concurrent-calls N] [--max-call-duration S] [--rate-limit N] [--batch-concurrency N] [--voices a,b] [--api-access true|false] [--interruption true|false] [--recording true|false]';
 
+/** An agent, its first prompt version and a DID number for a new account. */
+async function setUpCalling(gql: Parameters<Command['run']>[0], accountId: string, voices: string[], f: Flags) {
+  const number = need(f.number, 'number');
+  const voice = typeof f.voice === 'string' ? f.voice : voices[0];
+  if (!voice) throw new Error('the account has no voices: give --voice or --voices');
+    const as = <T>(query: string, variables: Record<string, unknown>) => gql<T>(query, variables, accountId);
+    const { createAgent: agent } = await as<{ createAgent: { id: string } }>('mutation($input: CreateAgentInput!) { createAgent(input: $input) { id } }', {
+      input: { name: typeof f['agent-name'] === 'string' ? f['agent-name'] : 'Default agent', voice },
+    });
+    const prompt = typeof f.prompt === 'string' ? f.prompt : 'You are a friendly assistant calling on behalf of the account holder.';
+    const { createPromptVersion: version } = await as<{ createPromptVersion: { id: string } }>(
+      'mutation($input: CreatePromptVersionInput!) { createPromptVersion(input: $input) { id } }',
+      { input: { agentId: agent.id, name: 'v1', prompt } },
+    );
+    const { addDidNumber: did } = await as<{ addDidNumber: { id: string; number: string } }>(
+      'mutation($input: AddDidNumberInput!) { addDidNumber(input: $input) { id number } }',
+      { input: { number } },
+    );
+    return { agentId: agent.id, versionId: version.id, didNumberId: did.id, didNumber: did.number, voice };
+}
+
 export const commands: Record<string, Command> = {
   'accounts create': {
     usage: `accounts create --name NAME --email EMAIL ${ACCOUNT_FLAGS}`,
@@ -72,6 +52,26 @@ export const commands: Record<string, Command> = {
         `mutation($input: AdminCreateAccountInput!) { adminCreateAccount(input: $input) { apiKey apiKeyId account { ${ACCOUNT_FIELDS} } } }`,
         { input: { name: need(f.name, 'name'), email: need(f.email, 'email'), ...accountInput(f) } },
       ),
+  },
+  'accounts setup': {
+    usage: `accounts setup --name NAME --email EMAIL --number +14155550123 [--voice VOICE] [--agent-name NAME] [--prompt TEXT] ${ACCOUNT_FLAGS}   (account, agent, prompt version and DID: ready to call)`,
+    async run(gql, _a, f) {
+      need(f.number, 'number');
+      const input = { name: need(f.name, 'name'), email: need(f.email, 'email'), ...accountInput(f) };
+      type Created = { adminCreateAccount: { apiKey: string; account: { id: string; voices: string[] } } };
+      const { adminCreateAccount: created } = await gql<Created>(
+        'mutation($input: AdminCreateAccountInput!) { adminCreateAccount(input: $input) { apiKey account { id voices } } }',
+        { input },
+      );
+      const accountId = created.account.id;
+      try {
+        return { accountId, apiKey: created.apiKey, ...(await setUpCalling(gql, accountId, created.account.voices, f)) };
+      } catch (e) {
+        // The key is shown once: a half-done setup still hands it over.
+        const why = e instanceof Error ? e.message : String(e);
+        throw new Error(`Account ${accountId} was created (API key, shown once: ${created.apiKey}), but its setup stopped: ${why}`);
+      }
+    },
   },
   'accounts list': {
     usage: 'accounts list',
@@ -200,4 +200,5 @@ export const commands: Record<string, Command> = {
     usage: 'voices list --account ID',
     run: (gql, _a, f) => gql('{ me { id voices } }', {}, need(f.account, 'account')),
   },
+  ...batchCommands,
 };

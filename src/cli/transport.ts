@@ -6,9 +6,13 @@ import { OPERATOR_TOKEN_FILE, readOperatorToken } from '../operator-token.ts';
 export interface GraphQLTransport {
   /** Runs a document with the admin token, optionally acting as one account. */
   request<T>(query: string, variables?: Record<string, unknown>, actAs?: string): Promise<T>;
+  /** Runs a subscription over server-sent events: each event's data until the server completes it. */
+  subscribe<T>(query: string, variables: Record<string, unknown>, actAs: string): AsyncIterable<T>;
   describe: string;
   close(): Promise<void>;
 }
+
+type GraphQLBody = { data?: unknown; errors?: { message: string; extensions?: { details?: string[] } }[] };
 
 async function serverAnswers(url: string): Promise<boolean> {
   try {
@@ -19,22 +23,62 @@ async function serverAnswers(url: string): Promise<boolean> {
   }
 }
 
-function makeRequest(
-  send: (req: Request) => Promise<Response>,
-  baseUrl: string,
-  token: string,
-): GraphQLTransport['request'] {
+function dataOf(body: GraphQLBody): unknown {
+  if (body.errors?.length) {
+    const msgs = body.errors.map((e) => [e.message, ...(e.extensions?.details ?? [])].join('\n  '));
+    throw new Error(msgs.join('\n'));
+  }
+  return body.data;
+}
+
+type Send = (req: Request) => Promise<Response>;
+
+function graphqlRequest(baseUrl: string, token: string, query: string, variables: Record<string, unknown>, actAs?: string, accept?: string): Request {
+  const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
+  if (actAs) headers[ACT_AS_HEADER] = actAs;
+  if (accept) headers.accept = accept;
+  return new Request(`${baseUrl}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
+}
+
+function makeRequest(send: Send, baseUrl: string, token: string): GraphQLTransport['request'] {
   return async (query, variables = {}, actAs) => {
-    const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
-    if (actAs) headers[ACT_AS_HEADER] = actAs;
-    const res = await send(new Request(`${baseUrl}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) }));
-    const body = (await res.json()) as { data?: unknown; errors?: { message: string; extensions?: { details?: string[] } }[] };
-    if (body.errors?.length) {
-      const msgs = body.errors.map((e) => [e.message, ...(e.extensions?.details ?? [])].join('\n  '));
-      throw new Error(msgs.join('\n'));
-    }
-    return body.data as never;
+    const res = await send(graphqlRequest(baseUrl, token, query, variables, actAs));
+    return dataOf((await res.json()) as GraphQLBody) as never;
   };
+}
+
+/** GraphQL over SSE as Yoga serves it: `event: next` frames with a result each, then `event: complete`. */
+function makeSubscribe(send: Send, baseUrl: string, token: string): GraphQLTransport['subscribe'] {
+  return async function* subscribe<T>(query: string, variables: Record<string, unknown>, actAs: string) {
+    const res = await send(graphqlRequest(baseUrl, token, query, variables, actAs, 'text/event-stream'));
+    if (!res.body || !res.headers.get('content-type')?.startsWith('text/event-stream')) {
+      dataOf((await res.json()) as GraphQLBody);
+      throw new Error(`The server answered ${res.status} without an event stream`);
+    }
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let buffered = '';
+    try {
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        buffered += decoder.decode(read.value, { stream: true });
+        let end: number;
+        while ((end = buffered.indexOf('\n\n')) >= 0) {
+          const frame = buffered.slice(0, end).split('\n');
+          buffered = buffered.slice(end + 2);
+          if (frame.includes('event: complete')) return;
+          const data = frame.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
+          if (data) yield dataOf(JSON.parse(data) as GraphQLBody) as T;
+        }
+      }
+    } finally {
+      // The consumer stopped early (or the stream ended): the server ends the subscription.
+      await reader.cancel().catch(() => {});
+    }
+  };
+}
+
+function makeTransport(send: Send, baseUrl: string, token: string, describe: string, close: () => Promise<void>): GraphQLTransport {
+  return { request: makeRequest(send, baseUrl, token), subscribe: makeSubscribe(send, baseUrl, token), describe, close };
 }
 
 /**
@@ -53,7 +97,7 @@ export async function connect(env = process.env): Promise<GraphQLTransport> {
         `A server is running at ${url}: set ADMIN_TOKEN (the same value the server has), or DATA_DIR to the server's data dir (it holds ${OPERATOR_TOKEN_FILE}), to use the CLI.`,
       );
     }
-    return { request: makeRequest((r) => fetch(r), url, token), describe: `server ${url}`, close: async () => {} };
+    return makeTransport((r) => fetch(r), url, token, `server ${url}`, async () => {});
   }
   const { createDeps } = await import('../bootstrap.ts');
   const { buildApp } = await import('../app.ts');
@@ -61,9 +105,6 @@ export async function connect(env = process.env): Promise<GraphQLTransport> {
   const token = crypto.randomBytes(24).toString('base64url');
   const deps = await createDeps({ ...config, ADMIN_TOKEN: token, LOG_LEVEL: 'warn' });
   const app = buildApp(deps);
-  return {
-    request: makeRequest((r) => app.fetch(r), 'http://cli.local', token),
-    describe: deps.db.kind === 'pglite' ? `data dir ${config.DATA_DIR}` : 'DATABASE_URL',
-    close: () => deps.db.close(),
-  };
+  const describe = deps.db.kind === 'pglite' ? `data dir ${config.DATA_DIR}` : 'DATABASE_URL';
+  return makeTransport((r) => app.fetch(r), 'http://cli.local', token, describe, () => deps.db.close());
 }

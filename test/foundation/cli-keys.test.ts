@@ -12,7 +12,7 @@ const ADMIN = 'cli-keys-admin-token-0123456';
 
 async function cli(...argv: string[]): Promise<any> {
   let printed = '';
-  const code = await runCli(argv, (s) => (printed += s));
+  const code = await runCli([...argv, '--json'], (s) => (printed += s));
   expect(code).toBe(0);
   return JSON.parse(printed);
 }

@@ -67,7 +67,7 @@ describe('webhooks secret CLI', () => {
 
   async function cli(...argv: string[]): Promise<any> {
     let printed = '';
-    expect(await runCli(argv, (s) => (printed += s))).toBe(0);
+    expect(await runCli([...argv, '--json'], (s) => (printed += s))).toBe(0);
     return JSON.parse(printed);
   }
 

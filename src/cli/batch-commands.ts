@@ -1,0 +1,151 @@
+// The CLI's batch commands: create from a CSV file (the dashboard's reader, so one file works in
+// both), list, show, watch the live counters, and export the results as CSV (the REST results
+// document and call-record mapper, so the columns are the contract's).
+import fs from 'node:fs';
+import { print } from 'graphql';
+import { contactsFromCsv, lineOfDetail } from '../web/contacts-csv.ts';
+import { restOperations } from '../rest/operations.ts';
+import { CALL_RECORD_FIELDS, callRecord, type CallRecordSource } from '../services/representations.ts';
+import { exportCells } from './export-cells.ts';
+import { progressLine, type BatchCounters } from './progress.ts';
+import { arg, int, need, type Command, type CommandIo, type Flags } from './command.ts';
+import type { GraphQLTransport } from './transport.ts';
+
+const COUNTERS = 'status totalContacts acceptedContacts queued inProgress completed failed cancelled';
+const TERMINAL = new Set(['completed', 'cancelled']);
+/** The largest results page the API serves. */
+const EXPORT_PAGE = 200;
+
+/** Follows the batch's counters until it ends; a line per change, or one redrawn line on a terminal. */
+async function watch(io: CommandIo, account: string, batchId: string): Promise<BatchCounters> {
+  let last: BatchCounters | undefined;
+  const query = `subscription($id: ID!) { batchProgress(batchId: $id) { batchId ${COUNTERS} } }`;
+  for await (const event of io.subscribe<{ batchProgress: BatchCounters }>(query, { id: batchId }, account)) {
+    last = event.batchProgress;
+    io.progress(progressLine(last));
+    if (TERMINAL.has(last.status)) break;
+  }
+  io.progress(null);
+  if (!last) throw new Error(`The subscription to ${batchId} ended before any update`);
+  return last;
+}
+
+function createInput(f: Flags, contacts: unknown[]) {
+  const start = typeof f.start === 'string' ? f.start : 'immediate';
+  if (start !== 'immediate' && start !== 'manual') throw new Error('--start must be immediate or manual');
+  const now = new Date().toISOString();
+  return {
+    agentId: need(f.agent, 'agent'),
+    versionId: need(f.version, 'version'),
+    didNumberId: typeof f.did === 'string' ? f.did : undefined,
+    concurrency: int(f.concurrency, 'concurrency'),
+    startMode: start,
+    // Required by the contract even when the batch starts now.
+    scheduleDate: now.slice(0, 10),
+    scheduleTime: now.slice(11, 16),
+    scheduleTimezone: 'UTC',
+    interruption: false,
+    useAlternateNumber: false,
+    contactList: contacts,
+  };
+}
+
+interface Created {
+  batchId: string;
+  status: string;
+  totalContacts: number;
+  acceptedContacts: number;
+  rejectedContacts: number;
+  validationErrors: { index: number; externalId: string; field: string; message: string }[];
+}
+
+/** Problems named by CSV line: a `contacts.N…` detail is about the file's line of contact N. */
+function onLines(message: string, lines: number[]): string {
+  return message
+    .split('\n')
+    .map((l) => {
+      const line = lineOfDetail(l.trim(), lines);
+      return line === null ? l : `${l}   (CSV line ${line})`;
+    })
+    .join('\n');
+}
+
+type ResultsPage = { results: { items: CallRecordSource[]; pagination: { hasMore: boolean } } };
+
+/** Writes the batch's results as CSV, a page at a time; returns how many calls it wrote. */
+async function exportResults(gql: GraphQLTransport['request'], account: string, batchId: string, write: (text: string) => void): Promise<number> {
+  const document = print(restOperations.get('RestBatchResults')!);
+  write(exportCells([[...CALL_RECORD_FIELDS]]));
+  let exported = 0;
+  for (let page = 1; ; page++) {
+    const { results } = await gql<ResultsPage>(document, { batchId, page, limit: EXPORT_PAGE }, account);
+    const rows = results.items.map((item) => {
+      const record = callRecord(item);
+      return CALL_RECORD_FIELDS.map((k) => record[k]);
+    });
+    if (rows.length) write(exportCells(rows));
+    exported += rows.length;
+    if (!results.pagination.hasMore) return exported;
+  }
+}
+
+export const batchCommands: Record<string, Command> = {
+  'batches create': {
+    usage: 'batches create --account ID --agent AGENT_ID --version VERSION_ID --csv FILE [--did DID_ID] [--concurrency N] [--start immediate|manual] [--watch]',
+    async run(gql, _a, f, io) {
+      const account = need(f.account, 'account');
+      const file = contactsFromCsv(fs.readFileSync(need(f.csv, 'csv'), 'utf8'));
+      for (const issue of file.issues) io.note(`line ${issue.line}: ${issue.field}: ${issue.message} (left out)`);
+      if (file.contacts.length === 0) throw new Error('No row of the file can be sent');
+      const query = `mutation($input: CreateCallBatchInput!) { createCallBatch(input: $input) {
+        batchId status totalContacts acceptedContacts rejectedContacts validationErrors { index externalId field message } } }`;
+      let created: Created;
+      try {
+        created = (await gql<{ createCallBatch: Created }>(query, { input: createInput(f, file.contacts) }, account)).createCallBatch;
+      } catch (e) {
+        throw new Error(onLines(e instanceof Error ? e.message : String(e), file.lines));
+      }
+      for (const v of created.validationErrors) {
+        io.note(`line ${file.lines[v.index - 1] ?? '?'}: ${v.field}: ${v.message} (rejected)`);
+      }
+      const { validationErrors: _shown, ...summary } = created;
+      if (f.watch !== true) return { ...summary, leftOut: file.issues.length };
+      io.note(`batch ${created.batchId}: ${created.acceptedContacts} calls accepted`);
+      return watch(io, account, created.batchId);
+    },
+  },
+  'batches list': {
+    usage: 'batches list --account ID [--status pending|queued|running|paused|completed|cancelled]',
+    run: (gql, _a, f) =>
+      gql(
+        `query($filter: CallBatchFilter) { batches(filter: $filter, limit: 50) { items { id status totalContacts queued inProgress completed failed cancelled createdAt } } }`,
+        { filter: typeof f.status === 'string' ? { status: f.status } : null },
+        need(f.account, 'account'),
+      ).then((d) => (d as { batches: { items: unknown[] } }).batches.items),
+  },
+  'batches show': {
+    usage: 'batches show <batch-id> --account ID',
+    run: (gql, a, f) => gql(`query($id: ID!) { batch(id: $id) { id agentId versionId startMode scheduledAt concurrency ${COUNTERS} createdAt startedAt completedAt } }`, { id: arg(a, 0, 'batch-id') }, need(f.account, 'account')),
+  },
+  'batches watch': {
+    usage: 'batches watch <batch-id> --account ID   (live counters until the batch ends)',
+    run: (_gql, a, f, io) => watch(io, need(f.account, 'account'), arg(a, 0, 'batch-id')),
+  },
+  'batches export': {
+    usage: 'batches export <batch-id> --account ID [--out FILE]   (the results as CSV: the call record columns)',
+    async run(gql, a, f, io) {
+      const account = need(f.account, 'account');
+      const batchId = arg(a, 0, 'batch-id');
+      const fd = typeof f.out === 'string' ? fs.openSync(f.out, 'w') : null;
+      const write = (text: string) => (fd === null ? io.out(text) : fs.writeSync(fd, text));
+      let exported = 0;
+      try {
+        exported = await exportResults(gql, account, batchId, write);
+      } finally {
+        if (fd !== null) fs.closeSync(fd);
+      }
+      io.note(`${exported} calls exported${fd === null ? '' : ` to ${f.out}`}`);
+      return undefined;
+    },
+  },
+};

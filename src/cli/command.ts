@@ -1,0 +1,57 @@
+// What every CLI command is, and the readers of its flags and arguments.
+import type { GraphQLTransport } from './transport.ts';
+
+export type Flags = Record<string, string | boolean | undefined>;
+
+/** What a command may do besides returning its result. */
+export interface CommandIo {
+  subscribe: GraphQLTransport['subscribe'];
+  /** Streamed output (an export without --out), to stdout as given. */
+  out(text: string): void;
+  /** Notes for the person at the terminal (row problems, counts), to stderr. */
+  note(text: string): void;
+  /** One redrawn status line on a terminal, a line per change elsewhere; null ends it. */
+  progress(line: string | null): void;
+}
+
+export interface Command {
+  usage: string;
+  /** The result is printed (a table, or JSON with --json); undefined prints nothing. */
+  run(gql: GraphQLTransport['request'], args: string[], flags: Flags, io: CommandIo): Promise<unknown>;
+}
+
+export const list = (v: Flags[string]) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
+export const int = (v: Flags[string], name: string) => {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
+  return n;
+};
+/** Retell agent versions start at 0. */
+export const version = (v: Flags[string], name: string) => {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (typeof v !== 'string' || v.trim() === '' || !Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number from 0`);
+  return n;
+};
+export const rate = (v: Flags[string], name: string) => {
+  if (v === undefined) return null;
+  const n = Number(v);
+  if (typeof v !== 'string' || v.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a number of calls per second (0 = unpaced)`);
+  return n;
+};
+export const bool = (v: Flags[string], name: string) => {
+  if (v === undefined) return undefined;
+  if (v === true || v === 'true') return true;
+  if (v === 'false') return false;
+  throw new Error(`--${name} must be true or false`);
+};
+export function need(v: Flags[string] | undefined, name: string): string {
+  if (typeof v !== 'string' || !v) throw new Error(`--${name} is required`);
+  return v;
+}
+export function arg(args: string[], i: number, name: string): string {
+  if (!args[i]) throw new Error(`<${name}> is required`);
+  return args[i];
+}
+

@@ -1,0 +1,136 @@
+// The CLI for people and scripts: tables by default and --json, an account ready to call in one
+// command, a batch created from a CSV file and watched to its end, its results exported as CSV.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/index.ts';
+import { renderForPeople } from '../../src/cli/render.ts';
+import { exportCells } from '../../src/cli/export-cells.ts';
+import { parseCsv } from '../../src/web/csv.ts';
+import { CALL_RECORD_FIELDS } from '../../src/services/representations.ts';
+import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+
+describe('CLI output for people', () => {
+  it('a list of records is a table with dotted columns for nested fields; long cells are clipped', () => {
+    const text = renderForPeople({
+      adminAccounts: [
+        { id: 'acc_1', name: 'Acme', voices: ['alloy', 'verse'], limits: { maxBatchSize: 10 } },
+        { id: 'acc_2', name: 'x'.repeat(80), voices: [], limits: { maxBatchSize: null } },
+      ],
+    });
+    const [header, first, second] = text.split('\n');
+    expect(header.split(/\s{2,}/)).toEqual(['id', 'name', 'voices', 'limits.maxBatchSize']);
+    expect(first.split(/\s{2,}/)).toEqual(['acc_1', 'Acme', 'alloy,verse', '10']);
+    expect(second).toContain('x'.repeat(47) + '…');
+    expect(second.trimEnd().endsWith('-')).toBe(true);
+  });
+
+  it('one record is `name  value` lines; a scalar is itself; nothing is (none)', () => {
+    expect(renderForPeople({ createAgent: { id: 'agt_1', outcomeKeys: ['a', 'b'] } })).toBe('id           agt_1\noutcomeKeys  a,b');
+    expect(renderForPeople({ adminRevokeApiKey: true })).toBe('true');
+    expect(renderForPeople({ agents: [] })).toBe('(none)');
+  });
+
+  it('exported cells that a spreadsheet would run as a formula start with a quote; numbers and phone numbers do not', () => {
+    const [row] = parseCsv(exportCells([['=HYPERLINK("x")', '@SUM(1)', '+14155550101', '-3', '-x', 'plain, with comma', null, { a: 'b' }]]));
+    expect(row.cells).toEqual([`'=HYPERLINK("x")`, `'@SUM(1)`, '+14155550101', '-3', `'-x`, 'plain, with comma', '', '{"a":"b"}']);
+  });
+});
+
+describe('CLI batches against the running server', () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-cli-batches-'));
+  let server: ServerProcess;
+  let account = '';
+  let apiKey = '';
+  let agentId = '';
+  let versionId = '';
+  let batchId = '';
+  const saved = { ...process.env };
+
+  async function run(...argv: string[]): Promise<{ out: string; notes: string }> {
+    let out = '';
+    let notes = '';
+    const code = await runCli(argv, { out: (s) => (out += s), note: (s) => (notes += s) });
+    expect(code).toBe(0);
+    return { out, notes };
+  }
+  const json = async (...argv: string[]) => JSON.parse((await run(...argv, '--json')).out);
+
+  beforeAll(async () => {
+    server = await startServerProcess({ DATA_DIR: dataDir, ADMIN_TOKEN: '', SEED_DEMO: 'false', SIM_CALL_MS: '150', WORKER_POLL_MS: '50' });
+    // The CLI finds the server and its operator token the way an operator's shell would.
+    Object.assign(process.env, { CLI_SERVER_URL: server.url, DATA_DIR: dataDir, ADMIN_TOKEN: '', LOG_LEVEL: 'silent' });
+  }, 60_000);
+  afterAll(async () => {
+    process.env = saved;
+    server.child.kill('SIGTERM');
+    await server.waitForExit();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('accounts setup: one command leaves an account ready to call, and its key works', async () => {
+    const setup = await json('accounts', 'setup', '--name', 'Acme', '--email', 'ops@acme.test', '--voices', 'alloy,verse', '--number', '+1 415 555 0190');
+    expect(setup).toMatchObject({ voice: 'alloy', didNumber: '+14155550190' });
+    ({ accountId: account, apiKey, agentId, versionId } = setup);
+    const me = await fetch(`${server.url}/api/v1/public/me`, { headers: { authorization: `Bearer ${apiKey}` } });
+    expect(me.status).toBe(200);
+    // For people: one record as lines, the key among them.
+    const table = (await run('agents', 'list', '--account', account)).out;
+    expect(table.split('\n')[0].split(/\s{2,}/)).toEqual(['id', 'name', 'voice', 'outcomeKeys', 'recordingEnabled']);
+    expect(table).toContain(agentId);
+  }, 60_000);
+
+  it('batches create --csv --watch: bad rows are named by line, the counters are followed to the end', async () => {
+    const csv = path.join(dataDir, 'contacts.csv');
+    fs.writeFileSync(
+      csv,
+      ['contact_id,name,phone_number,plan', 'c1,Ada,+14155550101,gold', 'c2,Alan,+1415,silver', 'c3,Grace,+14155550103,', 'c1,Dup,+14155550104,'].join('\n'),
+    );
+    const { out, notes } = await run('batches', 'create', '--account', account, '--agent', agentId, '--version', versionId, '--csv', csv, '--watch', '--json');
+    expect(notes).toContain('line 3: phone_number: String should have at least 8 characters (left out)');
+    expect(notes).toContain('line 5: contact_id: Duplicate contact_id (first on line 2) (left out)');
+    const final = JSON.parse(out);
+    batchId = final.batchId;
+    expect(final).toMatchObject({ status: 'completed', acceptedContacts: 2, queued: 0, inProgress: 0 });
+    expect(final.completed + final.failed + final.cancelled).toBe(2);
+    // Not a terminal: one progress line per change, the last one the final counters.
+    const lines = notes.split('\n').filter((l) => l.startsWith(batchId));
+    expect(lines.at(-1)).toMatch(/\[#{24}\] 2\/2 completed/);
+  }, 60_000);
+
+  it('contacts the server rejects are named by their CSV line', async () => {
+    const csv = path.join(dataDir, 'rejected.csv');
+    fs.writeFileSync(csv, ['phone_number', '+14155550111', 'not-a-phone-number'].join('\n'));
+    const { out, notes } = await run('batches', 'create', '--account', account, '--agent', agentId, '--version', versionId, '--csv', csv, '--start', 'manual', '--json');
+    expect(JSON.parse(out)).toMatchObject({ acceptedContacts: 1, rejectedContacts: 1, leftOut: 0 });
+    expect(notes).toMatch(/^line 3: phone_number: .+ \(rejected\)$/m);
+  }, 60_000);
+
+  it('batches list and show, as tables', async () => {
+    const list = (await run('batches', 'list', '--account', account)).out;
+    expect(list.split('\n')[0]).toMatch(/^id\s+status\s+totalContacts/);
+    expect(list).toContain(batchId);
+    const show = (await run('batches', 'show', batchId, '--account', account)).out;
+    expect(show).toMatch(/^status\s+completed$/m);
+  }, 60_000);
+
+  it('batches export: the REST results as CSV, column for column', async () => {
+    const file = path.join(dataDir, 'results.csv');
+    const { notes } = await run('batches', 'export', batchId, '--account', account, '--out', file);
+    expect(notes).toContain(`2 calls exported to ${file}`);
+    const [header, ...rows] = parseCsv(fs.readFileSync(file, 'utf8'));
+    expect(header.cells).toEqual([...CALL_RECORD_FIELDS]);
+    const rest = await fetch(`${server.url}/api/v1/public/call-batches/${batchId}/results`, { headers: { authorization: `Bearer ${apiKey}` } }).then(
+      (r) => r.json() as Promise<any>,
+    );
+    expect(rows.map((r) => r.cells)).toEqual(
+      rest.data.items.map((item: Record<string, unknown>) =>
+        CALL_RECORD_FIELDS.map((k) => (item[k] === null ? '' : typeof item[k] === 'object' ? JSON.stringify(item[k]) : String(item[k]))),
+      ),
+    );
+    // Without --out, the CSV is the command's output.
+    const printed = (await run('batches', 'export', batchId, '--account', account)).out;
+    expect(parseCsv(printed)).toHaveLength(3);
+  }, 60_000);
+});
