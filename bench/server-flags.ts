@@ -1,5 +1,5 @@
 // Benchmarks start servers and workers the way `npm start` / `npm run worker` do: the V8 flags of
-// package.json's start script (the heap cap changes peak RSS a lot, see README "Configuration").
+// package.json's start script (the heap cap changes peak RSS a lot, see docs/operations.md "Configuration").
 import fs from 'node:fs';
 
 const { scripts } = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };

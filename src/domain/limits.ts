@@ -1,4 +1,4 @@
-// The size of every value a client (or a provider) can make us store. README, "Limits", lists
+// The size of every value a client (or a provider) can make us store. docs/api.md, "Limits", lists
 // them with the error each one gives; the database stays small when data compresses, so these,
 // not the storage limits, are what keep a page of rows small in the process's memory.
 

@@ -8,7 +8,7 @@ const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor',
 export const MAX_METADATA_DEPTH = 8;
 
 /**
- * The first way `value` breaks `limits` (README, "Limits"), or null. One iterative walk that
+ * The first way `value` breaks `limits` (docs/api.md, "Limits"), or null. One iterative walk that
  * stops as soon as the byte budget is spent, so its cost is bounded by the limits, not the input:
  * no string longer than the value limit is measured, and no more than `bytes` worth of nodes is
  * visited.

@@ -1,4 +1,4 @@
-// Every value a client or a provider makes us store has a limit (README, "Limits"), so a page of
+// Every value a client or a provider makes us store has a limit (docs/api.md, "Limits"), so a page of
 // rows stays small in memory whatever clients send: the attack that found this stored a 30 MB
 // metadata value, which the simulator copied into a transcript, and 200 such rows took the API
 // past its heap limit.

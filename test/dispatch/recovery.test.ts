@@ -217,7 +217,7 @@ describe.skipIf(!TEST_DATABASE_URL)('worker processes', () => {
       expect(new Set(events.filter((e) => e.detail?.event === 'dial').map((e) => String(e.detail!.worker ?? '').split('#')[0]))).toContain('child');
 
       // The events, as queued: each call exactly one terminal event, named by the status it ended
-      // in, and one call.analyzed if it was answered (README, Webhooks > Events).
+      // in, and one call.analyzed if it was answered (docs/webhooks.md, "Events").
       const queued = await callWebhookRows(batch.id);
       for (const r of rows) {
         const mine = queued.filter((e) => e.callId === r.id);

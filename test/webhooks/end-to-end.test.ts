@@ -132,7 +132,7 @@ describe('webhooks end to end', () => {
     for (const e of answered) expect(e.data).toMatchObject({ status: 'completed', hangup_by: 'system', disconnect_reason: 'cancelled', transcript_status: 'ready' });
     expect(byContact('x1').map((e) => [e.type, e.data.status, e.data.reason, e.data.disconnect_reason])).toEqual([['call.failed', 'failed', 'failed', 'cancelled']]);
     expect(byContact('x2')).toEqual([]);
-    // Deliveries run concurrently, so arrival order is not event order: ids are time-ordered (README).
+    // Deliveries run concurrently, so arrival order is not event order: ids are time-ordered (docs/webhooks.md).
     const batchEvents = rx.bodies().filter((e) => e.type.startsWith('batch.')).sort((x, y) => (x.id < y.id ? -1 : 1));
     expect(batchEvents.map((e) => [e.type, e.data.status])).toEqual([
       ['batch.started', 'running'],

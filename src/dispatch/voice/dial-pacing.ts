@@ -3,8 +3,8 @@
 //
 // The worker asks for slots BEFORE it claims calls (the claim marks them dialled): it claims only
 // as many as can start within the next poll interval, so no call sits "ringing", its max-duration
-// clock running, while it waits for its turn. Slots are per worker process (in memory): see the
-// README ("Going live with Retell", pacing) for why and how to size the rate with several workers.
+// clock running, while it waits for its turn. Slots are per worker process (in memory): see
+// docs/providers.md ("Pacing") for why and how to size the rate with several workers.
 
 export interface DialPacer {
   /** Dials from `from` that may start within `horizonMs` at `rate` per second (nothing is taken). */

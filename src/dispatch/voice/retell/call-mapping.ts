@@ -1,6 +1,6 @@
 // Our PlaceCallRequest -> Retell create-phone-call body, and Retell's call object -> our end result
 // and analysis. Pure functions: the provider and the tests share them. The field mapping is
-// documented in the README section "Going live with Retell".
+// documented in docs/providers.md.
 
 import type { CallEndResult, CallRecording, PlaceCallRequest, ProviderAnalysis } from '../provider.ts';
 import { mapDisconnection } from './disconnection-map.ts';
