@@ -1,18 +1,25 @@
 // The objects an API process builds once and every request shares: rate limiters, the live
-// event hub and the recording-link refresher. Built by app.ts and handed down explicitly.
+// event hub, the recording-link refresher and the outcome counts. Built by app.ts and handed down explicitly.
 import type { AppDeps } from '../deps.ts';
 import { createRecordingRefresher, type RecordingRefresher } from '../dispatch/voice/retell/recording-refresh.ts';
 import { createLiveEvents, type LiveEvents } from '../events/live-events.ts';
 import { createRateLimiters, type RateLimiters } from '../services/auth/rate-limit.ts';
+import { createOutcomeBreakdowns, type OutcomeBreakdowns } from '../services/batches/outcome-breakdown.ts';
 
 export interface AppServices {
   rateLimiters: RateLimiters;
   events: LiveEvents;
   recordings: RecordingRefresher;
+  outcomes: OutcomeBreakdowns;
 }
 
 export function createAppServices(deps: AppDeps): AppServices {
-  return { rateLimiters: createRateLimiters(deps), events: createLiveEvents(deps), recordings: createRecordingRefresher(deps) };
+  return {
+    rateLimiters: createRateLimiters(deps),
+    events: createLiveEvents(deps),
+    recordings: createRecordingRefresher(deps),
+    outcomes: createOutcomeBreakdowns(deps),
+  };
 }
 
 /** The dependencies of an API process: the process-wide ones and its shared objects. */

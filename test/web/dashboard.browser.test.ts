@@ -197,6 +197,14 @@ describe('dashboard', () => {
       .poll(() => page.locator('table.calls tbody tr:has(.s-completed) td:nth-child(6)').allTextContents(), { timeout: 15_000 })
       .toEqual(Array(expected.completed).fill('ready'));
 
+    // The outcomes panel counts the answered calls' outcome values (it re-reads at most every 10 s);
+    // the pace is shown only while the batch runs.
+    const interested = page.locator('[data-testid="outcomes"] [data-outcome-key="interested"] .outcome-count');
+    await expect
+      .poll(async () => (await interested.allTextContents()).reduce((n, c) => n + Number(c), 0), { timeout: 45_000 })
+      .toBe(expected.completed);
+    expect(await page.getByTestId('pace').textContent()).toBe('');
+
     // The status filter shows only the calls in that status.
     const noAnswer = Array.from({ length: N }, (_, i) => outcomeOf(phone(i))).filter((o) => o === 'no_answer').length;
     await page.getByTestId('call-filter').selectOption('no_answer');

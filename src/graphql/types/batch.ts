@@ -1,5 +1,18 @@
 import { builder } from '../builder.ts';
 import { batchStateFields } from './batch-state-fields.ts';
+import { MAX_OUTCOME_PAIRS, OUTCOME_TTL_MS, type OutcomeCount } from '../../services/batches/outcome-breakdown.ts';
+
+const OutcomeCountType = builder.objectRef<OutcomeCount>('OutcomeCount').implement({
+  description: 'How many calls of a batch hold one value of one outcome key',
+  fields: (t) => ({
+    key: t.exposeString('key'),
+    value: t.exposeString('value'),
+    calls: t.exposeInt('calls'),
+  }),
+});
+
+/** The count walks every call of the batch: at most two per operation within the default budget. */
+const OUTCOME_BREAKDOWN_COMPLEXITY = 2_000;
 
 export const CallBatchType = builder.prismaObject('Batch', {
   name: 'CallBatch',
@@ -31,5 +44,11 @@ export const CallBatchType = builder.prismaObject('Batch', {
     agent: t.relation('agent'),
     promptVersion: t.relation('promptVersion'),
     didNumber: t.relation('didNumber', { nullable: true }),
+    outcomeBreakdown: t.field({
+      type: [OutcomeCountType],
+      description: `The outcome values the batch's calls hold, most common first (at most ${MAX_OUTCOME_PAIRS} key/value pairs); counted at most once every ${OUTCOME_TTL_MS / 1000} s per batch`,
+      complexity: OUTCOME_BREAKDOWN_COMPLEXITY,
+      resolve: (batch, _args, ctx) => ctx.deps.outcomes.of(batch.id),
+    }),
   }),
 });

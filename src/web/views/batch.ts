@@ -18,6 +18,8 @@ import { CALL_STATUSES, dateTime, done, percent } from '../format.ts';
 import { operationButtons } from '../operations.ts';
 import { counterList, progressBar, retryRow, setStatus, statusBadge } from '../widgets.ts';
 import { callCells, callDetail, newer, type CallView } from './call-view.ts';
+import { outcomesPanel } from './outcomes-panel.ts';
+import { createPace } from '../pace.ts';
 
 const PAGE_SIZE = 50;
 /** Past this many updates during one page read, the page is read again instead. */
@@ -47,6 +49,10 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
   const bar = progressBar();
   bar.el.classList.add('big');
   const pct = h('span', { class: 'pct', 'data-testid': 'percent' }, '0%');
+  const paceText = h('span', { class: 'pace muted', 'data-testid': 'pace' });
+  const pace = createPace();
+  let ended = -1;
+  const outcomes = outcomesPanel(ctx, id);
   const counters = counterList();
   const facts = h('dl', { class: 'facts' });
   const ops = operationButtons(ctx, id, (b) => applyBatch(b));
@@ -74,7 +80,8 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
     'section',
     { class: 'view' },
     h('div', { class: 'toolbar' }, h('a', { href: '#/batches', class: 'back' }, '← Batches'), title, badge, h('span', { class: 'spacer' }), ops.el),
-    h('div', { class: 'panel progress-panel' }, h('div', { class: 'bar-row' }, bar.el, pct), counters.el, facts),
+    h('div', { class: 'panel progress-panel' }, h('div', { class: 'bar-row' }, bar.el, pct, paceText), counters.el, facts),
+    outcomes.el,
     h(
       'div',
       { class: 'split' },
@@ -102,6 +109,10 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
     setStatus(badge, p.status);
     bar.update(p);
     setText(pct, `${Math.floor(percent(done(p), p.acceptedContacts))}%`);
+    pace.sample(done(p), Date.now());
+    if (done(p) !== ended) outcomes.changed();
+    ended = done(p);
+    setText(paceText, p.status === 'running' || p.status === 'dispatching' ? pace.describe(p.acceptedContacts - ended) : '');
     counters.update(p);
     ops.update(p);
     if (batch) {
@@ -265,6 +276,7 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
           else scheduleCallsReload();
         }
         if (statusFilter && (shown ? c.status !== statusFilter : c.status === statusFilter)) scheduleCallsReload();
+        if (c.outcomes) outcomes.changed();
       },
       error: failed,
     }),
@@ -275,6 +287,7 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
   ];
   function stop() {
     for (const u of unsubscribers.splice(0)) u();
+    outcomes.dispose();
     if (reloadTimer) clearTimeout(reloadTimer);
   }
 

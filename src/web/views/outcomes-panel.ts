@@ -1,0 +1,94 @@
+// The batch page's first look at results: for each outcome key, how many calls hold each value, as
+// bars. Read when the page opens and again when calls end or get their results, at most every
+// 11 s (the server counts at most every 10 s).
+import { DashboardOutcomesDocument, type DashboardOutcomesQuery } from '../../codegen/graphql.ts';
+import type { AppContext } from '../context.ts';
+import { h, replace } from '../dom.ts';
+
+type OutcomeCount = DashboardOutcomesQuery['batch']['outcomeBreakdown'][number];
+
+/** Longer than the server keeps a count (10 s), so a read after it sees a new one. */
+const REFRESH_MS = 11_000;
+
+function byKey(counts: OutcomeCount[]): Map<string, OutcomeCount[]> {
+  const keys = new Map<string, OutcomeCount[]>();
+  for (const c of counts) keys.set(c.key, [...(keys.get(c.key) ?? []), c]);
+  return keys;
+}
+
+function keyChart(key: string, values: OutcomeCount[]): HTMLElement {
+  const total = values.reduce((n, v) => n + v.calls, 0);
+  return h(
+    'div',
+    { class: 'outcome-key', 'data-outcome-key': key },
+    h('h3', null, key),
+    values.map((v) => {
+      const fill = h('span', { class: 'outcome-fill' });
+      fill.style.width = `${(v.calls / total) * 100}%`;
+      return h(
+        'div',
+        { class: 'outcome-row', title: `${v.calls} of ${total} calls with ${key}` },
+        h('span', { class: 'outcome-value' }, v.value),
+        h('span', { class: 'outcome-track' }, fill),
+        h('span', { class: 'outcome-count' }, v.calls),
+      );
+    }),
+  );
+}
+
+export interface OutcomesPanel {
+  el: HTMLElement;
+  /** Calls ended or got their results: read again, at most every 11 s. */
+  changed(): void;
+  dispose(): void;
+}
+
+export function outcomesPanel(ctx: AppContext, batchId: string): OutcomesPanel {
+  const body = h('div', { class: 'outcomes-body' }, h('p', { class: 'muted' }, 'Loading…'));
+  const el = h('div', { class: 'panel outcomes', 'data-testid': 'outcomes' }, h('h2', null, 'Outcomes'), body);
+  let readAt = 0;
+  /** Changes since the last read began. */
+  let dirty = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let disposed = false;
+
+  async function read() {
+    readAt = Date.now();
+    try {
+      const { batch } = await ctx.api.request(DashboardOutcomesDocument, { id: batchId });
+      if (disposed) return;
+      const keys = byKey(batch.outcomeBreakdown);
+      replace(body, keys.size ? [...keys].map(([key, values]) => keyChart(key, values)) : h('p', { class: 'muted' }, 'No outcomes yet.'));
+    } catch {
+      // The batch view reports its own read failures; this panel keeps what it showed.
+    }
+  }
+
+  function schedule() {
+    if (timer || disposed) return;
+    timer = setTimeout(() => void run(), Math.max(0, readAt + REFRESH_MS - Date.now()));
+  }
+
+  // A read after changes may get the server's count from just before the last of them: one more
+  // read a period later (when that count has expired) settles it.
+  async function run() {
+    timer = undefined;
+    const settle = dirty;
+    dirty = false;
+    await read();
+    if (dirty || settle) schedule();
+  }
+
+  void read();
+  return {
+    el,
+    changed() {
+      dirty = true;
+      schedule();
+    },
+    dispose() {
+      disposed = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}
