@@ -17,7 +17,7 @@ import { createGraphiql, GRAPHIQL_ASSETS } from './http/graphiql.ts';
 import { createLiveSessions } from './graphql/live-sessions.ts';
 import { createBodyBudget } from './http/body-budget.ts';
 import { serveMetrics } from './http/metrics-endpoint.ts';
-import { createReadiness, databaseCheck, migrationsCheck, type ReadinessCheck } from './http/readiness.ts';
+import { processReadiness, type ReadinessCheck } from './http/readiness.ts';
 
 export interface App {
   /** The process's dependencies and the objects this app shares between its requests. */
@@ -41,9 +41,6 @@ export interface AppOptions {
   readiness?: ReadinessCheck[];
 }
 
-/** How long /readyz waits for the database before calling it unavailable. */
-const READINESS_TIMEOUT_MS = 2_000;
-
 export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
   const deps: ApiDeps = { ...processDeps, ...createAppServices(processDeps) };
   // Subscriptions and sockets re-check their key: a revoked key or disabled account ends them.
@@ -58,11 +55,7 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     const st = deps.events.started()?.stats();
     return st ? st.progressSubscribers + st.callSubscribers + st.accountSubscribers : 0;
   });
-  const readiness = createReadiness([
-    databaseCheck(deps.db, READINESS_TIMEOUT_MS),
-    migrationsCheck(deps.db, READINESS_TIMEOUT_MS),
-    ...(opts.readiness ?? []),
-  ]);
+  const readiness = processReadiness(deps.db, opts.readiness);
 
   async function route(request: Request, scope: RequestScope): Promise<Response> {
     const url = new URL(request.url);

@@ -31,6 +31,8 @@ const configSchema = z.object({
   /** Simulated call length in ms (ringing + conversation). */
   SIM_CALL_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
   WORKER_ID: z.string().optional(),
+  /** A worker-only process (`npm run worker`) answers /healthz, /readyz and /metrics on this port; none when unset. */
+  WORKER_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   WORKER_POLL_MS: z.coerce.number().int().min(5).max(60_000).default(200),
   LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(30_000),
   /**

@@ -6,6 +6,7 @@ import { loadConfig } from './config.ts';
 import { runUntilSignalled } from './process-lifecycle.ts';
 import { createDeps } from './bootstrap.ts';
 import { startBackground } from './background.ts';
+import { listenForOps } from './ops-server.ts';
 
 async function start() {
   const config = loadConfig();
@@ -15,13 +16,15 @@ async function start() {
     deps.logger.warn('worker running on the embedded database (no DATABASE_URL): only this process can see its calls');
   }
   const background = await startBackground(deps);
-  deps.logger.info({ database: deps.db.kind }, 'dispatch and webhook delivery workers running');
-  return { deps, background };
+  const ops = config.WORKER_PORT === undefined ? null : await listenForOps(deps, background, config.WORKER_PORT);
+  deps.logger.info({ database: deps.db.kind, ops: ops?.url }, 'dispatch and webhook delivery workers running');
+  return { deps, background, ops };
 }
 
-runUntilSignalled(start, async ({ deps, background }, signal) => {
+runUntilSignalled(start, async ({ deps, background, ops }, signal) => {
   deps.logger.info({ signal }, 'worker shutting down');
   try {
+    await ops?.close();
     await background.stop();
   } finally {
     await deps.db.close();

@@ -1,7 +1,7 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // These suites always run on a PGlite data directory of their own, whatever TEST_DATABASE_URL says
-// (the embedded start, its directory lock, the CLI without a server): on the PostgreSQL pass they
+// (the embedded start, its directory lock, the CLI, a worker's own listener): on the PostgreSQL pass they
 // would repeat the PGlite pass exactly, so that pass leaves them out.
 const PGLITE_ONLY = [
   'test/foundation/process.test.ts',
@@ -9,6 +9,7 @@ const PGLITE_ONLY = [
   'test/foundation/cli.test.ts',
   'test/foundation/cli-keys.test.ts',
   'test/foundation/cli-batches.test.ts',
+  'test/foundation/worker-ops.test.ts',
 ];
 
 export default defineConfig({

@@ -41,6 +41,14 @@ export function migrationsCheck(db: Database, timeoutMs: number): ReadinessCheck
   };
 }
 
+/** How long /readyz waits for the database before calling it unavailable. */
+const READINESS_TIMEOUT_MS = 2_000;
+
+/** A process's /readyz: the database answers, its migrations are applied, and its own checks pass. */
+export function processReadiness(db: Database, own: ReadinessCheck[] = []): () => Promise<Response> {
+  return createReadiness([databaseCheck(db, READINESS_TIMEOUT_MS), migrationsCheck(db, READINESS_TIMEOUT_MS), ...own]);
+}
+
 export function createReadiness(checks: ReadinessCheck[], cacheMs = 1000): () => Promise<Response> {
   let last: { at: number; reasons: Promise<string[]> } | undefined;
   const run = async () => (await Promise.all(checks.map(async (c) => c()))).filter((r): r is string => r !== null);

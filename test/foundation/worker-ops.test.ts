@@ -1,0 +1,62 @@
+// `npm run worker` with WORKER_PORT: the worker-only process answers /healthz, /readyz and
+// /metrics (behind its token) like an API process, and nothing else.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/server-process.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const METRICS_TOKEN = 'worker-ops-metrics-token-0123';
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-worker-ops-'));
+let worker: ChildProcess;
+let url = '';
+let exited: Promise<number | null>;
+
+beforeAll(async () => {
+  const port = await freePort();
+  url = `http://127.0.0.1:${port}`;
+  worker = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/worker.ts')], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, WORKER_PORT: String(port), HOST: '127.0.0.1', METRICS_TOKEN, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  worker.stderr!.on('data', (d) => (err += d));
+  exited = new Promise((resolve) => worker.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 60_000;
+  while ((await fetch(`${url}/healthz`).catch(() => null))?.status !== 200) {
+    if (worker.exitCode !== null) throw new Error(`worker exited: ${err}`);
+    if (Date.now() > deadline) throw new Error(`worker did not answer on WORKER_PORT: ${err}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}, 90_000);
+
+afterAll(async () => {
+  worker?.kill('SIGTERM');
+  await exited;
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('worker-only process with WORKER_PORT', () => {
+  it('answers ready once its database, migrations and loops are', async () => {
+    await expect.poll(async () => (await fetch(`${url}/readyz`)).status, { timeout: 30_000 }).toBe(200);
+    expect(await (await fetch(`${url}/readyz`)).json()).toEqual({ status: 'ready' });
+  });
+
+  it('serves its own metrics behind the token', async () => {
+    expect((await fetch(`${url}/metrics`)).status).toBe(401);
+    const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('callbatch_calls_in_flight 0');
+    expect(text).toContain('callbatch_calls_placed_total 0');
+  });
+
+  it('serves nothing else', async () => {
+    expect((await fetch(`${url}/graphql`)).status).toBe(404);
+    expect((await fetch(`${url}/api/v1/public/me`)).status).toBe(404);
+    expect((await fetch(`${url}/healthz`, { method: 'POST', body: 'x' })).status).toBe(405);
+  });
+});
