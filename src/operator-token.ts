@@ -17,12 +17,14 @@ export function newOperatorToken(config: Config): string | null {
   return crypto.randomBytes(32).toString('base64url');
 }
 
-/** Written only once the process owns the data dir, so a refused second start cannot replace it. */
+/**
+ * Written only once the process owns the data dir, so a refused second start cannot replace it.
+ * A new file every time (an old one, or a link in its place, is removed first), created 0600.
+ */
 export function writeOperatorToken(dataDir: string, token: string): void {
   const file = operatorTokenPath(dataDir);
-  fs.writeFileSync(file, token + '\n', { mode: 0o600 });
-  // writeFileSync keeps the mode of a file that already exists.
-  fs.chmodSync(file, 0o600);
+  fs.rmSync(file, { force: true });
+  fs.writeFileSync(file, token + '\n', { mode: 0o600, flag: 'wx' });
 }
 
 /** A start with its own ADMIN_TOKEN clears an earlier start's file, so the CLI never sends a stale token. */

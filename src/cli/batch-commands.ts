@@ -7,6 +7,7 @@ import { contactsFromCsv, lineOfDetail } from '../web/contacts-csv.ts';
 import { restOperations } from '../rest/operations.ts';
 import { CALL_RECORD_FIELDS, callRecord, type CallRecordSource } from '../services/representations.ts';
 import { exportCells } from './export-cells.ts';
+import { BATCH_LIST_STATUS_FILTERS } from '../services/batches/list-batches.ts';
 import { progressLine, type BatchCounters } from './progress.ts';
 import { arg, int, need, type Command, type CommandIo, type Flags } from './command.ts';
 import type { GraphQLTransport } from './transport.ts';
@@ -94,6 +95,7 @@ export const batchCommands: Record<string, Command> = {
     usage: 'batches create --account ID --agent AGENT_ID --version VERSION_ID --csv FILE [--did DID_ID] [--concurrency N] [--start immediate|manual] [--watch]',
     async run(gql, _a, f, io) {
       const account = need(f.account, 'account');
+      if (f.watch === true && f.start === 'manual') throw new Error('--watch follows a batch that starts now; a manual batch waits for `start` (watch it with batches watch after starting it)');
       const file = contactsFromCsv(fs.readFileSync(need(f.csv, 'csv'), 'utf8'));
       for (const issue of file.issues) io.note(`line ${issue.line}: ${issue.field}: ${issue.message} (left out)`);
       if (file.contacts.length === 0) throw new Error('No row of the file can be sent');
@@ -115,7 +117,7 @@ export const batchCommands: Record<string, Command> = {
     },
   },
   'batches list': {
-    usage: 'batches list --account ID [--status pending|queued|running|paused|completed|cancelled]',
+    usage: `batches list --account ID [--status ${BATCH_LIST_STATUS_FILTERS.join('|')}]`,
     run: (gql, _a, f) =>
       gql(
         `query($filter: CallBatchFilter) { batches(filter: $filter, limit: 50) { items { id status totalContacts queued inProgress completed failed cancelled createdAt } } }`,
@@ -136,14 +138,20 @@ export const batchCommands: Record<string, Command> = {
     async run(gql, a, f, io) {
       const account = need(f.account, 'account');
       const batchId = arg(a, 0, 'batch-id');
-      const fd = typeof f.out === 'string' ? fs.openSync(f.out, 'w') : null;
+      // A file is written beside its name and renamed when complete, so a failed export leaves no half file.
+      const partial = typeof f.out === 'string' ? `${f.out}.partial` : null;
+      const fd = partial === null ? null : fs.openSync(partial, 'w');
       const write = (text: string) => (fd === null ? io.out(text) : fs.writeSync(fd, text));
       let exported = 0;
       try {
         exported = await exportResults(gql, account, batchId, write);
+      } catch (e) {
+        if (partial !== null) fs.rmSync(partial, { force: true });
+        throw e;
       } finally {
         if (fd !== null) fs.closeSync(fd);
       }
+      if (partial !== null) fs.renameSync(partial, f.out as string);
       io.note(`${exported} calls exported${fd === null ? '' : ` to ${f.out}`}`);
       return undefined;
     },

@@ -28,20 +28,20 @@ async function setUpCalling(gql: Parameters<Command['run']>[0], accountId: strin
   const number = need(f.number, 'number');
   const voice = typeof f.voice === 'string' ? f.voice : voices[0];
   if (!voice) throw new Error('the account has no voices: give --voice or --voices');
-    const as = <T>(query: string, variables: Record<string, unknown>) => gql<T>(query, variables, accountId);
-    const { createAgent: agent } = await as<{ createAgent: { id: string } }>('mutation($input: CreateAgentInput!) { createAgent(input: $input) { id } }', {
-      input: { name: typeof f['agent-name'] === 'string' ? f['agent-name'] : 'Default agent', voice },
-    });
-    const prompt = typeof f.prompt === 'string' ? f.prompt : 'You are a friendly assistant calling on behalf of the account holder.';
-    const { createPromptVersion: version } = await as<{ createPromptVersion: { id: string } }>(
-      'mutation($input: CreatePromptVersionInput!) { createPromptVersion(input: $input) { id } }',
-      { input: { agentId: agent.id, name: 'v1', prompt } },
-    );
-    const { addDidNumber: did } = await as<{ addDidNumber: { id: string; number: string } }>(
-      'mutation($input: AddDidNumberInput!) { addDidNumber(input: $input) { id number } }',
-      { input: { number } },
-    );
-    return { agentId: agent.id, versionId: version.id, didNumberId: did.id, didNumber: did.number, voice };
+  const as = <T>(query: string, variables: Record<string, unknown>) => gql<T>(query, variables, accountId);
+  const { createAgent: agent } = await as<{ createAgent: { id: string } }>('mutation($input: CreateAgentInput!) { createAgent(input: $input) { id } }', {
+    input: { name: typeof f['agent-name'] === 'string' ? f['agent-name'] : 'Default agent', voice },
+  });
+  const prompt = typeof f.prompt === 'string' ? f.prompt : 'You are a friendly assistant calling on behalf of the account holder.';
+  const { createPromptVersion: version } = await as<{ createPromptVersion: { id: string } }>(
+    'mutation($input: CreatePromptVersionInput!) { createPromptVersion(input: $input) { id } }',
+    { input: { agentId: agent.id, name: 'v1', prompt } },
+  );
+  const { addDidNumber: did } = await as<{ addDidNumber: { id: string; number: string } }>(
+    'mutation($input: AddDidNumberInput!) { addDidNumber(input: $input) { id number } }',
+    { input: { number } },
+  );
+  return { agentId: agent.id, versionId: version.id, didNumberId: did.id, didNumber: did.number, voice };
 }
 
 export const commands: Record<string, Command> = {

@@ -6,11 +6,15 @@ type Row = Record<string, string>;
 /** The widest a table cell is shown; longer values end in `…` (`--json` has them whole). */
 const MAX_CELL = 48;
 
+/** Stored text is a tenant's: control characters are shown, never sent to the terminal as such. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const visible = (s: string) => s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+
 function cell(value: unknown): string {
   if (value === null || value === undefined) return '-';
   if (Array.isArray(value)) return value.map(cell).join(',');
   if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+  return visible(String(value));
 }
 
 /** Nested objects become dotted columns (`limits.maxBatchSize`), one level at a time. */

@@ -14,6 +14,11 @@ export interface GraphQLTransport {
 
 type GraphQLBody = { data?: unknown; errors?: { message: string; extensions?: { details?: string[] } }[] };
 
+function isLoopback(url: string): boolean {
+  const host = new URL(url).hostname;
+  return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
 async function serverAnswers(url: string): Promise<boolean> {
   try {
     const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(800) });
@@ -60,7 +65,8 @@ function makeSubscribe(send: Send, baseUrl: string, token: string): GraphQLTrans
     let buffered = '';
     try {
       for (let read = await reader.read(); !read.done; read = await reader.read()) {
-        buffered += decoder.decode(read.value, { stream: true });
+        // Normalised after joining, so a CRLF split across chunks stays one line end.
+        buffered = (buffered + decoder.decode(read.value, { stream: true })).replace(/\r\n/g, '\n');
         let end: number;
         while ((end = buffered.indexOf('\n\n')) >= 0) {
           const frame = buffered.slice(0, end).split('\n');
@@ -90,11 +96,12 @@ export async function connect(env = process.env): Promise<GraphQLTransport> {
   const config: Config = loadConfig(env);
   const url = (env.CLI_SERVER_URL ?? `http://${config.HOST}:${config.PORT}`).replace(/\/+$/, '');
   if (await serverAnswers(url)) {
-    // The embedded start leaves its token in the data dir; a server with ADMIN_TOKEN needs the same value here.
-    const token = config.ADMIN_TOKEN ?? readOperatorToken(config.DATA_DIR);
+    // The embedded start leaves its token in the data dir, for a server on this machine only; a
+    // server with ADMIN_TOKEN needs the same value here.
+    const token = config.ADMIN_TOKEN ?? (isLoopback(url) ? readOperatorToken(config.DATA_DIR) : null);
     if (!token) {
       throw new Error(
-        `A server is running at ${url}: set ADMIN_TOKEN (the same value the server has), or DATA_DIR to the server's data dir (it holds ${OPERATOR_TOKEN_FILE}), to use the CLI.`,
+        `A server is running at ${url}: set ADMIN_TOKEN (the same value the server has), or, for a server on this machine, DATA_DIR to its data dir (it holds ${OPERATOR_TOKEN_FILE}), to use the CLI.`,
       );
     }
     return makeTransport((r) => fetch(r), url, token, `server ${url}`, async () => {});

@@ -8,6 +8,7 @@ import {
   BATCH_METADATA_LIMITS,
   charLength,
   CONTACT_METADATA_LIMITS,
+  MAX_INT,
   MAX_NAME_LENGTH,
   MAX_PHONE_NUMBER_LENGTH,
   MAX_TIMEZONE_LENGTH,
@@ -25,8 +26,6 @@ export const CONTACT_STATUSES: readonly ContactStatus[] = ['pending', 'queued'];
 export const MAX_STRING_LENGTH = 10_000;
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 128;
 export const PHONE_NUMBER_MIN_LENGTH = 8;
-// Integer columns are 32-bit; larger values cannot be stored, whatever the account limits say.
-const MAX_INT = 2_147_483_647;
 
 export interface ContactRequest {
   contactId: string;

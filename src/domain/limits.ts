@@ -2,6 +2,9 @@
 // them with the error each one gives; the database stays small when data compresses, so these,
 // not the storage limits, are what keep a page of rows small in the process's memory.
 
+/** The largest integer the API carries: GraphQL's Int, and the database's 32-bit integer columns. */
+export const MAX_INT = 2_147_483_647;
+
 /** Identifiers and names: agent/version/DID ids and names, voice, contact_id, contact name. */
 export const MAX_NAME_LENGTH = 255;
 export const MAX_PHONE_NUMBER_LENGTH = 64;

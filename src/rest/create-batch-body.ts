@@ -7,6 +7,7 @@ import { literalReason, readContactList, REASON_DICT, REASON_REQUIRED, REASON_ST
 import { formatIssue, inFieldOrder, type PathIssue } from '../domain/field-issue.ts';
 import { laxBoolean, laxInteger } from '../domain/lax-scalars.ts';
 import { isPlainRecord } from '../domain/metadata.ts';
+import { MAX_INT } from '../domain/limits.ts';
 import { snakeCase } from '../domain/text-forms.ts';
 import { requestValidation } from '../errors.ts';
 
@@ -74,7 +75,6 @@ function camelContact(c: unknown): unknown {
 }
 
 const ABSENT = Symbol('absent');
-const GRAPHQL_INT_MAX = 2_147_483_647;
 
 /** Reads the body's fields by domain name, recording type issues; a refused field reads as undefined. */
 class LaxReader {
@@ -117,7 +117,7 @@ class LaxReader {
     if (value === ABSENT) return null;
     const n = laxInteger(value);
     if (!n.ok) return this.fail(field, n.reason);
-    if (Math.abs(n.value) > GRAPHQL_INT_MAX) this.beyondInt = true;
+    if (Math.abs(n.value) > MAX_INT) this.beyondInt = true;
     return n.value;
   }
 

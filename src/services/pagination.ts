@@ -1,5 +1,6 @@
 // Offset pagination shared by every list use case (REST pages and the GraphQL offset fields).
 import { requestValidation } from '../errors.ts';
+import { MAX_INT } from '../domain/limits.ts';
 
 export interface PageSpec {
   defaultLimit: number;
@@ -12,14 +13,12 @@ export const BATCH_CALLS_PAGE: PageSpec = { defaultLimit: 100, maxLimit: 200 };
 export const BATCH_RESULTS_PAGE: PageSpec = { defaultLimit: 100, maxLimit: 200 };
 export const CALL_RECORDS_PAGE: PageSpec = { defaultLimit: 50, maxLimit: 200 };
 
-/** The largest GraphQL Int: nothing beyond it can be passed on to the schema. */
-export const GRAPHQL_INT_MAX = 2_147_483_647;
 
 /**
  * Largest accepted page number. Pages travel as GraphQL `Int` (32-bit); anything above can't be a
  * real page anyway (it would skip more rows than a table holds).
  */
-export const MAX_PAGE = GRAPHQL_INT_MAX;
+export const MAX_PAGE = MAX_INT;
 
 /** A problem with one input field, in pydantic's wording; the surface adds the location prefix. */
 export interface FieldIssue {

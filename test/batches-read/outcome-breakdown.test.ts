@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { callInState, insertBatch, type InsertedBatch } from '../helpers/fixtures.ts';
-import { MAX_OUTCOME_PAIRS, OUTCOME_TTL_MS } from '../../src/services/batches/outcome-breakdown.ts';
+import { createOutcomeBreakdowns, MAX_OUTCOME_PAIRS, MAX_RUNNING_COUNTS, OUTCOME_TTL_MS } from '../../src/services/batches/outcome-breakdown.ts';
+import { sseStream } from '../helpers/subscriptions.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -85,5 +86,34 @@ describe('outcome breakdown', () => {
     expect(aliases.body.errors[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
     const two = await t.gql(`query($id: ID!) { x: batch(id: $id) { outcomeBreakdown { key } } y: batch(id: $id) { outcomeBreakdown { key } } }`, { id }, a.apiKey);
     expect(two.body.errors).toBeUndefined();
+  });
+
+  it('is refused inside a subscription, which would count on every event while paying once', async () => {
+    const stream = sseStream(
+      (r) => t.app.fetch(r),
+      'http://test.local',
+      'subscription($id: ID!) { batchProgress(batchId: $id) { status batch { outcomeBreakdown { key } } } }',
+      { id: batch.batch.id },
+      a.apiKey,
+    );
+    try {
+      const [error] = await stream.firstError();
+      expect(error.message).toBe('outcomeBreakdown is not available in subscriptions; query it instead');
+    } finally {
+      stream.close();
+    }
+  });
+
+  it(`runs at most ${MAX_RUNNING_COUNTS} counts at once; callers of a running count share it`, async () => {
+    const counts = createOutcomeBreakdowns(t.deps);
+    const others = await Promise.all(
+      Array.from({ length: MAX_RUNNING_COUNTS }, () => insertBatch(t.deps, a, { contacts: 1, status: 'completed', createdAt: AT })),
+    );
+    const running = others.map((b) => counts.of(b.batch.id));
+    // The same batch again joins its running count instead of starting one.
+    const joined = counts.of(others[0].batch.id);
+    await expect(counts.of(batch.batch.id)).rejects.toMatchObject({ code: 'RATE_LIMITED' });
+    await Promise.all([...running, joined]);
+    await expect(counts.of(batch.batch.id)).resolves.toBeInstanceOf(Array);
   });
 });

@@ -33,8 +33,29 @@ describe('CLI output for people', () => {
   });
 
   it('exported cells that a spreadsheet would run as a formula start with a quote; numbers and phone numbers do not', () => {
-    const [row] = parseCsv(exportCells([['=HYPERLINK("x")', '@SUM(1)', '+14155550101', '-3', '-x', 'plain, with comma', null, { a: 'b' }]]));
-    expect(row.cells).toEqual([`'=HYPERLINK("x")`, `'@SUM(1)`, '+14155550101', '-3', `'-x`, 'plain, with comma', '', '{"a":"b"}']);
+    const [row] = parseCsv(
+      exportCells([['=HYPERLINK("x")', '@SUM(1)', '+14155550101', '-3', '-x', '-2+3+cmd|\' /C calc\'!A0', '+.5+x', '1e5', '-.25', 'plain, with comma', null, { a: 'b' }]]),
+    );
+    expect(row.cells).toEqual([
+      `'=HYPERLINK("x")`,
+      `'@SUM(1)`,
+      '+14155550101',
+      '-3',
+      `'-x`,
+      `'-2+3+cmd|' /C calc'!A0`,
+      `'+.5+x`,
+      '1e5',
+      '-.25',
+      'plain, with comma',
+      '',
+      '{"a":"b"}',
+    ]);
+  });
+
+  it('control characters of stored text never reach the terminal as such', () => {
+    expect(renderForPeople({ agents: [{ name: 'ok\x1b]52;c;aGk=\x07\r\x1b[2Kfake' }] })).toBe('name\nok\\x1b]52;c;aGk=\\x07\\x0d\\x1b[2Kfake');
+    const [row] = parseCsv(exportCells([['line one\nline two\tand a tab', 'bell\x07 and \x1b[2K']]));
+    expect(row.cells).toEqual(['line one\nline two\tand a tab', 'bell\ufffd and \ufffd[2K']);
   });
 });
 
@@ -99,6 +120,12 @@ describe('CLI batches against the running server', () => {
     expect(lines.at(-1)).toMatch(/\[#{24}\] 2\/2 completed/);
   }, 60_000);
 
+  it('refuses --watch for a manual batch, which would wait for ever, before creating anything', async () => {
+    await expect(
+      runCli(['batches', 'create', '--account', account, '--agent', agentId, '--version', versionId, '--csv', 'unused.csv', '--start', 'manual', '--watch'], { out: () => {} }),
+    ).rejects.toThrow('--watch follows a batch that starts now');
+  });
+
   it('contacts the server rejects are named by their CSV line', async () => {
     const csv = path.join(dataDir, 'rejected.csv');
     fs.writeFileSync(csv, ['phone_number', '+14155550111', 'not-a-phone-number'].join('\n'));
@@ -129,6 +156,10 @@ describe('CLI batches against the running server', () => {
         CALL_RECORD_FIELDS.map((k) => (item[k] === null ? '' : typeof item[k] === 'object' ? JSON.stringify(item[k]) : String(item[k]))),
       ),
     );
+    // A failed export leaves no file behind (nor a half one).
+    const missing = path.join(dataDir, 'missing.csv');
+    await expect(runCli(['batches', 'export', 'sched_0123456789abcdef0123456789abcdef', '--account', account, '--out', missing], { out: () => {} })).rejects.toThrow(/not found/i);
+    expect(fs.existsSync(missing) || fs.existsSync(`${missing}.partial`)).toBe(false);
     // Without --out, the CSV is the command's output.
     const printed = (await run('batches', 'export', batchId, '--account', account)).out;
     expect(parseCsv(printed)).toHaveLength(3);

@@ -1,4 +1,5 @@
 import { builder } from '../builder.ts';
+import { AppError } from '../../errors.ts';
 import { batchStateFields } from './batch-state-fields.ts';
 import { MAX_OUTCOME_PAIRS, OUTCOME_TTL_MS, type OutcomeCount } from '../../services/batches/outcome-breakdown.ts';
 
@@ -46,9 +47,13 @@ export const CallBatchType = builder.prismaObject('Batch', {
     didNumber: t.relation('didNumber', { nullable: true }),
     outcomeBreakdown: t.field({
       type: [OutcomeCountType],
-      description: `The outcome values the batch's calls hold, most common first (at most ${MAX_OUTCOME_PAIRS} key/value pairs); counted at most once every ${OUTCOME_TTL_MS / 1000} s per batch`,
+      description: `The outcome values the batch's calls hold, most common first (at most ${MAX_OUTCOME_PAIRS} key/value pairs); counted at most once every ${OUTCOME_TTL_MS / 1000} s per batch; not in subscriptions`,
       complexity: OUTCOME_BREAKDOWN_COMPLEXITY,
-      resolve: (batch, _args, ctx) => ctx.deps.outcomes.of(batch.id),
+      resolve: (batch, _args, ctx, info) => {
+        // A subscription would run the count on every event while paying for it once.
+        if (info.operation.operation === 'subscription') throw new AppError('BAD_REQUEST', 'outcomeBreakdown is not available in subscriptions; query it instead');
+        return ctx.deps.outcomes.of(batch.id);
+      },
     }),
   }),
 });

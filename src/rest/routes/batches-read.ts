@@ -19,7 +19,8 @@ import { batchDetails, callRecord } from '../../services/representations.ts';
 import { CALL_STATUSES } from '../../domain/call-state.ts';
 import { BATCH_LIST_STATUS_FILTERS } from '../../services/batches/list-batches.ts';
 import { TRANSCRIPT_STATUS_FILTERS } from '../../services/calls/list-batch-calls.ts';
-import { BATCH_CALLS_PAGE, BATCH_LIST_PAGE, BATCH_RESULTS_PAGE, GRAPHQL_INT_MAX } from '../../services/pagination.ts';
+import { BATCH_CALLS_PAGE, BATCH_LIST_PAGE, BATCH_RESULTS_PAGE } from '../../services/pagination.ts';
+import { MAX_INT } from '../../domain/limits.ts';
 
 const BASE = '/api/v1/public';
 
@@ -78,7 +79,7 @@ function callRecordsVariables({ query }: RouteInput): RestCallRecordsQueryVariab
   return {
     filter: { startDate: startDate!, endDate: endDate!, agentIds: agentIds.length ? agentIds : undefined },
     page,
-    pageSize: pageSize === undefined ? undefined : Math.min(pageSize, GRAPHQL_INT_MAX),
+    pageSize: pageSize === undefined ? undefined : Math.min(pageSize, MAX_INT),
   };
 }
 

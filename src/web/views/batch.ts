@@ -52,6 +52,14 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
   const paceText = h('span', { class: 'pace muted', 'data-testid': 'pace' });
   const pace = createPace();
   let ended = -1;
+  /** Calls still to end while the batch runs; null otherwise. */
+  let running: number | null = null;
+  const showPace = () => {
+    if (running !== null) pace.sample(ended, Date.now());
+    setText(paceText, running === null ? '' : pace.describe(running));
+  };
+  // Counters arrive only when something changes: a stall still moves the pace on.
+  const paceTimer = setInterval(showPace, 5_000);
   const outcomes = outcomesPanel(ctx, id);
   const counters = counterList();
   const facts = h('dl', { class: 'facts' });
@@ -109,10 +117,10 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
     setStatus(badge, p.status);
     bar.update(p);
     setText(pct, `${Math.floor(percent(done(p), p.acceptedContacts))}%`);
-    pace.sample(done(p), Date.now());
-    if (done(p) !== ended) outcomes.changed();
+    if (ended >= 0 && done(p) !== ended) outcomes.changed();
     ended = done(p);
-    setText(paceText, p.status === 'running' || p.status === 'dispatching' ? pace.describe(p.acceptedContacts - ended) : '');
+    running = p.status === 'running' || p.status === 'dispatching' ? p.acceptedContacts - ended : null;
+    showPace();
     counters.update(p);
     ops.update(p);
     if (batch) {
@@ -288,6 +296,7 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
   function stop() {
     for (const u of unsubscribers.splice(0)) u();
     outcomes.dispose();
+    clearInterval(paceTimer);
     if (reloadTimer) clearTimeout(reloadTimer);
   }
 

@@ -17,17 +17,18 @@ function byKey(counts: OutcomeCount[]): Map<string, OutcomeCount[]> {
 }
 
 function keyChart(key: string, values: OutcomeCount[]): HTMLElement {
-  const total = values.reduce((n, v) => n + v.calls, 0);
+  const most = values[0]?.calls ?? 1;
   return h(
     'div',
     { class: 'outcome-key', 'data-outcome-key': key },
     h('h3', null, key),
     values.map((v) => {
       const fill = h('span', { class: 'outcome-fill' });
-      fill.style.width = `${(v.calls / total) * 100}%`;
+      // Bars are relative to the key's most common value.
+      fill.style.width = `${(v.calls / most) * 100}%`;
       return h(
         'div',
-        { class: 'outcome-row', title: `${v.calls} of ${total} calls with ${key}` },
+        { class: 'outcome-row', title: `${v.calls} call${v.calls === 1 ? '' : 's'}: ${key} = ${v.value}` },
         h('span', { class: 'outcome-value' }, v.value),
         h('span', { class: 'outcome-track' }, fill),
         h('span', { class: 'outcome-count' }, v.calls),
@@ -60,7 +61,10 @@ export function outcomesPanel(ctx: AppContext, batchId: string): OutcomesPanel {
       const keys = byKey(batch.outcomeBreakdown);
       replace(body, keys.size ? [...keys].map(([key, values]) => keyChart(key, values)) : h('p', { class: 'muted' }, 'No outcomes yet.'));
     } catch {
-      // The batch view reports its own read failures; this panel keeps what it showed.
+      // The batch view reports its own read failures; this panel keeps what it showed and tries again.
+      if (disposed) return;
+      if (!body.querySelector('.outcome-key')) replace(body, h('p', { class: 'muted' }, 'The outcomes could not be read just now.'));
+      dirty = true;
     }
   }
 
@@ -79,7 +83,7 @@ export function outcomesPanel(ctx: AppContext, batchId: string): OutcomesPanel {
     if (dirty || settle) schedule();
   }
 
-  void read();
+  void run();
   return {
     el,
     changed() {
