@@ -1,8 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
 import { allocateSlots, type BatchDemand } from '../../src/domain/fair-share.ts';
 import { mergeWrites, WriteQueue } from '../../src/dispatch/store/write-queue.ts';
 import type { CallWrite } from '../../src/services/calls/call-transitions.ts';
+import { manualTimers } from '../helpers/dispatch.ts';
+import { TestClock } from '../helpers/app.ts';
 
 const b = (id: string, inFlight: number, concurrency: number, waiting: number): BatchDemand => ({ id, inFlight, concurrency, waiting });
 const obj = (m: Map<string, number>) => Object.fromEntries(m);
@@ -152,5 +154,25 @@ describe('WriteQueue', () => {
     expect(seen.flat().indexOf('a:completed')).toBeGreaterThan(seen.flat().indexOf('a:answered'));
     expect(seen.filter((g) => g.includes('a:completed'))).toHaveLength(1);
     expect(maxInFlight).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('manualTimers (the test harness)', () => {
+  it('fires a timer that an earlier one schedules, however much real time passes while they run', () => {
+    // Real time moves a millisecond at every look: the worst a loaded machine can do.
+    let ms = Date.now();
+    const now = vi.spyOn(Date, 'now').mockImplementation(() => ms++);
+    try {
+      const timers = manualTimers(new TestClock()); // follows real time until advanced
+      const fired: string[] = [];
+      timers.setTimeout(() => {
+        fired.push('ringing');
+        timers.setTimeout(() => fired.push('answered'), 2_000);
+      }, 0);
+      timers.advance(2_000);
+      expect(fired).toEqual(['ringing', 'answered']);
+    } finally {
+      now.mockRestore();
+    }
   });
 });

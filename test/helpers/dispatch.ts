@@ -24,7 +24,12 @@ export function manualTimers(clock: TestClock) {
       timers.delete(h as number);
     },
     advance(ms) {
-      const until = clock.now().getTime() + ms;
+      // The clock stands still from here: a test clock that followed real time would otherwise move
+      // on while timers fire, and a timer one step schedules (ringing → answered) would land after
+      // `until` by the milliseconds that took, and not fire.
+      const start = clock.now();
+      clock.set(start);
+      const until = start.getTime() + ms;
       for (;;) {
         const next = [...timers.entries()].filter(([, t]) => t.due <= until).sort((a, b) => a[1].due - b[1].due || a[0] - b[0])[0];
         if (!next) break;
