@@ -12,7 +12,11 @@ const REFRESH_MS = 11_000;
 
 function byKey(counts: OutcomeCount[]): Map<string, OutcomeCount[]> {
   const keys = new Map<string, OutcomeCount[]>();
-  for (const c of counts) keys.set(c.key, [...(keys.get(c.key) ?? []), c]);
+  for (const c of counts) {
+    const values = keys.get(c.key);
+    if (values) values.push(c);
+    else keys.set(c.key, [c]);
+  }
   return keys;
 }
 
