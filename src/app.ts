@@ -14,6 +14,7 @@ import type { RequestScope } from './http/request-scope.ts';
 import { createAppServices, type ApiDeps } from './http/app-services.ts';
 import { createDashboard, DASHBOARD_ASSETS } from './http/dashboard.ts';
 import { createGraphiql, GRAPHIQL_ASSETS } from './http/graphiql.ts';
+import { trustedDocuments } from './http/trusted-documents.ts';
 import { createLiveSessions } from './graphql/live-sessions.ts';
 import { createBodyBudget } from './http/body-budget.ts';
 import { serveMetrics } from './http/metrics-endpoint.ts';
@@ -46,11 +47,13 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
   // Subscriptions and sockets re-check their key: a revoked key or disabled account ends them.
   const sessions = createLiveSessions(deps.db, deps.logger, deps.config.CREDENTIAL_RECHECK_MS);
   const graphiql = createGraphiql();
-  const yoga = createYogaServer(deps, sessions, graphiql);
+  // The dashboard's documents, run by hash (docs/api.md#trusted-documents).
+  const trusted = trustedDocuments();
+  const yoga = createYogaServer(deps, sessions, graphiql, trusted);
   // Bodies held in memory at once, counted by every reader of a body.
   const bodies = createBodyBudget(Math.max(deps.config.MAX_BODY_BYTES_IN_FLIGHT, deps.config.MAX_BODY_BYTES));
   const handleRest = createRestRouter(yoga, routes, { maxBodyBytes: deps.config.MAX_BODY_BYTES, bodyBudget: bodies, logger: deps.logger });
-  const dashboard = createDashboard(deps);
+  const dashboard = createDashboard(deps, trusted.idsByOperation);
   const removeSubscriptionSource = deps.metrics.addSubscriptionSource(() => {
     const st = deps.events.started()?.stats();
     return st ? st.progressSubscribers + st.callSubscribers + st.accountSubscribers : 0;

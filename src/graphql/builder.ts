@@ -10,6 +10,8 @@ import type { GraphQLContext } from './context.ts';
 import { complexityError, fieldCost, queryLimits, UNPAGED_LIST_SIZE } from './plugins/query-cost.ts';
 import type { PrismaClient } from '../generated/prisma/client.ts';
 import type { ContactRequest } from '../domain/create-batch-request.ts';
+import { MAX_NODE_IDS } from '../domain/global-ids.ts';
+import { decodeGlobalId, encodeGlobalId, nodesComplexity, resolveNode, resolveNodes } from './node-resolution.ts';
 
 export const builder = new SchemaBuilder<{
   PrismaTypes: PrismaTypes;
@@ -29,7 +31,20 @@ export const builder = new SchemaBuilder<{
     unauthorizedError: () => new AppError('FORBIDDEN', 'This operation requires the admin token'),
   },
   defaultFieldNullability: false,
-  relay: {},
+  // Global ids are the objects' own ids (node-resolution.ts); node/nodes load through the request's loaders.
+  relay: {
+    encodeGlobalID: encodeGlobalId,
+    decodeGlobalID: decodeGlobalId,
+    nodeQueryOptions: {
+      description: "A batch, call, agent or prompt version of the account by its id; null when the id is unknown, malformed or another account's",
+      resolve: (_root, { id }, ctx) => resolveNode(ctx, id),
+    },
+    nodesQueryOptions: {
+      description: `Like node, for at most ${MAX_NODE_IDS} ids at once, answered in their order`,
+      complexity: nodesComplexity,
+      resolve: (_root, { ids }, ctx) => resolveNodes(ctx, ids) as never,
+    },
+  },
   // Cost ≈ objects fetched (see plugins/query-cost.ts, which also refuses before execution);
   // limits come from config (GRAPHQL_MAX_*).
   complexity: {

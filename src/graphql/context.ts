@@ -5,6 +5,7 @@ import { bearerToken } from '../services/auth/api-keys.ts';
 import { authenticateRequest } from '../http/authenticate-request.ts';
 import type { RequestScope } from '../http/request-scope.ts';
 import { isAdminToken } from '../services/auth/admin-token.ts';
+import { createLoaders, type Loaders } from './loaders.ts';
 
 export interface GraphQLContext {
   deps: ApiDeps;
@@ -15,6 +16,8 @@ export interface GraphQLContext {
   account(): Promise<Account>;
   /** True when the bearer token is the operator's ADMIN_TOKEN. */
   isAdmin: boolean;
+  /** This request's loaders of the account's batches, calls, agents and prompt versions by id. */
+  loaders: Loaders;
 }
 
 /** The operator acts on one account's catalogue with the admin token plus this header (the CLI does). */
@@ -30,13 +33,8 @@ export function createContext(deps: ApiDeps, request: Request, scope: RequestSco
   const token = bearerToken(request.headers.get('authorization'));
   const isAdmin = isAdminToken(deps, token);
   const actAsId = isAdmin ? request.headers.get(ACT_AS_HEADER) : null;
-  return {
-    deps,
-    request,
-    scope,
-    isAdmin,
-    // API keys go through the failed-attempt and per-account budgets (memoised per request);
-    // the operator acting for an account does not spend that account's budget.
-    account: () => (actAsId ? (scope.account ??= actAs(deps, actAsId)) : authenticateRequest(deps, scope, token)),
-  };
+  // API keys go through the failed-attempt and per-account budgets (memoised per request);
+  // the operator acting for an account does not spend that account's budget.
+  const account = () => (actAsId ? (scope.account ??= actAs(deps, actAsId)) : authenticateRequest(deps, scope, token));
+  return { deps, request, scope, isAdmin, account, loaders: createLoaders(deps.db, account) };
 }

@@ -10,10 +10,12 @@ import { useHideOperatorSchema } from './plugins/hide-operator-schema.ts';
 import type { LiveSessions } from './live-sessions.ts';
 import type { Graphiql } from '../http/graphiql.ts';
 import type { ServerContext } from '../http/request-scope.ts';
+import type { TrustedDocuments } from '../http/trusted-documents.ts';
+import { useTrustedDocuments } from './plugins/trusted-documents.ts';
 
 export type Yoga = YogaServerInstance<ServerContext, GraphQLContext>;
 
-export function createYogaServer(deps: ApiDeps, sessions: LiveSessions, graphiql: Graphiql): Yoga {
+export function createYogaServer(deps: ApiDeps, sessions: LiveSessions, graphiql: Graphiql, trusted: TrustedDocuments): Yoga {
   return createYoga<ServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -31,6 +33,7 @@ export function createYogaServer(deps: ApiDeps, sessions: LiveSessions, graphiql
     // Order matters: the operation is counted against the rate limit even when refused later.
     plugins: [
       useRateLimit(deps),
+      useTrustedDocuments(schema, trusted),
       useInputGuard(),
       useQueryCost(deps.config),
       useEndRevokedSubscriptions(sessions, deps.config.MAX_SUBSCRIPTIONS_PER_KEY),

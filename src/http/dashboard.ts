@@ -55,7 +55,7 @@ function unavailablePage(): string {
 `;
 }
 
-async function build(): Promise<Bundle> {
+async function build(documentIds: Readonly<Record<string, string>>): Promise<Bundle> {
   // Loaded on first use: processes that never serve the page never load esbuild.
   const esbuild = await import('esbuild');
   const result = await esbuild.build({
@@ -72,6 +72,8 @@ async function build(): Promise<Bundle> {
     assetNames: '[name]-[hash]',
     logLevel: 'silent',
     legalComments: 'none',
+    // The page sends its operations by these hashes (src/web/api.ts).
+    define: { __DASHBOARD_DOCUMENT_IDS__: JSON.stringify(documentIds) },
   });
   const assets = new Map<string, Asset>();
   let script: string | undefined;
@@ -92,11 +94,11 @@ export interface Dashboard {
   serve(request: Request, pathname: string): Promise<Response>;
 }
 
-export function createDashboard(deps: Pick<AppDeps, 'logger'>): Dashboard {
+export function createDashboard(deps: Pick<AppDeps, 'logger'>, documentIds: Readonly<Record<string, string>>): Dashboard {
   let bundle: Promise<Bundle> | undefined;
   const load = () => {
     // A failed build is not kept: the next request tries again (e.g. after fixing a source file).
-    bundle ??= build().catch((err) => {
+    bundle ??= build(documentIds).catch((err) => {
       bundle = undefined;
       throw err;
     });

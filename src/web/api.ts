@@ -23,6 +23,18 @@ interface GraphQLErrorLike {
   extensions?: { code?: string; details?: unknown };
 }
 
+/** Operation name → sha256 of its document, defined by the server when it bundles the page. */
+declare const __DASHBOARD_DOCUMENT_IDS__: Record<string, string> | undefined;
+const documentIds: Record<string, string> = typeof __DASHBOARD_DOCUMENT_IDS__ === 'undefined' ? {} : __DASHBOARD_DOCUMENT_IDS__;
+
+/** A trusted document goes by its hash (docs/api.md#trusted-documents); any other by its text. */
+function requestBody(doc: DocumentNode, variables: Record<string, unknown>): string {
+  const op = doc.definitions.find((d) => d.kind === 'OperationDefinition');
+  const hash = op && 'name' in op && op.name ? documentIds[op.name.value] : undefined;
+  if (hash) return JSON.stringify({ variables, extensions: { persistedQuery: { version: 1, sha256Hash: hash } } });
+  return JSON.stringify({ query: source(doc), variables });
+}
+
 const sources = new WeakMap<object, string>();
 function source(doc: DocumentNode): string {
   let s = sources.get(doc);
@@ -65,7 +77,7 @@ export class Api {
       res = await fetch('/graphql', {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${this.key}` },
-        body: JSON.stringify({ query: source(doc), variables }),
+        body: requestBody(doc, variables),
       });
     } catch {
       throw new ApiError('Cannot reach the server. Check your connection and try again.', 'NETWORK');

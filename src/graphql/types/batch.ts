@@ -1,4 +1,5 @@
 import { builder } from '../builder.ts';
+import { NodeInterface } from './node.ts';
 import { AppError } from '../../errors.ts';
 import { batchStateFields } from './batch-state-fields.ts';
 import { MAX_OUTCOME_PAIRS, OUTCOME_TTL_MS, type OutcomeCount } from '../../services/batches/outcome-breakdown.ts';
@@ -17,6 +18,7 @@ const OUTCOME_BREAKDOWN_COMPLEXITY = 2_000;
 
 export const CallBatchType = builder.prismaObject('Batch', {
   name: 'CallBatch',
+  interfaces: [NodeInterface],
   // Select mode: a query loads only the columns its fields ask for (Prisma's per-column cost is
   // measurable on hot reads). A resolver reading a column itself must declare it in `select`.
   select: { id: true },

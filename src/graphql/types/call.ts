@@ -1,4 +1,5 @@
 import { builder } from '../builder.ts';
+import { NodeInterface } from './node.ts';
 import { HEAVY_TEXT_COMPLEXITY } from '../plugins/query-cost.ts';
 import { recordingUrlOf } from '../../services/calls/recording-url.ts';
 import { numberDialled } from '../../services/representations.ts';
@@ -14,6 +15,7 @@ builder.prismaObject('CallEvent', {
 });
 
 export const CallType = builder.prismaObject('Call', {
+  interfaces: [NodeInterface],
   fields: (t) => ({
     id: t.exposeID('id'),
     batchId: t.exposeString('batchId'),

@@ -1,8 +1,10 @@
 import { builder } from '../builder.ts';
+import { NodeInterface } from './node.ts';
 import { HEAVY_TEXT_COMPLEXITY } from '../plugins/query-cost.ts';
 import { addDidNumber, createAgent, createPromptVersion } from '../../services/accounts/catalog.ts';
 
 export const AgentType = builder.prismaObject('Agent', {
+  interfaces: [NodeInterface],
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),
@@ -16,6 +18,7 @@ export const AgentType = builder.prismaObject('Agent', {
 });
 
 export const PromptVersionType = builder.prismaObject('PromptVersion', {
+  interfaces: [NodeInterface],
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),
