@@ -11,6 +11,7 @@ const PGLITE_ONLY = [
   'test/foundation/cli-batches.test.ts',
   'test/foundation/worker-ops.test.ts',
   'test/docs/examples-run.test.ts',
+  'test/docs/webhook-receiver.test.ts',
   'test/examples/graphql-client.test.ts',
 ];
 

@@ -1,5 +1,6 @@
-// Every example under docs/examples/ runs against a real `npm start` (fresh data directory, demo
-// account, worker, simulator with short calls) and does what the docs say it does.
+// Every shell and GraphQL example of the README and docs/api.md runs against a real `npm start`
+// (fresh data directory, demo account, worker, simulator with short calls) and does what the docs
+// say it does. The webhook examples run in webhook-receiver.test.ts.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -26,12 +26,14 @@ describe('examples in the docs are files', () => {
     }
   });
 
-  it("README's first batch and the API guide show the examples the tests run", () => {
+  it("README's first batch, the API guide and the webhooks guide show the examples the tests run", () => {
     const of = (doc: string) => blocks.filter((b) => b.doc === doc).map((b) => b.file);
     expect(of('README.md')).toEqual(['docs/examples/me.sh', 'docs/examples/first-batch.sh', 'docs/examples/start-batch.sh']);
     expect(of('docs/api.md')).toEqual(
       expect.arrayContaining(['docs/examples/me.sh', 'docs/examples/me.graphql', 'docs/examples/first-batch.sh', 'docs/examples/read-batch.sh', 'docs/examples/batch-operations.sh', 'docs/examples/progress.graphql']),
     );
+    // test/docs/webhook-receiver.test.ts runs the receiver and the GraphQL it names.
+    expect(of('docs/webhooks.md')).toEqual(['docs/examples/webhook-receiver.mjs', 'docs/examples/webhook-secret.graphql', 'docs/examples/webhook-deliveries.graphql']);
   });
 
   it('every GraphQL example is valid against the committed schema.graphql', () => {
