@@ -6,7 +6,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'src/generated/', 'src/codegen/', 'dist/', 'coverage/'] },
+  { ignores: ['node_modules/', 'src/generated/', 'src/codegen/', 'examples/graphql-client/src/gql/', 'dist/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -40,7 +40,8 @@ async function start(): Promise<Started> {
           `Agent ${demo.agentId}, prompt version ${demo.versionId}, DID +14155550100.`,
           'Try:',
           `  curl -s ${url}/api/v1/public/me -H 'Authorization: Bearer ${demo.apiKey}'`,
-          `GraphiQL: ${url}/graphql`,
+          `Dashboard (paste the key): ${url}/dashboard   GraphiQL: ${url}/graphql`,
+          'A first batch to watch: README.md, "A first batch".',
           '',
         ].join('\n') + '\n',
       );

@@ -10,6 +10,9 @@ const PGLITE_ONLY = [
   'test/foundation/cli-keys.test.ts',
   'test/foundation/cli-batches.test.ts',
   'test/foundation/worker-ops.test.ts',
+  'test/docs/examples-run.test.ts',
+  'test/docs/webhook-receiver.test.ts',
+  'test/examples/graphql-client.test.ts',
 ];
 
 export default defineConfig({

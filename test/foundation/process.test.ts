@@ -26,6 +26,9 @@ describe('npm start on an embedded data dir', () => {
     try {
       await expect.poll(() => s.stdout(), { timeout: 20_000 }).toContain('curl -s');
       key = /(sk_[A-Za-z0-9_-]{43})/.exec(s.stdout())![1];
+      // The dashboard's address beside the curl line, and it serves the dashboard.
+      expect(s.stdout()).toContain(`curl -s ${s.url}/api/v1/public/me -H 'Authorization: Bearer ${key}'\nDashboard (paste the key): ${s.url}/dashboard `);
+      expect((await fetch(`${s.url}/dashboard`)).status).toBe(200);
       const r = await me(s.url, key);
       expect(r.status).toBe(200);
       expect(r.body.data.name).toBe('Demo Account');

@@ -11,11 +11,18 @@ describe('committed generated files', () => {
     expect(fs.readFileSync(path.join(root, 'schema.graphql'), 'utf8')).toBe(printedSchema());
   });
 
-  it('src/codegen/graphql.ts equals fresh codegen output (run `npm run codegen`)', async () => {
+  it('src/codegen/graphql.ts and the example client in examples/graphql-client/src/gql/ equal fresh codegen output (run `npm run codegen`)', async () => {
     const config = (await import(path.join(root, 'codegen.ts'))).default;
-    const outputs = await generate({ ...config, cwd: root, silent: true }, false);
-    const fresh = outputs.find((o: { filename: string }) => o.filename.endsWith('src/codegen/graphql.ts'));
-    expect(fresh).toBeDefined();
-    expect(fs.readFileSync(path.join(root, 'src/codegen/graphql.ts'), 'utf8')).toBe(fresh.content);
+    const outputs: { filename: string; content: string }[] = await generate({ ...config, cwd: root, silent: true }, false);
+    const names = outputs.map((o) => path.relative(root, path.resolve(root, o.filename))).sort();
+    expect(names).toEqual([
+      'examples/graphql-client/src/gql/gql.ts',
+      'examples/graphql-client/src/gql/graphql.ts',
+      'examples/graphql-client/src/gql/index.ts',
+      'src/codegen/graphql.ts',
+    ]);
+    for (const o of outputs) expect(fs.readFileSync(path.resolve(root, o.filename), 'utf8'), o.filename).toBe(o.content);
+    // No stale file left behind by a document that was removed.
+    expect(fs.readdirSync(path.join(root, 'examples/graphql-client/src/gql')).sort()).toEqual(['gql.ts', 'graphql.ts', 'index.ts']);
   }, 60_000);
 });

@@ -1,0 +1,1 @@
+curl -s $BASE/me -H "Authorization: Bearer $KEY"

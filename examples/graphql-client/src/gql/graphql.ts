@@ -1,0 +1,173 @@
+/* eslint-disable */
+/** Internal type. DO NOT USE DIRECTLY. */
+type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
+/** Internal type. DO NOT USE DIRECTLY. */
+export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
+import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+export type CallBatchContactInput = {
+  contactId: string;
+  /** Keys are normalised (e.g. `First Name` -> `first_name`) */
+  metadata?: unknown;
+  name?: string | null | undefined;
+  phoneNumber: string;
+  /** Initial call status; default `queued` unless `pending` */
+  status?: CallBatchContactStatus | null | undefined;
+};
+
+export type CallBatchContactStatus =
+  | 'pending'
+  | 'queued';
+
+export type CallBatchStartMode =
+  | 'immediate'
+  | 'manual'
+  | 'scheduled';
+
+/** The contract's create request in camelCase. With idempotencyKey it behaves as PUT, without it as POST. */
+export type CreateCallBatchInput = {
+  agentId?: string | null | undefined;
+  agentName?: string | null | undefined;
+  callbackUrl?: string | null | undefined;
+  concurrency?: number | null | undefined;
+  /** The contacts as one value; give this or `contacts` */
+  contactList?: Array<CallBatchContactInput> | null | undefined;
+  /** The contacts; give this or `contactList` */
+  contacts?: Array<CallBatchContactInput> | null | undefined;
+  deduplicateByPhone?: boolean | null | undefined;
+  /** DID number id, or the number itself */
+  didNumberId?: string | null | undefined;
+  /** 1 to 128 characters; scoped to the account */
+  idempotencyKey?: string | null | undefined;
+  interruption: boolean;
+  maxDurationSecondsPerCall?: number | null | undefined;
+  metadata?: unknown;
+  recordingEnabled?: boolean | null | undefined;
+  /** YYYY-MM-DD */
+  scheduleDate: string;
+  /** HH:MM */
+  scheduleTime: string;
+  /** IANA zone, optionally followed by "(ABBR, UTC±hh:mm)" */
+  scheduleTimezone: string;
+  startMode: CallBatchStartMode;
+  useAlternateNumber: boolean;
+  versionId?: string | null | undefined;
+  versionName?: string | null | undefined;
+  voice?: string | null | undefined;
+};
+
+export type AccountAndAgentsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type AccountAndAgentsQuery = { me: { name: string }, agents: Array<{ id: string, name: string, promptVersions: Array<{ id: string, name: string }> }> };
+
+export type RecentBatchesQueryVariables = Exact<{
+  limit: number;
+}>;
+
+
+export type RecentBatchesQuery = { batches: { items: Array<{ id: string, status: string, startMode: string, acceptedContacts: number, completed: number, failed: number, createdAt: string }>, pagination: { total: number } } };
+
+export type CreateManualBatchMutationVariables = Exact<{
+  input: CreateCallBatchInput;
+}>;
+
+
+export type CreateManualBatchMutation = { createCallBatch: { batchId: string, status: string, acceptedContacts: number, rejectedContacts: number } };
+
+export type StartBatchMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type StartBatchMutation = { startBatch: { id: string, status: string } };
+
+export type BatchProgressSubscriptionVariables = Exact<{
+  batchId: string | number;
+}>;
+
+
+export type BatchProgressSubscription = { batchProgress: { status: string, queued: number, inProgress: number, completed: number, failed: number, cancelled: number, acceptedContacts: number } };
+
+export class TypedDocumentString<TResult, TVariables>
+  extends String
+  implements DocumentTypeDecoration<TResult, TVariables>
+{
+  __apiType?: NonNullable<DocumentTypeDecoration<TResult, TVariables>['__apiType']>;
+  private value: string;
+  public __meta__?: Record<string, any> | undefined;
+
+  constructor(value: string, __meta__?: Record<string, any> | undefined) {
+    super(value);
+    this.value = value;
+    this.__meta__ = __meta__;
+  }
+
+  override toString(): string & DocumentTypeDecoration<TResult, TVariables> {
+    return this.value;
+  }
+}
+
+export const AccountAndAgentsDocument = new TypedDocumentString(`
+    query AccountAndAgents {
+  me {
+    name
+  }
+  agents {
+    id
+    name
+    promptVersions {
+      id
+      name
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<AccountAndAgentsQuery, AccountAndAgentsQueryVariables>;
+export const RecentBatchesDocument = new TypedDocumentString(`
+    query RecentBatches($limit: Int!) {
+  batches(limit: $limit) {
+    items {
+      id
+      status
+      startMode
+      acceptedContacts
+      completed
+      failed
+      createdAt
+    }
+    pagination {
+      total
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<RecentBatchesQuery, RecentBatchesQueryVariables>;
+export const CreateManualBatchDocument = new TypedDocumentString(`
+    mutation CreateManualBatch($input: CreateCallBatchInput!) {
+  createCallBatch(input: $input) {
+    batchId
+    status
+    acceptedContacts
+    rejectedContacts
+  }
+}
+    `) as unknown as TypedDocumentString<CreateManualBatchMutation, CreateManualBatchMutationVariables>;
+export const StartBatchDocument = new TypedDocumentString(`
+    mutation StartBatch($id: ID!) {
+  startBatch(id: $id) {
+    id
+    status
+  }
+}
+    `) as unknown as TypedDocumentString<StartBatchMutation, StartBatchMutationVariables>;
+export const BatchProgressDocument = new TypedDocumentString(`
+    subscription BatchProgress($batchId: ID!) {
+  batchProgress(batchId: $batchId) {
+    status
+    queued
+    inProgress
+    completed
+    failed
+    cancelled
+    acceptedContacts
+  }
+}
+    `) as unknown as TypedDocumentString<BatchProgressSubscription, BatchProgressSubscriptionVariables>;

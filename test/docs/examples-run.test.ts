@@ -1,0 +1,152 @@
+// Every shell and GraphQL example of the README and docs/api.md runs against a real `npm start`
+// (fresh data directory, demo account, worker, simulator with short calls) and does what the docs
+// say it does. The webhook examples run in webhook-receiver.test.ts.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { parse, print, type OperationDefinitionNode } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { sseStream } from '../helpers/subscriptions.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { jsonDocuments } from '../helpers/json-documents.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-doc-examples-'));
+let server: ServerProcess;
+let key = '';
+let base = '';
+
+beforeAll(async () => {
+  server = await startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: '', RUN_WORKER: 'true', SIM_CALL_MS: '300' });
+  await waitFor(() => /sk_[A-Za-z0-9_-]{43}/.test(server.stdout()), { what: 'the demo key' });
+  key = /(sk_[A-Za-z0-9_-]{43})/.exec(server.stdout())![1];
+  base = `${server.url}/api/v1/public`;
+}, 90_000);
+
+afterAll(async () => {
+  server?.child.kill('SIGTERM');
+  await server?.waitForExit();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** Runs an example as a reader would paste it: bash, with BASE, KEY (and BATCH) set. */
+async function run(file: string, batch = ''): Promise<string> {
+  const { stdout } = await promisify(execFile)('bash', [path.join(root, 'docs/examples', file)], {
+    cwd: os.tmpdir(),
+    env: { ...process.env, BASE: base, KEY: key, BATCH: batch },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return stdout;
+}
+
+async function rest(method: string, p: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${base}${p}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return res.json();
+}
+
+/** Each operation of a .graphql example, on its own, by name. */
+function operations(file: string): Map<string, string> {
+  const doc = parse(fs.readFileSync(path.join(root, 'docs/examples', file), 'utf8'));
+  const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
+  return new Map(ops.map((op) => [op.name?.value ?? '', print(op)]));
+}
+
+function subscribe(query: string, variables: Record<string, unknown>) {
+  return sseStream((req) => fetch(req), server.url, query, variables, key);
+}
+
+describe('the examples in the docs run', () => {
+  let firstBatch = '';
+
+  it('me.sh and me.graphql read the account', async () => {
+    const me = JSON.parse(await run('me.sh'));
+    expect([me.status_code, me.data.name]).toEqual([200, 'Demo Account']);
+    const [query] = operations('me.graphql').values();
+    const res = await fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query }),
+    });
+    const body = (await res.json()) as any;
+    expect(body.errors).toBeUndefined();
+    expect(body.data.me).toMatchObject({ name: 'Demo Account', limits: { maxBatchSize: expect.any(Number) } });
+  });
+
+  it("the README's first batch: created manual and waiting, started by start-batch.sh, then it runs to the end", async () => {
+    const out = (await run('first-batch.sh')).trimEnd().split('\n');
+    const created = JSON.parse(out[0]);
+    expect(created).toMatchObject({
+      status_code: 201,
+      data: { status: 'pending', start_mode: 'manual', accepted_contacts: 20, rejected_contacts: 0, concurrency: 2 },
+    });
+    firstBatch = created.data.batch_id;
+    expect(out[1]).toBe(`BATCH=${firstBatch}`);
+    // Pasted again: the same batch, not a second one.
+    const again = JSON.parse((await run('first-batch.sh')).split('\n')[0]);
+    expect([again.status_code, again.data.idempotent, again.data.batch_id]).toEqual([200, true, firstBatch]);
+    // A manual batch waits, so a newcomer has time to open the dashboard.
+    expect((await rest('GET', `/call-batches/${firstBatch}`)).data).toMatchObject({ status: 'paused', queued: 20, started_at: null });
+
+    const progress = subscribe(operations('progress.graphql').get('BatchProgress')!, { batchId: firstBatch });
+    try {
+      await progress.until((v) => v.batchProgress.status === 'paused');
+      const started = JSON.parse(await run('start-batch.sh', firstBatch));
+      expect([started.status_code, started.data.status]).toEqual([200, 'queued']);
+      const done = await progress.until((v) => v.batchProgress.status === 'completed', 60_000);
+      expect(done.batchProgress.completed + done.batchProgress.failed).toBe(20);
+      // The simulator: digits 0, 1, 2 end as no answer, busy, failed (twice each in 10–29).
+      expect(done.batchProgress.failed).toBe(6);
+    } finally {
+      progress.close();
+    }
+  }, 90_000);
+
+  it('read-batch.sh reads the batch, the lists, calls, results and call records', async () => {
+    expect(firstBatch).not.toBe('');
+    const [details, active, calls, results, records] = jsonDocuments(await run('read-batch.sh', firstBatch));
+    expect(details.data).toMatchObject({ batch_id: firstBatch, status: 'completed', completed: 14, failed: 6 });
+    expect([active.status_code, Array.isArray(active.data.items)]).toEqual([200, true]);
+    expect(calls.data.items.length).toBe(14);
+    expect(calls.data.items.every((c: any) => c.status === 'completed' && c.batch_id === firstBatch)).toBe(true);
+    expect(results.status_code).toBe(200);
+    expect(results.data.items.length).toBeGreaterThan(0);
+    expect(results.data.items.every((c: any) => Object.values(c.outcomes ?? {}).includes('interested'))).toBe(true);
+    expect(records.data.pagination.total).toBeGreaterThanOrEqual(20);
+  });
+
+  it('the progress subscriptions: callUpdated replays the recent calls; accountBatches and batch-operations.sh pause, resume, cancel', async () => {
+    expect(firstBatch).not.toBe('');
+    const ops = operations('progress.graphql');
+    const calls = subscribe(ops.get('CallUpdated')!, { batchId: firstBatch });
+    const account = subscribe(ops.get('AccountBatches')!, {});
+    try {
+      await calls.until((v) => v.callUpdated.status === 'completed' && typeof v.callUpdated.summary === 'string');
+
+      // One call at a time for 20 calls: the operations land while it runs.
+      const slow = await rest('POST', '/call-batches', {
+        agent_name: 'Demo Agent', version_name: 'v1', start_mode: 'manual', concurrency: 1,
+        interruption: true, use_alternate_number: false,
+        schedule_date: '2026-11-24', schedule_time: '09:00', schedule_timezone: 'UTC',
+        contacts: Array.from({ length: 20 }, (_, i) => ({ contact_id: `op-${i}`, phone_number: `+1415555014${i % 10}` })),
+      });
+      const batch = slow.data.batch_id;
+      expect(JSON.parse(await run('start-batch.sh', batch)).data.status).toBe('queued');
+      const [paused, resumed, cancelled] = jsonDocuments(await run('batch-operations.sh', batch));
+      expect([paused.status_code, paused.data.status]).toEqual([200, 'paused']);
+      expect([resumed.status_code, resumed.data.status]).toEqual([200, 'queued']);
+      expect([cancelled.status_code, cancelled.data.status]).toEqual([200, 'cancelled']);
+      expect(cancelled.data.cancelled).toBeGreaterThan(0);
+      await account.until((v) => v.accountBatches.batchId === batch && v.accountBatches.status === 'cancelled');
+    } finally {
+      calls.close();
+      account.close();
+    }
+  }, 60_000);
+});
