@@ -2,15 +2,21 @@
 //
 // Seeds one batch of BENCH_EXPORT_CALLS calls (default 100,000; 70 % answered, each with a summary,
 // outcomes and a ~1 kB transcript), starts the app in this process on a free port and downloads
-// GET …/results.csv over HTTP, reading as fast as it can. Prints rows per second, the bytes written
-// and the process's resident memory before, at its peak during the download and after, beside the
-// bound the export keeps: one page of rows read at a time, however large the batch.
+// GET …/results.csv over HTTP, as fast as it can or pausing BENCH_EXPORT_READ_DELAY_MS per chunk (a
+// slow client: the server must wait for it, not queue the file). Prints rows per second, the RSS
+// before, at peak and after, and the live memory after a full GC (heapUsed + arrayBuffers) idle, at
+// the first page, each quarter and the end, beside the bound the export keeps: one page at a time.
+// RSS alone says little: with V8's default heap limit garbage piles up uncollected (+146 MB on a
+// 100k export); run with NODE_OPTIONS=--max-old-space-size=96 to see it stay flat.
 //
 // Database: embedded PGlite in a temporary directory (default; its memory is this process's), or a
 // throwaway database on BENCH_PG_URL (e.g. postgresql://postgres@127.0.0.1:5432/postgres).
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
@@ -26,8 +32,12 @@ import { addDidNumber, createAgent, createPromptVersion } from '../src/services/
 import { EXPORT_PAGE_ROWS } from '../src/services/batches/export-batch-results.ts';
 
 const CALLS = Number(process.env.BENCH_EXPORT_CALLS ?? 100_000);
+const READ_DELAY_MS = Number(process.env.BENCH_EXPORT_READ_DELAY_MS ?? 0);
 const PG_URL = process.env.BENCH_PG_URL;
 const MB = 1024 * 1024;
+// A full collection on demand without a node flag, so `npm run bench:export` needs no --expose-gc.
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc') as () => void;
 
 async function openBenchDatabase(): Promise<{ db: Database; cleanup(): Promise<void> }> {
   if (!PG_URL) {
@@ -85,6 +95,60 @@ async function seed(db: Database): Promise<{ apiKey: string; batchId: string }> 
   return { apiKey, batchId };
 }
 
+/** Live memory after a full collection: heapUsed (JS objects) and arrayBuffers (CSV chunks, socket buffers). */
+function liveAfterGc(): { heap: number; buffers: number } {
+  gc();
+  const m = process.memoryUsage();
+  return { heap: m.heapUsed, buffers: m.arrayBuffers };
+}
+
+type Sample = { rows: number } & ReturnType<typeof liveAfterGc>;
+
+/** Downloads the CSV, reading slowly when READ_DELAY_MS is set; samples live memory at the start, quarters and end. */
+async function download(url: string, apiKey: string): Promise<{ bytes: number; rows: number; samples: Sample[] }> {
+  // node:http rather than fetch: its response reads from the socket only as the loop below takes
+  // chunks, so a slow reader pushes back on the server instead of piling up in this client.
+  const res = await new Promise<http.IncomingMessage>((resolve, reject) => http.get(url, { headers: { authorization: `Bearer ${apiKey}` } }, resolve).on('error', reject));
+  if (res.statusCode !== 200) throw new Error(`export answered ${res.statusCode}: ${(await res.toArray()).join('')}`);
+  const marks = [EXPORT_PAGE_ROWS, CALLS / 4, CALLS / 2, (3 * CALLS) / 4];
+  const samples: Sample[] = [];
+  let bytes = 0;
+  let lines = 0;
+  for await (const chunk of res as AsyncIterable<Buffer>) {
+    bytes += chunk.byteLength;
+    for (let i = 0; i < chunk.byteLength; i++) if (chunk[i] === 10) lines++;
+    if (lines - 1 >= marks[samples.length]) samples.push({ rows: lines - 1, ...liveAfterGc() });
+    if (READ_DELAY_MS) await new Promise((r) => setTimeout(r, READ_DELAY_MS));
+  }
+  samples.push({ rows: lines - 1, ...liveAfterGc() });
+  return { bytes, rows: lines - 1, samples };
+}
+
+async function measureExport(base: string, apiKey: string, batchId: string): Promise<void> {
+  const idle = liveAfterGc();
+  const before = process.memoryUsage().rss;
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
+  const started = performance.now();
+  const { bytes, rows, samples } = await download(`${base}/api/v1/public/call-batches/${batchId}/results.csv`, apiKey);
+  const seconds = (performance.now() - started) / 1000;
+  clearInterval(sampler);
+  const after = process.memoryUsage().rss;
+  const pageKb = Math.ceil(((bytes / rows) * EXPORT_PAGE_ROWS) / 1024);
+  const heapLimit = v8.getHeapStatistics().heap_size_limit;
+  console.log(`exported ${rows} rows (${(bytes / MB).toFixed(1)} MB of CSV) in ${seconds.toFixed(1)} s: ${Math.round(rows / seconds)} rows/s${READ_DELAY_MS ? ` (reader pausing ${READ_DELAY_MS} ms per chunk)` : ''}`);
+  console.log(`RSS before ${(before / MB).toFixed(0)} MB, peak ${(peak / MB).toFixed(0)} MB (+${((peak - before) / MB).toFixed(0)} MB), after ${(after / MB).toFixed(0)} MB; V8 heap limit ${(heapLimit / MB).toFixed(0)} MB`);
+  const fmt = (s: { heap: number; buffers: number }) => `heap ${(s.heap / MB).toFixed(1)} MB + buffers ${(s.buffers / MB).toFixed(1)} MB`;
+  console.log(`live after GC: idle ${fmt(idle)}`);
+  for (const s of samples) console.log(`  at row ${String(s.rows).padStart(7)}: ${fmt(s)} (${((s.heap + s.buffers - idle.heap - idle.buffers) / MB).toFixed(1)} MB over idle)`);
+  const first = samples[0];
+  const last = samples[samples.length - 1];
+  const grown = last.heap + last.buffers - first.heap - first.buffers;
+  console.log(`live growth from the first page to the last: ${(grown / MB).toFixed(1)} MB over ${last.rows - first.rows} rows (${Math.round(grown / Math.max(1, last.rows - first.rows))} B/row; a leak of one row's CSV would be ~${Math.round(bytes / rows)} B/row)`);
+  console.log(`bound: ${EXPORT_PAGE_ROWS} rows held at a time (one page, ~${pageKb} kB of CSV here), whatever the batch size; the CSV is ${(bytes / MB).toFixed(1)} MB`);
+  if (rows !== CALLS) throw new Error(`expected ${CALLS} rows, got ${rows}`);
+}
+
 async function main() {
   const { db, cleanup } = await openBenchDatabase();
   try {
@@ -96,27 +160,7 @@ async function main() {
     const app = buildApp({ config, db, logger: createLogger('warn'), clock: systemClock, appSecret: config.APP_SECRET!, metrics: createMetrics(db) });
     const base = await app.listen();
     try {
-      global.gc?.();
-      const before = process.memoryUsage().rss;
-      let peak = before;
-      const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
-      const started = performance.now();
-      const res = await fetch(`${base}/api/v1/public/call-batches/${batchId}/results.csv`, { headers: { authorization: `Bearer ${apiKey}` } });
-      if (res.status !== 200) throw new Error(`export answered ${res.status}: ${await res.text()}`);
-      let bytes = 0;
-      let lines = 0;
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        bytes += chunk.byteLength;
-        for (let i = 0; i < chunk.byteLength; i++) if (chunk[i] === 10) lines++;
-      }
-      const seconds = (performance.now() - started) / 1000;
-      clearInterval(sampler);
-      const after = process.memoryUsage().rss;
-      const rows = lines - 1;
-      console.log(`exported ${rows} rows (${(bytes / MB).toFixed(1)} MB of CSV) in ${seconds.toFixed(1)} s: ${Math.round(rows / seconds)} rows/s`);
-      console.log(`RSS before ${(before / MB).toFixed(0)} MB, peak ${(peak / MB).toFixed(0)} MB (+${((peak - before) / MB).toFixed(0)} MB), after ${(after / MB).toFixed(0)} MB`);
-      console.log(`bound: ${EXPORT_PAGE_ROWS} rows held at a time (one page, ~${Math.ceil((bytes / rows) * EXPORT_PAGE_ROWS / 1024)} kB of CSV here), whatever the batch size; the CSV is ${(bytes / MB).toFixed(1)} MB`);
-      if (rows !== CALLS) throw new Error(`expected ${CALLS} rows, got ${rows}`);
+      await measureExport(base, apiKey, batchId);
     } finally {
       await app.stop();
     }
