@@ -78,6 +78,12 @@ const configSchema = z.object({
   CREDENTIAL_RECHECK_MS: z.coerce.number().int().min(100).max(300_000).default(2_000),
   /** Subscriptions (SSE or WebSocket) and sockets one API key holds open in one process; more are refused (RATE_LIMITED). */
   MAX_SUBSCRIPTIONS_PER_KEY: z.coerce.number().int().min(1).max(1_000_000).default(5_000),
+  /** CSV exports of batch results (GET …/results.csv) one process streams at once; more get 429. */
+  EXPORTS_PER_PROCESS: z.coerce.number().int().min(1).max(1_000).default(4),
+  /** CSV exports one account streams at once in one process; more get 429. */
+  EXPORTS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(2),
+  /** Longest a CSV export may stream; past it the connection is cut (the file is visibly truncated). */
+  EXPORT_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   /** Let callback_url target loopback/private/link-local addresses (local receivers in tests and demos). */
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   /** Per-attempt deadline for a webhook POST (connect + response). */

@@ -1,12 +1,12 @@
 // The CLI's batch commands: create from a CSV file (the dashboard's reader, so one file works in
 // both), list, show, watch the live counters, and export the results as CSV (the REST results
-// document and call-record mapper, so the columns are the contract's).
+// document and rest/results-csv.ts, the CSV shape GET …/results.csv writes too).
 import fs from 'node:fs';
 import { print } from 'graphql';
 import { contactsFromCsv, lineOfDetail } from '../web/contacts-csv.ts';
 import { restOperations } from '../rest/operations.ts';
-import { CALL_RECORD_FIELDS, callRecord, type CallRecordSource } from '../services/representations.ts';
-import { exportCells } from './export-cells.ts';
+import type { CallRecordSource } from '../services/representations.ts';
+import { resultsCsvHeader, resultsCsvRows } from '../rest/results-csv.ts';
 import { BATCH_LIST_STATUS_FILTERS } from '../services/batches/list-batches.ts';
 import { progressLine, type BatchCounters } from './progress.ts';
 import { arg, int, need, type Command, type CommandIo, type Flags } from './command.ts';
@@ -76,16 +76,12 @@ type ResultsPage = { results: { items: CallRecordSource[]; pagination: { hasMore
 /** Writes the batch's results as CSV, a page at a time; returns how many calls it wrote. */
 async function exportResults(gql: GraphQLTransport['request'], account: string, batchId: string, write: (text: string) => void): Promise<number> {
   const document = print(restOperations.get('RestBatchResults')!);
-  write(exportCells([[...CALL_RECORD_FIELDS]]));
+  write(resultsCsvHeader());
   let exported = 0;
   for (let page = 1; ; page++) {
     const { results } = await gql<ResultsPage>(document, { batchId, page, limit: EXPORT_PAGE }, account);
-    const rows = results.items.map((item) => {
-      const record = callRecord(item);
-      return CALL_RECORD_FIELDS.map((k) => record[k]);
-    });
-    if (rows.length) write(exportCells(rows));
-    exported += rows.length;
+    if (results.items.length) write(resultsCsvRows(results.items));
+    exported += results.items.length;
     if (!results.pagination.hasMore) return exported;
   }
 }

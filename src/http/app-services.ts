@@ -1,16 +1,19 @@
 // The objects an API process builds once and every request shares: rate limiters, the live
-// event hub, the recording-link refresher and the outcome counts. Built by app.ts and handed down explicitly.
+// event hub, the recording-link refresher, the outcome counts and the export slots. Built by app.ts and handed down explicitly.
 import type { AppDeps } from '../deps.ts';
 import { createRecordingRefresher, type RecordingRefresher } from '../dispatch/voice/retell/recording-refresh.ts';
 import { createLiveEvents, type LiveEvents } from '../events/live-events.ts';
 import { createRateLimiters, type RateLimiters } from '../services/auth/rate-limit.ts';
 import { createOutcomeBreakdowns, type OutcomeBreakdowns } from '../services/batches/outcome-breakdown.ts';
+import { createExportSlots, type ExportSlots } from '../services/batches/export-slots.ts';
 
 export interface AppServices {
   rateLimiters: RateLimiters;
   events: LiveEvents;
   recordings: RecordingRefresher;
   outcomes: OutcomeBreakdowns;
+  /** CSV exports streaming now, per account and in all (services/batches/export-slots.ts). */
+  exports: ExportSlots;
 }
 
 export function createAppServices(deps: AppDeps): AppServices {
@@ -19,6 +22,7 @@ export function createAppServices(deps: AppDeps): AppServices {
     events: createLiveEvents(deps),
     recordings: createRecordingRefresher(deps),
     outcomes: createOutcomeBreakdowns(deps),
+    exports: createExportSlots({ perProcess: deps.config.EXPORTS_PER_PROCESS, perAccount: deps.config.EXPORTS_PER_ACCOUNT }),
   };
 }
 

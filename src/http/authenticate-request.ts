@@ -4,7 +4,7 @@ import type { ApiDeps } from './app-services.ts';
 import { AppError } from '../errors.ts';
 import type { Account } from '../generated/prisma/client.ts';
 import { authenticateApiKey } from '../services/auth/api-keys.ts';
-import { accountRateLimited, authFailuresRateLimited } from '../services/auth/rate-limit.ts';
+import { accountBudgetKey, accountRateLimited, authFailuresRateLimited } from '../services/auth/rate-limit.ts';
 import type { RequestScope } from './request-scope.ts';
 
 /** The request's account; throws UNAUTHENTICATED, FORBIDDEN or RATE_LIMITED. */
@@ -15,7 +15,7 @@ export function authenticateRequest(deps: ApiDeps, scope: RequestScope, token: s
 async function authenticateAndCount(deps: ApiDeps, scope: RequestScope, token: string | null): Promise<Account> {
   const account = await authenticateFrom(deps, token, scope.clientAddress);
   scope.accountId = account.id;
-  const state = await deps.rateLimiters.accounts.consume(`account:${account.id}`, account.rateLimitPerMinute);
+  const state = await deps.rateLimiters.accounts.consume(accountBudgetKey(account.id), account.rateLimitPerMinute);
   scope.rateLimit = state;
   if (state.limited) throw accountRateLimited(state);
   return account;

@@ -87,6 +87,12 @@ async function boundedGraphqlRequest(deps: ApiDeps, request: Request, address: s
   return new Request(request.url, { method: request.method, headers: request.headers, body: bytes as Uint8Array<ArrayBuffer> });
 }
 
+function destroySocket(req: IncomingMessage | undefined): boolean {
+  if (!req?.socket) return false;
+  req.socket.destroy();
+  return true;
+}
+
 export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudget, routeLabel: RouteLabel) {
   const cors = corsPolicy(deps.config.CORS_ORIGIN);
   const hsts = deps.config.PUBLIC_URL?.startsWith('https:') ?? false;
@@ -127,6 +133,7 @@ export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudge
     const requestId = requestIdOf(request);
     const scope = newRequestScope(
       context?.clientAddress ? normalizeAddress(context.clientAddress) : nodeClientAddress(context?.req, deps.config.TRUST_PROXY),
+      () => destroySocket(context?.req),
     );
     const path = new URL(request.url).pathname;
     const preflight = isPreflight(request);

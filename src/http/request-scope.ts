@@ -15,10 +15,15 @@ export interface RequestScope {
   accountId?: string;
   /** The account budget as counted for this request, for the rate-limit headers. */
   rateLimit?: RateLimitState;
+  /**
+   * Cuts the client's connection mid-response (a streamed body that cannot finish must not look
+   * finished); false when there is no connection to cut (in-process calls).
+   */
+  abortConnection(): boolean;
 }
 
-export function newRequestScope(clientAddress: string | undefined): RequestScope {
-  return { clientAddress, inputVetted: false };
+export function newRequestScope(clientAddress: string | undefined, abortConnection: () => boolean = () => false): RequestScope {
+  return { clientAddress, inputVetted: false, abortConnection };
 }
 
 /** Yoga's server context: what the front door hands every GraphQL execution. */

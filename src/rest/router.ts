@@ -23,10 +23,24 @@ export interface RouteInput {
   account: Account;
 }
 
-export interface RestRoute {
+interface RouteBase {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Path with `:name` segments. */
   path: string;
+}
+
+/**
+ * A route that answers with its own body (a streamed CSV file) from a use case rather than a
+ * GraphQL document; it is authenticated and its budget spent exactly as a document route.
+ */
+export interface StreamRoute extends RouteBase {
+  method: 'GET';
+  stream: (input: RouteInput, ctx: GraphQLContext) => Promise<Response>;
+}
+
+export type RestRoute = DocumentRoute | StreamRoute;
+
+export interface DocumentRoute extends RouteBase {
   operation: string;
   /** The route takes no input in its body: an empty body is fine (a JSON one is still checked). */
   bodyOptional?: boolean;
@@ -42,14 +56,12 @@ export interface RestRoute {
   respond: (data: any, input: RouteInput) => { status?: number; message: string; data: unknown };
 }
 
-interface CompiledRoute extends RestRoute {
-  segments: string[];
-  document: DocumentNode;
-}
+type CompiledRoute = (DocumentRoute & { segments: string[]; document: DocumentNode }) | (StreamRoute & { segments: string[] });
 
 const segmentsOf = (path: string) => path.split('/').filter(Boolean);
 
 function compile(route: RestRoute): CompiledRoute {
+  if ('stream' in route) return { ...route, segments: segmentsOf(route.path) };
   const document = restOperations.get(route.operation);
   if (!document) throw new Error(`REST route ${route.method} ${route.path}: unknown operation ${route.operation}`);
   return { ...route, segments: segmentsOf(route.path), document };
@@ -112,7 +124,7 @@ async function readJsonBody(request: Request, maxBytes: number, lease: BodyLease
 }
 
 /** An error whose details name fields by path, re-spelled for the route's client. */
-function inRouteSpelling(e: AppError, route: RestRoute, input: RouteInput): AppError {
+function inRouteSpelling(e: AppError, route: DocumentRoute, input: RouteInput): AppError {
   if (e.issues.length === 0) return e;
   const detail = route.detail ?? ((issue: PathIssue) => formatIssue(issue, snakeCase, 'body'));
   return new AppError(e.code, e.message, e.issues.map((issue) => detail(issue, input)), e.headers);
@@ -131,7 +143,7 @@ export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: Rest
   const compiled = routeTable.map(compile);
 
   async function run(route: CompiledRoute, request: Request, scope: RequestScope, url: URL, params: Record<string, string>, lease: BodyLease): Promise<Response> {
-    const operationParams = { operationName: route.operation, variables: {} as Record<string, unknown> };
+    const operationParams = { operationName: 'operation' in route ? route.operation : undefined, variables: {} as Record<string, unknown> };
     // Same envelop pipeline (context, auth, plugins, masking) as POST /graphql.
     const { execute, contextFactory, schema } = yoga.getEnveloped({ request, scope, params: operationParams });
     const contextValue = (await contextFactory()) as unknown as GraphQLContext;
@@ -140,9 +152,10 @@ export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: Rest
     const account = await contextValue.account();
     const queryProblems = queryHazards(url.searchParams);
     if (queryProblems.length) throw requestValidation(queryProblems);
-    const body = request.method === 'POST' || request.method === 'PUT' ? await readJsonBody(request, opts.maxBodyBytes, lease, route.bodyOptional ?? false) : undefined;
+    const body = request.method === 'POST' || request.method === 'PUT' ? await readJsonBody(request, opts.maxBodyBytes, lease, ('bodyOptional' in route && route.bodyOptional) || false) : undefined;
     scope.inputVetted = true;
     const input: RouteInput = { params, query: url.searchParams, body, account };
+    if ('stream' in route) return route.stream(input, contextValue);
     const variables = route.variables?.(input) ?? {};
     operationParams.variables = variables;
     const result = (await execute({

@@ -5,5 +5,6 @@ import { accountRoutes } from './routes/account.ts';
 import { batchOperationRoutes } from './routes/batch-operations.ts';
 import { batchesCreateRoutes } from './routes/batches-create.ts';
 import { batchesReadRoutes } from './routes/batches-read.ts';
+import { batchExportRoutes } from './routes/batch-export.ts';
 
-export const routes: RestRoute[] = [...accountRoutes, ...batchOperationRoutes, ...batchesCreateRoutes, ...batchesReadRoutes];
+export const routes: RestRoute[] = [...accountRoutes, ...batchOperationRoutes, ...batchesCreateRoutes, ...batchesReadRoutes, ...batchExportRoutes];

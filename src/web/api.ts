@@ -97,6 +97,30 @@ export class Api {
     return body.data;
   }
 
+  /**
+   * A file from the REST API, read whole: the key travels in the Authorization header, never in a
+   * URL (a plain link could not carry it). Refusals come back as ApiErrors in the contract's forms.
+   */
+  async file(path: string): Promise<Blob> {
+    let res: Response;
+    try {
+      res = await fetch(path, { headers: { authorization: `Bearer ${this.key}` } });
+    } catch {
+      throw new ApiError('Cannot reach the server. Check your connection and try again.', 'NETWORK');
+    }
+    if (res.ok) {
+      try {
+        return await res.blob();
+      } catch {
+        throw new ApiError('The download broke off before the end; try again in a minute.', 'TRUNCATED');
+      }
+    }
+    const body = (await res.json().catch(() => null)) as { detail?: string; message?: string; error?: { code?: string; details?: string[] } } | null;
+    const err = new ApiError(body?.detail ?? body?.error?.details?.[0] ?? body?.message ?? `The server answered ${res.status}`, body?.error?.code ?? `HTTP_${res.status}`);
+    if (res.status === 401 || res.status === 403) this.onAuthFailure(err);
+    throw err;
+  }
+
   subscribe<R, V extends Record<string, unknown>>(doc: TypedDocumentNode<R, V>, variables: V, handlers: SubscriptionHandlers<R>): () => void {
     return this.socket().subscribe<R>(
       { query: source(doc), variables },

@@ -12,6 +12,7 @@ import { startServerProcess, type ServerProcess } from '../helpers/server-proces
 import { sseStream } from '../helpers/subscriptions.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { jsonDocuments } from '../helpers/json-documents.ts';
+import { parseCsv } from '../../src/web/csv.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-doc-examples-'));
@@ -33,9 +34,9 @@ afterAll(async () => {
 });
 
 /** Runs an example as a reader would paste it: bash, with BASE, KEY (and BATCH) set. */
-async function run(file: string, batch = ''): Promise<string> {
+async function run(file: string, batch = '', cwd = os.tmpdir()): Promise<string> {
   const { stdout } = await promisify(execFile)('bash', [path.join(root, 'docs/examples', file)], {
-    cwd: os.tmpdir(),
+    cwd,
     env: { ...process.env, BASE: base, KEY: key, BATCH: batch },
     maxBuffer: 64 * 1024 * 1024,
   });
@@ -49,6 +50,17 @@ async function rest(method: string, p: string, body?: unknown): Promise<any> {
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return res.json();
+}
+
+async function graphql(query: string, variables: Record<string, unknown>): Promise<any> {
+  const res = await fetch(`${server.url}/graphql`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await res.json()) as any;
+  expect(body.errors).toBeUndefined();
+  return body;
 }
 
 /** Each operation of a .graphql example, on its own, by name. */
@@ -119,6 +131,33 @@ describe('the examples in the docs run', () => {
     expect(results.data.items.length).toBeGreaterThan(0);
     expect(results.data.items.every((c: any) => Object.values(c.outcomes ?? {}).includes('interested'))).toBe(true);
     expect(records.data.pagination.total).toBeGreaterThanOrEqual(20);
+  });
+
+  it('export-results.sh downloads the CSV: a header and one line per call', async () => {
+    expect(firstBatch).not.toBe('');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-export-example-'));
+    try {
+      expect(await run('export-results.sh', firstBatch, dir)).toMatch(/^call_id,batch_id,/);
+      const rows = parseCsv(fs.readFileSync(path.join(dir, 'results.csv'), 'utf8'));
+      expect(rows.length).toBe(21);
+      expect(rows.slice(1).every((r) => r.cells[1] === firstBatch)).toBe(true);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('nodes.graphql finds the batch, a call and its agent by their ids', async () => {
+    expect(firstBatch).not.toBe('');
+    const ops = operations('nodes.graphql');
+    const batch = await graphql(ops.get('BatchNode')!, { batch: firstBatch });
+    expect(batch.data.node).toEqual({ __typename: 'CallBatch', status: 'completed', totalContacts: 20 });
+    const call = (await rest('GET', `/call-batches/${firstBatch}/calls?limit=1`)).data.items[0];
+    const nodes = await graphql(ops.get('Nodes')!, { ids: [call.call_id, call.agent_id, 'sched_unknown'] });
+    expect(nodes.data.nodes).toEqual([
+      { __typename: 'Call', id: call.call_id, status: call.status, agent: { name: 'Demo Agent' } },
+      { __typename: 'Agent', id: call.agent_id, name: 'Demo Agent' },
+      null,
+    ]);
   });
 
   it('the progress subscriptions: callUpdated replays the recent calls; accountBatches and batch-operations.sh pause, resume, cancel', async () => {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/index.ts';
 import { renderForPeople } from '../../src/cli/render.ts';
-import { exportCells } from '../../src/cli/export-cells.ts';
+import { exportCells } from '../../src/rest/results-csv.ts';
 import { parseCsv } from '../../src/web/csv.ts';
 import { CALL_RECORD_FIELDS } from '../../src/services/representations.ts';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
@@ -156,6 +156,11 @@ describe('CLI batches against the running server', () => {
         CALL_RECORD_FIELDS.map((k) => (item[k] === null ? '' : typeof item[k] === 'object' ? JSON.stringify(item[k]) : String(item[k]))),
       ),
     );
+    // GET …/results.csv writes the same file (recording links differ only in their expiry).
+    const csv = await fetch(`${server.url}/api/v1/public/call-batches/${batchId}/results.csv`, { headers: { authorization: `Bearer ${apiKey}` } });
+    expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    const unsigned = (text: string) => text.replace(/\?expires=\d+&signature=[\w-]+/g, '');
+    expect(unsigned(await csv.text())).toBe(unsigned(fs.readFileSync(file, 'utf8')));
     // A failed export leaves no file behind (nor a half one).
     const missing = path.join(dataDir, 'missing.csv');
     await expect(runCli(['batches', 'export', 'sched_0123456789abcdef0123456789abcdef', '--account', account, '--out', missing], { out: () => {} })).rejects.toThrow(/not found/i);

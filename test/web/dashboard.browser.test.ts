@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 import { createPgDatabase, TEST_DATABASE_URL } from '../helpers/database.ts';
-import { formatCsv } from '../../src/web/csv.ts';
+import { formatCsv, parseCsv } from '../../src/web/csv.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const OUTPUT = path.resolve(import.meta.dirname, '../../test-output');
@@ -188,6 +188,20 @@ describe('dashboard', () => {
     // They are the batch's own numbers.
     const details = await api('GET', `/api/v1/public/call-batches/${batchId}`);
     expect({ completed: details.body.data.completed, failed: details.body.data.failed }).toEqual(expected);
+    expect(await stillNoReload(page)).toBe(true);
+
+    // Export CSV downloads the batch's results (fetched with the key in a header, saved from a Blob):
+    // one row per call, the call record's columns, the API's values.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-csv').click()]);
+    expect(download.suggestedFilename()).toBe(`${batchId}-results.csv`);
+    const [header, ...csvRows] = parseCsv(fs.readFileSync((await download.path())!, 'utf8'));
+    expect(header.cells.slice(0, 3)).toEqual(['call_id', 'batch_id', 'contact_id']);
+    const results = await api('GET', `/api/v1/public/call-batches/${batchId}/results`);
+    const column = (name: string) => csvRows.map((r) => r.cells[header.cells.indexOf(name)]);
+    expect(column('call_id')).toEqual(results.body.data.items.map((c: { call_id: string }) => c.call_id));
+    expect(column('status')).toEqual(results.body.data.items.map((c: { status: string }) => c.status));
+    expect(column('summary')).toEqual(results.body.data.items.map((c: { summary: string | null }) => c.summary ?? ''));
+    expect(csvRows).toHaveLength(N);
     expect(await stillNoReload(page)).toBe(true);
 
     // The calls table moved live as well: answered calls show their analysis as ready.

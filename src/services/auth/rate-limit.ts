@@ -64,6 +64,9 @@ export class FixedWindowLimiter {
   }
 }
 
+/** The key under which an account's per-minute budget is counted. */
+export const accountBudgetKey = (accountId: string): string => `account:${accountId}`;
+
 export interface RateLimiters {
   /** Per account, budget = the account's rate_limit_per_minute. */
   accounts: FixedWindowLimiter;

@@ -47,16 +47,9 @@ function wellFormed(s: string): string {
   return s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
 
-// Prisma has no "some value of the object equals" JSON filter, so the outcome filter picks the
-// page's ids in SQL and Prisma then loads those rows with the GraphQL selection.
-async function pageByOutcome(
-  deps: AppDeps,
-  batch: BatchScope,
-  filter: ResultFilter & { outcome: string },
-  req: PageRequest,
-  query: CallQuery,
-): Promise<{ items: Call[]; pagination: Pagination }> {
-  const conditions = [Prisma.sql`c.batch_id = ${batch.id}`];
+/** SQL conditions on `calls c` for a batch's results with an outcome filter (the CSV export pages them too). */
+export function outcomeWhere(batchId: string, filter: ResultFilter & { outcome: string }): Prisma.Sql {
+  const conditions = [Prisma.sql`c.batch_id = ${batchId}`];
   if (filter.status != null) conditions.push(Prisma.sql`c.status = ${filter.status}`);
   if (filter.transcriptStatus != null) {
     conditions.push(Prisma.sql`c.transcript_status = ${transcriptStatusValue(filter.transcriptStatus)}`);
@@ -67,7 +60,19 @@ async function pageByOutcome(
   // path known when the statement is planned, which a bound parameter is.
   const path = `$.* ? (@ == ${JSON.stringify(wellFormed(filter.outcome))})`;
   conditions.push(Prisma.sql`c.outcomes @? ${path}::jsonpath`);
-  const where = Prisma.join(conditions, ' AND ');
+  return Prisma.join(conditions, ' AND ');
+}
+
+// Prisma has no "some value of the object equals" JSON filter, so the outcome filter picks the
+// page's ids in SQL and Prisma then loads those rows with the GraphQL selection.
+async function pageByOutcome(
+  deps: AppDeps,
+  batch: BatchScope,
+  filter: ResultFilter & { outcome: string },
+  req: PageRequest,
+  query: CallQuery,
+): Promise<{ items: Call[]; pagination: Pagination }> {
+  const where = outcomeWhere(batch.id, filter);
   const prisma = deps.db.prisma;
   const [ids, counted] = await Promise.all([
     prisma.$queryRaw<{ id: string }[]>`SELECT c.id FROM calls c WHERE ${where} ORDER BY c.seq LIMIT ${req.limit} OFFSET ${offsetOf(req)}`,

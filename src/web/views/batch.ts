@@ -20,6 +20,7 @@ import { counterList, progressBar, retryRow, setStatus, statusBadge } from '../w
 import { callCells, callDetail, newer, type CallView } from './call-view.ts';
 import { outcomesPanel } from './outcomes-panel.ts';
 import { createPace } from '../pace.ts';
+import { csvExportButton } from './csv-export.ts';
 
 const PAGE_SIZE = 50;
 /** Past this many updates during one page read, the page is read again instead. */
@@ -84,10 +85,12 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
     CALL_STATUSES.map((s) => h('option', { value: s, selected: s === statusFilter }, s.replace('_', ' '))),
   );
 
+  const exportButton = csvExportButton(ctx, id);
+
   const el = h(
     'section',
     { class: 'view' },
-    h('div', { class: 'toolbar' }, h('a', { href: '#/batches', class: 'back' }, '← Batches'), title, badge, h('span', { class: 'spacer' }), ops.el),
+    h('div', { class: 'toolbar' }, h('a', { href: '#/batches', class: 'back' }, '← Batches'), title, badge, h('span', { class: 'spacer' }), exportButton, ops.el),
     h('div', { class: 'panel progress-panel' }, h('div', { class: 'bar-row' }, bar.el, pct, paceText), counters.el, facts),
     outcomes.el,
     h(

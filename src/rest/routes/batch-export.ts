@@ -1,0 +1,51 @@
+// GET /call-batches/{batch_id}/results.csv: the batch's results as a streamed CSV file, with the
+// JSON results route's filters (no page or limit: the file holds every matching call). The use
+// case checks the batch and takes an export slot before the response starts, so 404, 422 and 429
+// come in the contract's error forms; the body is rest/results-csv-stream.ts.
+import type { RestRoute, RouteInput } from '../router.ts';
+import { QueryReader } from '../query-params.ts';
+import { CALL_STATUSES } from '../../domain/call-state.ts';
+import { TRANSCRIPT_STATUS_FILTERS } from '../../services/calls/list-batch-calls.ts';
+import { openResultsExport } from '../../services/batches/export-batch-results.ts';
+import type { ResultFilter } from '../../services/batches/batch-results.ts';
+import { resultsCsvStream } from '../results-csv-stream.ts';
+
+const BASE = '/api/v1/public';
+
+function exportFilter({ query }: RouteInput): ResultFilter {
+  const q = new QueryReader(query);
+  const outcome = q.string('outcome');
+  const status = q.oneOf('status', CALL_STATUSES);
+  const transcriptStatus = q.oneOf('transcript_status', TRANSCRIPT_STATUS_FILTERS);
+  q.done();
+  return { outcome, status, transcriptStatus };
+}
+
+/** A download name made of the id's safe characters only (ids are `sched_<hex>` anyway). */
+const fileName = (batchId: string) => `${batchId.replace(/[^A-Za-z0-9_-]/g, '').slice(0, 64) || 'batch'}-results.csv`;
+
+export const batchExportRoutes: RestRoute[] = [
+  {
+    method: 'GET',
+    path: `${BASE}/call-batches/:batch_id/results.csv`,
+    async stream(input, ctx) {
+      const filter = exportFilter(input);
+      const exp = await openResultsExport(ctx.deps, input.account, input.params.batch_id, filter, { chargeBudget: !ctx.isAdmin });
+      const body = resultsCsvStream(exp, {
+        signal: ctx.request.signal,
+        maxMs: ctx.deps.config.EXPORT_MAX_SECONDS * 1000,
+        abortConnection: ctx.scope.abortConnection,
+        logger: ctx.deps.logger,
+      });
+      return new Response(body, {
+        status: 200,
+        headers: {
+          'content-type': 'text/csv; charset=utf-8',
+          'content-disposition': `attachment; filename="${fileName(input.params.batch_id)}"`,
+          // Tenant data: neither a browser nor a proxy keeps a copy.
+          'cache-control': 'no-store',
+        },
+      });
+    },
+  },
+];
