@@ -13,6 +13,7 @@ import { jsonHazards, queryHazards, textMayHoldHazards } from '../http/json-guar
 import type { RequestScope } from '../http/request-scope.ts';
 import { rateLimitHeaders } from '../services/auth/rate-limit.ts';
 import { snakeCase } from '../domain/text-forms.ts';
+import type { RouteDoc } from './openapi/route-doc.ts';
 
 export interface RouteInput {
   params: Record<string, string>;
@@ -40,6 +41,8 @@ export interface RestRoute {
   // `any`: each route declares its own codegen type for `data`.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   respond: (data: any, input: RouteInput) => { status?: number; message: string; data: unknown };
+  /** The route in the OpenAPI document (/api/v1/openapi.json). */
+  doc: RouteDoc;
 }
 
 interface CompiledRoute extends RestRoute {
