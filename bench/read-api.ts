@@ -191,7 +191,7 @@ async function seedRows(
   }
   if (NOISE_CALLS > 0) log(`  other account: ${noiseBatches * 1000} calls (${ms(t0)})`);
 
-  // Counters exactly as the worker keeps them (DESIGN.md mapping).
+  // Counters exactly as the worker keeps them (the mapping in docs/dispatch.md).
   await client.query(`
     UPDATE batches b SET queued = c.q, in_progress = c.ip, completed = c.done, failed = c.f, cancelled = c.x
     FROM (SELECT batch_id,

@@ -15,6 +15,8 @@ import { createAppServices, type ApiDeps } from './http/app-services.ts';
 import { createDashboard, DASHBOARD_ASSETS } from './http/dashboard.ts';
 import { createGraphiql, GRAPHIQL_ASSETS } from './http/graphiql.ts';
 import { trustedDocuments } from './http/trusted-documents.ts';
+import { createApiDocs, DOCS_ASSETS, DOCS_PAGE } from './http/api-docs.ts';
+import { buildOpenApiDocument, OPENAPI_PATH } from './rest/openapi/document.ts';
 import { createLiveSessions } from './graphql/live-sessions.ts';
 import { createBodyBudget } from './http/body-budget.ts';
 import { serveMetrics } from './http/metrics-endpoint.ts';
@@ -54,6 +56,7 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
   const bodies = createBodyBudget(Math.max(deps.config.MAX_BODY_BYTES_IN_FLIGHT, deps.config.MAX_BODY_BYTES));
   const handleRest = createRestRouter(yoga, routes, { maxBodyBytes: deps.config.MAX_BODY_BYTES, bodyBudget: bodies, logger: deps.logger });
   const dashboard = createDashboard(deps, trusted.idsByOperation);
+  const apiDocs = createApiDocs(OPENAPI_PATH, () => buildOpenApiDocument(routes));
   const removeSubscriptionSource = deps.metrics.addSubscriptionSource(() => {
     const st = deps.events.started()?.stats();
     return st ? st.progressSubscribers + st.callSubscribers + st.accountSubscribers : 0;
@@ -64,6 +67,8 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     const url = new URL(request.url);
     const p = url.pathname;
     if (p === '/graphql' || p.startsWith('/graphql/')) return yoga.fetch(request, { scope });
+    // Public: the document and its reference page need no key.
+    if (apiDocs.handles(p)) return apiDocs.serve(request, p);
     if (p.startsWith('/api/')) return handleRest(request, url, scope);
     if (p.startsWith('/recordings/') && (request.method === 'GET' || request.method === 'HEAD')) {
       return request.method === 'HEAD' ? withoutBody(await serveRecording(deps, url)) : serveRecording(deps, url);
@@ -81,6 +86,8 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
   /** The route table's pattern, never the raw path: ids and signed tokens stay out of the log. */
   function routeLabel(p: string): string {
     if (p === '/graphql' || p.startsWith('/graphql/')) return '/graphql';
+    if (p === OPENAPI_PATH || p === DOCS_PAGE) return p;
+    if (p.startsWith(DOCS_ASSETS)) return `${DOCS_ASSETS}:asset`;
     if (p.startsWith('/api/')) return restPatternOf(p) ?? '/api/(unmatched)';
     if (p.startsWith('/recordings/')) return '/recordings/:file';
     if (p.startsWith(DASHBOARD_ASSETS)) return `${DASHBOARD_ASSETS}:asset`;

@@ -26,6 +26,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // expect.poll waits for a condition: a deadline a loaded CI machine meets (the default is 1 s).
     expect: { poll: { timeout: 20_000 } },
+    // Every REST response fetched over real HTTP is checked against the OpenAPI document.
+    setupFiles: ['test/helpers/rest-contract-setup.ts'],
     pool: 'forks',
     reporters: ['default'],
   },

@@ -38,7 +38,7 @@ export function isTerminalCall(s: CallStatus): boolean {
 }
 
 // The batch exposes five counters but calls have ten statuses; this mapping keeps
-// queued+in_progress+completed+failed+cancelled = accepted_contacts (DESIGN.md).
+// queued+in_progress+completed+failed+cancelled = accepted_contacts (docs/dispatch.md).
 const BUCKET: Record<CallStatus, CounterBucket> = {
   pending: 'queued',
   queued: 'queued',

@@ -1,6 +1,6 @@
 import { V7Generator } from 'uuidv7';
 
-/** Prefixes from DESIGN.md; the UUIDv7 body makes lexical id order equal creation order. */
+/** Prefixes as docs/architecture.md lists them; the UUIDv7 body makes lexical id order equal creation order. */
 export const ID_PREFIX = {
   account: 'acc_',
   apiKey: 'key_',

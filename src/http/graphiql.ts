@@ -6,8 +6,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { GraphiQLOptions } from 'graphql-yoga';
-import { json } from './responses.ts';
-import { assetOf, assetResponse, type Asset } from './static-asset.ts';
+import { addHashed, assetOf, loadOnce, serveHashed, type Asset } from './static-asset.ts';
 
 export const GRAPHIQL_ASSETS = '/graphiql/assets/';
 
@@ -42,12 +41,8 @@ const JS = 'text/javascript; charset=utf-8';
 async function load(): Promise<Bundle> {
   const mod = await readBundle();
   const assets = new Map<string, Asset>();
-  const add = (stem: string, ext: string, content: string | Uint8Array, type: string) => {
-    const asset = assetOf(content, type);
-    const name = `${stem}-${asset.etag.slice(1, -1)}${ext}`; // the ETag is the content hash
-    assets.set(name, asset);
-    return GRAPHIQL_ASSETS + name;
-  };
+  const add = (stem: string, ext: string, content: string | Uint8Array, type: string) =>
+    addHashed(assets, GRAPHIQL_ASSETS, stem, ext, assetOf(content, type));
   // The icon comes as a data: URL of ~150 KB; as a file it is fetched once, not sent with every page.
   const icon = Buffer.from(mod.favicon.slice(mod.favicon.indexOf(',') + 1), 'base64');
   return {
@@ -97,22 +92,14 @@ export interface Graphiql {
 }
 
 export function createGraphiql(): Graphiql {
-  let bundle: Promise<Bundle> | undefined;
-  const loaded = () =>
-    (bundle ??= load().catch((err) => {
-      bundle = undefined;
-      throw err;
-    }));
+  const loaded = loadOnce(load);
 
   return {
     render: async (opts) => page(await loaded(), opts),
     handles: (p) => p.startsWith(GRAPHIQL_ASSETS),
     async serve(request, p) {
-      if (request.method !== 'GET' && request.method !== 'HEAD') return json(405, { detail: 'Method Not Allowed' });
-      const asset = (await loaded()).assets.get(p.slice(GRAPHIQL_ASSETS.length));
-      if (!asset) return json(404, { detail: 'Not Found' });
-      // Content-hashed names never change content. A worker runs under its own response's policy.
-      return assetResponse(request, asset, 'public, max-age=31536000, immutable', { 'content-security-policy': "default-src 'self'" });
+      // A worker runs under its own response's policy.
+      return serveHashed(request, (await loaded()).assets, GRAPHIQL_ASSETS, p, { 'content-security-policy': "default-src 'self'" });
     },
   };
 }

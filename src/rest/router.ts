@@ -13,6 +13,7 @@ import { jsonHazards, queryHazards, textMayHoldHazards } from '../http/json-guar
 import type { RequestScope } from '../http/request-scope.ts';
 import { rateLimitHeaders } from '../services/auth/rate-limit.ts';
 import { snakeCase } from '../domain/text-forms.ts';
+import type { RouteDoc } from './openapi/route-doc.ts';
 
 export interface RouteInput {
   params: Record<string, string>;
@@ -27,6 +28,8 @@ interface RouteBase {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Path with `:name` segments. */
   path: string;
+  /** The route in the OpenAPI document (/api/v1/openapi.json). */
+  doc: RouteDoc;
 }
 
 /**

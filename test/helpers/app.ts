@@ -8,6 +8,7 @@ import { createAccount, type AccountInput } from '../../src/services/accounts/ac
 import { addDidNumber, createAgent, createPromptVersion } from '../../src/services/accounts/catalog.ts';
 import type { Account, Agent, DidNumber, PromptVersion } from '../../src/generated/prisma/client.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
+import { checkedResponse } from './rest-contract.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -79,6 +80,9 @@ export async function createTestApp(opts: { config?: Record<string, string>; pos
     metrics: createMetrics(testDb.db),
   };
   const app = buildApp(deps);
+  // Every REST response a test gets from this app is checked against the OpenAPI document.
+  const rawFetch = app.fetch;
+  app.fetch = async (request, context) => checkedResponse(request.method, request.url, await rawFetch(request, context));
   let seq = 0;
 
   const request: TestApp['request'] = async (method, path, o = {}) => {

@@ -1,5 +1,5 @@
 // Default voice provider: no network, outcome decided by the last digit of the dialled number so
-// demos and tests can pick the result they want (DESIGN.md, "Simulated voice provider").
+// demos and tests can pick the result they want (docs/dispatch.md, the simulator's outcomes).
 
 import { generateCallRecording, WAV_CONTENT_TYPE } from '../recording/wav.ts';
 import { buildTranscript, fnv1a32, truncateTranscript } from './transcript.ts';

@@ -1,4 +1,4 @@
-// Batch operations beyond the contract (DESIGN.md): start, pause, resume, cancel. Each returns the
+// Batch operations beyond the contract (docs/dispatch.md): start, pause, resume, cancel. Each returns the
 // batch after the operation; an illegal transition is a CONFLICT, a foreign batch NOT_FOUND.
 import { builder } from '../builder.ts';
 import type { BatchOperation } from '../../domain/batch-state.ts';

@@ -1,5 +1,11 @@
 import type { RestRoute } from '../router.ts';
 import type { RestMeQuery } from '../../codegen/graphql.ts';
+import { accountOut } from '../mappers.ts';
+import { ref } from '../openapi/json-schema.ts';
+import { accountExample } from '../openapi/examples.ts';
+
+const FETCHED = 'Account details fetched successfully';
+
 
 export const accountRoutes: RestRoute[] = [
   {
@@ -7,18 +13,16 @@ export const accountRoutes: RestRoute[] = [
     path: '/api/v1/public/me',
     operation: 'RestMe',
     respond: (data: RestMeQuery) => ({
-      message: 'Account details fetched successfully',
-      data: {
-        account_id: data.me.id,
-        name: data.me.name,
-        email: data.me.email,
-        limits: {
-          max_batch_size: data.me.limits.maxBatchSize,
-          max_concurrent_calls: data.me.limits.maxConcurrentCalls,
-          max_call_duration_seconds: data.me.limits.maxCallDurationSeconds,
-          rate_limit_per_minute: data.me.limits.rateLimitPerMinute,
-        },
-      },
+      message: FETCHED,
+      data: accountOut(data.me),
     }),
+    doc: {
+      operationId: 'getAccount',
+      tag: 'Account',
+      summary: "The key's account and its limits",
+      success: [{ status: 200, messages: [FETCHED] }],
+      data: ref('Account'),
+      example: accountExample,
+    },
   },
 ];

@@ -9,6 +9,10 @@ import { TRANSCRIPT_STATUS_FILTERS } from '../../services/calls/list-batch-calls
 import { openResultsExport } from '../../services/batches/export-batch-results.ts';
 import type { ResultFilter } from '../../services/batches/batch-results.ts';
 import { resultsCsvStream } from '../results-csv-stream.ts';
+import { exportCells, resultsCsvHeader } from '../results-csv.ts';
+import { CALL_RECORD_FIELDS } from '../../services/representations.ts';
+import { callRecordExample } from '../openapi/examples.ts';
+import { resultFilterParams } from './batches-read.ts';
 
 const BASE = '/api/v1/public';
 
@@ -28,6 +32,22 @@ export const batchExportRoutes: RestRoute[] = [
   {
     method: 'GET',
     path: `${BASE}/call-batches/:batch_id/results.csv`,
+    doc: {
+      operationId: 'exportBatchResultsCsv',
+      tag: 'Calls',
+      summary: "A batch's calls with their AI results as one CSV file, streamed",
+      description:
+        'Every call matching the filters (no paging), in submission order. Every page of 200 calls after the first ' +
+        "spends one unit of the account's rate limit; a file cut short (budget spent, or EXPORT_MAX_SECONDS) ends " +
+        'with a broken transfer, never as a shorter valid file. 429 also when the account or the server runs too many exports.',
+      query: resultFilterParams,
+      file: {
+        mediaType: 'text/csv',
+        description: 'A header of the call record fields, then one line per call (RFC 4180, CRLF); formula-like cells start with a quote',
+        example: resultsCsvHeader() + exportCells([CALL_RECORD_FIELDS.map((k) => callRecordExample[k])]),
+      },
+      errors: ['NOT_FOUND'],
+    },
     async stream(input, ctx) {
       const filter = exportFilter(input);
       const exp = await openResultsExport(ctx.deps, input.account, input.params.batch_id, filter, { chargeBudget: !ctx.isAdmin });

@@ -2,6 +2,9 @@
 // answers with the batch details in the same shape as GET /call-batches/{id}.
 import type { RestRoute, RouteInput } from '../router.ts';
 import { batchDetails } from '../../services/representations.ts';
+import { ref } from '../openapi/json-schema.ts';
+import { batchDetailsExample } from '../openapi/examples.ts';
+import type { RouteDoc } from '../openapi/route-doc.ts';
 import type {
   RestCancelBatchMutation,
   RestPauseBatchMutation,
@@ -13,6 +16,33 @@ const BASE = '/api/v1/public/call-batches/:batch_id';
 
 const idVariable = ({ params }: RouteInput) => ({ id: params.batch_id });
 
+const MESSAGES = {
+  start: 'Call batch started successfully',
+  pause: 'Call batch paused successfully',
+  resume: 'Call batch resumed successfully',
+  cancel: 'Call batch cancelled successfully',
+};
+
+const SUMMARIES = {
+  start: 'Start a manual or scheduled batch now (paused/pending → queued)',
+  pause: 'Pause a running batch; calls in flight finish',
+  resume: 'Resume a paused batch',
+  cancel: 'Cancel a batch: calls not yet dialled become cancelled',
+};
+
+function doc(op: keyof typeof MESSAGES): RouteDoc {
+  return {
+    operationId: `${op}Batch`,
+    tag: 'Batch operations',
+    summary: SUMMARIES[op],
+    description: 'Beyond the published contract. Takes no body. Answers the batch details, as GET /call-batches/{batch_id}. An operation the batch\'s state does not allow is 409 INVALID_STATE.',
+    success: [{ status: 200, messages: [MESSAGES[op]] }],
+    data: ref('BatchDetails'),
+    example: batchDetailsExample,
+    errors: ['NOT_FOUND', 'CONFLICT'],
+  };
+}
+
 export const batchOperationRoutes: RestRoute[] = [
   {
     method: 'POST',
@@ -21,9 +51,10 @@ export const batchOperationRoutes: RestRoute[] = [
     bodyOptional: true,
     variables: idVariable,
     respond: (data: RestStartBatchMutation) => ({
-      message: 'Call batch started successfully',
+      message: MESSAGES.start,
       data: batchDetails(data.startBatch),
     }),
+    doc: doc('start'),
   },
   {
     method: 'POST',
@@ -32,9 +63,10 @@ export const batchOperationRoutes: RestRoute[] = [
     bodyOptional: true,
     variables: idVariable,
     respond: (data: RestPauseBatchMutation) => ({
-      message: 'Call batch paused successfully',
+      message: MESSAGES.pause,
       data: batchDetails(data.pauseBatch),
     }),
+    doc: doc('pause'),
   },
   {
     method: 'POST',
@@ -43,9 +75,10 @@ export const batchOperationRoutes: RestRoute[] = [
     bodyOptional: true,
     variables: idVariable,
     respond: (data: RestResumeBatchMutation) => ({
-      message: 'Call batch resumed successfully',
+      message: MESSAGES.resume,
       data: batchDetails(data.resumeBatch),
     }),
+    doc: doc('resume'),
   },
   {
     method: 'POST',
@@ -54,8 +87,9 @@ export const batchOperationRoutes: RestRoute[] = [
     bodyOptional: true,
     variables: idVariable,
     respond: (data: RestCancelBatchMutation) => ({
-      message: 'Call batch cancelled successfully',
+      message: MESSAGES.cancel,
       data: batchDetails(data.cancelBatch),
     }),
+    doc: doc('cancel'),
   },
 ];

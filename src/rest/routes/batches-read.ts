@@ -3,7 +3,6 @@
 // operation in operations/batches-read.graphql and the contract's mappers (services/representations.ts).
 import type { RestRoute, RouteInput } from '../router.ts';
 import type {
-  BatchesReadPaginationFragment,
   RestBatchCallsQuery,
   RestBatchCallsQueryVariables,
   RestBatchesQuery,
@@ -15,18 +14,47 @@ import type {
   RestCallRecordsQueryVariables,
 } from '../../codegen/graphql.ts';
 import { QueryReader } from '../query-params.ts';
+import { batchListItem, paginationOut } from '../mappers.ts';
 import { batchDetails, callRecord } from '../../services/representations.ts';
 import { CALL_STATUSES } from '../../domain/call-state.ts';
 import { BATCH_LIST_STATUS_FILTERS } from '../../services/batches/list-batches.ts';
 import { TRANSCRIPT_STATUS_FILTERS } from '../../services/calls/list-batch-calls.ts';
-import { BATCH_CALLS_PAGE, BATCH_LIST_PAGE, BATCH_RESULTS_PAGE } from '../../services/pagination.ts';
+import { BATCH_CALLS_PAGE, BATCH_LIST_PAGE, BATCH_RESULTS_PAGE, CALL_RECORDS_PAGE } from '../../services/pagination.ts';
 import { MAX_INT } from '../../domain/limits.ts';
+import { oneOfStrings, pageOf, pageParams, ref, str } from '../openapi/json-schema.ts';
+import { batchDetailsExample, batchListItemExample, callRecordExample, paginationExample } from '../openapi/examples.ts';
+import type { QueryParamDoc } from '../openapi/route-doc.ts';
 
 const BASE = '/api/v1/public';
 
-function paginationOut(p: BatchesReadPaginationFragment) {
-  return { page: p.page, limit: p.limit, total: p.total, has_more: p.hasMore };
-}
+const MESSAGES = {
+  list: 'Call batches fetched successfully',
+  details: 'Call batch fetched successfully',
+  calls: 'Batch calls fetched successfully',
+  results: 'Batch results fetched successfully',
+  records: 'Call records fetched successfully',
+};
+
+const callStatusParam: QueryParamDoc = { name: 'status', description: 'Only calls in this status', schema: oneOfStrings(CALL_STATUSES) };
+/** The results filters, shared with the CSV export (batch-export.ts). */
+export const resultFilterParams: QueryParamDoc[] = [
+  { name: 'outcome', description: 'Only calls with this value among their outcomes', schema: str() },
+  callStatusParam,
+  { name: 'transcript_status', description: 'Only calls whose transcript is in this state', schema: oneOfStrings(TRANSCRIPT_STATUS_FILTERS) },
+];
+const timestampParam = (name: string, description: string): QueryParamDoc => ({
+  name,
+  description: `${description}; ISO 8601, UTC when no offset is given`,
+  schema: str(undefined, { examples: ['2026-11-24T00:00:00Z'] }),
+});
+const dayParam = (name: string, description: string): QueryParamDoc => ({
+  name,
+  description,
+  required: true,
+  schema: str('YYYY-MM-DD', { format: 'date', examples: ['2026-11-24'] }),
+});
+const callsPage = (total: number) => ({ items: [callRecordExample], pagination: paginationExample(total) });
+
 
 function batchesVariables({ query }: RouteInput): RestBatchesQueryVariables {
   const q = new QueryReader(query);
@@ -90,24 +118,27 @@ export const batchesReadRoutes: RestRoute[] = [
     operation: 'RestBatches',
     variables: batchesVariables,
     respond: (data: RestBatchesQuery) => ({
-      message: 'Call batches fetched successfully',
+      message: MESSAGES.list,
       data: {
-        items: data.batches.items.map((b) => ({
-          batch_id: b.id,
-          agent_id: b.agentId,
-          version_id: b.versionId,
-          status: b.status,
-          total_contacts: b.totalContacts,
-          queued: b.queued,
-          in_progress: b.inProgress,
-          completed: b.completed,
-          failed: b.failed,
-          cancelled: b.cancelled,
-          created_at: b.createdAt,
-        })),
+        items: data.batches.items.map(batchListItem),
         pagination: paginationOut(data.batches.pagination),
       },
     }),
+    doc: {
+      operationId: 'listCallBatches',
+      tag: 'Batches',
+      summary: "The account's batches, newest first",
+      query: [
+        { name: 'agent_id', description: 'Only batches of this agent', schema: str() },
+        { name: 'status', description: '`active` matches every in-flight state', schema: oneOfStrings(BATCH_LIST_STATUS_FILTERS) },
+        timestampParam('created_at_from', 'Batches created at or after'),
+        timestampParam('created_at_to', 'Batches created at or before'),
+        ...pageParams('limit', BATCH_LIST_PAGE),
+      ],
+      success: [{ status: 200, messages: [MESSAGES.list] }],
+      data: pageOf('BatchListItem'),
+      example: { items: [batchListItemExample], pagination: paginationExample(1) },
+    },
   },
   {
     method: 'GET',
@@ -115,9 +146,18 @@ export const batchesReadRoutes: RestRoute[] = [
     operation: 'RestBatch',
     variables: ({ params }) => ({ id: params.batch_id }),
     respond: ({ batch: b }: RestBatchQuery) => ({
-      message: 'Call batch fetched successfully',
+      message: MESSAGES.details,
       data: batchDetails(b),
     }),
+    doc: {
+      operationId: 'getCallBatch',
+      tag: 'Batches',
+      summary: 'A batch with its counters',
+      success: [{ status: 200, messages: [MESSAGES.details] }],
+      data: ref('BatchDetails'),
+      example: batchDetailsExample,
+      errors: ['NOT_FOUND'],
+    },
   },
   {
     method: 'GET',
@@ -125,9 +165,19 @@ export const batchesReadRoutes: RestRoute[] = [
     operation: 'RestBatchCalls',
     variables: callsVariables,
     respond: (data: RestBatchCallsQuery) => ({
-      message: 'Batch calls fetched successfully',
+      message: MESSAGES.calls,
       data: { items: data.calls.items.map(callRecord), pagination: paginationOut(data.calls.pagination) },
     }),
+    doc: {
+      operationId: 'listBatchCalls',
+      tag: 'Calls',
+      summary: "A batch's calls, in submission order",
+      query: [callStatusParam, { name: 'external_id', description: "Only the calls of this contact_id", schema: str() }, ...pageParams('limit', BATCH_CALLS_PAGE)],
+      success: [{ status: 200, messages: [MESSAGES.calls] }],
+      data: pageOf('CallRecord'),
+      example: callsPage(1),
+      errors: ['NOT_FOUND'],
+    },
   },
   {
     method: 'GET',
@@ -135,13 +185,28 @@ export const batchesReadRoutes: RestRoute[] = [
     operation: 'RestBatchResults',
     variables: resultsVariables,
     respond: (data: RestBatchResultsQuery) => ({
-      message: 'Batch results fetched successfully',
+      message: MESSAGES.results,
       data: {
         status: data.results.status,
         items: data.results.items.map(callRecord),
         pagination: paginationOut(data.results.pagination),
       },
     }),
+    doc: {
+      operationId: 'getBatchResults',
+      tag: 'Calls',
+      summary: "A batch's calls with their AI results (summary, outcomes, transcript, recording)",
+      query: [
+        ...resultFilterParams,
+        ...pageParams('limit', BATCH_RESULTS_PAGE),
+      ],
+      success: [{ status: 200, messages: [MESSAGES.results] }],
+      data: pageOf('CallRecord', {
+        status: oneOfStrings(['pending', 'completed', 'cancelled'], '`pending` while any call awaits a result, `completed` when all are in, `cancelled` for a cancelled batch'),
+      }),
+      example: { status: 'pending', ...callsPage(1) },
+      errors: ['NOT_FOUND'],
+    },
   },
   {
     method: 'GET',
@@ -149,8 +214,26 @@ export const batchesReadRoutes: RestRoute[] = [
     operation: 'RestCallRecords',
     variables: callRecordsVariables,
     respond: (data: RestCallRecordsQuery) => ({
-      message: 'Call records fetched successfully',
+      message: MESSAGES.records,
       data: { items: data.callRecords.items.map(callRecord), pagination: paginationOut(data.callRecords.pagination) },
     }),
+    doc: {
+      operationId: 'listCallRecords',
+      tag: 'Calls',
+      summary: "The account's calls across batches, by the UTC day their batch was created, newest first",
+      description: 'A page_size above 200, or a start_date after end_date, is 422 in the detail form.',
+      query: [
+        dayParam('start_date', 'First UTC day, inclusive'),
+        dayParam('end_date', 'Last UTC day, inclusive'),
+        { name: 'agent_id', description: 'Only calls of these agents (repeat the parameter)', schema: str(), repeated: true },
+        // The contract answers a page_size above the maximum in its detail form.
+        ...pageParams('page_size', CALL_RECORDS_PAGE, false),
+      ],
+      success: [{ status: 200, messages: [MESSAGES.records] }],
+      data: pageOf('CallRecord'),
+      example: callsPage(1),
+      errors: ['UNPROCESSABLE'],
+      detailExamples: { 422: 'start_date must be on or before end_date' },
+    },
   },
 ];

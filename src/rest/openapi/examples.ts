@@ -1,0 +1,116 @@
+// Sample values shown in the OpenAPI document, typed as the mappers' outputs (a test validates
+// every example in the document against its schema).
+import type { BatchDetails, CallRecord } from '../../services/representations.ts';
+import type { AccountOut, BatchListItem, CreateResult, Pagination } from '../mappers.ts';
+
+const BATCH = 'sched_0197b5f4c1a87c3e9d2f4a6b8c0d1e2f';
+const AGENT = 'agt-0197b5f3aa017e21b7d4c0e5f6a7b8c9';
+const VERSION = 'pmt-0197b5f3ab027f32c8e5d1f6a7b8c9d0';
+const CREATED = '2026-11-24T13:58:02.118Z';
+
+export const accountExample: AccountOut = {
+  account_id: 'acc_0197b5f3a9007d10a6c3b9d4e5f6a7b8',
+  name: 'Acme',
+  email: 'ops@acme.test',
+  limits: { max_batch_size: 10000, max_concurrent_calls: 50, max_call_duration_seconds: 1800, rate_limit_per_minute: 600 },
+};
+
+export const createRequestExample = {
+  agent_name: 'Demo Agent',
+  version_name: 'v1',
+  interruption: true,
+  use_alternate_number: false,
+  start_mode: 'immediate',
+  schedule_date: '2026-11-24',
+  schedule_time: '09:00',
+  schedule_timezone: 'America/New_York (EST, UTC-05:00)',
+  callback_url: 'https://hooks.acme.test/call-batches',
+  contacts: [
+    { contact_id: 'c-1', name: 'Ann', phone_number: '+14155550124', metadata: { 'First Name': 'Ann' } },
+    { contact_id: 'c-2', phone_number: '+1415555' },
+  ],
+};
+
+export const idempotentCreateRequestExample = { idempotency_key: '2026-11-24-renewals', ...createRequestExample };
+
+export const createResultExample: CreateResult = {
+  batch_id: BATCH,
+  agent_id: AGENT,
+  version_id: VERSION,
+  status: 'pending',
+  start_mode: 'immediate',
+  total_contacts: 2,
+  accepted_contacts: 1,
+  rejected_contacts: 1,
+  validation_errors: [{ index: 2, external_id: 'c-2', field: 'phone_number', message: 'Invalid phone number' }],
+  concurrency: 10,
+  created_at: CREATED,
+  idempotent: false,
+};
+
+export const batchDetailsExample: BatchDetails = {
+  batch_id: BATCH,
+  agent_id: AGENT,
+  version_id: VERSION,
+  status: 'running',
+  start_mode: 'immediate',
+  scheduled_at: '2026-11-24T14:00:00.000Z',
+  timezone: 'America/New_York',
+  concurrency: 10,
+  total_contacts: 120,
+  accepted_contacts: 118,
+  rejected_contacts: 2,
+  callbacks: 41,
+  queued: 60,
+  in_progress: 8,
+  completed: 44,
+  failed: 6,
+  cancelled: 0,
+  created_at: CREATED,
+  started_at: '2026-11-24T13:58:02.530Z',
+  completed_at: null,
+};
+
+export const batchListItemExample: BatchListItem = {
+  batch_id: BATCH,
+  agent_id: AGENT,
+  version_id: VERSION,
+  status: 'running',
+  total_contacts: 120,
+  queued: 60,
+  in_progress: 8,
+  completed: 44,
+  failed: 6,
+  cancelled: 0,
+  created_at: CREATED,
+};
+
+export const callRecordExample: CallRecord = {
+  call_id: 'call_0197b5f4c1b97d4fae305b7c9d1e2f30',
+  batch_id: BATCH,
+  contact_id: 'c-1',
+  external_id: 'c-1',
+  phone_number: '+14155550124',
+  agent_id: AGENT,
+  agent_name: 'Demo Agent',
+  version_id: VERSION,
+  version_name: 'v1',
+  voice: 'alloy',
+  status: 'completed',
+  call_status: 'completed',
+  transcript_status: 'ready',
+  duration_seconds: 74,
+  answer_duration_seconds: 69,
+  timestamp: '2026-11-24T13:58:03.004Z',
+  created_at: CREATED,
+  completed_at: '2026-11-24T13:59:17.412Z',
+  hangup_by: 'agent',
+  disconnect_reason: 'agent_hangup',
+  summary: 'Ann wants a demo next Tuesday morning.',
+  outcomes: { interested: 'yes', callback_requested: 'no' },
+  recording_available: true,
+  recording_url: 'https://calls.acme.test/recordings/call_0197b5f4c1b97d4fae305b7c9d1e2f30.wav?expires=1795615157&signature=…',
+  llm_transcript: 'Agent: Hello Ann, …\nUser: …',
+};
+
+export const paginationExample = (total: number): Pagination => ({ page: 1, limit: 50, total, has_more: total > 50 });

@@ -1,0 +1,223 @@
+// The contract's shapes as JSON Schema, one per shape, each typed against the output of the one
+// mapper that produces it (services/representations.ts, the routes' own mappers): a field added,
+// renamed or dropped there does not compile until its schema here follows.
+import type { BatchDetails, CallRecord } from '../../services/representations.ts';
+import { BATCH_STATUSES } from '../../domain/batch-state.ts';
+import { CALL_STATUSES, TRANSCRIPT_STATUSES } from '../../domain/call-state.ts';
+import { CONTACT_STATUSES, IDEMPOTENCY_KEY_MAX_LENGTH, PHONE_NUMBER_MIN_LENGTH, START_MODES } from '../../domain/create-batch-request.ts';
+import { MAX_NAME_LENGTH, MAX_PHONE_NUMBER_LENGTH, MAX_TIMEZONE_LENGTH } from '../../domain/limits.ts';
+import type { AccountOut, BatchListItem, CreateResult, Pagination } from '../mappers.ts';
+import type { ShapeName } from './route-doc.ts';
+import { bool, closed, count, int, type JsonSchema, nullable, oneOfStrings, ref, str, timestamp } from './json-schema.ts';
+
+const batchStatus = oneOfStrings(BATCH_STATUSES, 'Batch status');
+const callStatus = oneOfStrings(CALL_STATUSES, 'Call status');
+const batchId = str('Batch id, `sched_<id>`', { pattern: '^sched_' });
+const agentId = str('Agent id, `agt-<id>`');
+const versionId = str('Prompt version id, `pmt-<id>`');
+const name = (description: string) => str(description, { maxLength: MAX_NAME_LENGTH });
+const metadata = (description: string): JsonSchema => nullable({ type: 'object', description });
+
+type ValidationErrorOut = CreateResult['validation_errors'][number];
+type Limits = AccountOut['limits'];
+
+const callRecord = closed<CallRecord>(
+  {
+    call_id: str('Call id, `call_<id>`', { pattern: '^call_' }),
+    batch_id: batchId,
+    contact_id: str("The caller's contact id"),
+    external_id: str('Same value as contact_id'),
+    phone_number: str('The number dialled (the alternate one when it was used)'),
+    agent_id: agentId,
+    agent_name: str(),
+    version_id: versionId,
+    version_name: str(),
+    voice: str('Voice used'),
+    status: callStatus,
+    call_status: { ...callStatus, description: 'Same value as status' },
+    transcript_status: nullable(oneOfStrings(TRANSCRIPT_STATUSES, 'null for a call not yet made')),
+    duration_seconds: nullable(count('Total call duration')),
+    answer_duration_seconds: nullable(count('Duration after answer')),
+    timestamp: nullable(timestamp()),
+    created_at: timestamp(),
+    completed_at: nullable(timestamp()),
+    hangup_by: nullable(oneOfStrings(['agent', 'user', 'system'], 'Who ended the call')),
+    disconnect_reason: nullable(str('Why the call ended, e.g. `normal`, `agent_hangup`')),
+    summary: nullable(str('AI-generated call summary')),
+    outcomes: nullable({
+      type: 'object',
+      // Every analyser here writes strings; a value stored another way is passed through as stored.
+      description: "AI-extracted outcomes, string values keyed by the agent's configured outcome keys",
+      additionalProperties: true,
+    }),
+    recording_available: nullable(bool('Whether a recording exists')),
+    recording_url: nullable(str('Signed, expiring link to the recording')),
+    llm_transcript: nullable(str('Full call transcript')),
+  },
+  'A call of a batch, with its AI results once analysed.',
+);
+
+const batchDetails = closed<BatchDetails>(
+  {
+    batch_id: batchId,
+    agent_id: agentId,
+    version_id: versionId,
+    status: batchStatus,
+    start_mode: oneOfStrings(START_MODES),
+    scheduled_at: timestamp('schedule_date + schedule_time in the zone, as UTC'),
+    timezone: str('Plain IANA zone name'),
+    concurrency: int(undefined, { minimum: 1 }),
+    total_contacts: count('Contacts submitted'),
+    accepted_contacts: count('Contacts that passed validation'),
+    rejected_contacts: count('Dropped at creation, never dispatched'),
+    callbacks: count('Webhook deliveries made for this batch'),
+    queued: count(),
+    in_progress: count(),
+    completed: count(),
+    failed: count(),
+    cancelled: count(),
+    created_at: timestamp(),
+    started_at: nullable(timestamp('null before start')),
+    completed_at: nullable(timestamp('null until completion')),
+  },
+  'queued + in_progress + completed + failed + cancelled = accepted_contacts.',
+);
+
+const batchListItem = closed<BatchListItem>({
+  batch_id: batchId,
+  agent_id: agentId,
+  version_id: versionId,
+  status: batchStatus,
+  total_contacts: count(),
+  queued: count(),
+  in_progress: count(),
+  completed: count(),
+  failed: count(),
+  cancelled: count(),
+  created_at: timestamp(),
+});
+
+const validationError = closed<ValidationErrorOut>({
+  index: int("The contact's 1-based position in `contacts`", { minimum: 1 }),
+  external_id: str("The contact's contact_id"),
+  field: str('The offending field'),
+  message: str('Why it was rejected'),
+});
+
+const createResult = closed<CreateResult>({
+  batch_id: batchId,
+  agent_id: agentId,
+  version_id: versionId,
+  status: { ...batchStatus, description: '`pending` for every create' },
+  start_mode: oneOfStrings(START_MODES),
+  total_contacts: count('Contacts submitted'),
+  accepted_contacts: count('Contacts that passed validation'),
+  rejected_contacts: count('Contacts dropped at creation'),
+  validation_errors: { type: 'array', items: ref('ValidationError'), description: 'Empty when none were rejected' },
+  concurrency: int('Effective concurrency', { minimum: 1 }),
+  created_at: timestamp(),
+  idempotent: bool('true when an existing batch is returned for a repeated idempotency_key'),
+});
+
+const pagination = closed<Pagination>({
+  page: int('Current page, 1-indexed', { minimum: 1 }),
+  limit: int('Page size in effect', { minimum: 1 }),
+  total: count('Total matching items'),
+  has_more: bool('Whether further pages exist'),
+});
+
+const limits = closed<Limits>({
+  max_batch_size: int('Contacts per batch'),
+  max_concurrent_calls: int(),
+  max_call_duration_seconds: int(),
+  rate_limit_per_minute: int('Requests per minute'),
+});
+
+const account = closed<AccountOut>({
+  account_id: str(),
+  name: str(),
+  email: str(),
+  limits: ref('Limits'),
+});
+
+const contact: JsonSchema = {
+  type: 'object',
+  required: ['contact_id', 'phone_number'],
+  properties: {
+    contact_id: str("Your id for the contact; returned as external_id", { minLength: 1, maxLength: MAX_NAME_LENGTH }),
+    name: nullable(name('Display name')),
+    phone_number: str('Digits with country code; a number that cannot be dialled rejects this contact only', {
+      minLength: PHONE_NUMBER_MIN_LENGTH,
+      maxLength: MAX_PHONE_NUMBER_LENGTH,
+    }),
+    metadata: metadata('Key-value data for the agent; keys such as `Phone Number` and `phoneNumber` are treated alike'),
+    status: nullable(oneOfStrings(CONTACT_STATUSES, 'Initial status; default pending')),
+  },
+};
+
+const LAX = 'Also accepted: 0/1 and the strings true/false/yes/no/on/off/t/f/y/n/1/0 in any case.';
+
+const createRequestFields: Record<string, JsonSchema> = {
+  agent_id: name('Agent id (`agt-<id>`); or give agent_name'),
+  agent_name: name('Agent name; or give agent_id'),
+  version_id: name('Prompt version id (`pmt-<id>`); or give version_name'),
+  version_name: name('Prompt version name; or give version_id'),
+  voice: nullable(name("Voice name; default: the agent's voice")),
+  did_number_id: nullable(name("Caller-ID number to dial from (its id or the number); default: the account's oldest")),
+  interruption: { ...bool(`Interruption handling (only where the account allows it). ${LAX}`) },
+  use_alternate_number: bool(`Try the contact's alternate number when the primary fails. ${LAX}`),
+  start_mode: oneOfStrings(START_MODES),
+  schedule_date: str('YYYY-MM-DD; sets dispatch time only for start_mode scheduled', { examples: ['2026-11-24'] }),
+  schedule_time: str('HH:MM', { examples: ['09:00'] }),
+  schedule_timezone: str('`Area/City (ABBR, UTC±hh:mm)` or a plain IANA zone name', {
+    maxLength: MAX_TIMEZONE_LENGTH,
+    examples: ['America/New_York (EST, UTC-05:00)'],
+  }),
+  concurrency: nullable(int("Maximum concurrent calls; default: the account's batch concurrency", { minimum: 1 })),
+  callback_url: nullable(str('http(s) URL that receives signed webhooks for this batch', { maxLength: 2048 })),
+  deduplicate_by_phone: nullable(bool('Reject later contacts with a number already in the batch; default false')),
+  recording_enabled: nullable(bool("Record calls; default: the agent's setting")),
+  max_duration_seconds_per_call: nullable(int("At most the account's max_call_duration_seconds", { minimum: 1 })),
+  metadata: metadata('Custom key-value metadata for the batch (16 KiB as JSON)'),
+  contacts: { type: 'array', minItems: 1, items: ref('Contact'), description: "At least 1, at most the account's max_batch_size" },
+};
+
+const REQUIRED = ['interruption', 'use_alternate_number', 'start_mode', 'schedule_date', 'schedule_time', 'schedule_timezone', 'contacts'];
+const agentAndVersion = [
+  { anyOf: [{ title: 'by agent_id', required: ['agent_id'] }, { title: 'by agent_name', required: ['agent_name'] }] },
+  { anyOf: [{ title: 'by version_id', required: ['version_id'] }, { title: 'by version_name', required: ['version_name'] }] },
+];
+
+const createRequest: JsonSchema = {
+  type: 'object',
+  description: 'Unknown fields are ignored. `did_number` is read as did_number_id when that is absent.',
+  required: REQUIRED,
+  allOf: agentAndVersion,
+  properties: createRequestFields,
+};
+
+const idempotentCreateRequest: JsonSchema = {
+  ...createRequest,
+  required: [...REQUIRED, 'idempotency_key'],
+  properties: {
+    ...createRequestFields,
+    idempotency_key: str('Scoped to the account: a repeat returns the original batch', { minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH }),
+  },
+};
+
+const detailError = closed<{ detail: string }>({ detail: str() }, 'The contract\'s detail form: authentication failures, not found, business rules.');
+
+export const SHAPES: Record<ShapeName, JsonSchema> = {
+  Account: account,
+  Limits: limits,
+  CreateBatchRequest: createRequest,
+  IdempotentCreateBatchRequest: idempotentCreateRequest,
+  Contact: contact,
+  CreateResult: createResult,
+  ValidationError: validationError,
+  BatchDetails: batchDetails,
+  BatchListItem: batchListItem,
+  CallRecord: callRecord,
+  Pagination: pagination,
+  DetailError: detailError,
+};

@@ -1,0 +1,71 @@
+// The REST reference at /docs in Debian's Chromium, offline: every request to another host is
+// refused and counted. The page renders the operations of the OpenAPI document from this server
+// alone, without a single Content-Security-Policy violation; a screenshot goes to test-output/.
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+
+// A requirement, as in the other browser tests: without Chromium this suite fails (CI installs it).
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const OUTPUT = path.resolve(import.meta.dirname, '../../test-output');
+
+describe('the REST reference in a browser', () => {
+  let t: TestApp;
+  let url: string;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    url = await t.app.listen();
+    if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH`);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('renders every operation offline, with no foreign request and no CSP violation', async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const origin = new URL(url).origin;
+    const foreign: string[] = [];
+    await page.route('**/*', (route) => {
+      const u = route.request().url();
+      if (new URL(u).origin === origin || u.startsWith('data:') || u.startsWith('blob:')) return route.continue();
+      foreign.push(u);
+      return route.abort('internetdisconnected');
+    });
+    await page.addInitScript(() => {
+      (window as unknown as { __csp: string[] }).__csp = [];
+      document.addEventListener('securitypolicyviolation', (e) =>
+        (window as unknown as { __csp: string[] }).__csp.push(`${e.violatedDirective} ${e.blockedURI}`),
+      );
+    });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${url}/docs`, { waitUntil: 'load' });
+
+    // Redoc renders one section per operation, titled by its summary.
+    const doc = (await (await fetch(`${url}/api/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, { summary: string }>> };
+    const summaries = Object.values(doc.paths).flatMap((methods) => Object.values(methods).map((op) => op.summary));
+    await page.locator('[data-section-id^="tag/"]').first().waitFor({ timeout: 30_000 });
+    const text = () => page.locator('#redoc').innerText();
+    for (const summary of summaries) await expect.poll(text, { timeout: 30_000 }).toContain(summary);
+    expect(await page.locator('[data-section-id^="operation/"]').count()).toBe(summaries.length);
+    // The contract's details are there: a path, the bearer scheme, an error form.
+    await expect.poll(text).toContain('/api/v1/public/call-batches/{batch_id}/results');
+    expect(await text()).toMatch(/Authorizations:\s*apiKey/i);
+
+    fs.mkdirSync(OUTPUT, { recursive: true });
+    await page.screenshot({ path: path.join(OUTPUT, 'api-docs.png') });
+    expect(foreign).toEqual([]);
+    expect(await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
