@@ -34,6 +34,7 @@ export const batchExportRoutes: RestRoute[] = [
       const body = resultsCsvStream(exp, {
         signal: ctx.request.signal,
         maxMs: ctx.deps.config.EXPORT_MAX_SECONDS * 1000,
+        maxIdleMs: ctx.deps.config.EXPORT_IDLE_SECONDS * 1000,
         abortConnection: ctx.scope.abortConnection,
         logger: ctx.deps.logger,
       });
