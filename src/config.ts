@@ -84,6 +84,8 @@ const configSchema = z.object({
   EXPORTS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(2),
   /** Longest a CSV export may stream; past it the connection is cut (the file is visibly truncated). */
   EXPORT_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
+  /** Longest a CSV export waits for its client to take the next page; past it the connection is cut and the slot freed. */
+  EXPORT_IDLE_SECONDS: z.coerce.number().int().min(1).max(3_600).default(60),
   /** Let callback_url target loopback/private/link-local addresses (local receivers in tests and demos). */
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   /** Per-attempt deadline for a webhook POST (connect + response). */

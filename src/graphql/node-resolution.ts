@@ -5,6 +5,7 @@ import { brandWithType } from '@pothos/core';
 import { AppError } from '../errors.ts';
 import { MAX_NODE_IDS, nodeKindOf, type NodeKind } from '../domain/global-ids.ts';
 import type { GraphQLContext } from './context.ts';
+import { HEAVY_TEXT_COMPLEXITY } from './plugins/query-cost.ts';
 
 export const NODE_TYPENAMES: Record<NodeKind, string> = {
   batch: 'CallBatch',
@@ -51,7 +52,12 @@ export async function resolveNodes(ctx: GraphQLContext, ids: readonly DecodedId[
   return Promise.all(ids.map((id) => loadNode(ctx, id)));
 }
 
-/** Cost of `nodes(ids:)`: its selection once per id asked, so aliases can't multiply it unseen. */
+/**
+ * Cost of `nodes(ids:)`: its selection once per id asked, so aliases can't multiply it unseen, plus
+ * a heavy text per id: the loaders read whole rows (a call's transcript, a prompt version's prompt,
+ * ~130 KB) whatever is selected, so a query carries about a page of them, as elsewhere.
+ */
 export function nodesComplexity(args: { ids?: unknown }): { field: number; multiplier: number } {
-  return { field: 1, multiplier: Array.isArray(args.ids) ? Math.max(1, args.ids.length) : 1 };
+  const ids = Array.isArray(args.ids) ? Math.max(1, args.ids.length) : 1;
+  return { field: 1 + ids * HEAVY_TEXT_COMPLEXITY, multiplier: ids };
 }

@@ -134,6 +134,7 @@ export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudge
     const scope = newRequestScope(
       context?.clientAddress ? normalizeAddress(context.clientAddress) : nodeClientAddress(context?.req, deps.config.TRUST_PROXY),
       () => destroySocket(context?.req),
+      requestId,
     );
     const path = new URL(request.url).pathname;
     const preflight = isPreflight(request);

@@ -20,10 +20,12 @@ export interface RequestScope {
    * finished); false when there is no connection to cut (in-process calls).
    */
   abortConnection(): boolean;
+  /** The id of the request's log line, for what is logged after the response has started (a streamed export). */
+  requestId?: string;
 }
 
-export function newRequestScope(clientAddress: string | undefined, abortConnection: () => boolean = () => false): RequestScope {
-  return { clientAddress, inputVetted: false, abortConnection };
+export function newRequestScope(clientAddress: string | undefined, abortConnection: () => boolean = () => false, requestId?: string): RequestScope {
+  return { clientAddress, inputVetted: false, abortConnection, requestId };
 }
 
 /** Yoga's server context: what the front door hands every GraphQL execution. */

@@ -2,7 +2,7 @@
 // when the client has taken the previous one (highWaterMark 0: nothing is read ahead), so memory
 // holds one page whatever the batch's size. It ends, freeing the export's slot, when the last page
 // is sent, when the client goes away, or when it cannot go on (the account's budget is spent, the
-// time limit passed, the database failed); in that last case the connection is cut without the
+// time limit passed, the client took nothing for the idle limit, the database failed); in that last case the connection is cut without the
 // final chunk, so every HTTP client sees a broken transfer instead of a file that looks complete.
 import type { Logger } from 'pino';
 import type { ResultsExport } from '../services/batches/export-batch-results.ts';
@@ -13,6 +13,8 @@ export interface CsvStreamOptions {
   signal: AbortSignal;
   /** Longest the export may stream. */
   maxMs: number;
+  /** Longest the client may leave a page untaken: a stalled reader must not hold a slot until maxMs. */
+  maxIdleMs: number;
   /** Cuts the client's connection; false when there is none (in-process), and the stream errors instead. */
   abortConnection(): boolean;
   logger: Logger;
@@ -24,9 +26,11 @@ export function resultsCsvStream(exp: ResultsExport, opts: CsvStreamOptions): Re
   let sentHeader = false;
   let controller!: ReadableStreamDefaultController<Uint8Array>;
 
+  let idle: ReturnType<typeof setTimeout> | undefined;
   const end = () => {
     ended = true;
     clearTimeout(timer);
+    clearTimeout(idle);
     opts.signal.removeEventListener('abort', onAbort);
     exp.close();
   };
@@ -42,6 +46,12 @@ export function resultsCsvStream(exp: ResultsExport, opts: CsvStreamOptions): Re
   };
   const timer = setTimeout(() => fail(new Error(`The export ran past its time limit of ${opts.maxMs / 1000} s`)), opts.maxMs);
   timer.unref?.();
+  /** Armed whenever the export waits for the client to take the next page (the first one too). */
+  const waitForClient = () => {
+    idle = setTimeout(() => fail(new Error(`The client took nothing for ${opts.maxIdleMs / 1000} s`)), opts.maxIdleMs);
+    idle.unref?.();
+  };
+  waitForClient();
   opts.signal.addEventListener('abort', onAbort);
 
   return new ReadableStream<Uint8Array>(
@@ -51,6 +61,7 @@ export function resultsCsvStream(exp: ResultsExport, opts: CsvStreamOptions): Re
         if (opts.signal.aborted) onAbort();
       },
       async pull(c) {
+        clearTimeout(idle);
         if (ended) return;
         try {
           const { rows, last } = await exp.nextPage();
@@ -61,7 +72,7 @@ export function resultsCsvStream(exp: ResultsExport, opts: CsvStreamOptions): Re
           if (last) {
             end();
             c.close();
-          }
+          } else waitForClient();
         } catch (e) {
           fail(e);
         }

@@ -27,10 +27,13 @@ interface GraphQLErrorLike {
 declare const __DASHBOARD_DOCUMENT_IDS__: Record<string, string> | undefined;
 const documentIds: Record<string, string> = typeof __DASHBOARD_DOCUMENT_IDS__ === 'undefined' ? {} : __DASHBOARD_DOCUMENT_IDS__;
 
-/** A trusted document goes by its hash (docs/api.md#trusted-documents); any other by its text. */
-function requestBody(doc: DocumentNode, variables: Record<string, unknown>): string {
+/**
+ * A trusted document goes by its hash (docs/api.md#trusted-documents); any other, or one the server
+ * does not know (a tab left open across a deploy holds the old build's hashes), by its text.
+ */
+function requestBody(doc: DocumentNode, variables: Record<string, unknown>, byText: boolean): string {
   const op = doc.definitions.find((d) => d.kind === 'OperationDefinition');
-  const hash = op && 'name' in op && op.name ? documentIds[op.name.value] : undefined;
+  const hash = !byText && op && 'name' in op && op.name ? documentIds[op.name.value] : undefined;
   if (hash) return JSON.stringify({ variables, extensions: { persistedQuery: { version: 1, sha256Hash: hash } } });
   return JSON.stringify({ query: source(doc), variables });
 }
@@ -71,13 +74,17 @@ export class Api {
     private readonly onAuthFailure: (e: ApiError) => void,
   ) {}
 
-  async request<R, V extends Record<string, unknown>>(doc: TypedDocumentNode<R, V>, variables: V): Promise<R> {
+  request<R, V extends Record<string, unknown>>(doc: TypedDocumentNode<R, V>, variables: V): Promise<R> {
+    return this.send(doc, variables, false);
+  }
+
+  private async send<R, V extends Record<string, unknown>>(doc: TypedDocumentNode<R, V>, variables: V, byText: boolean): Promise<R> {
     let res: Response;
     try {
       res = await fetch('/graphql', {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${this.key}` },
-        body: requestBody(doc, variables),
+        body: requestBody(doc, variables, byText),
       });
     } catch {
       throw new ApiError('Cannot reach the server. Check your connection and try again.', 'NETWORK');
@@ -90,6 +97,7 @@ export class Api {
     }
     if (body.errors?.length) {
       const err = toApiError(body.errors, 'Request failed');
+      if (err.code === 'PERSISTED_QUERY_NOT_FOUND' && !byText) return this.send(doc, variables, true);
       if (err.code === 'UNAUTHENTICATED' || err.code === 'FORBIDDEN') this.onAuthFailure(err);
       throw err;
     }

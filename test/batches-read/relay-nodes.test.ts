@@ -98,6 +98,19 @@ describe('nodes(ids:) limits', () => {
   });
 });
 
+describe('nodes(ids:) cost of the rows read', () => {
+  it('costs each id a whole row: the loaders read calls and prompt versions with their transcript or prompt, asked or not', async () => {
+    const ids = Array.from({ length: 100 }, (_, i) => `call_${i.toString(16).padStart(32, '0')}`);
+    // 25 aliases (the lookup cap) × 100 ids = 2,500 rows of up to ~130 KB each, for a selection of ids alone.
+    const many = await t.gql(`query($ids: [ID!]!) { ${Array.from({ length: 25 }, (_, i) => `n${i}: nodes(ids: $ids) { id }`).join(' ')} }`, { ids }, a.apiKey);
+    expect(many.status).toBe(400);
+    expect(many.body.errors[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
+    // About a page of heavy rows per query, as for transcripts elsewhere: two full nodes fields pass.
+    const two = await t.gql(`query($ids: [ID!]!) { x: nodes(ids: $ids) { id } y: nodes(ids: $ids) { id } }`, { ids }, a.apiKey);
+    expect(two.body.errors).toBeUndefined();
+  });
+});
+
 describe('loaders', () => {
   const PAGE = `query($ids: [ID!]!) { nodes(ids: $ids) { ... on Call { id agent { name } promptVersion { name agent { name } } batch { id voice } } } }`;
 

@@ -230,3 +230,36 @@ describe('limits that cut an export', () => {
     await expect(reader.read()).rejects.toThrow(/time limit of 1 s/);
   });
 });
+
+describe('a client that stops taking the file', () => {
+  let u: TestApp;
+  beforeAll(async () => {
+    // The time limit stays far off: only the idle limit can end these exports.
+    u = await createTestApp({ config: { EXPORT_IDLE_SECONDS: '1', EXPORT_MAX_SECONDS: '3600' } });
+  }, 60_000);
+  afterAll(() => u.close());
+
+  const open = async (acct: SeededAccount, batchId: string) =>
+    u.app.fetch(new Request(`http://test.local${path(batchId)}`, { headers: { authorization: `Bearer ${acct.apiKey}` } }));
+
+  it('is cut off once it has taken nothing for EXPORT_IDLE_SECONDS, long before the time limit, and frees its slot', async () => {
+    const acct = await u.seedAccount();
+    const batch = await insertBatch(u.deps, acct, { contacts: 2 * EXPORT_PAGE_ROWS, status: 'completed' });
+    const res = await open(acct, batch.batch.id);
+    const reader = res.body!.getReader();
+    await reader.read();
+    expect(u.deps.exports.held()).toBe(1);
+    await waitFor(() => u.deps.exports.held() === 0, { what: 'the idle limit to end the export', timeoutMs: 15_000 });
+    await expect(reader.read()).rejects.toThrow(/took nothing for 1 s/);
+  });
+
+  it('that never takes the first page is cut off too', async () => {
+    const acct = await u.seedAccount();
+    const batch = await insertBatch(u.deps, acct, { contacts: 1, status: 'completed' });
+    const res = await open(acct, batch.batch.id);
+    expect(res.status).toBe(200);
+    expect(u.deps.exports.held()).toBe(1);
+    await waitFor(() => u.deps.exports.held() === 0, { what: 'the idle limit to end the export', timeoutMs: 15_000 });
+    await expect(res.text()).rejects.toThrow(/took nothing for 1 s/);
+  });
+});

@@ -7,6 +7,8 @@ import { buildApp, type App } from '../../src/app.ts';
 import type { AppDeps } from '../../src/deps.ts';
 import { batchBody, CALL_BATCHES } from '../helpers/batch-requests.ts';
 import { recordingUrl } from '../../src/services/calls/recording-url.ts';
+import { callInState, insertBatch } from '../helpers/fixtures.ts';
+import { EXPORT_PAGE_ROWS } from '../../src/services/batches/export-batch-results.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -73,5 +75,20 @@ describe('request log', () => {
     expect(raw).not.toContain('call_abcdef');
     expect(raw).not.toContain(url.searchParams.get('signature')!);
     expect((await sent('/wp-admin/../etc/passwd')).line).toMatchObject({ route: '(unmatched)', status: 404 });
+  });
+
+  it('ties a CSV export cut short to its request: the warning carries the request id and account', async () => {
+    const tight = await t.seedAccount({ limits: { rateLimitPerMinute: 2 } });
+    const batch = await insertBatch(t.deps, tight, { contacts: 3 * EXPORT_PAGE_ROWS, status: 'completed', callOverrides: (i) => callInState('completed', i, new Date()) });
+    lines.length = 0;
+    const res = await app.fetch(
+      new Request(`http://test.local/api/v1/public/call-batches/${batch.batch.id}/results.csv`, { headers: { authorization: `Bearer ${tight.apiKey}`, 'x-request-id': 'export-7' } }),
+    );
+    expect(res.status).toBe(200);
+    await expect(res.text()).rejects.toThrow();
+    const logged = lines.map((l) => JSON.parse(l));
+    expect(logged.find((l) => l.msg === 'request')).toMatchObject({ requestId: 'export-7', status: 200 });
+    expect(logged.find((l) => l.msg === 'CSV export cut short')).toMatchObject({ requestId: 'export-7', accountId: tight.account.id, pages: 2 });
+    expect(lines.join('\n')).not.toContain(batch.batch.id);
   });
 });

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse, print, Kind } from 'graphql';
 import { createHash } from 'node:crypto';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { trustedDocuments } from '../../src/http/trusted-documents.ts';
+import { DashboardMeDocument } from '../../src/codegen/graphql.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -65,4 +66,25 @@ describe('trusted documents', () => {
     const js = await (await t.app.fetch(new Request(`http://localhost${script}`))).text();
     for (const hash of Object.values(ids)) expect(js).toContain(hash);
   }, 60_000);
+
+  it('a page built against other documents (a tab open across a deploy) falls back to sending the text', async () => {
+    // The bundle's define, as an older build would have set it: a hash this server does not know.
+    vi.stubGlobal('__DASHBOARD_DOCUMENT_IDS__', { DashboardMe: 'f'.repeat(64) });
+    const sent: unknown[] = [];
+    vi.stubGlobal('fetch', async (url: string, init: RequestInit) => {
+      sent.push(JSON.parse(String(init.body)));
+      return t.app.fetch(new Request(`http://localhost${url}`, init));
+    });
+    try {
+      vi.resetModules();
+      const { Api } = await import('../../src/web/api.ts');
+      const api = new Api(a.apiKey, () => {});
+      expect(await api.request(DashboardMeDocument, {})).toEqual({ me: expect.objectContaining({ id: a.account.id }) });
+      expect(sent).toHaveLength(2);
+      expect(sent[0]).toMatchObject({ extensions: { persistedQuery: { sha256Hash: 'f'.repeat(64) } } });
+      expect(sent[1]).toMatchObject({ query: expect.stringContaining('DashboardMe') });
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
 });

@@ -54,8 +54,10 @@ export const batchExportRoutes: RestRoute[] = [
       const body = resultsCsvStream(exp, {
         signal: ctx.request.signal,
         maxMs: ctx.deps.config.EXPORT_MAX_SECONDS * 1000,
+        maxIdleMs: ctx.deps.config.EXPORT_IDLE_SECONDS * 1000,
         abortConnection: ctx.scope.abortConnection,
-        logger: ctx.deps.logger,
+        // The request's log line is written when the file starts; what happens later names the same request.
+        logger: ctx.deps.logger.child({ component: 'export', requestId: ctx.scope.requestId, accountId: input.account.id }),
       });
       return new Response(body, {
         status: 200,
