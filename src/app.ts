@@ -61,6 +61,7 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     const st = deps.events.started()?.stats();
     return st ? st.progressSubscribers + st.callSubscribers + st.accountSubscribers : 0;
   });
+  const removeExportSource = deps.metrics.addExportSource(() => deps.exports.held());
   const readiness = processReadiness(deps.db, opts.readiness);
 
   async function route(request: Request, scope: RequestScope): Promise<Response> {
@@ -118,6 +119,7 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     },
     async stop() {
       removeSubscriptionSource();
+      removeExportSource();
       await closeWebSockets?.();
       sessions.close();
       await deps.events.close();

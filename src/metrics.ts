@@ -21,6 +21,8 @@ export interface Metrics {
   /** Adds a source to `callbatch_calls_in_flight` / `callbatch_subscriptions`; returns its removal. */
   addInFlightSource(source: GaugeSource): () => void;
   addSubscriptionSource(source: GaugeSource): () => void;
+  /** Adds a source to `callbatch_exports_in_progress`; returns its removal. */
+  addExportSource(source: GaugeSource): () => void;
 }
 
 function summed(sources: Set<GaugeSource>): number {
@@ -46,6 +48,7 @@ export function createMetrics(db: Database): Metrics {
   collectDefaultMetrics({ register: registry, prefix: PREFIX });
   const inFlight = new Set<GaugeSource>();
   const subscriptions = new Set<GaugeSource>();
+  const exports = new Set<GaugeSource>();
 
   const requests = new Counter({ name: `${PREFIX}http_requests_total`, help: 'HTTP requests by method, route pattern and status', labelNames: ['method', 'route', 'status'], registers: [registry] });
   const durations = new Histogram({
@@ -57,6 +60,7 @@ export function createMetrics(db: Database): Metrics {
   });
   new Gauge({ name: `${PREFIX}calls_in_flight`, help: "Calls this process's workers are placing or talking on", registers: [registry], collect() { this.set(summed(inFlight)); } });
   new Gauge({ name: `${PREFIX}subscriptions`, help: 'GraphQL subscriptions this process serves', registers: [registry], collect() { this.set(summed(subscriptions)); } });
+  new Gauge({ name: `${PREFIX}exports_in_progress`, help: 'CSV exports this process is streaming (each holds an export slot)', registers: [registry], collect() { this.set(summed(exports)); } });
   const fromDatabase = (name: string, help: string, sql: string) =>
     new Gauge({
       name: PREFIX + name,
@@ -92,5 +96,6 @@ export function createMetrics(db: Database): Metrics {
     }),
     addInFlightSource: adder(inFlight),
     addSubscriptionSource: adder(subscriptions),
+    addExportSource: adder(exports),
   };
 }

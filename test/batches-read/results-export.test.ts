@@ -197,6 +197,19 @@ describe('GET /call-batches/{batch_id}/results.csv', () => {
     expect(parseCsv(text).length - 1).toBe(4 * EXPORT_PAGE_ROWS);
     expect(t.deps.exports.held()).toBe(0);
   });
+  it('stops at the next page once its key is revoked', async () => {
+    const acct = await t.seedAccount({ limits: { rateLimitPerMinute: 10_000 } });
+    const batch = await insertBatch(t.deps, acct, { contacts: 3 * EXPORT_PAGE_ROWS, status: 'completed', createdAt: AT, callOverrides: (i) => callInState('completed', i, AT) });
+    const res = await get(path(batch.batch.id), acct.apiKey);
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value).split('\r\n')).toHaveLength(EXPORT_PAGE_ROWS + 2);
+    expect(await t.deps.metrics.registry.getSingleMetricAsString('callbatch_exports_in_progress')).toMatch(/^callbatch_exports_in_progress 1$/m);
+    await t.deps.db.prisma.apiKey.updateMany({ where: { accountId: acct.account.id }, data: { revokedAt: new Date() } });
+    await expect(reader.read()).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    expect(t.deps.exports.held()).toBe(0);
+  });
 });
 
 describe('limits that cut an export', () => {

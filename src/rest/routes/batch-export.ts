@@ -8,6 +8,7 @@ import { CALL_STATUSES } from '../../domain/call-state.ts';
 import { TRANSCRIPT_STATUS_FILTERS } from '../../services/calls/list-batch-calls.ts';
 import { openResultsExport } from '../../services/batches/export-batch-results.ts';
 import type { ResultFilter } from '../../services/batches/batch-results.ts';
+import { bearerToken } from '../../services/auth/api-keys.ts';
 import { resultsCsvStream } from '../results-csv-stream.ts';
 import { exportCells, resultsCsvHeader } from '../results-csv.ts';
 import { CALL_RECORD_FIELDS } from '../../services/representations.ts';
@@ -50,7 +51,9 @@ export const batchExportRoutes: RestRoute[] = [
     },
     async stream(input, ctx) {
       const filter = exportFilter(input);
-      const exp = await openResultsExport(ctx.deps, input.account, input.params.batch_id, filter, { chargeBudget: !ctx.isAdmin });
+      const exp = await openResultsExport(ctx.deps, input.account, input.params.batch_id, filter, {
+        apiKey: ctx.isAdmin ? null : (bearerToken(ctx.request.headers.get('authorization')) ?? ''),
+      });
       const body = resultsCsvStream(exp, {
         signal: ctx.request.signal,
         maxMs: ctx.deps.config.EXPORT_MAX_SECONDS * 1000,

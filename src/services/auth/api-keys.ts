@@ -58,6 +58,11 @@ export async function authenticateApiKey(db: Database, token: string | null): Pr
   return account;
 }
 
+/** Whether this key would still authenticate now (a long-running export checks it page by page). */
+export async function apiKeyAuthenticates(db: Database, key: string): Promise<boolean> {
+  return (await validKeyHashes(db, [hashApiKey(key)])).size === 1;
+}
+
 /** Of these key hashes, the ones that still authenticate (not revoked, account with API access). One statement. */
 export async function validKeyHashes(db: Database, hashes: string[]): Promise<Set<string>> {
   if (hashes.length === 0) return new Set();

@@ -6,6 +6,7 @@
 import type { AppDeps } from '../../deps.ts';
 import { AppError } from '../../errors.ts';
 import type { Account } from '../../generated/prisma/client.ts';
+import { apiKeyAuthenticates } from '../auth/api-keys.ts';
 import { accountBudgetKey, accountRateLimited, type RateLimiters } from '../auth/rate-limit.ts';
 import { callFilterIssues, callWhere, CALL_ORDER } from '../calls/list-batch-calls.ts';
 import { recordingUrlOf } from '../calls/recording-url.ts';
@@ -60,14 +61,16 @@ async function callsAfter(deps: ExportDeps, batchId: string, filter: ResultFilte
 /**
  * Opens an export of the account's batch: 404 for an absent or foreign batch, 422 for a bad
  * filter, RATE_LIMITED when the slots are taken; all before anything is streamed.
- * `chargeBudget: false` for the operator acting for an account (it does not spend the account's budget).
+ * `apiKey` is the key the export was asked with: each page after the first checks it still
+ * authenticates (a key revoked mid-export stops it) and spends the account's budget. `null` for the
+ * operator acting for an account, who spends no budget and whose token is the server's own.
  */
 export async function openResultsExport(
   deps: ExportDeps,
   account: Account,
   batchId: string,
   input: ResultFilter,
-  opts: { chargeBudget: boolean },
+  opts: { apiKey: string | null },
 ): Promise<ResultsExport> {
   const filter: ResultFilter = { outcome: input.outcome, status: input.status, transcriptStatus: input.transcriptStatus };
   throwIfIssues(callFilterIssues(filter));
@@ -85,7 +88,8 @@ export async function openResultsExport(
   let closed = false;
 
   async function spendOne(): Promise<void> {
-    if (!opts.chargeBudget) return;
+    if (opts.apiKey === null) return;
+    if (!(await apiKeyAuthenticates(deps.db, opts.apiKey))) throw new AppError('UNAUTHENTICATED', 'Invalid API key');
     const state = await deps.rateLimiters.accounts.consume(accountBudgetKey(account.id), account.rateLimitPerMinute);
     if (state.limited) throw accountRateLimited(state);
   }
