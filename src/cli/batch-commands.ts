@@ -130,8 +130,9 @@ export const batchCommands: Record<string, Command> = {
     run: (_gql, a, f, io) => watch(io, need(f.account, 'account'), arg(a, 0, 'batch-id')),
   },
   'batches export': {
-    usage: 'batches export <batch-id> --account ID [--out FILE]   (the results as CSV: the call record columns)',
+    usage: 'batches export <batch-id> --account ID [--format csv] [--out FILE]   (the results as CSV: the call record columns)',
     async run(gql, a, f, io) {
+      if (f.format !== undefined && f.format !== 'csv') throw new Error('--format: csv is the only export format');
       const account = need(f.account, 'account');
       const batchId = arg(a, 0, 'batch-id');
       // A file is written beside its name and renamed when complete, so a failed export leaves no half file.

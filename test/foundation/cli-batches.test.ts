@@ -166,7 +166,8 @@ describe('CLI batches against the running server', () => {
     await expect(runCli(['batches', 'export', 'sched_0123456789abcdef0123456789abcdef', '--account', account, '--out', missing], { out: () => {} })).rejects.toThrow(/not found/i);
     expect(fs.existsSync(missing) || fs.existsSync(`${missing}.partial`)).toBe(false);
     // Without --out, the CSV is the command's output.
-    const printed = (await run('batches', 'export', batchId, '--account', account)).out;
+    const printed = (await run('batches', 'export', batchId, '--account', account, '--format', 'csv')).out;
     expect(parseCsv(printed)).toHaveLength(3);
+    await expect(runCli(['batches', 'export', batchId, '--account', account, '--format', 'xlsx'], { out: () => {} })).rejects.toThrow('--format: csv is the only export format');
   }, 60_000);
 });
