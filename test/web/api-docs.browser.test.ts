@@ -68,4 +68,29 @@ describe('the REST reference in a browser', () => {
     expect(errors).toEqual([]);
     await page.close();
   });
+
+  it('renders again when the browser revalidates the page (a 304 whose headers join the cached page)', async () => {
+    // No routing here: Playwright's routing turns Chromium's HTTP cache off.
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.addInitScript(() => {
+      (window as unknown as { __csp: string[] }).__csp = [];
+      document.addEventListener('securitypolicyviolation', (e) =>
+        (window as unknown as { __csp: string[] }).__csp.push(`${e.violatedDirective} ${e.blockedURI}`),
+      );
+    });
+    const revalidations: string[] = [];
+    page.on('request', async (r) => {
+      const inm = new URL(r.url()).pathname === '/docs' && (await r.allHeaders())['if-none-match'];
+      if (inm) revalidations.push(inm);
+    });
+    await page.goto(`${url}/docs`, { waitUntil: 'load' });
+    await page.locator('[data-section-id^="operation/"]').first().waitFor({ timeout: 30_000 });
+    await page.reload({ waitUntil: 'load' });
+    // The reload revalidated the cached page (answered 304).
+    expect(revalidations).toHaveLength(1);
+    expect(await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).toEqual([]);
+    await page.locator('[data-section-id^="operation/"]').first().waitFor({ timeout: 30_000 });
+    await context.close();
+  }, 90_000);
 });
