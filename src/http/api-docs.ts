@@ -38,10 +38,9 @@ async function readBundle(): Promise<string> {
   return text.replace(FOREIGN_LOGO, BLANK_SVG);
 }
 
-/** JSON inside a <script> element: `<` escaped so no value can close the element. */
-const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
-
-function page(script: string, documentUrl: string): string {
+// No inline script: a revalidated page (304) gets a policy without script hashes
+// (security-headers.ts), and Chromium merges it into the cached page, which would block one.
+function page(scripts: string[], documentUrl: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -53,17 +52,21 @@ function page(script: string, documentUrl: string): string {
 <body>
 <noscript>The reference needs JavaScript; the document itself is at <a href="${documentUrl}">${documentUrl}</a>.</noscript>
 <div id="redoc"></div>
-<script src="${script}"></script>
-<script>Redoc.init(${scriptJson(documentUrl)}, ${scriptJson(REDOC_OPTIONS)}, document.getElementById('redoc'));</script>
+${scripts.map((src) => `<script src="${src}"></script>`).join('\n')}
 </body>
 </html>
 `;
 }
 
+const initScript = (documentUrl: string) =>
+  `Redoc.init(${JSON.stringify(documentUrl)}, ${JSON.stringify(REDOC_OPTIONS)}, document.getElementById('redoc'));\n`;
+
 async function loadDocs(documentUrl: string): Promise<Docs> {
   const assets = new Map<string, Asset>();
-  const script = addHashed(assets, DOCS_ASSETS, 'redoc', '.js', assetOf(await readBundle(), 'text/javascript; charset=utf-8'));
-  return { page: assetOf(page(script, documentUrl), 'text/html; charset=utf-8'), assets };
+  const js = (text: string) => assetOf(text, 'text/javascript; charset=utf-8');
+  const bundle = addHashed(assets, DOCS_ASSETS, 'redoc', '.js', js(await readBundle()));
+  const init = addHashed(assets, DOCS_ASSETS, 'init', '.js', js(initScript(documentUrl)));
+  return { page: assetOf(page([bundle, init], documentUrl), 'text/html; charset=utf-8'), assets };
 }
 
 export interface ApiDocs {

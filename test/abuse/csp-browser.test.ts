@@ -3,13 +3,10 @@
 // host for anything (every such request is refused, as on a machine without internet).
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-
-// A requirement, as in the dashboard's browser test: without Chromium this suite fails (CI installs it).
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const OUTPUT = path.resolve(import.meta.dirname, '../../test-output');
+import { cspViolations, launchChromium, OUTPUT, recordCspViolations, refuseForeign } from '../helpers/browser.ts';
 
 describe('CSP in a browser', () => {
   let t: TestApp;
@@ -19,11 +16,7 @@ describe('CSP in a browser', () => {
   beforeAll(async () => {
     t = await createTestApp();
     url = await t.app.listen();
-    if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH`);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
@@ -35,21 +28,10 @@ describe('CSP in a browser', () => {
 
   async function open(pathname: string): Promise<{ page: Page; violations: string[] }> {
     const page = await browser.newPage();
-    const origin = new URL(url).origin;
-    await page.route('**/*', (route) => {
-      const u = route.request().url();
-      if (new URL(u).origin === origin || u.startsWith('data:') || u.startsWith('blob:')) return route.continue();
-      foreign.push(u);
-      return route.abort('internetdisconnected');
-    });
-    await page.addInitScript(() => {
-      (window as unknown as { __csp: string[] }).__csp = [];
-      document.addEventListener('securitypolicyviolation', (e) =>
-        (window as unknown as { __csp: string[] }).__csp.push(`${e.violatedDirective} ${e.blockedURI}`),
-      );
-    });
+    await refuseForeign(page, new URL(url).origin, foreign);
+    await recordCspViolations(page);
     await page.goto(url + pathname, { waitUntil: 'load' });
-    const violations = await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp);
+    const violations = await cspViolations(page);
     return { page, violations };
   }
 
@@ -66,7 +48,7 @@ describe('CSP in a browser', () => {
     await page.screenshot({ path: path.join(OUTPUT, 'graphiql-offline.png') });
     expect(foreign).toEqual([]);
     expect(violations).toEqual([]);
-    expect(await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).toEqual([]);
+    expect(await cspViolations(page)).toEqual([]);
     await page.evaluate(() => {
       const s = document.createElement('script');
       s.textContent = 'window.__injected = true';
@@ -74,7 +56,7 @@ describe('CSP in a browser', () => {
     });
     await page.waitForTimeout(100);
     expect(await page.evaluate(() => (window as unknown as { __injected?: boolean }).__injected)).toBeUndefined();
-    expect((await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).some((v) => v.startsWith('script-src'))).toBe(true);
+    expect((await cspViolations(page)).some((v) => v.startsWith('script-src'))).toBe(true);
     await page.close();
   });
 
@@ -87,7 +69,7 @@ describe('CSP in a browser', () => {
     await page.waitForFunction(() => !document.querySelector('#app .boot'), undefined, { timeout: 20_000 });
     expect(await page.evaluate(() => document.querySelector('#app')?.textContent ?? '')).not.toBe('Loading…');
     expect(foreign).toEqual([]);
-    expect(await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).toEqual([]);
+    expect(await cspViolations(page)).toEqual([]);
     await page.close();
   });
 });

@@ -176,5 +176,11 @@ describe('serving', () => {
     expect(js.length).toBeGreaterThan(500_000);
     expect(js).not.toContain('cdn.redoc.ly');
     expect((await get('/docs/assets/redoc-nope.js')).status).toBe(404);
+    // No inline script: the 304 of a revalidation carries the 200's policy (a browser merges it into the cached page).
+    const revalidated = await get('/docs', { 'if-none-match': res.headers.get('etag')! });
+    expect(revalidated.status).toBe(304);
+    expect(revalidated.headers.get('content-security-policy')).toBe(csp);
+    const init = /src="(\/docs\/assets\/init-[\w-]+\.js)"/.exec(html)![1];
+    expect(await (await get(init)).text()).toContain('Redoc.init("/api/v1/openapi.json"');
   });
 });

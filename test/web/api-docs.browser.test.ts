@@ -3,13 +3,10 @@
 // alone, without a single Content-Security-Policy violation; a screenshot goes to test-output/.
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
-
-// A requirement, as in the other browser tests: without Chromium this suite fails (CI installs it).
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const OUTPUT = path.resolve(import.meta.dirname, '../../test-output');
+import { cspViolations, launchChromium, OUTPUT, recordCspViolations, refuseForeign } from '../helpers/browser.ts';
 
 describe('the REST reference in a browser', () => {
   let t: TestApp;
@@ -19,11 +16,7 @@ describe('the REST reference in a browser', () => {
   beforeAll(async () => {
     t = await createTestApp();
     url = await t.app.listen();
-    if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH`);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
@@ -32,20 +25,9 @@ describe('the REST reference in a browser', () => {
 
   it('renders every operation offline, with no foreign request and no CSP violation', async () => {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    const origin = new URL(url).origin;
     const foreign: string[] = [];
-    await page.route('**/*', (route) => {
-      const u = route.request().url();
-      if (new URL(u).origin === origin || u.startsWith('data:') || u.startsWith('blob:')) return route.continue();
-      foreign.push(u);
-      return route.abort('internetdisconnected');
-    });
-    await page.addInitScript(() => {
-      (window as unknown as { __csp: string[] }).__csp = [];
-      document.addEventListener('securitypolicyviolation', (e) =>
-        (window as unknown as { __csp: string[] }).__csp.push(`${e.violatedDirective} ${e.blockedURI}`),
-      );
-    });
+    await refuseForeign(page, new URL(url).origin, foreign);
+    await recordCspViolations(page);
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(String(e)));
     await page.goto(`${url}/docs`, { waitUntil: 'load' });
@@ -64,8 +46,28 @@ describe('the REST reference in a browser', () => {
     fs.mkdirSync(OUTPUT, { recursive: true });
     await page.screenshot({ path: path.join(OUTPUT, 'api-docs.png') });
     expect(foreign).toEqual([]);
-    expect(await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).toEqual([]);
+    expect(await cspViolations(page)).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();
   });
+
+  it('renders again when the browser revalidates the page (a 304 whose headers join the cached page)', async () => {
+    // No routing here: Playwright's routing turns Chromium's HTTP cache off.
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await recordCspViolations(page);
+    const revalidations: string[] = [];
+    page.on('request', async (r) => {
+      const inm = new URL(r.url()).pathname === '/docs' && (await r.allHeaders())['if-none-match'];
+      if (inm) revalidations.push(inm);
+    });
+    await page.goto(`${url}/docs`, { waitUntil: 'load' });
+    await page.locator('[data-section-id^="operation/"]').first().waitFor({ timeout: 30_000 });
+    await page.reload({ waitUntil: 'load' });
+    // The reload revalidated the cached page (answered 304).
+    expect(revalidations).toHaveLength(1);
+    expect(await cspViolations(page)).toEqual([]);
+    await page.locator('[data-section-id^="operation/"]').first().waitFor({ timeout: 30_000 });
+    await context.close();
+  }, 90_000);
 });
