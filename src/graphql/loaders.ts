@@ -1,17 +1,24 @@
 // Per-request loaders (one set per GraphQL context, never shared): every lookup of a batch, call,
-// agent or prompt version by id made in the same tick becomes one statement per kind, and an id
-// asked again in the same request is answered from the loader's cache.
+// agent or prompt version by id — or of a batch's labels shown on its calls — made in the same
+// tick becomes one statement per kind, and an id asked again in the same request is answered from
+// the loader's cache (or from a row the request already read and primed it with).
 import DataLoader from 'dataloader';
 import type { Account } from '../generated/prisma/client.ts';
 import type { Database } from '../db/client.ts';
 import { NODE_KINDS, type NodeKind } from '../domain/global-ids.ts';
 import { ownedByIds, type OwnedRows } from '../services/accounts/owned-by-ids.ts';
+import { batchLabelsByIds, type BatchLabels } from '../services/batches/batch-labels.ts';
 
-export type Loaders = { [K in NodeKind]: DataLoader<string, OwnedRows[K] | null> };
+export type Loaders = { [K in NodeKind]: DataLoader<string, OwnedRows[K] | null> } & {
+  /** Voice, agent name and version name of a batch, by batch id (what a call shows of its batch). */
+  batchLabels: DataLoader<string, BatchLabels | null>;
+};
 
 /** Loaders scoped to the calling account: another account's id loads as null, like a missing one. */
 export function createLoaders(db: Database, account: () => Promise<Account>): Loaders {
   const loaderFor = <K extends NodeKind>(kind: K) =>
     new DataLoader<string, OwnedRows[K] | null>(async (ids) => ownedByIds(db, (await account()).id, kind, ids));
-  return Object.fromEntries(NODE_KINDS.map((kind) => [kind, loaderFor(kind)])) as Loaders;
+  const byKind = Object.fromEntries(NODE_KINDS.map((kind) => [kind, loaderFor(kind)])) as Omit<Loaders, 'batchLabels'>;
+  const batchLabels = new DataLoader<string, BatchLabels | null>(async (ids) => batchLabelsByIds(db, (await account()).id, ids));
+  return { ...byKind, batchLabels };
 }

@@ -13,12 +13,17 @@ export function authenticateRequest(deps: ApiDeps, scope: RequestScope, token: s
 }
 
 async function authenticateAndCount(deps: ApiDeps, scope: RequestScope, token: string | null): Promise<Account> {
-  const account = await authenticateFrom(deps, token, scope.clientAddress);
+  const account = await authenticatedKey(deps, scope, token);
   scope.accountId = account.id;
   const state = await deps.rateLimiters.accounts.consume(accountBudgetKey(account.id), account.rateLimitPerMinute);
   scope.rateLimit = state;
   if (state.limited) throw accountRateLimited(state);
   return account;
+}
+
+/** The key's account, looked up once per request whoever asks first (front door or Yoga). */
+export function authenticatedKey(deps: ApiDeps, scope: RequestScope, token: string | null): Promise<Account> {
+  return (scope.keyAccount ??= authenticateFrom(deps, token, scope.clientAddress));
 }
 
 const failureKey = (address: string) => `auth-failures:${address}`;

@@ -6,7 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { ApiDeps } from './app-services.ts';
 import { AppError, ERROR_CODES } from '../errors.ts';
 import { errorResponse, internalError, json } from './responses.ts';
-import { assertAddressNotBlocked, authenticateFrom } from './authenticate-request.ts';
+import { assertAddressNotBlocked, authenticatedKey } from './authenticate-request.ts';
 import { logRequest, requestIdOf } from './request-log.ts';
 import { bearerToken } from '../services/auth/api-keys.ts';
 import { isAdminToken } from '../services/auth/admin-token.ts';
@@ -63,24 +63,24 @@ function checkedGraphqlGet(request: Request): Request {
 }
 
 /** The cap on this GraphQL body; authenticates first (401/403/429 before reading) when it may be large. */
-async function graphqlBodyCap(deps: ApiDeps, request: Request, address: string | undefined): Promise<number> {
+async function graphqlBodyCap(deps: ApiDeps, request: Request, scope: RequestScope): Promise<number> {
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (declared <= ANONYMOUS_GRAPHQL_BODY_BYTES) return ANONYMOUS_GRAPHQL_BODY_BYTES;
   const token = bearerToken(request.headers.get('authorization'));
   if (!token) return ANONYMOUS_GRAPHQL_BODY_BYTES;
-  if (!isAdminToken(deps, token)) await authenticateFrom(deps, token, address);
+  if (!isAdminToken(deps, token)) await authenticatedKey(deps, scope, token);
   return deps.config.MAX_BODY_BYTES;
 }
 
 /** The GraphQL request with its body read under its cap (Yoga itself would read any size). */
-async function boundedGraphqlRequest(deps: ApiDeps, request: Request, address: string | undefined, lease: BodyLease): Promise<Request> {
+async function boundedGraphqlRequest(deps: ApiDeps, request: Request, scope: RequestScope, lease: BodyLease): Promise<Request> {
   if (request.method === 'GET' || request.method === 'HEAD') return checkedGraphqlGet(request);
   // Yoga would also read form-encoded and multipart posts (which browsers send cross-site
   // without a preflight); this API takes JSON only.
   const typeProblem = jsonContentTypeProblem(request.headers.get('content-type'));
   if (typeProblem) throw new AppError('UNSUPPORTED_MEDIA_TYPE', typeProblem);
   if (!request.body) return request;
-  const bytes = await readBodyBytes(request, await graphqlBodyCap(deps, request, address), lease);
+  const bytes = await readBodyBytes(request, await graphqlBodyCap(deps, request, scope), lease);
   if (jsonNestsDeeperThan(bytes, MAX_JSON_NESTING)) {
     throw new AppError('MISSING_PARAMETER', `Request body is nested too deeply (max depth ${MAX_JSON_NESTING})`);
   }
@@ -105,7 +105,7 @@ export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudge
       // An address that spent its unauthenticated budget gets nothing read or parsed, whatever key
       // it presents now (a 200 here would tell a guesser which key is right).
       if (graphql || path.startsWith('/api/')) await assertAddressNotBlocked(deps, address);
-      if (graphql) request = await boundedGraphqlRequest(deps, request, address, lease);
+      if (graphql) request = await boundedGraphqlRequest(deps, request, scope, lease);
     } catch (e) {
       if (e instanceof AppError) return graphql ? graphqlError(e) : errorResponse(e);
       if (!graphql) throw e;

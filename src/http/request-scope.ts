@@ -11,6 +11,8 @@ export interface RequestScope {
   inputVetted: boolean;
   /** Authentication and the account budget, memoised (src/http/authenticate-request.ts). */
   account?: Promise<Account>;
+  /** The key lookup alone, memoised: the front door may authenticate a large body before Yoga does. */
+  keyAccount?: Promise<Account>;
   /** Set once the key authenticated, for the request log. */
   accountId?: string;
   /** The account budget as counted for this request, for the rate-limit headers. */

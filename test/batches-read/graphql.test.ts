@@ -182,7 +182,8 @@ describe('no N+1', () => {
     const five = await statementsFor(page(5));
     const hundred = await statementsFor(page(100));
     expect(hundred).toBe(five);
-    // auth + batch scope + calls + batches + agents + versions + version agents; the page's total comes from the counters.
+    // auth + batch scope (with the labels agentName/versionName/voice) + calls + the plan's batches,
+    // agents, versions and version agents for agent { } / promptVersion { }; the total comes from the counters.
     expect(hundred).toBeLessThanOrEqual(9);
     expect(hundred).toBeGreaterThanOrEqual(6);
   });
@@ -205,7 +206,8 @@ describe('no N+1', () => {
     for (const [name, run] of cases) {
       const small = await statementsFor(run(2));
       const large = await statementsFor(run(name === 'batches with nested calls' ? 6 : 100));
-      expect(small).toBeGreaterThanOrEqual(5);
+      // At least key, batch or calls, and a relation or the labels (statement-counts.test.ts has the exact lists).
+      expect(small).toBeGreaterThanOrEqual(3);
       expect({ name, large }).toEqual({ name, large: small });
     }
   });

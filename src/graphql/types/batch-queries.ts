@@ -186,14 +186,17 @@ builder.queryFields((t) => ({
       page: t.arg.int({ defaultValue: 1, description: '1-indexed' }),
       limit: t.arg.int({ defaultValue: BATCH_CALLS_PAGE.defaultLimit, description: 'Page size, at most 200' }),
     },
-    resolve: async (_root, args, ctx, info) =>
-      listBatchCalls(
+    resolve: async (_root, args, ctx, info) => {
+      const page = await listBatchCalls(
         ctx.deps,
         await ctx.account(),
         String(args.batchId),
         { ...args.filter, page: args.page, limit: args.limit },
         itemsQuery(ctx, info),
-      ),
+      );
+      ctx.loaders.batchLabels.prime(page.batch.id, page.batch);
+      return page;
+    },
   }),
 
   results: t.field({
@@ -205,14 +208,17 @@ builder.queryFields((t) => ({
       page: t.arg.int({ defaultValue: 1, description: '1-indexed' }),
       limit: t.arg.int({ defaultValue: BATCH_RESULTS_PAGE.defaultLimit, description: 'Page size, at most 200' }),
     },
-    resolve: async (_root, args, ctx, info) =>
-      batchResults(
+    resolve: async (_root, args, ctx, info) => {
+      const results = await batchResults(
         ctx.deps,
         await ctx.account(),
         String(args.batchId),
         { ...args.filter, page: args.page, limit: args.limit },
         itemsQuery(ctx, info),
-      ),
+      );
+      ctx.loaders.batchLabels.prime(results.batch.id, results.batch);
+      return results;
+    },
   }),
 
   callRecords: t.field({

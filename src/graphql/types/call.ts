@@ -4,6 +4,15 @@ import { HEAVY_TEXT_COMPLEXITY } from '../plugins/query-cost.ts';
 import { recordingUrlOf } from '../../services/calls/recording-url.ts';
 import { numberDialled } from '../../services/representations.ts';
 import { AgentType, PromptVersionType } from './catalog.ts';
+import type { GraphQLContext } from '../context.ts';
+import type { BatchLabels } from '../../services/batches/batch-labels.ts';
+
+/** A call's batch is the account's (it was read through it), so a missing one is a bug, not a 404. */
+async function labelsOf(ctx: GraphQLContext, batchId: string): Promise<BatchLabels> {
+  const labels = await ctx.loaders.batchLabels.load(batchId);
+  if (!labels) throw new Error(`Batch ${batchId} of a loaded call was not found`);
+  return labels;
+}
 
 builder.prismaObject('CallEvent', {
   fields: (t) => ({
@@ -52,18 +61,15 @@ export const CallType = builder.prismaObject('Call', {
     llmTranscript: t.exposeString('llmTranscript', { nullable: true, complexity: HEAVY_TEXT_COMPLEXITY }),
     agentId: t.exposeString('agentId'),
     versionId: t.exposeString('promptVersionId'),
-    // A call's agent and prompt version are its batch's (one foreign key holds them together), so
-    // they are reached through the batch; selected with the call's own query so a page of calls
-    // costs one query per relation, not one per call.
-    agentName: t.string({ select: { batch: { select: { agent: { select: { name: true } } } } }, resolve: (c) => c.batch.agent.name }),
-    versionName: t.string({
-      select: { batch: { select: { promptVersion: { select: { name: true } } } } },
-      resolve: (c) => c.batch.promptVersion.name,
-    }),
+    // A call's agent and prompt version are its batch's (one foreign key holds them together).
+    // The names and voice come from the request's batch-labels loader: one statement for all the
+    // batches of a page, none when the page's own batch read primed it (calls, results).
+    agentName: t.string({ select: { batchId: true }, resolve: async (c, _a, ctx) => (await labelsOf(ctx, c.batchId)).agentName }),
+    versionName: t.string({ select: { batchId: true }, resolve: async (c, _a, ctx) => (await labelsOf(ctx, c.batchId)).versionName }),
     voice: t.string({
       description: "Voice used for the call (the batch's voice)",
-      select: { batch: { select: { voice: true } } },
-      resolve: (c) => c.batch.voice,
+      select: { batchId: true },
+      resolve: async (c, _a, ctx) => (await labelsOf(ctx, c.batchId)).voice,
     }),
     agent: t.field({
       type: AgentType,

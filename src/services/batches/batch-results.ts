@@ -34,6 +34,8 @@ export interface BatchResults {
   status: ResultsStatus;
   items: Call[];
   pagination: Pagination;
+  /** The batch as read for the page (its calls' labels included). */
+  batch: BatchScope;
 }
 
 /** Non-terminal calls are exactly the queued and in_progress buckets, so no count is needed. */
@@ -99,5 +101,5 @@ export async function batchResults(
     filter.outcome != null
       ? await pageByOutcome(deps, batch, { ...filter, outcome: filter.outcome }, req, query)
       : await pageOfBatchCalls(deps, batch, filter, req, query);
-  return { status: batchResultsStatus(batch), ...page };
+  return { status: batchResultsStatus(batch), ...page, batch };
 }

@@ -6,6 +6,7 @@ import { scalarFields } from '../../db/model-columns.ts';
 import { snakeCase } from '../../domain/text-forms.ts';
 import type { Account, Batch, Prisma } from '../../generated/prisma/client.ts';
 import { runStatement } from '../../db/sql-statement.ts';
+import { LABEL_COLUMNS, LABEL_JOINS, type BatchLabels } from './batch-labels.ts';
 
 /** The include/select a GraphQL resolver hands down, so nested fields load in the same round. */
 export interface BatchQuery {
@@ -49,9 +50,11 @@ export async function getBatch(deps: AppDeps, account: Account, batchId: string,
   return batch;
 }
 
-/** What the batch-scoped call lists need from their batch: ownership, status and counters. */
-export interface BatchScope {
-  id: string;
+/**
+ * What the batch-scoped call lists need from their batch: ownership, status and counters, and the
+ * labels its calls show (so a page of its calls needs no second read of the batch).
+ */
+export interface BatchScope extends BatchLabels {
   status: string;
   queued: number;
   inProgress: number;
@@ -60,10 +63,15 @@ export interface BatchScope {
   cancelled: number;
 }
 
-const SCOPE_SELECT = { id: true, status: true, queued: true, inProgress: true, completed: true, failed: true, cancelled: true } as const;
+const SCOPE_SQL = `SELECT b.id AS "id", b.status AS "status", b.queued AS "queued", b.in_progress AS "inProgress",
+  b.completed AS "completed", b.failed AS "failed", b.cancelled AS "cancelled", ${LABEL_COLUMNS}
+  FROM batches b ${LABEL_JOINS} WHERE b.id = $1 AND b.account_id = $2`;
 
+/** One indexed statement (the joins are primary-key probes); absent and foreign batches are the same 404. */
 export async function batchScope(deps: AppDeps, account: Account, batchId: string): Promise<BatchScope> {
-  return getBatch(deps, account, batchId, { select: SCOPE_SELECT });
+  const [batch] = await runStatement<BatchScope>(deps.db, SCOPE_SQL, [batchId, account.id]);
+  if (!batch) throw batchNotFound();
+  return batch;
 }
 
 /** Number of calls in the batch, from the counters (each call sits in exactly one bucket). */

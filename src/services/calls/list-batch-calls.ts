@@ -94,9 +94,9 @@ export async function listBatchCalls(
   batchId: string,
   input: CallFilter & PageArgs,
   query: CallQuery = {},
-): Promise<{ items: Call[]; pagination: Pagination }> {
+): Promise<{ items: Call[]; pagination: Pagination; batch: BatchScope }> {
   const filter: CallFilter = { status: input.status, externalId: input.externalId, transcriptStatus: input.transcriptStatus };
   throwIfIssues([...callFilterIssues(filter), ...pageIssues(input, BATCH_CALLS_PAGE)]);
   const batch = await batchScope(deps, account, batchId);
-  return pageOfBatchCalls(deps, batch, filter, pageRequest(input, BATCH_CALLS_PAGE), query);
+  return { ...(await pageOfBatchCalls(deps, batch, filter, pageRequest(input, BATCH_CALLS_PAGE), query)), batch };
 }

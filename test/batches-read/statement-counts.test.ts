@@ -1,0 +1,86 @@
+// The SQL statements each common request runs, by what they read, so a table read twice for the
+// same rows in one request cannot come back unnoticed (docs/architecture.md, "Per-request loaders").
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
+import { addAgent, callInState, insertBatch, type InsertedBatch } from '../helpers/fixtures.ts';
+import { countQueries } from '../helpers/query-counter.ts';
+import { trustedDocuments } from '../../src/http/trusted-documents.ts';
+
+let t: TestApp;
+let a: SeededAccount;
+let big: InsertedBatch;
+const AT = new Date('2026-09-01T00:00:00.000Z');
+const ids = trustedDocuments().idsByOperation;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  a = await t.seedAccount();
+  const support = await addAgent(t.deps, a, 'Support Agent');
+  big = await insertBatch(t.deps, a, { contacts: 30, status: 'running', createdAt: AT, callOverrides: (i) => callInState(i % 3 === 0 ? 'completed' : 'queued', i, AT) });
+  // Batches of two agents, so a page of call records needs the labels of several batches.
+  for (let m = 1; m <= 3; m++) await insertBatch(t.deps, a, { contacts: 1, createdAt: new Date(AT.getTime() + m * 60_000), ...(m % 2 ? { agent: support } : {}) });
+});
+afterAll(() => t.close());
+
+/** What a statement reads: its first table (FROM …), the key lookup by name. */
+function readOf(sql: string): string {
+  if (/FROM api_keys/.test(sql)) return 'api key';
+  if (/SELECT COUNT\(\*\)/i.test(sql)) return `count ${/FROM (?:"public"\.)?"?(\w+)"? c\b|FROM "public"\."(\w+)"/.exec(sql)?.slice(1).find(Boolean)}`;
+  if (/JOIN prompt_versions pv/.test(sql)) return 'batches+labels';
+  return /FROM (?:"public"\.)?"?(\w+)"?/.exec(sql)?.[1] ?? sql.slice(0, 40);
+}
+
+async function readsOf(run: () => Promise<{ status: number; body: any }>): Promise<string[]> {
+  const counter = countQueries(t.deps.db);
+  try {
+    const res = await run();
+    expect(res.status).toBe(200);
+    expect(res.body.errors).toBeUndefined();
+    // With RATE_LIMIT_STORE=postgres (the PostgreSQL runs) the account budget is a write per
+    // request (and now and then a sweep of old windows): not a read, so not listed.
+    return counter.statements.filter((sql) => !/rate_limit_windows/.test(sql)).map(readOf);
+  } finally {
+    counter.stop();
+  }
+}
+
+const rest = (path: string) => () => t.request('GET', path, { key: a.apiKey });
+// The dashboard sends its documents by hash; the test harness sends no Content-Length, so the
+// front door's early key check (for bodies of unknown size) runs too and must not look the key up again.
+const dashboard = (op: string, variables: Record<string, unknown> = {}) => () =>
+  t.request('POST', '/graphql', { key: a.apiKey, body: { variables, extensions: { persistedQuery: { version: 1, sha256Hash: ids[op] } } } });
+
+describe('statements per request: each row read once', () => {
+  const id = () => big.batch.id;
+  const cases: [string, () => () => Promise<{ status: number; body: any }>, string[]][] = [
+    ['REST batch details', () => rest(`/api/v1/public/call-batches/${id()}`), ['api key', 'batches']],
+    // The batch read (ownership, counters) carries the labels its calls show: no second batch read.
+    ['REST calls page', () => rest(`/api/v1/public/call-batches/${id()}/calls?limit=20`), ['api key', 'batches+labels', 'calls']],
+    ['REST results page', () => rest(`/api/v1/public/call-batches/${id()}/results?limit=20`), ['api key', 'batches+labels', 'calls']],
+    [
+      'REST results page by outcome',
+      () => rest(`/api/v1/public/call-batches/${id()}/results?outcome=yes&limit=20`),
+      // The page's ids by the outcome filter (raw SQL, index only), their count, then those rows by id
+      // with the document's selection: Prisma has no "any value of the object equals" filter.
+      ['api key', 'batches+labels', 'calls', 'count calls', 'calls'],
+    ],
+    [
+      'REST call records page',
+      () => rest(`/api/v1/public/call-records?start_date=2026-09-01&end_date=2026-09-01&page_size=20`),
+      ['api key', 'calls', 'count calls', 'batches+labels'],
+    ],
+    ['REST batch list', () => rest(`/api/v1/public/call-batches?limit=20`), ['api key', 'batches', 'count batches']],
+    ['DashboardMe', () => dashboard('DashboardMe'), ['api key']],
+    ['DashboardCatalog', () => dashboard('DashboardCatalog'), ['api key', 'agents', 'prompt_versions']],
+    ['DashboardBatches', () => dashboard('DashboardBatches', { page: 1, limit: 20 }), ['api key', 'batches', 'count batches', 'agents']],
+    ['DashboardBatch', () => dashboard('DashboardBatch', { id: id() }), ['api key', 'batches', 'agents']],
+    ['DashboardCalls', () => dashboard('DashboardCalls', { batchId: id(), page: 1, limit: 20 }), ['api key', 'batches+labels', 'calls']],
+    ['DashboardOutcomes', () => dashboard('DashboardOutcomes', { id: id() }), ['api key', 'batches']],
+  ];
+  for (const [name, run, expected] of cases) {
+    it(`${name}: ${expected.join(', ')}`, async () => {
+      // Parallel reads (a page and its count) may reach the driver in either order.
+      expect((await readsOf(run())).sort()).toEqual([...expected].sort());
+    });
+  }
+});
