@@ -1,6 +1,6 @@
 // What may go on an account's do-not-call list: numbers read with the contacts' phone rules, so a
 // number matches the calls it must stop whatever punctuation either was written with.
-import { normalizePhone } from './contacts.ts';
+import { normalizePhone, type ContactRejection, type NormalizedContact } from './contacts.ts';
 import type { PathIssue } from './field-issue.ts';
 import { charLength, MAX_PHONE_NUMBER_LENGTH, MAX_SUPPRESSION_REASON_LENGTH, MAX_SUPPRESSIONS_PER_REQUEST } from './limits.ts';
 
@@ -40,4 +40,36 @@ export function checkSuppressionAdd(phoneNumbers: readonly string[], reason: str
     else numbers.add(r.number);
   });
   return issues.length ? { ok: false, issues } : { ok: true, value: [...numbers] };
+}
+
+/**
+ * Contacts whose number is on the list move to the rejections (in submission order, as the other
+ * rejections); a listed alternate number is dropped from an accepted contact.
+ */
+export function withoutSuppressed(
+  accepted: NormalizedContact[],
+  rejected: ContactRejection[],
+  suppressed: ReadonlySet<string>,
+): { accepted: NormalizedContact[]; rejected: ContactRejection[] } {
+  if (suppressed.size === 0) return { accepted, rejected };
+  const kept: NormalizedContact[] = [];
+  const refused: ContactRejection[] = [];
+  for (const c of accepted) {
+    if (suppressed.has(c.phoneNumber)) {
+      refused.push({ index: c.index, external_id: c.externalId, field: 'phone_number', message: SUPPRESSED_CONTACT_MESSAGE });
+      continue;
+    }
+    kept.push(c.alternatePhone !== null && suppressed.has(c.alternatePhone) ? { ...c, alternatePhone: null } : c);
+  }
+  return { accepted: kept, rejected: [...rejected, ...refused].sort((x, y) => x.index - y.index) };
+}
+
+/** The numbers of the accepted contacts the list is asked about: primaries and alternates. */
+export function numbersToCheck(accepted: readonly NormalizedContact[]): string[] {
+  const numbers: string[] = [];
+  for (const c of accepted) {
+    numbers.push(c.phoneNumber);
+    if (c.alternatePhone !== null) numbers.push(c.alternatePhone);
+  }
+  return numbers;
 }
