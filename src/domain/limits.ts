@@ -81,3 +81,8 @@ export function boundOutcomes(outcomes: Record<string, string>): Record<string, 
   }
   return out;
 }
+
+/** The do-not-call list (docs/api.md, "Do-not-call list"). */
+export const MAX_SUPPRESSION_REASON_LENGTH = 500;
+export const MAX_SUPPRESSIONS_PER_REQUEST = 1_000;
+export const MAX_SUPPRESSIONS_PER_ACCOUNT = 1_000_000;

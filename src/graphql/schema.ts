@@ -11,6 +11,7 @@ import './types/batch-queries.ts';
 import './types/webhooks.ts';
 import './types/subscriptions.ts';
 import './types/provider.ts';
+import './types/suppressions.ts';
 
 export const schema = builder.toSchema();
 

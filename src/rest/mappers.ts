@@ -1,7 +1,14 @@
 // The contract's snake_case shapes that only the REST facade answers (Account, Create result,
-// Batch list item, Pagination), one mapper each from the codegen-typed GraphQL result. Call record
+// Batch list item, Pagination, the do-not-call list's entry and add answer), one mapper each from the codegen-typed GraphQL result. Call record
 // and Batch details are shared with webhooks: services/representations.ts.
-import type { BatchCreateResultFieldsFragment, BatchesReadPaginationFragment, RestBatchesQuery, RestMeQuery } from '../codegen/graphql.ts';
+import type {
+  BatchCreateResultFieldsFragment,
+  BatchesReadPaginationFragment,
+  RestAddSuppressionsMutation,
+  RestBatchesQuery,
+  RestMeQuery,
+  RestSuppressionsQuery,
+} from '../codegen/graphql.ts';
 
 /** The contract's Account. */
 export function accountOut(me: RestMeQuery['me']) {
@@ -66,3 +73,15 @@ export function batchListItem(b: RestBatchesQuery['batches']['items'][number]) {
   };
 }
 export type BatchListItem = ReturnType<typeof batchListItem>;
+
+/** An entry of the do-not-call list. */
+export function suppressionOut(s: RestSuppressionsQuery['suppressions']['items'][number]) {
+  return { phone_number: s.phoneNumber, reason: s.reason ?? null, source: s.source, created_at: s.createdAt };
+}
+export type SuppressionOut = ReturnType<typeof suppressionOut>;
+
+/** The answer to an add. */
+export function addSuppressionsOut(r: RestAddSuppressionsMutation['addSuppressions']) {
+  return { added: r.added, already_listed: r.alreadyListed };
+}
+export type AddSuppressionsOut = ReturnType<typeof addSuppressionsOut>;

@@ -6,5 +6,6 @@ import { batchOperationRoutes } from './routes/batch-operations.ts';
 import { batchesCreateRoutes } from './routes/batches-create.ts';
 import { batchesReadRoutes } from './routes/batches-read.ts';
 import { batchExportRoutes } from './routes/batch-export.ts';
+import { suppressionRoutes } from './routes/suppressions.ts';
 
-export const routes: RestRoute[] = [...accountRoutes, ...batchOperationRoutes, ...batchesCreateRoutes, ...batchesReadRoutes, ...batchExportRoutes];
+export const routes: RestRoute[] = [...accountRoutes, ...batchOperationRoutes, ...batchesCreateRoutes, ...batchesReadRoutes, ...batchExportRoutes, ...suppressionRoutes];

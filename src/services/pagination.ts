@@ -12,6 +12,7 @@ export const BATCH_LIST_PAGE: PageSpec = { defaultLimit: 50, maxLimit: 200 };
 export const BATCH_CALLS_PAGE: PageSpec = { defaultLimit: 100, maxLimit: 200 };
 export const BATCH_RESULTS_PAGE: PageSpec = { defaultLimit: 100, maxLimit: 200 };
 export const CALL_RECORDS_PAGE: PageSpec = { defaultLimit: 50, maxLimit: 200 };
+export const SUPPRESSIONS_PAGE: PageSpec = { defaultLimit: 50, maxLimit: 200 };
 
 
 /**

@@ -17,6 +17,8 @@ import type { AppDeps } from '../../deps.ts';
 import { counterDelta } from '../../domain/call-state.ts';
 import { allocateSlots, type BatchDemand } from '../../domain/fair-share.ts';
 import { enqueueBatchEvents } from '../../services/webhooks/enqueue-batch-events.ts';
+import { closeFinishedBatches } from '../../services/calls/call-transitions.ts';
+import { SUPPRESSED_DISCONNECT_REASON } from '../../domain/suppressions.ts';
 import { runStatement } from '../../db/sql-statement.ts';
 import { withSqlTransaction } from '../../db/sql-transaction.ts';
 
@@ -86,6 +88,8 @@ interface ClaimRow {
   name: string | null;
   metadata: Record<string, unknown> | null;
   attempts: number;
+  /** Cancelled by the claim: its number is on the account's do-not-call list. */
+  suppressed: boolean;
 }
 
 interface BatchRow {
@@ -98,6 +102,7 @@ interface BatchRow {
 }
 
 const DIAL = counterDelta('queued', 'ringing');
+const SUPPRESS = counterDelta('queued', 'cancelled');
 
 const CLAIM_SQL = `
 WITH alloc AS (
@@ -111,11 +116,14 @@ picked AS (
   -- Calls put back in line (queued) go first, then those never dialled (pending), each in
   -- submission order straight off the (batch_id, status, seq) index. Under the outer LIMIT the
   -- second branch only runs, and only locks rows, when the first comes up short.
-  SELECT p.id, p.status AS old_status
+  -- A number put on the account's do-not-call list after the create is never dialled: the call
+  -- is cancelled here instead (one primary-key probe per claimed call).
+  SELECT p.id, p.status AS old_status,
+         EXISTS (SELECT 1 FROM suppressions s WHERE s.account_id = $9 AND s.phone_number = p.phone_number) AS suppressed
     FROM alloc a
     CROSS JOIN LATERAL (
       SELECT * FROM (
-        SELECT c.id, c.status FROM calls c
+        SELECT c.id, c.status, c.phone_number FROM calls c
          WHERE c.batch_id = a.batch_id AND c.status = 'queued' AND c.lease_owner IS NULL
            AND (c.next_attempt_at IS NULL OR c.next_attempt_at <= $3::timestamptz)
          ORDER BY c.seq
@@ -123,7 +131,7 @@ picked AS (
          FOR UPDATE SKIP LOCKED) requeued
       UNION ALL
       SELECT * FROM (
-        SELECT c.id, c.status FROM calls c
+        SELECT c.id, c.status, c.phone_number FROM calls c
          WHERE c.batch_id = a.batch_id AND c.status = 'pending' AND c.lease_owner IS NULL
            AND (c.next_attempt_at IS NULL OR c.next_attempt_at <= $3::timestamptz)
          ORDER BY c.seq
@@ -137,29 +145,48 @@ upd AS (
          attempts = c.attempts + 1, dialed_number = c.phone_number, used_alternate = false,
          "timestamp" = COALESCE(c."timestamp", $3::timestamptz), updated_at = $3::timestamptz
     FROM picked p
-   WHERE c.id = p.id
+   WHERE c.id = p.id AND NOT p.suppressed
   RETURNING c.id, c.batch_id, c.account_id, c.seq, c.phone_number, c.alternate_phone, c.external_id, c.name,
             c.metadata, c.attempts, p.old_status
 ),
+sup AS (
+  UPDATE calls c SET status = 'cancelled', completed_at = $3::timestamptz, disconnect_reason = $12,
+         updated_at = $3::timestamptz
+    FROM picked p
+   WHERE c.id = p.id AND p.suppressed
+  RETURNING c.id, c.batch_id, c.account_id, c.seq, c.phone_number, p.old_status
+),
 ev AS (
   INSERT INTO call_events (account_id, call_id, from_status, to_status, detail, at)
-  SELECT account_id, id, old_status, 'ringing',
-         jsonb_build_object('event', 'dial', 'number', phone_number, 'attempt', attempts, 'alternate', false, 'worker', $4::text),
-         $3::timestamptz
-    FROM upd ORDER BY batch_id, seq
+  SELECT account_id, id, old_status, to_status, detail, $3::timestamptz FROM (
+    SELECT account_id, id, old_status, 'ringing' AS to_status, batch_id, seq,
+           jsonb_build_object('event', 'dial', 'number', phone_number, 'attempt', attempts, 'alternate', false, 'worker', $4::text) AS detail
+      FROM upd
+    UNION ALL
+    SELECT account_id, id, old_status, 'cancelled', batch_id, seq, jsonb_build_object('event', 'suppressed', 'number', phone_number)
+      FROM sup
+  ) e ORDER BY batch_id, seq
   RETURNING 1
 ),
 cnt AS (
+  -- n calls dialled, m cancelled as suppressed; the counters' sum is unchanged either way.
   UPDATE batches b SET
-    queued = b.queued + $6::int * d.n, in_progress = b.in_progress + $7::int * d.n,
-    status = CASE WHEN b.status IN ('queued', 'dispatching') THEN 'running' ELSE b.status END,
-    started_at = COALESCE(b.started_at, $3::timestamptz), updated_at = $3::timestamptz
-  FROM (SELECT batch_id, count(*)::int AS n FROM upd GROUP BY batch_id) d
+    queued = b.queued + $6::int * d.n + $10::int * d.m, in_progress = b.in_progress + $7::int * d.n,
+    cancelled = b.cancelled + $11::int * d.m,
+    status = CASE WHEN d.n > 0 AND b.status IN ('queued', 'dispatching') THEN 'running' ELSE b.status END,
+    started_at = CASE WHEN d.n > 0 THEN COALESCE(b.started_at, $3::timestamptz) ELSE b.started_at END,
+    updated_at = $3::timestamptz
+  FROM (SELECT batch_id, count(*) FILTER (WHERE NOT s)::int AS n, count(*) FILTER (WHERE s)::int AS m
+          FROM (SELECT batch_id, false AS s FROM upd UNION ALL SELECT batch_id, true FROM sup) x
+         GROUP BY batch_id) d
   WHERE b.id = d.batch_id
   RETURNING 1
 )
-SELECT id, batch_id, account_id, seq, phone_number, alternate_phone, external_id, name, metadata, attempts
-  FROM upd ORDER BY batch_id, seq`;
+SELECT id, batch_id, account_id, seq, phone_number, alternate_phone, external_id, name, metadata, attempts, false AS suppressed
+  FROM upd
+UNION ALL
+SELECT id, batch_id, account_id, seq, phone_number, NULL, NULL, NULL, NULL, 0, true FROM sup
+ORDER BY batch_id, seq`;
 
 export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): Promise<ClaimResult> {
   const empty = (skipped: boolean): ClaimResult => ({ skipped, claimed: [], budgetExhausted: false });
@@ -206,8 +233,15 @@ export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): 
       DIAL.queued ?? 0,
       DIAL.in_progress ?? 0,
       DISPATCHING_STATUSES,
+      input.accountId,
+      SUPPRESS.queued ?? 0,
+      SUPPRESS.cancelled ?? 0,
+      SUPPRESSED_DISCONNECT_REASON,
     ]);
-    const claimed: ClaimedCall[] = rows.map((r) => ({
+    const suppressedBatches = [...new Set(rows.filter((r) => r.suppressed).map((r) => r.batch_id))].sort();
+    // A batch whose last waiting calls were all suppressed has nothing left to dial: close it now.
+    if (suppressedBatches.length > 0) await closeFinishedBatches(tx, suppressedBatches, now);
+    const claimed: ClaimedCall[] = rows.filter((r) => !r.suppressed).map((r) => ({
       id: r.id,
       batchId: r.batch_id,
       accountId: r.account_id,

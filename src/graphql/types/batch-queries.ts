@@ -86,7 +86,7 @@ const CallRecordFilter = builder.inputType('CallRecordFilter', {
   }),
 });
 
-const PaginationType = builder.objectRef<Pagination>('Pagination').implement({
+export const PaginationType = builder.objectRef<Pagination>('Pagination').implement({
   fields: (t) => ({
     page: t.exposeInt('page'),
     limit: t.exposeInt('limit'),

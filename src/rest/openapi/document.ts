@@ -10,7 +10,10 @@ import { SHAPES } from './shapes.ts';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 
-const PATH_PARAMS: Record<string, string> = { batch_id: 'Batch id, `sched_<id>`' };
+const PATH_PARAMS: Record<string, string> = {
+  batch_id: 'Batch id, `sched_<id>`',
+  phone_number: 'A number on the do-not-call list, in any form the phone rules read; `+` may be URL-encoded (`%2B`)',
+};
 
 /** Every route can answer these: a key refused, API access off, the rate limit, a bad query value, a fault. */
 const EVERY_ROUTE: ErrorCode[] = ['UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'MISSING_PARAMETER', 'INTERNAL'];
@@ -175,6 +178,7 @@ export function buildOpenApiDocument(routes: RestRoute[]) {
       { name: 'Calls', description: "A batch's calls and results; the account's call records" },
       { name: 'Batch operations', description: 'Start, pause, resume and cancel (beyond the published contract)' },
       { name: 'Account', description: 'The account of the API key' },
+      { name: 'Do-not-call list', description: "The account's suppressed numbers: refused at create, never dialled (beyond the published contract)" },
     ],
     paths,
     components: {

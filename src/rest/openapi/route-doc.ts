@@ -17,7 +17,10 @@ export type ShapeName =
   | 'BatchListItem'
   | 'CallRecord'
   | 'Pagination'
-  | 'DetailError';
+  | 'DetailError'
+  | 'Suppression'
+  | 'AddSuppressionsRequest'
+  | 'AddSuppressionsResult';
 
 export interface QueryParamDoc {
   name: string;
@@ -49,7 +52,7 @@ export type RouteDoc = RouteDocBase & (EnvelopeAnswerDoc | { file: FileAnswerDoc
 interface RouteDocBase {
   /** Unique across the table (PUT and POST create run the same GraphQL operation). */
   operationId: string;
-  tag: 'Account' | 'Batches' | 'Batch operations' | 'Calls';
+  tag: 'Account' | 'Batches' | 'Batch operations' | 'Calls' | 'Do-not-call list';
   summary: string;
   description?: string;
   query?: QueryParamDoc[];

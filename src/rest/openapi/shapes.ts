@@ -5,8 +5,14 @@ import type { BatchDetails, CallRecord } from '../../services/representations.ts
 import { BATCH_STATUSES } from '../../domain/batch-state.ts';
 import { CALL_STATUSES, TRANSCRIPT_STATUSES } from '../../domain/call-state.ts';
 import { CONTACT_STATUSES, IDEMPOTENCY_KEY_MAX_LENGTH, PHONE_NUMBER_MIN_LENGTH, START_MODES } from '../../domain/create-batch-request.ts';
-import { MAX_NAME_LENGTH, MAX_PHONE_NUMBER_LENGTH, MAX_TIMEZONE_LENGTH } from '../../domain/limits.ts';
-import type { AccountOut, BatchListItem, CreateResult, Pagination } from '../mappers.ts';
+import {
+  MAX_NAME_LENGTH,
+  MAX_PHONE_NUMBER_LENGTH,
+  MAX_SUPPRESSION_REASON_LENGTH,
+  MAX_SUPPRESSIONS_PER_REQUEST,
+  MAX_TIMEZONE_LENGTH,
+} from '../../domain/limits.ts';
+import type { AccountOut, AddSuppressionsOut, BatchListItem, CreateResult, Pagination, SuppressionOut } from '../mappers.ts';
 import type { ShapeName } from './route-doc.ts';
 import { bool, closed, count, int, type JsonSchema, nullable, oneOfStrings, ref, str, timestamp } from './json-schema.ts';
 
@@ -207,6 +213,33 @@ const idempotentCreateRequest: JsonSchema = {
 
 const detailError = closed<{ detail: string }>({ detail: str() }, 'The contract\'s detail form: authentication failures, not found, business rules.');
 
+const suppression = closed<SuppressionOut>({
+  phone_number: str('E.164'),
+  reason: nullable(str(undefined, { maxLength: MAX_SUPPRESSION_REASON_LENGTH })),
+  source: str('`api` (an API key), `cli` (the operator token), or `call:<call_id>` for an opt-out'),
+  created_at: timestamp(),
+});
+
+const addSuppressionsRequest: JsonSchema = {
+  type: 'object',
+  description: 'Unknown fields are ignored. Numbers are read with the contacts\' phone rules and stored in E.164.',
+  required: ['phone_numbers'],
+  properties: {
+    phone_numbers: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_SUPPRESSIONS_PER_REQUEST,
+      items: str(undefined, { maxLength: MAX_PHONE_NUMBER_LENGTH }),
+    },
+    reason: nullable(str(undefined, { maxLength: MAX_SUPPRESSION_REASON_LENGTH })),
+  },
+};
+
+const addSuppressionsResult = closed<AddSuppressionsOut>({
+  added: count('Numbers newly put on the list'),
+  already_listed: count('Distinct numbers of the request that were listed already'),
+});
+
 export const SHAPES: Record<ShapeName, JsonSchema> = {
   Account: account,
   Limits: limits,
@@ -220,4 +253,7 @@ export const SHAPES: Record<ShapeName, JsonSchema> = {
   CallRecord: callRecord,
   Pagination: pagination,
   DetailError: detailError,
+  Suppression: suppression,
+  AddSuppressionsRequest: addSuppressionsRequest,
+  AddSuppressionsResult: addSuppressionsResult,
 };

@@ -12,6 +12,9 @@ import { insertCalls, type InitialCallStatus, type InsertCallsOptions, type NewC
 import { resolveBatchSettings, type BatchSettings } from './resolve-batch-settings.ts';
 import { withSqlTransaction } from '../../db/sql-transaction.ts';
 import { validateCallbackUrl } from '../webhooks/url-safety.ts';
+import { numbersToCheck, withoutSuppressed } from '../../domain/suppressions.ts';
+import { suppressedNumbers } from '../suppressions/suppressed-numbers.ts';
+import { autocommit } from '../../db/sql-statement.ts';
 
 /** The contract's Create result. */
 export interface CreateBatchResult {
@@ -58,7 +61,10 @@ export async function createBatch(
       `Too many contacts: ${input.contacts.length} submitted, the account's max_batch_size is ${account.maxBatchSize}`,
     );
   }
-  const { accepted, rejected } = normalizeContacts(input.contacts, { deduplicateByPhone: input.deduplicateByPhone });
+  const normalized = normalizeContacts(input.contacts, { deduplicateByPhone: input.deduplicateByPhone });
+  // One statement on the list's primary key for the whole contact list.
+  const listed = await suppressedNumbers(autocommit(deps.db), account.id, numbersToCheck(normalized.accepted));
+  const { accepted, rejected } = withoutSuppressed(normalized.accepted, normalized.rejected, listed);
   if (accepted.length === 0) throw unprocessable('All contacts are invalid');
   if (input.callbackUrl !== null) await validateCallbackUrl(deps, input.callbackUrl);
 
