@@ -1,5 +1,6 @@
 import { arg, bool, int, list, need, rate, version, type Command, type Flags } from './command.ts';
 import { batchCommands } from './batch-commands.ts';
+import { suppressionCommands } from './suppression-commands.ts';
 
 function accountInput(f: Flags) {
   const limits = {
@@ -201,4 +202,5 @@ export const commands: Record<string, Command> = {
     run: (gql, _a, f) => gql('{ me { id voices } }', {}, need(f.account, 'account')),
   },
   ...batchCommands,
+  ...suppressionCommands,
 };

@@ -10,7 +10,7 @@ export const FLAG_NAMES = [
   'name', 'email', 'max-batch-size', 'max-concurrent-calls', 'max-call-duration', 'rate-limit', 'batch-concurrency',
   'voices', 'api-access', 'interruption', 'recording', 'account', 'voice', 'outcome-keys', 'provider-agent-id',
   'agent', 'prompt', 'provider-agent-version', 'number', 'api-key', 'dial-rate', 'agent-name', 'version', 'csv',
-  'did', 'concurrency', 'start', 'status', 'out', 'format',
+  'did', 'concurrency', 'start', 'status', 'out', 'format', 'reason', 'page',
 ];
 export const SWITCH_NAMES = ['json', 'watch'];
 const FLAG_OPTIONS = {

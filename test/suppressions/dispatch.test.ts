@@ -68,3 +68,50 @@ describe('dial time', () => {
     expect((await calls(batch.id)).every((c) => c.status === 'cancelled' && c.attempts === 0)).toBe(true);
   });
 });
+
+describe('alternate number', () => {
+  it('is not dialled when listed after the create: the call ends with the primary attempt', async () => {
+    const sim = manualSimulator(t.clock, { callMs: 1_000 });
+    const to: string[] = [];
+    const place = sim.provider.placeCall.bind(sim.provider);
+    sim.provider.placeCall = (req) => {
+      to.push(req.to);
+      return place(req);
+    };
+    const worker = testWorker(t.deps, { providers: sim.registry });
+    // Primaries end no_answer (last digit 0); the alternates would be answered (last digit 4).
+    const primary = (i: number) => phoneEndingIn(0, 80 + i);
+    const alternate = (i: number) => phoneEndingIn(4, 80 + i);
+    const { batch } = await insertBatch(t.deps, a, {
+      contacts: 2,
+      batch: { useAlternateNumber: true, concurrency: 5 },
+      callOverrides: (i) => ({ status: 'queued', phoneNumber: primary(i), alternatePhone: alternate(i) }),
+    });
+    expect((await suppress([alternate(0)])).body.data.added).toBe(1);
+
+    await worker.runOnce();
+    await worker.settle();
+    expect(to.sort()).toEqual([primary(0), primary(1)].sort());
+    sim.timers.advance(1_000);
+    await worker.settle();
+    sim.timers.advance(1_000);
+    await worker.settle();
+    await worker.drain();
+
+    expect(to).not.toContain(alternate(0));
+    expect(to).toContain(alternate(1));
+    const rows = await calls(batch.id);
+    expect(rows.map((r) => [r.status, r.disconnectReason, r.dialedNumber, r.usedAlternate, r.attempts])).toEqual([
+      ['no_answer', 'no_answer', primary(0), false, 1],
+      ['completed', expect.any(String), alternate(1), true, 2],
+    ]);
+    const { batch: b } = await expectConsistentBatch(t.deps, batch.id);
+    expect(b).toMatchObject({ status: 'completed', completed: 1, failed: 1, queued: 0, inProgress: 0 });
+    const events = (await callEvents(t.deps, batch.id)).filter((e) => e.call_id === rows[0].id);
+    expect(events.map((e) => [e.from_status, e.to_status])).toEqual([
+      ['queued', 'ringing'],
+      ['ringing', 'no_answer'],
+    ]);
+    expect(events[1].detail).toMatchObject({ event: 'ended', number: primary(0), disconnect_reason: 'no_answer', alternate_not_dialled: 'suppressed' });
+  });
+});

@@ -5,6 +5,8 @@ import type { CallWrite } from '../../services/calls/call-transitions.ts';
 import type { ClaimedCall } from '../store/claim-calls.ts';
 import { alternateDialWrite, endedWrite } from '../store/call-writes.ts';
 import type { DispatchContext } from '../store/dispatch-context.ts';
+import { SUPPRESSED_DISCONNECT_REASON } from '../../domain/suppressions.ts';
+import { isNumberSuppressed } from '../store/number-suppressed.ts';
 import { DialRejectedError, type CallEndResult, type HangupReason, type PlaceCallRequest, type VoiceProvider } from '../voice/provider.ts';
 import { analyseCall } from './analysis.ts';
 import { abandonCall, callRef, checkTransition, enqueueWrite, recordTransition, stopWatching } from './ledger.ts';
@@ -201,9 +203,36 @@ function wantsAlternate(s: WorkerState, call: LiveCall, result: CallEndResult): 
 function callEnded(s: WorkerState, call: LiveCall, result: CallEndResult): void {
   if (s.live.get(call.callId) !== call) return;
   if (wantsAlternate(s, call, result)) {
-    void dialAlternate(s, call, result);
+    void dialAlternateUnlessSuppressed(s, call, result);
     return;
   }
+  endCall(s, call, result);
+}
+
+/**
+ * An alternate number put on the do-not-call list after the create is never dialled: the call
+ * ends as it would have without an alternate, with the primary attempt's result.
+ */
+async function dialAlternateUnlessSuppressed(s: WorkerState, call: LiveCall, previous: CallEndResult): Promise<void> {
+  let listed = true;
+  // Counted as a dial in flight, so settling and shutdown wait for the check.
+  s.dialsInFlight += 1;
+  try {
+    listed = await isNumberSuppressed(s.deps, call.accountId, call.alternatePhone!);
+  } catch (err) {
+    // Unknown counts as listed: a missed alternate is better than a dialled refused number.
+    s.log.warn({ err, callId: call.callId }, 'do-not-call check of the alternate number failed; not dialled');
+  } finally {
+    s.dialsInFlight -= 1;
+  }
+  if (s.live.get(call.callId) !== call) return;
+  if (!listed) return dialAlternate(s, call, previous);
+  if (s.logTransitions) s.log.info({ callId: call.callId, batchId: call.batchId }, 'alternate number is on the do-not-call list; not dialled');
+  // The history's end entry says why the alternate was not tried.
+  endCall(s, call, { ...previous, detail: { ...previous.detail, alternate_not_dialled: SUPPRESSED_DISCONNECT_REASON } });
+}
+
+function endCall(s: WorkerState, call: LiveCall, result: CallEndResult): void {
   stopWatching(s, call);
   s.ending.add(call.callId);
   const from = call.status;
