@@ -9,7 +9,7 @@ import type { CallRecordSource } from '../services/representations.ts';
 import { resultsCsvHeader, resultsCsvRows } from '../rest/results-csv.ts';
 import { BATCH_LIST_STATUS_FILTERS } from '../services/batches/list-batches.ts';
 import { progressLine, type BatchCounters } from './progress.ts';
-import { arg, int, need, type Command, type CommandIo, type Flags } from './command.ts';
+import { arg, csvFileText, int, need, type Command, type CommandIo, type Flags } from './command.ts';
 import type { GraphQLTransport } from './transport.ts';
 
 const COUNTERS = 'status totalContacts acceptedContacts queued inProgress completed failed cancelled';
@@ -92,7 +92,7 @@ export const batchCommands: Record<string, Command> = {
     async run(gql, _a, f, io) {
       const account = need(f.account, 'account');
       if (f.watch === true && f.start === 'manual') throw new Error('--watch follows a batch that starts now; a manual batch waits for `start` (watch it with batches watch after starting it)');
-      const file = contactsFromCsv(fs.readFileSync(need(f.csv, 'csv'), 'utf8'));
+      const file = contactsFromCsv(csvFileText(f.csv, 'csv'));
       for (const issue of file.issues) io.note(`line ${issue.line}: ${issue.field}: ${issue.message} (left out)`);
       if (file.contacts.length === 0) throw new Error('No row of the file can be sent');
       const query = `mutation($input: CreateCallBatchInput!) { createCallBatch(input: $input) {

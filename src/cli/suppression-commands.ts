@@ -1,9 +1,8 @@
 // The CLI's do-not-call list commands, on the account's GraphQL list (acting as the account, so
 // entries get source `cli`): add numbers, import a CSV file in requests of the add limit, list and
 // remove.
-import fs from 'node:fs';
 import { charLength, MAX_SUPPRESSION_REASON_LENGTH, MAX_SUPPRESSIONS_PER_ACCOUNT, MAX_SUPPRESSIONS_PER_REQUEST } from '../domain/limits.ts';
-import { int, list, need, type Command, type CommandIo, type Flags } from './command.ts';
+import { csvFileText, int, list, need, type Command, type CommandIo, type Flags } from './command.ts';
 import { suppressionsFromCsv, type SuppressionRow } from './suppressions-csv.ts';
 import type { GraphQLTransport } from './transport.ts';
 
@@ -63,7 +62,7 @@ export const suppressionCommands: Record<string, Command> = {
     async run(gql, _a, f, io) {
       const account = need(f.account, 'account');
       const reason = reasonOf(f);
-      const file = suppressionsFromCsv(fs.readFileSync(need(f.csv, 'csv'), 'utf8'));
+      const file = suppressionsFromCsv(csvFileText(f.csv, 'csv'));
       if (file.rows.length > MAX_SUPPRESSIONS_PER_ACCOUNT) {
         throw new Error(`The file has ${file.rows.length} numbers; an account's list holds at most ${MAX_SUPPRESSIONS_PER_ACCOUNT}`);
       }
