@@ -7,11 +7,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parse, print, type OperationDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSecret, signedHeaders } from '../../src/services/webhooks/signing.ts';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { exampleOperations, graphqlWithKey } from '../helpers/doc-examples.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-webhook-receiver-'));
@@ -20,23 +20,7 @@ let key = '';
 let secret = '';
 let receiver: { child: ChildProcess; url: string; stdout: () => string; stderr: () => string };
 
-/** Each named operation of a docs/examples .graphql file. */
-function operations(file: string): Map<string, string> {
-  const doc = parse(fs.readFileSync(path.join(root, 'docs/examples', file), 'utf8'));
-  const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
-  return new Map(ops.map((op) => [op.name!.value, print(op)]));
-}
-
-async function graphql(query: string, variables: Record<string, unknown> = {}): Promise<any> {
-  const res = await fetch(`${server.url}/graphql`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await res.json()) as any;
-  expect(body.errors).toBeUndefined();
-  return body.data;
-}
+const graphql = async (query: string, variables: Record<string, unknown> = {}) => (await graphqlWithKey(server.url, key, query, variables)).data;
 
 async function startExample(env: Record<string, string>) {
   const child = spawn(process.execPath, [path.join(root, 'docs/examples/webhook-receiver.mjs')], {
@@ -60,7 +44,7 @@ async function startExample(env: Record<string, string>) {
 const printed = () => receiver.stdout().trimEnd().split('\n').filter(Boolean).map((l) => JSON.parse(l));
 
 async function deliveries(batchId: string) {
-  return (await graphql(operations('webhook-deliveries.graphql').get('WebhookDeliveries')!, { id: batchId })).batch;
+  return (await graphql(exampleOperations('webhook-deliveries.graphql').get('WebhookDeliveries')!, { id: batchId })).batch;
 }
 
 beforeAll(async () => {
@@ -70,7 +54,7 @@ beforeAll(async () => {
   });
   await waitFor(() => /sk_[A-Za-z0-9_-]{43}/.test(server.stdout()), { what: 'the demo key' });
   key = /(sk_[A-Za-z0-9_-]{43})/.exec(server.stdout())![1];
-  secret = (await graphql(operations('webhook-secret.graphql').get('WebhookSecret')!)).webhookSecret.secret;
+  secret = (await graphql(exampleOperations('webhook-secret.graphql').get('WebhookSecret')!)).webhookSecret.secret;
   expect(secret).toMatch(/^whsec_/);
   receiver = await startExample({ WEBHOOK_SECRET: secret });
 }, 90_000);
@@ -104,7 +88,13 @@ describe('the webhook receiver of docs/webhooks.md', () => {
 
     // batch.started, batch.completed, 3 call.failed, 2 call.completed and 2 call.analyzed.
     await waitFor(() => printed().length >= 9, { timeoutMs: 60_000, what: 'nine printed events' });
-    const batch = await deliveries(batchId);
+    // The receiver prints an event before it answers, and the service records the delivery once the
+    // answer is in: wait for the ninth record rather than read right after the ninth print.
+    let batch: any;
+    await waitFor(async () => {
+      batch = await deliveries(batchId);
+      return batch.callbacks >= 9;
+    }, { timeoutMs: 30_000, what: 'nine deliveries recorded' });
     const nodes = batch.webhookDeliveries.edges.map((e: any) => e.node);
     expect(batch.webhookDeliveries.totalCount).toBe(9);
     expect(nodes.every((n: any) => n.status === 'delivered' && n.lastStatusCode === 204)).toBe(true);
@@ -120,7 +110,7 @@ describe('the webhook receiver of docs/webhooks.md', () => {
 
   it('acknowledges a redelivery (same webhook-id) without printing the event again, also with two signatures after a rotation', async () => {
     expect(batchId).not.toBe('');
-    const ops = operations('webhook-deliveries.graphql');
+    const ops = exampleOperations('webhook-deliveries.graphql');
     const [first, second] = (await deliveries(batchId)).webhookDeliveries.edges.map((e: any) => e.node.id);
     const redeliver = async (id: string) => {
       expect((await graphql(ops.get('RedeliverWebhook')!, { id })).redeliverWebhook).toMatchObject({ id, status: 'pending', attempts: 0 });
@@ -131,7 +121,7 @@ describe('the webhook receiver of docs/webhooks.md', () => {
     await redeliver(first);
 
     // While a rotation overlaps both secrets sign; the receiver still has only the old one.
-    const rotated = (await graphql(operations('webhook-secret.graphql').get('RotateWebhookSecret')!)).rotateWebhookSecret;
+    const rotated = (await graphql(exampleOperations('webhook-secret.graphql').get('RotateWebhookSecret')!)).rotateWebhookSecret;
     expect(rotated.previousSecret).toBe(secret);
     await redeliver(second);
     expect(printed()).toHaveLength(9);
