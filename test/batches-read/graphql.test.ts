@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { addAgent, callInState, insertBatch, type InsertedBatch } from '../helpers/fixtures.ts';
-import { countQueries } from '../helpers/query-counter.ts';
+import { statementsDuring } from '../helpers/query-counter.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -162,15 +162,7 @@ describe('GraphQL connections', () => {
 describe('no N+1', () => {
   const NESTED = `items { id agentName versionName voice agent { id name } promptVersion { id name agent { name } } batch { id voice status } }`;
 
-  async function statementsFor(run: () => Promise<unknown>) {
-    const counter = countQueries(t.deps.db);
-    try {
-      await run();
-      return counter.count;
-    } finally {
-      counter.stop();
-    }
-  }
+  const statementsFor = async (run: () => Promise<unknown>) => (await statementsDuring(t.deps.db, run)).length;
 
   it('a page of calls with agent, version and batch voice costs the same queries for 5 or 100 calls', async () => {
     const page = (limit: number) => async () => {

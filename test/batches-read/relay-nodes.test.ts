@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { insertBatch, type InsertedBatch } from '../helpers/fixtures.ts';
-import { countQueries } from '../helpers/query-counter.ts';
+import { statementsDuring } from '../helpers/query-counter.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -21,15 +21,7 @@ afterAll(() => t.close());
 
 const gql = async (query: string, variables: Record<string, unknown> = {}, key = a.apiKey) => (await t.gql(query, variables, key)).body;
 
-async function statementsFor(run: () => Promise<unknown>): Promise<number> {
-  const counter = countQueries(t.deps.db);
-  try {
-    await run();
-    return counter.count;
-  } finally {
-    counter.stop();
-  }
-}
+const statementsFor = async (run: () => Promise<unknown>): Promise<number> => (await statementsDuring(t.deps.db, run)).length;
 
 const NODE_FIELDS = `__typename id ... on CallBatch { status agent { name } } ... on Call { seq batchId } ... on Agent { name } ... on PromptVersion { name agent { id } }`;
 

@@ -6,12 +6,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { parse, print, type OperationDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 import { sseStream } from '../helpers/subscriptions.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { jsonDocuments } from '../helpers/json-documents.ts';
+import { exampleOperations, graphqlWithKey } from '../helpers/doc-examples.ts';
 import { parseCsv } from '../../src/web/csv.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -52,23 +52,8 @@ async function rest(method: string, p: string, body?: unknown): Promise<any> {
   return res.json();
 }
 
-async function graphql(query: string, variables: Record<string, unknown>): Promise<any> {
-  const res = await fetch(`${server.url}/graphql`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await res.json()) as any;
-  expect(body.errors).toBeUndefined();
-  return body;
-}
+const graphql = (query: string, variables: Record<string, unknown>) => graphqlWithKey(server.url, key, query, variables);
 
-/** Each operation of a .graphql example, on its own, by name. */
-function operations(file: string): Map<string, string> {
-  const doc = parse(fs.readFileSync(path.join(root, 'docs/examples', file), 'utf8'));
-  const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
-  return new Map(ops.map((op) => [op.name?.value ?? '', print(op)]));
-}
 
 function subscribe(query: string, variables: Record<string, unknown>) {
   return sseStream((req) => fetch(req), server.url, query, variables, key);
@@ -80,14 +65,8 @@ describe('the examples in the docs run', () => {
   it('me.sh and me.graphql read the account', async () => {
     const me = JSON.parse(await run('me.sh'));
     expect([me.status_code, me.data.name]).toEqual([200, 'Demo Account']);
-    const [query] = operations('me.graphql').values();
-    const res = await fetch(`${server.url}/graphql`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ query }),
-    });
-    const body = (await res.json()) as any;
-    expect(body.errors).toBeUndefined();
+    const [query] = exampleOperations('me.graphql').values();
+    const body = await graphql(query, {});
     expect(body.data.me).toMatchObject({ name: 'Demo Account', limits: { maxBatchSize: expect.any(Number) } });
   });
 
@@ -106,7 +85,7 @@ describe('the examples in the docs run', () => {
     // A manual batch waits, so a newcomer has time to open the dashboard.
     expect((await rest('GET', `/call-batches/${firstBatch}`)).data).toMatchObject({ status: 'paused', queued: 20, started_at: null });
 
-    const progress = subscribe(operations('progress.graphql').get('BatchProgress')!, { batchId: firstBatch });
+    const progress = subscribe(exampleOperations('progress.graphql').get('BatchProgress')!, { batchId: firstBatch });
     try {
       await progress.until((v) => v.batchProgress.status === 'paused');
       const started = JSON.parse(await run('start-batch.sh', firstBatch));
@@ -148,7 +127,7 @@ describe('the examples in the docs run', () => {
 
   it('nodes.graphql finds the batch, a call and its agent by their ids', async () => {
     expect(firstBatch).not.toBe('');
-    const ops = operations('nodes.graphql');
+    const ops = exampleOperations('nodes.graphql');
     const batch = await graphql(ops.get('BatchNode')!, { batch: firstBatch });
     expect(batch.data.node).toEqual({ __typename: 'CallBatch', status: 'completed', totalContacts: 20 });
     const call = (await rest('GET', `/call-batches/${firstBatch}/calls?limit=1`)).data.items[0];
@@ -162,7 +141,7 @@ describe('the examples in the docs run', () => {
 
   it('the progress subscriptions: callUpdated replays the recent calls; accountBatches and batch-operations.sh pause, resume, cancel', async () => {
     expect(firstBatch).not.toBe('');
-    const ops = operations('progress.graphql');
+    const ops = exampleOperations('progress.graphql');
     const calls = subscribe(ops.get('CallUpdated')!, { batchId: firstBatch });
     const account = subscribe(ops.get('AccountBatches')!, {});
     try {

@@ -124,3 +124,14 @@ export function countQueries(db: Database, opts: CountOptions = {}): QueryCounte
     },
   };
 }
+
+/** The statements `run` sends, counted from its start to its end. */
+export async function statementsDuring(db: Database, run: () => Promise<unknown>): Promise<string[]> {
+  const counter = countQueries(db);
+  try {
+    await run();
+    return [...counter.statements];
+  } finally {
+    counter.stop();
+  }
+}

@@ -48,6 +48,8 @@ export const createResultExample: CreateResult = {
   idempotent: false,
 };
 
+const counters = { queued: 60, in_progress: 8, completed: 44, failed: 6, cancelled: 0 };
+
 export const batchDetailsExample: BatchDetails = {
   batch_id: BATCH,
   agent_id: AGENT,
@@ -61,11 +63,7 @@ export const batchDetailsExample: BatchDetails = {
   accepted_contacts: 118,
   rejected_contacts: 2,
   callbacks: 41,
-  queued: 60,
-  in_progress: 8,
-  completed: 44,
-  failed: 6,
-  cancelled: 0,
+  ...counters,
   created_at: CREATED,
   started_at: '2026-11-24T13:58:02.530Z',
   completed_at: null,
@@ -77,11 +75,7 @@ export const batchListItemExample: BatchListItem = {
   version_id: VERSION,
   status: 'running',
   total_contacts: 120,
-  queued: 60,
-  in_progress: 8,
-  completed: 44,
-  failed: 6,
-  cancelled: 0,
+  ...counters,
   created_at: CREATED,
 };
 

@@ -63,6 +63,9 @@ const callRecord = closed<CallRecord>(
   'A call of a batch, with its AI results once analysed.',
 );
 
+/** The five counters whose sum is the accepted contacts, in both batch shapes. */
+const batchCounters = { queued: count(), in_progress: count(), completed: count(), failed: count(), cancelled: count() };
+
 const batchDetails = closed<BatchDetails>(
   {
     batch_id: batchId,
@@ -77,11 +80,7 @@ const batchDetails = closed<BatchDetails>(
     accepted_contacts: count('Contacts that passed validation'),
     rejected_contacts: count('Dropped at creation, never dispatched'),
     callbacks: count('Webhook deliveries made for this batch'),
-    queued: count(),
-    in_progress: count(),
-    completed: count(),
-    failed: count(),
-    cancelled: count(),
+    ...batchCounters,
     created_at: timestamp(),
     started_at: nullable(timestamp('null before start')),
     completed_at: nullable(timestamp('null until completion')),
@@ -95,11 +94,7 @@ const batchListItem = closed<BatchListItem>({
   version_id: versionId,
   status: batchStatus,
   total_contacts: count(),
-  queued: count(),
-  in_progress: count(),
-  completed: count(),
-  failed: count(),
-  cancelled: count(),
+  ...batchCounters,
   created_at: timestamp(),
 });
 
