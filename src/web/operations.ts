@@ -28,7 +28,8 @@ export async function operate(ctx: AppContext, id: string, op: Operation): Promi
 }
 
 /** Start / pause / resume / cancel buttons for the batch's current status, re-drawn on every change. */
-export function operationButtons(ctx: AppContext, id: string, onDone: (b: DashboardBatchFragment) => void) {
+/** `onAnswer` gets the operation's pending answer (so it can order it against live updates). */
+export function operationButtons(ctx: AppContext, id: string, onAnswer: (answer: Promise<DashboardBatchFragment>) => Promise<void>) {
   const el = h('div', { class: 'ops' });
   let shown = '';
   return {
@@ -45,7 +46,7 @@ export function operationButtons(ctx: AppContext, id: string, onDone: (b: Dashbo
             LABELS[op],
             async () => {
               if (op === 'cancel' && !window.confirm('Cancel this batch? Calls not yet dialled will not be made.')) return;
-              onDone(await operate(ctx, id, op));
+              await onAnswer(operate(ctx, id, op));
             },
             ctx.showError,
             op === 'cancel' ? 'danger small' : 'small',

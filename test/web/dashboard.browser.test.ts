@@ -299,6 +299,18 @@ describe('dashboard', () => {
     page.once('dialog', (d) => void d.accept());
     await button('Cancel').click();
     await expect.poll(status).toBe('cancelled');
+    // The server first (a call in flight when the cancel committed is hung up by its worker), then
+    // the page; a failure says which of the two is behind, and what the server logged.
+    const drained = async () => {
+      const c = await serverCounts();
+      return c.queued === 0 && c.in_progress === 0;
+    };
+    await expect
+      .poll(drained, { timeout: 30_000 })
+      .toBe(true)
+      .catch(async (e: unknown) => {
+        throw new Error(`the cancelled batch did not drain: ${JSON.stringify(await serverCounts())}\n${server!.stdout().slice(-4_000)}`, { cause: e });
+      });
     await expect.poll(() => counts(page), { timeout: 15_000 }).toMatchObject({ queued: 0, inProgress: 0 });
     const final = await counts(page);
     expect(final.cancelled).toBeGreaterThan(0);

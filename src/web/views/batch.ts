@@ -16,6 +16,7 @@ import { h, replace, setText } from '../dom.ts';
 import { ApiError } from '../api.ts';
 import { CALL_STATUSES, dateTime, done, percent } from '../format.ts';
 import { operationButtons } from '../operations.ts';
+import { liveReads } from '../live-reads.ts';
 import { counterList, progressBar, retryRow, setStatus, statusBadge } from '../widgets.ts';
 import { callCells, callDetail, newer, type CallView } from './call-view.ts';
 import { outcomesPanel } from './outcomes-panel.ts';
@@ -64,7 +65,8 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
   const outcomes = outcomesPanel(ctx, id);
   const counters = counterList();
   const facts = h('dl', { class: 'facts' });
-  const ops = operationButtons(ctx, id, (b) => applyBatch(b));
+  const live = liveReads();
+  const ops = operationButtons(ctx, id, (answer) => applyRead(answer));
   const tbody = h('tbody');
   const pager = h('div', { class: 'pager' });
   const detail = h('aside', { class: 'call-detail', 'data-testid': 'call-detail' }, h('p', { class: 'muted' }, 'Select a call to read its summary, outcomes and transcript.'));
@@ -177,10 +179,12 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
     if (reveal && window.matchMedia(STACKED).matches) detail.scrollIntoView({ block: 'start', behavior: 'smooth' });
   }
 
-  async function loadBatch() {
-    const { batch: b } = await ctx.api.request(DashboardBatchDocument, { id });
-    if (!disposed) applyBatch(b);
+  async function applyRead(request: Promise<DashboardBatchFragment>) {
+    const { value, fresh } = await live.read(request);
+    if (!disposed) applyBatch(fresh(value));
   }
+
+  const loadBatch = () => applyRead(ctx.api.request(DashboardBatchDocument, { id }).then((d) => d.batch));
 
   /** A batch that is not there (or not this account's): say so instead of a page of zeros. */
   function notFound() {
@@ -271,7 +275,10 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
 
   const unsubscribers = [
     ctx.api.subscribe(DashboardBatchProgressDocument, { batchId: id }, {
-      next: ({ batchProgress }) => applyProgress(batchProgress),
+      next: ({ batchProgress }) => {
+        live.seen(batchProgress);
+        applyProgress(batchProgress);
+      },
       error: failed,
     }),
     ctx.api.subscribe(DashboardCallUpdatedDocument, { batchId: id }, {

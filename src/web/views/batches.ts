@@ -12,6 +12,7 @@ import type { AppContext, View } from '../context.ts';
 import { h, replace, setText } from '../dom.ts';
 import { compactDateTime, dateTime, done, shortId } from '../format.ts';
 import { operationButtons } from '../operations.ts';
+import { liveReads } from '../live-reads.ts';
 import { progressBar, retryRow, setStatus, statusBadge } from '../widgets.ts';
 
 const PAGE_SIZE = 20;
@@ -32,6 +33,7 @@ export function batchesView(ctx: AppContext, params: URLSearchParams): View {
   const page = Math.max(1, Number(params.get('page')) || 1);
   const status = (params.get('status') ?? '') as BatchListStatus | '';
   const rows = new Map<string, Row>();
+  const live = liveReads();
   const tbody = h('tbody');
   const pager = h('div', { class: 'pager' });
   const summary = h('span', { class: 'muted' });
@@ -93,7 +95,10 @@ export function batchesView(ctx: AppContext, params: URLSearchParams): View {
       cancelled: h('td', { class: 'num' }),
     };
     let current = { ...b };
-    const ops = operationButtons(ctx, b.id, (next) => update(next));
+    const ops = operationButtons(ctx, b.id, async (answer) => {
+      const { value, fresh } = await live.read(answer);
+      update(fresh(value));
+    });
     const tr = h(
       'tr',
       { 'data-batch-id': b.id },
@@ -126,13 +131,16 @@ export function batchesView(ctx: AppContext, params: URLSearchParams): View {
   }
 
   async function load() {
-    const data = await ctx.api.request(DashboardBatchesDocument, {
-      page,
-      limit: PAGE_SIZE,
-      filter: status ? { status } : undefined,
-    });
+    const { value: data, fresh } = await live.read(
+      ctx.api.request(DashboardBatchesDocument, {
+        page,
+        limit: PAGE_SIZE,
+        filter: status ? { status } : undefined,
+      }),
+    );
     if (disposed) return;
-    const { items, pagination } = data.batches;
+    const { pagination } = data.batches;
+    const items = data.batches.items.map(fresh);
     rows.clear();
     replace(
       tbody,
@@ -164,6 +172,7 @@ export function batchesView(ctx: AppContext, params: URLSearchParams): View {
 
   const unsubscribe = ctx.api.subscribe(DashboardAccountBatchesDocument, {}, {
     next: ({ accountBatches: p }) => {
+      live.seen(p);
       const r = rows.get(p.batchId);
       if (r) r.update(p);
       // A batch this page doesn't show yet: a new one belongs on the first page.
