@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
 import { batchBody, CALL_BATCHES, validPhone } from '../helpers/batch-requests.ts';
+import { attemptOutcome } from '../../src/domain/attempt-outcome.ts';
 import { callEvents, expectConsistentBatch, manualSimulator, phoneEndingIn, registryOf, testWorker } from '../helpers/dispatch.ts';
 
 let t: TestApp;
@@ -70,6 +71,31 @@ describe('use_alternate_number', () => {
     const nodes = res.body.data.batch.callsConnection.edges.map((e: any) => e.node);
     expect(nodes[0].phoneNumber).toBe(cases[0].alternate);
     expect(nodes[0].history.map((h: any) => h.toStatus)).toEqual(['ringing', 'ringing', 'answered', 'in_progress', 'completed']);
+  });
+
+  it("follows the contact's sim key per attempt, the alternate dial being attempt 2; voicemail ends no_answer", async () => {
+    // Last digit 4 alone would answer; `sim` decides instead.
+    const { batch } = await insertBatch(t.deps, a, {
+      contacts: 2,
+      batch: { useAlternateNumber: true },
+      callOverrides: (i) => ({
+        status: 'queued',
+        phoneNumber: phoneEndingIn(4, 10 + i),
+        alternatePhone: i === 0 ? phoneEndingIn(0, 10) : null,
+        metadata: { sim: i === 0 ? 'voicemail,completed' : ' Voicemail ' },
+      }),
+    });
+    await testWorker(t.deps).drain();
+    const { events } = await expectConsistentBatch(t.deps, batch.id);
+    const [viaAlternate, voicemail] = await calls(batch.id);
+    expect([viaAlternate.status, viaAlternate.usedAlternate, viaAlternate.attempts]).toEqual(['completed', true, 2]);
+    expect(events.find((e) => e.call_id === viaAlternate.id && e.detail?.event === 'dial' && e.detail?.alternate)?.detail).toMatchObject({
+      attempt: 2,
+      previous: { status: 'no_answer', disconnect_reason: 'voicemail' },
+    });
+    expect([voicemail.status, voicemail.hangupBy, voicemail.disconnectReason, voicemail.attempts]).toEqual(['no_answer', 'system', 'voicemail', 1]);
+    expect([voicemail.answerDurationSeconds, voicemail.llmTranscript, voicemail.transcriptStatus, voicemail.recordingAvailable]).toEqual([null, null, null, false]);
+    expect(attemptOutcome(voicemail)).toBe('voicemail');
   });
 
   it('is not used when the batch did not ask for it', async () => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createSimulatorProvider, type SimulatorClock } from '../../src/dispatch/voice/simulator.ts';
+import { MAX_SIM_LENGTH, createSimulatorProvider, parseSimOutcomes, type SimulatorClock } from '../../src/dispatch/voice/simulator.ts';
 import { callDurations, callStatusForEvent, type PlaceCallRequest, type ProviderCallEvent } from '../../src/dispatch/voice/provider.ts';
 import { buildTranscript, firstSentence, humaniseKey, truncateTranscript } from '../../src/dispatch/voice/transcript.ts';
 import { WAV_HEADER_BYTES } from '../../src/dispatch/recording/wav.ts';
@@ -99,6 +99,84 @@ describe('simulator outcomes by last digit', () => {
       expect(clock.pending()).toBe(0);
     });
   }
+});
+
+describe("simulator outcomes by the contact's sim key", () => {
+  it('parses one outcome per attempt, case-insensitively, ignoring spaces around commas', () => {
+    expect(parseSimOutcomes('no_answer,completed')).toEqual(['no_answer', 'completed']);
+    expect(parseSimOutcomes(' Busy , VOICEMAIL,failed ')).toEqual(['busy', 'voicemail', 'failed']);
+    expect(parseSimOutcomes('completed')).toEqual(['completed']);
+    const longest = `${'no_answer,'.repeat(25)}failed`;
+    expect(longest).toHaveLength(MAX_SIM_LENGTH);
+    expect(parseSimOutcomes(longest)).toEqual([...Array(25).fill('no_answer'), 'failed']);
+  });
+
+  it('refuses anything else, so the last-digit rule holds', () => {
+    for (const v of [undefined, null, 3, true, ['busy'], { busy: 1 }, '', ' ', 'busy,', ',busy', 'busy,,failed', 'answered', 'no answer', 'busy;failed', 'voicemail_reached']) {
+      expect(parseSimOutcomes(v), JSON.stringify(v)).toBeNull();
+    }
+    const tooLong = `${'no_answer,'.repeat(25)} failed`;
+    expect(tooLong).toHaveLength(MAX_SIM_LENGTH + 1);
+    expect(parseSimOutcomes(tooLong)).toBeNull();
+  });
+
+  /** Each attempt's end, on numbers whose last digit (4) alone would mean completed by the agent. */
+  async function attempts(simValue: unknown, count: number) {
+    const { clock, sim, events } = setup(10_000, 2_000);
+    const contact = { externalId: 'c-1', name: 'Jane Doe', metadata: { orderId: 'A-17', sim: simValue } };
+    const ends = [];
+    for (let attempt = 1; attempt <= count; attempt++) {
+      events.length = 0;
+      // The alternate number's dial counts as an attempt like any other.
+      await sim.placeCall(request(attempt === 1 ? '+14155550124' : '+14155550134', { attempt, contact }));
+      clock.advance(10_000);
+      const r = ended(events);
+      ends.push({
+        types: events.map((e) => e.type).join(','),
+        status: r.status,
+        hangupBy: r.hangupBy,
+        reason: r.disconnectReason,
+        answered: r.answeredAt !== null,
+        transcript: r.transcript !== null,
+        recording: r.recording !== null,
+        ms: r.endedAt.getTime() - r.startedAt.getTime(),
+      });
+    }
+    expect(clock.pending()).toBe(0);
+    return ends;
+  }
+
+  const COMPLETED = { types: 'ringing,answered,ended', status: 'completed', hangupBy: 'agent', reason: 'agent_hangup', answered: true, transcript: true, recording: true, ms: 10_000 };
+  const NO_ANSWER = { types: 'ringing,ended', status: 'no_answer', hangupBy: null, reason: 'no_answer', answered: false, transcript: false, recording: false, ms: 10_000 };
+  const BUSY = { types: 'ringing,ended', status: 'busy', hangupBy: null, reason: 'busy', answered: false, transcript: false, recording: false, ms: 2_000 };
+  const FAILED = { types: 'ended', status: 'failed', hangupBy: 'system', reason: 'dial_failed', answered: false, transcript: false, recording: false, ms: 0 };
+  const VOICEMAIL = { types: 'ringing,ended', status: 'no_answer', hangupBy: 'system', reason: 'voicemail', answered: false, transcript: false, recording: false, ms: 10_000 };
+
+  it('plays the N-th entry on attempt N and repeats the last one', async () => {
+    expect(await attempts('no_answer,completed', 3)).toEqual([NO_ANSWER, COMPLETED, COMPLETED]);
+    expect(await attempts('voicemail,busy,failed', 4)).toEqual([VOICEMAIL, BUSY, FAILED, FAILED]);
+    expect(await attempts('failed, Voicemail ,NO_ANSWER', 3)).toEqual([FAILED, VOICEMAIL, NO_ANSWER]);
+    expect(await attempts('busy', 2)).toEqual([BUSY, BUSY]);
+  });
+
+  it('voicemail: rings, then ends as no_answer by the system after the whole call length, with nothing recorded', async () => {
+    expect(await attempts('voicemail', 2)).toEqual([VOICEMAIL, VOICEMAIL]);
+  });
+
+  it('ignores an invalid sim value: the last digit decides', async () => {
+    expect(await attempts('busy,maybe', 2)).toEqual([COMPLETED, COMPLETED]);
+    expect(await attempts(7, 1)).toEqual([COMPLETED]);
+    expect(await attempts(`${'busy,'.repeat(51)}busy`, 1)).toEqual([COMPLETED]); // too long
+  });
+
+  it('hangs up a call on voicemail like any unanswered call', async () => {
+    const { clock, sim, events } = setup(10_000);
+    const { providerCallId } = await sim.placeCall(request('+14155550124', { contact: { externalId: 'c-1', name: null, metadata: { sim: 'voicemail' } } }));
+    clock.advance(5_000);
+    await sim.hangup(providerCallId, 'cancelled');
+    expect(ended(events)).toMatchObject({ status: 'failed', hangupBy: 'system', disconnectReason: 'cancelled', answeredAt: null, transcript: null, recording: null });
+    expect(clock.pending()).toBe(0);
+  });
 });
 
 describe('simulator timeline', () => {

@@ -48,6 +48,21 @@ describe('disconnection map', () => {
     expect(mapDisconnection('error_asr')).toMatchObject({ status: 'failed', hangupBy: 'system' });
     expect(mapDisconnection('something_new')).toMatchObject({ status: 'failed', hangupBy: 'system', disconnectReason: 'something_new' });
   });
+  it("ends voicemail_reached as no_answer / voicemail, keeping Retell's value for the history", () => {
+    expect(mapDisconnection('voicemail_reached')).toEqual({
+      status: 'no_answer',
+      hangupBy: 'system',
+      disconnectReason: 'voicemail',
+      detail: { provider_reason: 'voicemail_reached' },
+    });
+  });
+  it("keeps Retell's value as disconnect_reason for every other value", () => {
+    for (const [reason, { status, hangupBy }] of Object.entries(RETELL_DISCONNECTION_MAP)) {
+      if (reason === 'voicemail_reached') continue;
+      expect(mapDisconnection(reason)).toEqual({ status, hangupBy, disconnectReason: reason });
+    }
+    expect(mapDisconnection(null)).toEqual({ status: 'failed', hangupBy: 'system', disconnectReason: 'unknown' });
+  });
 });
 
 describe('call mapping', () => {
@@ -97,6 +112,19 @@ describe('call mapping', () => {
     const now = new Date('2030-01-01T00:00:00Z');
     const missed = endResultFromCall({ call_id: 'rc_8', call_status: 'not_connected', disconnection_reason: 'dial_failed', recording_url: 'https://x/y.wav' }, { recordingEnabled: true, now });
     expect(missed).toMatchObject({ status: 'failed', hangupBy: 'system', answeredAt: null, transcript: null, recording: null, endedAt: now, startedAt: now });
+    expect(missed.detail).toBeUndefined();
+    // Voicemail picked up: connected at Retell, but nobody was reached.
+    const voicemail = { ...call, call_id: 'rc_7', disconnection_reason: 'voicemail_reached', call_analysis: undefined };
+    expect(validCallObject(voicemail)).toBe(true);
+    expect(endResultFromCall(voicemail, { recordingEnabled: true, now })).toMatchObject({
+      status: 'no_answer',
+      hangupBy: 'system',
+      disconnectReason: 'voicemail',
+      detail: { provider_reason: 'voicemail_reached' },
+      answeredAt: null,
+      transcript: null,
+      recording: null,
+    });
   });
 });
 

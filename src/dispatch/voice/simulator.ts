@@ -1,6 +1,8 @@
-// Default voice provider: no network, outcome decided by the last digit of the dialled number so
-// demos and tests can pick the result they want (docs/dispatch.md, the simulator's outcomes).
+// Default voice provider: no network, outcome decided by the contact's `sim` metadata (one outcome
+// per attempt) or else the last digit of the dialled number, so demos and tests can pick the result
+// they want (docs/dispatch.md, the simulator's outcomes).
 
+import { VOICEMAIL_DISCONNECT_REASON } from '../../domain/attempt-outcome.ts';
 import { generateCallRecording, WAV_CONTENT_TYPE } from '../recording/wav.ts';
 import { buildTranscript, fnv1a32, truncateTranscript } from './transcript.ts';
 import {
@@ -40,6 +42,7 @@ export type SimulatedOutcome =
   | { kind: 'no_answer' }
   | { kind: 'busy' }
   | { kind: 'dial_failed' }
+  | { kind: 'voicemail' }
   | { kind: 'answered'; hangupBy: 'agent' | 'user' };
 
 export function simulatedOutcome(to: string): SimulatedOutcome {
@@ -57,6 +60,39 @@ export function simulatedOutcome(to: string): SimulatedOutcome {
     default:
       return { kind: 'answered', hangupBy: 'agent' };
   }
+}
+
+const SIM_OUTCOMES = ['completed', 'no_answer', 'busy', 'failed', 'voicemail'] as const;
+type SimOutcomeName = (typeof SIM_OUTCOMES)[number];
+
+const SIM_OUTCOME: Record<SimOutcomeName, SimulatedOutcome> = {
+  completed: { kind: 'answered', hangupBy: 'agent' },
+  no_answer: { kind: 'no_answer' },
+  busy: { kind: 'busy' },
+  failed: { kind: 'dial_failed' },
+  voicemail: { kind: 'voicemail' },
+};
+
+/** Longer `sim` values are ignored, so parsing one costs at most this much per dial. */
+export const MAX_SIM_LENGTH = 256;
+
+/** The `sim` metadata value as one outcome per attempt, or null when it is not a valid one. */
+export function parseSimOutcomes(value: unknown): SimOutcomeName[] | null {
+  if (typeof value !== 'string' || value.length > MAX_SIM_LENGTH) return null;
+  const names: SimOutcomeName[] = [];
+  for (const part of value.split(',')) {
+    const name = part.trim().toLowerCase();
+    if (!(SIM_OUTCOMES as readonly string[]).includes(name)) return null;
+    names.push(name as SimOutcomeName);
+  }
+  return names;
+}
+
+/** The contact's `sim` entry for this attempt (the last one repeats), else the last-digit rule. */
+export function simulatedOutcomeFor(req: Pick<PlaceCallRequest, 'to' | 'attempt' | 'contact'>): SimulatedOutcome {
+  const planned = parseSimOutcomes(req.contact.metadata.sim);
+  if (!planned) return simulatedOutcome(req.to);
+  return SIM_OUTCOME[planned[Math.min(Math.max(req.attempt, 1), planned.length) - 1]];
 }
 
 interface LiveCall {
@@ -146,6 +182,12 @@ export function createSimulatorProvider(opts: SimulatorOptions): VoiceProvider {
         return after(call, callMs, () =>
           finish(call, { status: 'no_answer', hangupBy: null, disconnectReason: 'no_answer', transcript: null }),
         );
+      case 'voicemail':
+        // Voicemail picks up, but nobody was reached: no answer event, transcript or recording.
+        ring(call);
+        return after(call, callMs, () =>
+          finish(call, { status: 'no_answer', hangupBy: 'system', disconnectReason: VOICEMAIL_DISCONNECT_REASON, transcript: null }),
+        );
       case 'answered':
         ring(call);
         return after(call, ringMs, () => {
@@ -172,7 +214,7 @@ export function createSimulatorProvider(opts: SimulatorOptions): VoiceProvider {
       const call: LiveCall = {
         providerCallId,
         req,
-        outcome: simulatedOutcome(req.to),
+        outcome: simulatedOutcomeFor(req),
         startedAt: clock.now(),
         answeredAt: null,
         timer: undefined,

@@ -112,7 +112,7 @@ export function isAnsweredCall(c: RetellCallObject): boolean {
  * answered calls; a call Retell gives no timestamps for lasted 0 s and ended `now`.
  */
 export function endResultFromCall(c: RetellCallObject, opts: { recordingEnabled: boolean; now: Date }): CallEndResult {
-  const { status, hangupBy, disconnectReason } = disconnection(c);
+  const { status, hangupBy, disconnectReason, detail } = disconnection(c);
   const endedAt = c.end_timestamp != null ? new Date(c.end_timestamp) : opts.now;
   const startedAt =
     c.start_timestamp != null
@@ -130,6 +130,7 @@ export function endResultFromCall(c: RetellCallObject, opts: { recordingEnabled:
     endedAt,
     transcript: answered ? (c.transcript ?? '') : null,
     recording: answered && opts.recordingEnabled ? recordingOf(c) : null,
+    ...(detail ? { detail } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 // Retell's `disconnection_reason` (DisconnectionReason enum in retell-openapi.yaml, revision
 // 2026-10-04) -> our call status and hangup_by. This is the ONE place that decides it; the original
-// Retell value is kept as our `disconnect_reason` so nothing is lost.
+// Retell value is kept as our `disconnect_reason` so nothing is lost, except where we have a word of
+// our own for it (voicemail), which providers share: then Retell's value goes in the history.
 //
 // Choices where Retell's value does not say who ended a connected call:
 // - voicemail / IVR: nobody answered in person -> no_answer (the contact was not reached).
@@ -8,11 +9,14 @@
 // - user_declined: the callee rejected the ringing call -> busy, by the user.
 // - error_* and everything about telephony, payment, spam, limits -> failed, by the system.
 
+import { VOICEMAIL_DISCONNECT_REASON } from '../../../domain/attempt-outcome.ts';
 import type { CallEndStatus, HangupBy } from '../provider.ts';
 
 export interface DisconnectionOutcome {
   status: CallEndStatus;
   hangupBy: HangupBy | null;
+  /** Our disconnect_reason when it is not Retell's value. */
+  disconnectReason?: string;
 }
 
 export const RETELL_DISCONNECTION_MAP = {
@@ -21,7 +25,7 @@ export const RETELL_DISCONNECTION_MAP = {
   call_transfer: { status: 'completed', hangupBy: 'agent' },
   transfer_bridged: { status: 'completed', hangupBy: 'agent' },
   transfer_cancelled: { status: 'completed', hangupBy: 'system' },
-  voicemail_reached: { status: 'no_answer', hangupBy: 'system' },
+  voicemail_reached: { status: 'no_answer', hangupBy: 'system', disconnectReason: VOICEMAIL_DISCONNECT_REASON },
   ivr_reached: { status: 'no_answer', hangupBy: 'system' },
   inactivity: { status: 'completed', hangupBy: 'system' },
   max_duration_reached: { status: 'completed', hangupBy: 'system' },
@@ -51,8 +55,14 @@ export const RETELL_DISCONNECTION_MAP = {
 
 export type RetellDisconnectionReason = keyof typeof RETELL_DISCONNECTION_MAP;
 
-/** A value newer than this table fails the call by the system rather than guessing. */
-export function mapDisconnection(reason: string | null | undefined): DisconnectionOutcome & { disconnectReason: string } {
-  const known = reason && Object.hasOwn(RETELL_DISCONNECTION_MAP, reason) ? RETELL_DISCONNECTION_MAP[reason as RetellDisconnectionReason] : null;
-  return { ...(known ?? { status: 'failed', hangupBy: 'system' }), disconnectReason: reason || 'unknown' };
+/**
+ * A value newer than this table fails the call by the system rather than guessing. `detail` (for the
+ * call's history) keeps Retell's value when our disconnect_reason is another word.
+ */
+export function mapDisconnection(
+  reason: string | null | undefined,
+): DisconnectionOutcome & { disconnectReason: string; detail?: { provider_reason: string } } {
+  if (!reason || !Object.hasOwn(RETELL_DISCONNECTION_MAP, reason)) return { status: 'failed', hangupBy: 'system', disconnectReason: reason || 'unknown' };
+  const { status, hangupBy, disconnectReason }: DisconnectionOutcome = RETELL_DISCONNECTION_MAP[reason as RetellDisconnectionReason];
+  return disconnectReason ? { status, hangupBy, disconnectReason, detail: { provider_reason: reason } } : { status, hangupBy, disconnectReason: reason };
 }
