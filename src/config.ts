@@ -30,6 +30,8 @@ const configSchema = z.object({
   SEED_DEMO: bool.default(true),
   /** Simulated call length in ms (ringing + conversation). */
   SIM_CALL_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
+  /** Lowest `retry.delay_seconds` a batch may ask for (documented minimum 60; lower it for development and tests only). */
+  RETRY_MIN_DELAY_SECONDS: z.coerce.number().int().min(0).max(60).default(60),
   WORKER_ID: z.string().optional(),
   /** A worker-only process (`npm run worker`) answers /healthz, /readyz and /metrics on this port; none when unset. */
   WORKER_PORT: z.coerce.number().int().min(0).max(65535).optional(),

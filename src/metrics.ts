@@ -17,6 +17,7 @@ export interface Metrics {
   observeRequest(method: string, route: string, status: number, seconds: number): void;
   readonly callsPlaced: Counter;
   readonly callsEnded: Counter<'status'>;
+  readonly retriesScheduled: Counter;
   readonly webhookDeliveries: Counter<'outcome'>;
   /** Adds a source to `callbatch_calls_in_flight` / `callbatch_subscriptions`; returns its removal. */
   addInFlightSource(source: GaugeSource): () => void;
@@ -88,6 +89,7 @@ export function createMetrics(db: Database): Metrics {
     },
     callsPlaced: new Counter({ name: `${PREFIX}calls_placed_total`, help: 'Calls dialled by this process', registers: [registry] }),
     callsEnded: new Counter({ name: `${PREFIX}calls_ended_total`, help: 'Calls that reached a final status in this process, by status', labelNames: ['status'], registers: [registry] }),
+    retriesScheduled: new Counter({ name: `${PREFIX}call_retries_scheduled_total`, help: 'Unanswered attempts put back in line by a retry policy', registers: [registry] }),
     webhookDeliveries: new Counter({
       name: `${PREFIX}webhook_deliveries_total`,
       help: 'Webhook delivery attempts by outcome (delivered, retry, failed, disabled, superseded)',

@@ -59,13 +59,14 @@ export function counterBucket(s: CallStatus): CounterBucket {
 // Cancelling an in-flight call goes through the provider's hangup (ending as completed/failed with
 // hangup_by system), so only not-yet-dialled calls can become `cancelled`.
 // queued -> queued is a requeue (lease expired, or a retry of a transient dial failure).
+// ringing -> queued: an unanswered attempt that the batch's retry policy tries again later.
 // A dial takes a call from pending (never dialled) or queued (put back in line) to ringing.
 // ringing -> completed: a provider (or recovery from its records) may report the end of an
 // answered call without the intermediate states having been seen.
 const NEXT: Record<CallStatus, readonly CallStatus[]> = {
   pending: ['queued', 'ringing', 'cancelled'],
   queued: ['queued', 'ringing', 'cancelled', 'failed'],
-  ringing: ['answered', 'completed', 'no_answer', 'busy', 'failed'],
+  ringing: ['answered', 'completed', 'no_answer', 'busy', 'failed', 'queued'],
   answered: ['in_progress', 'completed', 'failed'],
   in_progress: ['completed', 'failed'],
   completed: [],

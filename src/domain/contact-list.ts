@@ -1,7 +1,7 @@
 // Contacts given as one JSON value (camelCase keys) rather than field by field: the type checks
 // an input type would make, in one plain pass, with the contract's wording. At 100k contacts a
 // GraphQL list of input objects costs ~4 µs a contact to coerce; this costs a small fraction.
-import type { IssuePath, PathIssue } from './field-issue.ts';
+import { literalReason, type IssuePath, type PathIssue } from './field-issue.ts';
 import { isPlainRecord } from './metadata.ts';
 import { CONTACT_STATUSES, type ContactRequest, type ContactStatus } from './create-batch-request.ts';
 
@@ -10,11 +10,6 @@ export const REASON_DICT = 'Input should be a valid dictionary';
 export const REASON_LIST = 'Input should be a valid list';
 export const REASON_REQUIRED = 'Field required';
 
-/** "Input should be 'a', 'b' or 'c'", as pydantic's literal_error. */
-export function literalReason(values: readonly string[]): string {
-  const quoted = values.map((v) => `'${v}'`);
-  return `Input should be ${quoted.length === 1 ? quoted[0] : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`}`;
-}
 
 export interface ContactListReading {
   /** One entry per item; `undefined` for an item that is not an object. */

@@ -2,7 +2,7 @@
 // values must meet. Value types are the surface's job (GraphQL's input types, the REST facade's
 // lax reader); the checks here are worded as the contract's (pydantic v2) messages, which legacy
 // clients parse, and reported at surface-neutral paths in the contract's field order.
-import { inFieldOrder, type FieldOrder, type IssuePath, type PathIssue } from './field-issue.ts';
+import { inFieldOrder, literalReason, type FieldOrder, type IssuePath, type PathIssue } from './field-issue.ts';
 import { exceedsDepth, isPlainRecord, MAX_METADATA_DEPTH, metadataSizeProblem, sanitizeJson } from './metadata.ts';
 import {
   BATCH_METADATA_LIMITS,
@@ -16,6 +16,17 @@ import {
 } from './limits.ts';
 import { snakeCase } from './text-forms.ts';
 import { computeScheduledAt, extractZoneName, isValidScheduleDate, isValidScheduleTime, parseTimezoneLabel } from './schedule.ts';
+import {
+  DEFAULT_RETRY_DELAY_SECONDS,
+  DEFAULT_RETRY_ON,
+  isRetryOutcome,
+  MAX_ATTEMPTS_LIMIT,
+  parseInstant,
+  RETRY_DELAY_MAX_SECONDS,
+  RETRY_DELAY_MIN_SECONDS,
+  type RetryPolicy,
+} from './retry-policy.ts';
+import { ATTEMPT_OUTCOMES, type AttemptOutcome } from './attempt-outcome.ts';
 
 export type StartMode = 'manual' | 'immediate' | 'scheduled';
 export const START_MODES: readonly StartMode[] = ['manual', 'immediate', 'scheduled'];
@@ -33,6 +44,13 @@ export interface ContactRequest {
   phoneNumber: string;
   metadata?: unknown;
   status?: ContactStatus | null;
+}
+
+/** The retry policy as requested; absent fields take their defaults. */
+export interface RetryRequest {
+  maxAttempts: number;
+  on?: string[] | null;
+  delaySeconds?: number | null;
 }
 
 /** A create request with well-typed values; absent optional fields are null or undefined. */
@@ -57,6 +75,9 @@ export interface CreateBatchRequest {
   metadata?: unknown;
   contacts: ContactRequest[];
   idempotencyKey?: string | null;
+  retry?: RetryRequest | null;
+  /** A Date from GraphQL; REST's text, checked here so both surfaces word its problems alike. */
+  expiresAt?: Date | string | null;
 }
 
 /**
@@ -64,7 +85,11 @@ export interface CreateBatchRequest {
  * other values are checked all the same, so one answer lists every problem.
  */
 export type CreateBatchRequestDraft = {
-  [K in keyof CreateBatchRequest]?: K extends 'contacts' ? Array<Partial<ContactRequest> | undefined> : CreateBatchRequest[K] | undefined;
+  [K in keyof CreateBatchRequest]?: K extends 'contacts'
+    ? Array<Partial<ContactRequest> | undefined>
+    : K extends 'retry'
+      ? Partial<RetryRequest> | null | undefined
+      : CreateBatchRequest[K] | undefined;
 };
 
 /** The contract's field order, the order in which details are listed. */
@@ -90,8 +115,10 @@ export const CREATE_BATCH_FIELD_ORDER: FieldOrder = [
     'metadata',
     'contacts',
     'idempotencyKey',
+    'retry',
+    'expiresAt',
   ],
-  ['contactId', 'name', 'phoneNumber', 'metadata', 'status'],
+  ['contactId', 'name', 'phoneNumber', 'metadata', 'status', 'maxAttempts', 'on', 'delaySeconds'],
 ];
 
 export interface RawContact {
@@ -126,6 +153,8 @@ export interface CreateBatchInput {
   metadata: Record<string, unknown>;
   contacts: RawContact[];
   idempotencyKey: string | null;
+  retry: RetryPolicy | null;
+  expiresAt: Date | null;
 }
 
 const ROOT: IssuePath = [];
@@ -137,6 +166,10 @@ export interface CheckOptions {
   maxCallDurationSeconds?: number;
   /** Top-level fields the surface already refused (a type problem): no rule reports them again. */
   refused?: ReadonlySet<string>;
+  /** The moment `expires_at` must be later than. */
+  now?: Date;
+  /** The server's RETRY_MIN_DELAY_SECONDS (default 60). */
+  retryMinDelaySeconds?: number;
 }
 
 export function checkCreateBatchRequest(request: CreateBatchRequestDraft, opts: CheckOptions = {}): CheckResult {
@@ -155,6 +188,8 @@ export function checkCreateBatchRequest(request: CreateBatchRequestDraft, opts: 
   const metadata = c.metadata(ROOT, 'metadata', request.metadata, BATCH_METADATA_LIMITS) ?? {};
   const contacts = checkContacts(c, c.present(request.contacts));
   const idempotencyKey = request.idempotencyKey == null ? null : c.text(ROOT, 'idempotencyKey', request.idempotencyKey, { min: 1, max: IDEMPOTENCY_KEY_MAX_LENGTH });
+  const retry = checkRetry(c, request.retry, opts.retryMinDelaySeconds ?? RETRY_DELAY_MIN_SECONDS);
+  const expiresAt = checkExpiresAt(c, request.expiresAt, opts.now);
 
   const interruption = c.present(request.interruption);
   const useAlternateNumber = c.present(request.useAlternateNumber);
@@ -185,8 +220,41 @@ export function checkCreateBatchRequest(request: CreateBatchRequestDraft, opts: 
       metadata,
       contacts: contacts!,
       idempotencyKey,
+      retry,
+      expiresAt,
     },
   };
+}
+
+function checkRetry(c: ValueChecker, retry: CreateBatchRequestDraft['retry'], minDelay: number): RetryPolicy | null {
+  if (retry == null) return null;
+  const at: IssuePath = ['retry'];
+  const maxAttempts = retry.maxAttempts == null ? c.fail(at, 'maxAttempts', 'Field required') : c.integer(at, 'maxAttempts', retry.maxAttempts, 1, MAX_ATTEMPTS_LIMIT);
+  const delaySeconds = c.integer(at, 'delaySeconds', retry.delaySeconds, minDelay, RETRY_DELAY_MAX_SECONDS) ?? DEFAULT_RETRY_DELAY_SECONDS;
+  const on = retry.on == null ? DEFAULT_RETRY_ON : checkRetryOn(c, retry.on);
+  if (maxAttempts === null || on === null) return null;
+  return { maxAttempts, on, delaySeconds };
+}
+
+function checkRetryOn(c: ValueChecker, on: string[]): AttemptOutcome[] | null {
+  if (on.length === 0) return c.fail(['retry'], 'on', 'List should have at least 1 item after validation, not 0');
+  if (on.length > ATTEMPT_OUTCOMES.length * 4) return c.fail(['retry'], 'on', `List should have at most ${ATTEMPT_OUTCOMES.length * 4} items after validation, not ${on.length}`);
+  const before = c.issues.length;
+  on.forEach((v, i) => {
+    if (!isRetryOutcome(v)) c.fail(['retry', 'on'], String(i), literalReason(ATTEMPT_OUTCOMES));
+  });
+  if (c.issues.length > before) return null;
+  return ATTEMPT_OUTCOMES.filter((o) => on.includes(o));
+}
+
+export const EXPIRES_AT_FORMAT_REASON = 'Value error, Invalid datetime, expected ISO 8601 with a time zone (e.g. 2026-12-01T18:00:00Z)';
+
+function checkExpiresAt(c: ValueChecker, value: Date | string | null | undefined, now: Date | undefined): Date | null {
+  if (value == null) return null;
+  const at = typeof value === 'string' ? parseInstant(value) : value;
+  if (at === null) return c.fail(ROOT, 'expiresAt', EXPIRES_AT_FORMAT_REASON);
+  if (now && at.getTime() <= now.getTime()) return c.fail(ROOT, 'expiresAt', 'Value error, expires_at must be in the future');
+  return at;
 }
 
 /** Like a pydantic model validator: complains only when both fields are well-typed and absent. */

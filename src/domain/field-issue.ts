@@ -40,3 +40,9 @@ export function formatIssue(issue: PathIssue, rename: (field: string) => string 
   const path = issue.path.length ? issue.path.map((s) => (typeof s === 'number' ? String(s) : rename(s))).join('.') : root;
   return `${path}: ${issue.reason}`;
 }
+
+/** "Input should be 'a', 'b' or 'c'", as pydantic's literal_error. */
+export function literalReason(values: readonly string[]): string {
+  const quoted = values.map((v) => `'${v}'`);
+  return `Input should be ${quoted.length === 1 ? quoted[0] : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`}`;
+}

@@ -2,9 +2,17 @@
 // names, booleans and integers coerced laxly from other JSON types, strings never coerced, null
 // as absent for optional fields. It becomes the domain's typed request; a body with type problems
 // is refused with the domain's value problems beside them, every detail in the contract's order.
-import { checkCreateBatchRequest, CREATE_BATCH_FIELD_ORDER, START_MODES, type CreateBatchRequest, type CreateBatchRequestDraft } from '../domain/create-batch-request.ts';
-import { literalReason, readContactList, REASON_DICT, REASON_REQUIRED, REASON_STRING } from '../domain/contact-list.ts';
-import { formatIssue, inFieldOrder, type PathIssue } from '../domain/field-issue.ts';
+import {
+  checkCreateBatchRequest,
+  CREATE_BATCH_FIELD_ORDER,
+  EXPIRES_AT_FORMAT_REASON,
+  START_MODES,
+  type CreateBatchRequest,
+  type CreateBatchRequestDraft,
+} from '../domain/create-batch-request.ts';
+import { parseInstant } from '../domain/retry-policy.ts';
+import { readContactList, REASON_DICT, REASON_LIST, REASON_REQUIRED, REASON_STRING } from '../domain/contact-list.ts';
+import { formatIssue, inFieldOrder, literalReason, type PathIssue } from '../domain/field-issue.ts';
 import { laxBoolean, laxInteger } from '../domain/lax-scalars.ts';
 import { isPlainRecord } from '../domain/metadata.ts';
 import { MAX_INT } from '../domain/limits.ts';
@@ -61,6 +69,8 @@ export function readCreateBatchBody(body: unknown, opts: CreateBodyOptions): Cre
     metadata: own(body, 'metadata'),
     contacts: r.contacts(),
     idempotencyKey: opts.idempotent ? (r.text('idempotencyKey', true) ?? undefined) : null,
+    retry: r.retry(),
+    expiresAt: r.instant('expiresAt'),
   };
   if (r.issues.length === 0 && !r.beyondInt) return draft as CreateBatchRequest;
   const refused = new Set(r.issues.map((i) => String(i.path[0])));
@@ -125,6 +135,36 @@ class LaxReader {
     const value = this.take(field, true);
     if (value === ABSENT) return undefined;
     return allowed.includes(value as T) ? (value as T) : this.fail(field, literalReason(allowed));
+  }
+
+  /** ISO text, checked here because GraphQL's DateTime would refuse a bad one in its own words. */
+  instant(field: string): string | null | undefined {
+    const text = this.text(field);
+    if (text == null) return text;
+    return parseInstant(text) ? text : this.fail(field, EXPIRES_AT_FORMAT_REASON);
+  }
+
+  /** The retry object under domain names; with a type problem in it, undefined (its issues recorded). */
+  retry(): CreateBatchRequestDraft['retry'] {
+    const value = this.take('retry', false);
+    if (value === ABSENT) return null;
+    if (!isPlainRecord(value)) return this.fail('retry', REASON_DICT);
+    const before = this.issues.length;
+    const int = (key: string, field: string) => {
+      const v = own(value, key);
+      if (v == null) return null;
+      const n = laxInteger(v);
+      if (!n.ok) return void this.issues.push({ path: ['retry', field], reason: n.reason });
+      if (Math.abs(n.value) > MAX_INT) this.beyondInt = true;
+      return n.value;
+    };
+    const maxAttempts = int('max_attempts', 'maxAttempts');
+    const delaySeconds = int('delay_seconds', 'delaySeconds');
+    const on = own(value, 'on');
+    if (on != null && !Array.isArray(on)) this.issues.push({ path: ['retry', 'on'], reason: REASON_LIST });
+    else if (on) on.forEach((v, i) => typeof v !== 'string' && this.issues.push({ path: ['retry', 'on', i], reason: REASON_STRING }));
+    if (this.issues.length > before) return undefined;
+    return { maxAttempts: maxAttempts ?? undefined, delaySeconds, on: on as string[] | null | undefined };
   }
 
   /** The contacts under their domain names, so one reader checks them for both surfaces. */

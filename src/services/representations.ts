@@ -29,6 +29,16 @@ export interface CallRecord {
   recording_available: boolean | null;
   recording_url: string | null;
   llm_transcript: string | null;
+  /** Dials made so far, the alternate number's included. */
+  attempts: number;
+  /** When a call put back in line for a retry is next tried; null otherwise. */
+  next_attempt_at: string | null;
+}
+
+export interface RetryOut {
+  max_attempts: number;
+  on: string[];
+  delay_seconds: number;
 }
 
 export interface BatchDetails {
@@ -52,6 +62,8 @@ export interface BatchDetails {
   created_at: string;
   started_at: string | null;
   completed_at: string | null;
+  retry: RetryOut | null;
+  expires_at: string | null;
 }
 
 /** Field order of the contract's tables; serialisers that lose key order (jsonb) restore it with these. */
@@ -59,13 +71,13 @@ export const CALL_RECORD_FIELDS = [
   'call_id', 'batch_id', 'contact_id', 'external_id', 'phone_number', 'agent_id', 'agent_name', 'version_id',
   'version_name', 'voice', 'status', 'call_status', 'transcript_status', 'duration_seconds', 'answer_duration_seconds',
   'timestamp', 'created_at', 'completed_at', 'hangup_by', 'disconnect_reason', 'summary', 'outcomes',
-  'recording_available', 'recording_url', 'llm_transcript',
+  'recording_available', 'recording_url', 'llm_transcript', 'attempts', 'next_attempt_at',
 ] as const satisfies readonly (keyof CallRecord)[];
 
 export const BATCH_DETAILS_FIELDS = [
   'batch_id', 'agent_id', 'version_id', 'status', 'start_mode', 'scheduled_at', 'timezone', 'concurrency',
   'total_contacts', 'accepted_contacts', 'rejected_contacts', 'callbacks', 'queued', 'in_progress', 'completed',
-  'failed', 'cancelled', 'created_at', 'started_at', 'completed_at',
+  'failed', 'cancelled', 'created_at', 'started_at', 'completed_at', 'retry', 'expires_at',
 ] as const satisfies readonly (keyof BatchDetails)[];
 
 /**
@@ -99,6 +111,8 @@ export interface CallRecordSource {
   recordingAvailable: boolean | null;
   recordingUrl: string | null;
   llmTranscript: string | null;
+  attempts: number;
+  nextAttemptAt: Date | string | null;
 }
 
 /** The number a call record shows: the alternate one when it was dialled. */
@@ -138,6 +152,8 @@ export function callRecord(c: CallRecordSource): CallRecord {
     recording_available: c.recordingAvailable,
     recording_url: c.recordingUrl,
     llm_transcript: c.llmTranscript,
+    attempts: c.attempts,
+    next_attempt_at: iso(c.nextAttemptAt),
   };
 }
 
@@ -163,6 +179,8 @@ export interface BatchDetailsSource {
   createdAt: Date | string;
   startedAt?: Date | string | null;
   completedAt?: Date | string | null;
+  retry: { maxAttempts: number; on: readonly string[]; delaySeconds: number } | null;
+  expiresAt: Date | string | null;
 }
 
 /** The contract's Batch details, field for field in the table's order. */
@@ -188,5 +206,7 @@ export function batchDetails(batch: BatchDetailsSource): BatchDetails {
     created_at: iso(batch.createdAt)!,
     started_at: iso(batch.startedAt ?? null),
     completed_at: iso(batch.completedAt ?? null),
+    retry: batch.retry ? { max_attempts: batch.retry.maxAttempts, on: [...batch.retry.on], delay_seconds: batch.retry.delaySeconds } : null,
+    expires_at: iso(batch.expiresAt),
   };
 }

@@ -79,6 +79,8 @@ describe('create body: success', () => {
       metadata: {},
       contacts: [{ contactId: 'c1', name: null, phoneNumber: '+14155552671', metadata: {}, metadataProblem: null, status: 'pending' }],
       idempotencyKey: null,
+      retry: null,
+      expiresAt: null,
     } satisfies CreateBatchInput);
   });
 

@@ -108,6 +108,8 @@ describe('GET /call-batches/{batch_id}/calls', () => {
       recording_available: null,
       recording_url: null,
       llm_transcript: null,
+      attempts: 0,
+      next_attempt_at: null,
     });
   });
 

@@ -63,13 +63,15 @@ describe('GET /call-batches/{batch_id}', () => {
         created_at: '2026-03-01T09:15:30.123Z',
         started_at: '2026-03-02T14:00:01.500Z',
         completed_at: null,
+        retry: null,
+        expires_at: null,
       },
     });
     // Key order is part of what legacy clients see.
     expect(Object.keys(res.body.data)).toEqual([
       'batch_id', 'agent_id', 'version_id', 'status', 'start_mode', 'scheduled_at', 'timezone', 'concurrency',
       'total_contacts', 'accepted_contacts', 'rejected_contacts', 'callbacks', 'queued', 'in_progress', 'completed',
-      'failed', 'cancelled', 'created_at', 'started_at', 'completed_at',
+      'failed', 'cancelled', 'created_at', 'started_at', 'completed_at', 'retry', 'expires_at',
     ]);
   });
 

@@ -13,7 +13,8 @@ import {
 const LEGAL: Record<CallStatus, CallStatus[]> = {
   pending: ['queued', 'ringing', 'cancelled'],
   queued: ['ringing', 'cancelled', 'failed', 'queued'],
-  ringing: ['answered', 'completed', 'no_answer', 'busy', 'failed'],
+  // -> queued: an unanswered attempt put back in line by the batch's retry policy.
+  ringing: ['answered', 'completed', 'no_answer', 'busy', 'failed', 'queued'],
   answered: ['in_progress', 'completed', 'failed'],
   in_progress: ['completed', 'failed'],
   completed: [],

@@ -81,6 +81,38 @@ export function endedWrite(
   return { write, needsAnalysis };
 }
 
+/**
+ * An unanswered attempt the batch's retry policy tries again: the call goes back in line (its slot
+ * and lease freed) until `nextAttemptAt`; its history keeps how the attempt ended.
+ */
+export function retryWrite(ref: CallRef, owner: string, from: CallStatus, result: CallEndResult, number: string, attempt: number, nextAttemptAt: Date): CallWrite {
+  return {
+    ...ref,
+    owner,
+    from,
+    to: 'queued',
+    events: [
+      {
+        from,
+        to: 'queued',
+        at: result.endedAt,
+        detail: {
+          event: 'retry_scheduled',
+          number,
+          attempt,
+          status: result.status,
+          hangup_by: result.hangupBy,
+          disconnect_reason: result.disconnectReason,
+          next_attempt_at: nextAttemptAt.toISOString(),
+          ...result.detail,
+        },
+      },
+    ],
+    set: { nextAttemptAt },
+    releaseLease: true,
+  };
+}
+
 /** The primary number ended unanswered: the same call record goes on to the alternate number. */
 export function alternateDialWrite(
   ref: CallRef,

@@ -109,13 +109,17 @@ WITH alloc AS (
   -- A batch paused or cancelled since the read drops out here. Its row is not locked until the
   -- counter update at the very end (the order every writer uses: calls, then their batch), so the
   -- hottest row of a running batch stays locked only from there to the commit.
+  -- An expired batch dials no more: the expiry sweep ends its waiting calls.
   SELECT a.* FROM unnest($1::text[], $2::int[]) AS a(batch_id, n)
     JOIN batches b ON b.id = a.batch_id AND b.status = ANY($8::text[])
+                  AND (b.expires_at IS NULL OR b.expires_at > $3::timestamptz)
 ),
 picked AS (
-  -- Calls put back in line (queued) go first, then those never dialled (pending), each in
-  -- submission order straight off the (batch_id, status, seq) index. Under the outer LIMIT the
-  -- second branch only runs, and only locks rows, when the first comes up short.
+  -- Calls put back in line (queued) go first, those due earliest first, as one range of
+  -- calls_requeued_due_idx that ends at now: retries still waiting are never read. Then those
+  -- never dialled (pending), in submission order straight off the (batch_id, status, seq) index.
+  -- Under the outer LIMIT the second branch only runs, and only locks rows, when the first comes
+  -- up short.
   -- A number put on the account's do-not-call list after the create is never dialled: the call
   -- is cancelled here instead (one primary-key probe per claimed call).
   SELECT p.id, p.status AS old_status,
@@ -125,8 +129,8 @@ picked AS (
       SELECT * FROM (
         SELECT c.id, c.status, c.phone_number FROM calls c
          WHERE c.batch_id = a.batch_id AND c.status = 'queued' AND c.lease_owner IS NULL
-           AND (c.next_attempt_at IS NULL OR c.next_attempt_at <= $3::timestamptz)
-         ORDER BY c.seq
+           AND COALESCE(c.next_attempt_at, '-infinity'::timestamptz) <= $3::timestamptz
+         ORDER BY COALESCE(c.next_attempt_at, '-infinity'::timestamptz), c.seq
          LIMIT a.n
          FOR UPDATE SKIP LOCKED) requeued
       UNION ALL
@@ -142,7 +146,7 @@ picked AS (
 ),
 upd AS (
   UPDATE calls c SET status = 'ringing', lease_owner = $4, lease_expires_at = $5::timestamptz,
-         attempts = c.attempts + 1, dialed_number = c.phone_number, used_alternate = false,
+         attempts = c.attempts + 1, dialed_number = c.phone_number, used_alternate = false, next_attempt_at = NULL,
          "timestamp" = COALESCE(c."timestamp", $3::timestamptz), updated_at = $3::timestamptz
     FROM picked p
    WHERE c.id = p.id AND NOT p.suppressed
@@ -188,6 +192,19 @@ UNION ALL
 SELECT id, batch_id, account_id, seq, phone_number, NULL, NULL, NULL, NULL, 0, true FROM sup
 ORDER BY batch_id, seq`;
 
+/** The allocation of a second pass: the slots that batches coming up short left, shared by the others. */
+function refill(demands: BatchDemand[], first: Map<string, number>, rows: ClaimRow[], free: number, budget: number, rotate: number): Map<string, number> {
+  const taken = new Map<string, number>();
+  for (const r of rows) taken.set(r.batch_id, (taken.get(r.batch_id) ?? 0) + 1);
+  const short = (id: string) => first.has(id) && (taken.get(id) ?? 0) < first.get(id)!;
+  if (!demands.some((d) => short(d.id))) return new Map();
+  const others = demands
+    .filter((d) => !short(d.id))
+    .map((d) => ({ ...d, inFlight: d.inFlight + (taken.get(d.id) ?? 0), waiting: d.waiting - (taken.get(d.id) ?? 0) }));
+  const dialled = rows.filter((r) => !r.suppressed).length;
+  return allocateSlots(others, free - dialled, budget - rows.length, rotate);
+}
+
 export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): Promise<ClaimResult> {
   const empty = (skipped: boolean): ClaimResult => ({ skipped, claimed: [], budgetExhausted: false });
   if (input.budget <= 0) return { ...empty(false), budgetExhausted: true };
@@ -214,30 +231,39 @@ export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): 
       .filter((b) => (DISPATCHING_STATUSES as readonly string[]).includes(b.status) && b.queued > 0)
       .map((b) => ({ id: b.id, inFlight: b.in_progress, concurrency: b.concurrency, waiting: b.queued }));
     const free = acc[0].max_concurrent_calls - inFlight;
+    const unlimited = allocateSlots(demands, free, Infinity, input.rotate ?? 0);
+    const wanted = [...unlimited.values()].reduce((s, n) => s + n, 0);
+    const now = input.clock();
+    const expires = new Date(now.getTime() + input.leaseMs);
+    const claimSql = (alloc: Map<string, number>) => {
+      const target = [...alloc.keys()].sort();
+      return tx.query<ClaimRow>(CLAIM_SQL, [
+        target,
+        target.map((id) => alloc.get(id)!),
+        now.toISOString(),
+        input.workerId,
+        expires.toISOString(),
+        DIAL.queued ?? 0,
+        DIAL.in_progress ?? 0,
+        DISPATCHING_STATUSES,
+        input.accountId,
+        SUPPRESS.queued ?? 0,
+        SUPPRESS.cancelled ?? 0,
+        SUPPRESSED_DISCONNECT_REASON,
+      ]);
+    };
     const fair = allocateSlots(demands, free, input.budget, input.rotate ?? 0);
     const limited = input.limitAllocation ? input.limitAllocation(fair) : fair;
     const alloc = new Map([...limited].filter(([id, n]) => n > 0 && n <= (fair.get(id) ?? 0)));
     if (alloc.size === 0) return empty(false);
-    const unlimited = allocateSlots(demands, free, Infinity, input.rotate ?? 0);
-    const wanted = [...unlimited.values()].reduce((s, n) => s + n, 0);
-    const target = [...alloc.keys()].sort();
-    const now = input.clock();
-
-    const expires = new Date(now.getTime() + input.leaseMs);
-    const rows = await tx.query<ClaimRow>(CLAIM_SQL, [
-      target,
-      target.map((id) => alloc.get(id)!),
-      now.toISOString(),
-      input.workerId,
-      expires.toISOString(),
-      DIAL.queued ?? 0,
-      DIAL.in_progress ?? 0,
-      DISPATCHING_STATUSES,
-      input.accountId,
-      SUPPRESS.queued ?? 0,
-      SUPPRESS.cancelled ?? 0,
-      SUPPRESSED_DISCONNECT_REASON,
-    ]);
+    const rows = await claimSql(alloc);
+    // A batch whose waiting calls are not due (retries waiting for their time) comes up short; the
+    // slots it left go to the other batches in a second pass, so a batch of waiting retries cannot
+    // halve the pace of the batches beside it. Dial pacing is decided once per round, so not then.
+    if (!input.limitAllocation && rows.length < input.budget) {
+      const second = refill(demands, alloc, rows, free, input.budget, input.rotate ?? 0);
+      if (second.size > 0) rows.push(...(await claimSql(second)));
+    }
     const suppressedBatches = [...new Set(rows.filter((r) => r.suppressed).map((r) => r.batch_id))].sort();
     // A batch whose last waiting calls were all suppressed has nothing left to dial: close it now.
     if (suppressedBatches.length > 0) await closeFinishedBatches(tx, suppressedBatches, now);

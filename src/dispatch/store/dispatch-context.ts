@@ -2,6 +2,7 @@
 // version, the caller-ID number and the account's voice provider. Fixed once the batch exists, so
 // the worker reads it once per batch.
 import type { AppDeps } from '../../deps.ts';
+import { isRetryOutcome, type RetryPolicy } from '../../domain/retry-policy.ts';
 
 export interface DispatchContext {
   batchId: string;
@@ -18,6 +19,8 @@ export interface DispatchContext {
   callbackUrl: string | null;
   agent: { id: string; name: string; voice: string; outcomeKeys: string[] };
   prompt: { id: string; name: string; text: string };
+  retry: RetryPolicy | null;
+  expiresAt: Date | null;
 }
 
 export async function loadDispatchContexts(deps: Pick<AppDeps, 'db'>, batchIds: string[]): Promise<Map<string, DispatchContext>> {
@@ -53,6 +56,11 @@ export async function loadDispatchContexts(deps: Pick<AppDeps, 'db'>, batchIds: 
       callbackUrl: b.callbackUrl,
       agent: { id: b.agent.id, name: b.agent.name, voice: b.voice, outcomeKeys: b.agent.outcomeKeys },
       prompt: { id: b.promptVersion.id, name: b.promptVersion.name, text: b.promptVersion.prompt },
+      retry:
+        b.retryMaxAttempts === null
+          ? null
+          : { maxAttempts: b.retryMaxAttempts, on: b.retryOn.filter(isRetryOutcome), delaySeconds: b.retryDelaySeconds ?? 0 },
+      expiresAt: b.expiresAt,
     });
   }
   return out;

@@ -3,7 +3,9 @@
 // first dial, hang-ups, and the end write that hands an answered call to analysis.
 import type { CallWrite } from '../../services/calls/call-transitions.ts';
 import type { ClaimedCall } from '../store/claim-calls.ts';
-import { alternateDialWrite, endedWrite } from '../store/call-writes.ts';
+import { alternateDialWrite, endedWrite, retryWrite } from '../store/call-writes.ts';
+import { attemptOutcome } from '../../domain/attempt-outcome.ts';
+import { nextAttemptAt } from '../../domain/retry-policy.ts';
 import type { DispatchContext } from '../store/dispatch-context.ts';
 import { SUPPRESSED_DISCONNECT_REASON } from '../../domain/suppressions.ts';
 import { isNumberSuppressed } from '../store/number-suppressed.ts';
@@ -196,7 +198,18 @@ function wantsAlternate(s: WorkerState, call: LiveCall, result: CallEndResult): 
     ALTERNATE_AFTER.has(result.status) &&
     !NO_ALTERNATE_REASONS.has(result.disconnectReason) &&
     !call.hangup &&
-    !s.stopping
+    !s.stopping &&
+    (!call.ctx.retry || call.attempts < call.ctx.retry.maxAttempts)
+  );
+}
+
+/** When an unanswered attempt is tried again under the batch's retry policy; null: it was the last. */
+function retryAt(call: LiveCall, result: CallEndResult): Date | null {
+  // Reached someone, or ended by us (cancel, max duration, shutdown): never retried.
+  if (call.answered || result.answeredAt !== null || call.hangup) return null;
+  return nextAttemptAt(
+    { attempts: call.attempts, outcome: attemptOutcome(result), endedAt: result.endedAt },
+    { policy: call.ctx.retry, expiresAt: call.ctx.expiresAt },
   );
 }
 
@@ -206,7 +219,27 @@ function callEnded(s: WorkerState, call: LiveCall, result: CallEndResult): void 
     void dialAlternateUnlessSuppressed(s, call, result);
     return;
   }
-  endCall(s, call, result);
+  finishAttempt(s, call, result);
+}
+
+/** The call's last dial of this round ended: it goes back in line for a retry, or ends. */
+function finishAttempt(s: WorkerState, call: LiveCall, result: CallEndResult): void {
+  const at = retryAt(call, result);
+  if (at) scheduleRetry(s, call, result, at);
+  else endCall(s, call, result);
+}
+
+function scheduleRetry(s: WorkerState, call: LiveCall, result: CallEndResult, at: Date): void {
+  stopWatching(s, call);
+  s.ending.add(call.callId);
+  const from = call.status;
+  checkTransition(s, call, from, 'queued');
+  call.status = 'queued';
+  const write = retryWrite(callRef(call), s.settings.id, from, result, call.number, call.attempts, at);
+  void enqueueWrite(s, write, call.ctx.callbackUrl).then((ok) => {
+    s.ending.delete(call.callId);
+    if (!ok) s.log.warn({ callId: call.callId, batchId: call.batchId }, 'retry not recorded: call no longer leased by this worker');
+  });
 }
 
 /**
@@ -229,7 +262,7 @@ async function dialAlternateUnlessSuppressed(s: WorkerState, call: LiveCall, pre
   if (!listed) return dialAlternate(s, call, previous);
   if (s.logTransitions) s.log.info({ callId: call.callId, batchId: call.batchId }, 'alternate number is on the do-not-call list; not dialled');
   // The history's end entry says why the alternate was not tried.
-  endCall(s, call, { ...previous, detail: { ...previous.detail, alternate_not_dialled: SUPPRESSED_DISCONNECT_REASON } });
+  finishAttempt(s, call, { ...previous, detail: { ...previous.detail, alternate_not_dialled: SUPPRESSED_DISCONNECT_REASON } });
 }
 
 function endCall(s: WorkerState, call: LiveCall, result: CallEndResult): void {

@@ -1,7 +1,7 @@
 // What follows a committed group of call writes: transitions are logged, finished batches leave
 // the settings cache, and accounts whose calls ended get a claim round now rather than at the
 // next poll.
-import { isTerminalCall } from '../../domain/call-state.ts';
+import { counterBucket, isTerminalCall } from '../../domain/call-state.ts';
 import type { ApplyCallWritesResult, CallWrite } from '../../services/calls/call-transitions.ts';
 import type { WorkerState } from './state.ts';
 
@@ -9,10 +9,9 @@ export function afterCommit(s: WorkerState, writes: CallWrite[], result: ApplyCa
   const freed = new Set<string>();
   for (const w of writes) {
     if (!result.applied.has(w.callId)) continue;
-    if (isTerminalCall(w.to) && !isTerminalCall(w.from)) {
-      freed.add(w.accountId);
-      s.deps.metrics.callsEnded.inc({ status: w.to });
-    }
+    if (counterBucket(w.from) === 'in_progress' && counterBucket(w.to) !== 'in_progress') freed.add(w.accountId);
+    if (isTerminalCall(w.to) && !isTerminalCall(w.from)) s.deps.metrics.callsEnded.inc({ status: w.to });
+    if (w.to === 'queued' && counterBucket(w.from) === 'in_progress') s.deps.metrics.retriesScheduled.inc();
     if (s.logTransitions) {
       for (const e of w.events) {
         s.log.info({ callId: w.callId, batchId: w.batchId, accountId: w.accountId, from: e.from, to: e.to, at: e.at, ...e.detail }, 'call transition');

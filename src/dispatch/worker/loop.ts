@@ -4,6 +4,7 @@
 import { sweepFinishedBatches } from '../../services/calls/call-transitions.ts';
 import { startDueBatches } from '../store/claim-calls.ts';
 import { requeueExpiredUndialled } from '../store/lease-recovery.ts';
+import { endUndialledCalls } from '../store/end-undialled-calls.ts';
 import { recoverAnalyses } from './analysis.ts';
 import { enforceCallLimits } from './call-limits.ts';
 import { claimRound } from './claiming.ts';
@@ -21,6 +22,8 @@ export interface TickReport {
   settled: number;
   analysisRecovered: number;
   hungUp: number;
+  /** Waiting calls ended because their batch expired or was cancelled. */
+  expired: number;
 }
 
 /** Runs ticks and claim rounds of this worker one at a time. */
@@ -53,9 +56,14 @@ export async function tick(s: WorkerState, recover: boolean): Promise<TickReport
       s.contexts.delete(b.id);
     }
   }
+  let expired = 0;
+  for (const e of await endUndialledCalls(s.deps, now)) {
+    s.log.info({ batchId: e.batchId, reason: e.reason, calls: e.calls }, 'ended calls that were waiting to be dialled');
+    expired += e.calls;
+  }
   const hungUp = await enforceCallLimits(s, now);
   const { claimed, more } = await claimRound(s);
-  return { started: started.length, claimed, more, requeued: requeued.length, settled, analysisRecovered, hungUp };
+  return { started: started.length, claimed, more, requeued: requeued.length, settled, analysisRecovered, hungUp, expired };
 }
 
 /** Polls every pollMs (a tick) and claims in between whenever a call ending freed a slot. */

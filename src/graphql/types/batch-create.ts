@@ -8,6 +8,14 @@ import { formatIssue } from '../../domain/field-issue.ts';
 import { requestValidation } from '../../errors.ts';
 import { createBatch, type CreateBatchResult } from '../../services/batches/create-batch.ts';
 import { CallBatchType } from './batch.ts';
+import {
+  DEFAULT_RETRY_DELAY_SECONDS,
+  DEFAULT_RETRY_ON,
+  MAX_ATTEMPTS_LIMIT,
+  RETRY_DELAY_MAX_SECONDS,
+  RETRY_DELAY_MIN_SECONDS,
+} from '../../domain/retry-policy.ts';
+import { ATTEMPT_OUTCOMES } from '../../domain/attempt-outcome.ts';
 
 const ContactValidationError = builder.objectRef<ContactRejection>('ContactValidationError').implement({
   description: 'A contact dropped at creation',
@@ -77,6 +85,20 @@ const CallBatchContactList = builder.scalarType('CallBatchContactList', {
   },
 });
 
+const RetryOutcomeEnum = builder.enumType('CallAttemptOutcome', {
+  description: 'How an attempt can end without reaching the person',
+  values: ATTEMPT_OUTCOMES,
+});
+
+const CallBatchRetryInput = builder.inputType('CallBatchRetryInput', {
+  description: 'Try a call again after these outcomes (docs/campaigns.md)',
+  fields: (t) => ({
+    maxAttempts: t.int({ required: true, description: `Dials per call at most, the alternate number included (1-${MAX_ATTEMPTS_LIMIT})` }),
+    on: t.field({ type: [RetryOutcomeEnum], description: `Default ${DEFAULT_RETRY_ON.join(', ')}` }),
+    delaySeconds: t.int({ description: `Wait before the next attempt, ${RETRY_DELAY_MIN_SECONDS}-${RETRY_DELAY_MAX_SECONDS} (default ${DEFAULT_RETRY_DELAY_SECONDS})` }),
+  }),
+});
+
 const CreateCallBatchInput = builder.inputType('CreateCallBatchInput', {
   description: 'The contract\'s create request in camelCase. With idempotencyKey it behaves as PUT, without it as POST.',
   fields: (t) => ({
@@ -101,6 +123,8 @@ const CreateCallBatchInput = builder.inputType('CreateCallBatchInput', {
     contacts: t.field({ type: [CallBatchContactInput], description: 'The contacts; give this or `contactList`' }),
     contactList: t.field({ type: CallBatchContactList, description: 'The contacts as one value; give this or `contacts`' }),
     idempotencyKey: t.string({ description: '1 to 128 characters; scoped to the account' }),
+    retry: t.field({ type: CallBatchRetryInput, description: 'Retry policy; without it each contact is dialled once (plus its alternate number)' }),
+    expiresAt: t.field({ type: 'DateTime', description: 'A call not placed by then is never placed (it ends cancelled, disconnectReason expired)' }),
   }),
 });
 

@@ -16,6 +16,21 @@ const OutcomeCountType = builder.objectRef<OutcomeCount>('OutcomeCount').impleme
 /** The count walks every call of the batch: at most two per operation within the default budget. */
 const OUTCOME_BREAKDOWN_COMPLEXITY = 2_000;
 
+interface RetryPolicyOut {
+  maxAttempts: number;
+  on: string[];
+  delaySeconds: number;
+}
+
+const CallBatchRetryType = builder.objectRef<RetryPolicyOut>('CallBatchRetry').implement({
+  description: 'When and how often a call is tried again (docs/campaigns.md)',
+  fields: (t) => ({
+    maxAttempts: t.exposeInt('maxAttempts', { description: 'Dials per call at most, the alternate number included' }),
+    on: t.exposeStringList('on', { description: 'Attempt outcomes that are retried: no_answer, busy, failed, voicemail' }),
+    delaySeconds: t.exposeInt('delaySeconds', { description: 'Wait after an attempt before the next' }),
+  }),
+});
+
 export const CallBatchType = builder.prismaObject('Batch', {
   name: 'CallBatch',
   interfaces: [NodeInterface],
@@ -43,6 +58,15 @@ export const CallBatchType = builder.prismaObject('Batch', {
     callbackUrl: t.exposeString('callbackUrl', { nullable: true }),
     metadata: t.expose('metadata', { type: 'JSON' }),
     idempotencyKey: t.exposeString('idempotencyKey', { nullable: true }),
+    retry: t.field({
+      type: CallBatchRetryType,
+      nullable: true,
+      description: 'The retry policy; null: each contact is dialled once (plus its alternate number)',
+      select: { retryMaxAttempts: true, retryOn: true, retryDelaySeconds: true },
+      resolve: (b) =>
+        b.retryMaxAttempts === null ? null : { maxAttempts: b.retryMaxAttempts, on: b.retryOn, delaySeconds: b.retryDelaySeconds ?? 0 },
+    }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime', nullable: true, description: 'No call is placed after this; null: never expires' }),
     versionId: t.exposeString('promptVersionId'),
     agent: t.relation('agent'),
     promptVersion: t.relation('promptVersion'),

@@ -6,6 +6,7 @@ import { numberDialled } from '../../services/representations.ts';
 import { AgentType, PromptVersionType } from './catalog.ts';
 import type { GraphQLContext } from '../context.ts';
 import type { BatchLabels } from '../../services/batches/batch-labels.ts';
+import { attemptsFromHistory, type CallAttempt } from '../../domain/call-attempts.ts';
 
 /** A call's batch is the account's (it was read through it), so a missing one is a bug, not a 404. */
 async function labelsOf(ctx: GraphQLContext, batchId: string): Promise<BatchLabels> {
@@ -20,6 +21,20 @@ builder.prismaObject('CallEvent', {
     toStatus: t.exposeString('toStatus'),
     detail: t.expose('detail', { type: 'JSON', nullable: true }),
     at: t.expose('at', { type: 'DateTime' }),
+  }),
+});
+
+const CallAttemptType = builder.objectRef<CallAttempt>('CallAttempt').implement({
+  description: 'One dial of a call (the alternate number is an attempt of its own)',
+  fields: (t) => ({
+    number: t.exposeInt('number', { description: '1-based' }),
+    phoneNumber: t.exposeString('phoneNumber', { description: 'The number dialled' }),
+    alternate: t.exposeBoolean('alternate', { description: "Whether this dial went to the contact's alternate number" }),
+    status: t.exposeString('status', { description: "How the attempt ended (`no_answer` with disconnectReason `voicemail` for voicemail); the call's status while it runs" }),
+    disconnectReason: t.exposeString('disconnectReason', { nullable: true }),
+    hangupBy: t.exposeString('hangupBy', { nullable: true }),
+    startedAt: t.expose('startedAt', { type: 'DateTime' }),
+    endedAt: t.expose('endedAt', { type: 'DateTime', nullable: true }),
   }),
 });
 
@@ -80,6 +95,18 @@ export const CallType = builder.prismaObject('Call', {
       type: PromptVersionType,
       select: (_a, _c, nested) => ({ batch: { select: { promptVersion: nested(true) } } }),
       resolve: (c) => c.batch.promptVersion,
+    }),
+    attemptCount: t.exposeInt('attempts', { description: 'Dials made so far, the alternate number included (REST `attempts`)' }),
+    nextAttemptAt: t.expose('nextAttemptAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When a call put back in line for a retry is next tried; null otherwise',
+    }),
+    attempts: t.field({
+      type: [CallAttemptType],
+      description: "The call's dials in order, read from its history",
+      select: { status: true, events: { select: { toStatus: true, detail: true, at: true }, orderBy: { id: 'asc' } } },
+      resolve: (c) => attemptsFromHistory(c.events, c.status),
     }),
     batch: t.relation('batch'),
     history: t.relation('events', { query: { orderBy: { id: 'asc' } } }),

@@ -67,6 +67,8 @@ export const batchDetailsExample: BatchDetails = {
   created_at: CREATED,
   started_at: '2026-11-24T13:58:02.530Z',
   completed_at: null,
+  retry: { max_attempts: 3, on: ['no_answer', 'busy', 'voicemail'], delay_seconds: 3600 },
+  expires_at: '2026-12-01T18:00:00.000Z',
 };
 
 export const batchListItemExample: BatchListItem = {
@@ -105,6 +107,8 @@ export const callRecordExample: CallRecord = {
   recording_available: true,
   recording_url: 'https://calls.acme.test/recordings/call_0197b5f4c1b97d4fae305b7c9d1e2f30.wav?expires=1795615157&signature=…',
   llm_transcript: 'Agent: Hello Ann, …\nUser: …',
+  attempts: 2,
+  next_attempt_at: null,
 };
 
 export const paginationExample = (total: number): Pagination => ({ page: 1, limit: 50, total, has_more: total > 50 });

@@ -20,7 +20,8 @@ export type ShapeName =
   | 'DetailError'
   | 'Suppression'
   | 'AddSuppressionsRequest'
-  | 'AddSuppressionsResult';
+  | 'AddSuppressionsResult'
+  | 'RetryPolicy';
 
 export interface QueryParamDoc {
   name: string;

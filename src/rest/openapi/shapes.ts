@@ -1,7 +1,15 @@
 // The contract's shapes as JSON Schema, one per shape, each typed against the output of the one
 // mapper that produces it (services/representations.ts, the routes' own mappers): a field added,
 // renamed or dropped there does not compile until its schema here follows.
-import type { BatchDetails, CallRecord } from '../../services/representations.ts';
+import type { BatchDetails, CallRecord, RetryOut } from '../../services/representations.ts';
+import {
+  DEFAULT_RETRY_DELAY_SECONDS,
+  DEFAULT_RETRY_ON,
+  MAX_ATTEMPTS_LIMIT,
+  RETRY_DELAY_MAX_SECONDS,
+  RETRY_DELAY_MIN_SECONDS,
+} from '../../domain/retry-policy.ts';
+import { ATTEMPT_OUTCOMES } from '../../domain/attempt-outcome.ts';
 import { BATCH_STATUSES } from '../../domain/batch-state.ts';
 import { CALL_STATUSES, TRANSCRIPT_STATUSES } from '../../domain/call-state.ts';
 import { CONTACT_STATUSES, IDEMPOTENCY_KEY_MAX_LENGTH, PHONE_NUMBER_MIN_LENGTH, START_MODES } from '../../domain/create-batch-request.ts';
@@ -59,6 +67,8 @@ const callRecord = closed<CallRecord>(
     recording_available: nullable(bool('Whether a recording exists')),
     recording_url: nullable(str('Signed, expiring link to the recording')),
     llm_transcript: nullable(str('Full call transcript')),
+    attempts: count('Dials made so far, the alternate number included'),
+    next_attempt_at: nullable(timestamp('When a call put back in line for a retry is next tried; null otherwise')),
   },
   'A call of a batch, with its AI results once analysed.',
 );
@@ -84,8 +94,19 @@ const batchDetails = closed<BatchDetails>(
     created_at: timestamp(),
     started_at: nullable(timestamp('null before start')),
     completed_at: nullable(timestamp('null until completion')),
+    retry: nullable(ref('RetryPolicy')),
+    expires_at: nullable(timestamp('No call is placed after this; null: never expires')),
   },
   'queued + in_progress + completed + failed + cancelled = accepted_contacts.',
+);
+
+const retryPolicy = closed<RetryOut>(
+  {
+    max_attempts: int('Dials per call at most, the alternate number included', { minimum: 1, maximum: MAX_ATTEMPTS_LIMIT }),
+    on: { type: 'array', items: oneOfStrings(ATTEMPT_OUTCOMES), description: 'Attempt outcomes that are tried again' },
+    delay_seconds: int('Wait after an attempt before the next', { minimum: 0, maximum: RETRY_DELAY_MAX_SECONDS }),
+  },
+  'When and how often a call is tried again (docs/campaigns.md).',
 );
 
 const batchListItem = closed<BatchListItem>({
@@ -181,6 +202,22 @@ const createRequestFields: Record<string, JsonSchema> = {
   max_duration_seconds_per_call: nullable(int("At most the account's max_call_duration_seconds", { minimum: 1 })),
   metadata: metadata('Custom key-value metadata for the batch (16 KiB as JSON)'),
   contacts: { type: 'array', minItems: 1, items: ref('Contact'), description: "At least 1, at most the account's max_batch_size" },
+  retry: nullable({
+    type: 'object',
+    description: 'Try a call again after these attempt outcomes (docs/campaigns.md); absent: each contact is dialled once (plus its alternate number)',
+    required: ['max_attempts'],
+    properties: {
+      max_attempts: int('Dials per call at most, the alternate number included', { minimum: 1, maximum: MAX_ATTEMPTS_LIMIT }),
+      on: {
+        type: 'array',
+        minItems: 1,
+        items: oneOfStrings(ATTEMPT_OUTCOMES),
+        description: `Default ${DEFAULT_RETRY_ON.join(', ')}`,
+      },
+      delay_seconds: int(`Wait after an attempt; default ${DEFAULT_RETRY_DELAY_SECONDS}`, { minimum: RETRY_DELAY_MIN_SECONDS, maximum: RETRY_DELAY_MAX_SECONDS }),
+    },
+  }),
+  expires_at: nullable(str('ISO 8601 instant with a zone, in the future: a call not placed by then ends cancelled (disconnect_reason `expired`)', { examples: ['2026-12-01T18:00:00Z'] })),
 };
 
 const REQUIRED = ['interruption', 'use_alternate_number', 'start_mode', 'schedule_date', 'schedule_time', 'schedule_timezone', 'contacts'];
@@ -251,4 +288,5 @@ export const SHAPES: Record<ShapeName, JsonSchema> = {
   Suppression: suppression,
   AddSuppressionsRequest: addSuppressionsRequest,
   AddSuppressionsResult: addSuppressionsResult,
+  RetryPolicy: retryPolicy,
 };

@@ -45,7 +45,11 @@ export async function createBatch(
   request: CreateBatchRequest,
   opts: CreateBatchOptions = {},
 ): Promise<CreateBatchResult> {
-  const checked = checkCreateBatchRequest(request, { maxCallDurationSeconds: account.maxCallDurationSeconds });
+  const checked = checkCreateBatchRequest(request, {
+    maxCallDurationSeconds: account.maxCallDurationSeconds,
+    now: deps.clock.now(),
+    retryMinDelaySeconds: deps.config.RETRY_MIN_DELAY_SECONDS,
+  });
   if (!checked.ok) throw invalidFields(checked.issues);
   const input = checked.value;
 
@@ -118,9 +122,9 @@ INSERT INTO batches (id, account_id, agent_id, prompt_version_id, did_number_id,
                      scheduled_at, timezone, concurrency, voice, interruption, use_alternate_number,
                      recording_enabled, max_duration_seconds, deduplicate_by_phone, callback_url, metadata,
                      idempotency_key, total_contacts, accepted_contacts, rejected_contacts, validation_errors,
-                     queued, created_at, updated_at)
+                     queued, created_at, updated_at, retry_max_attempts, retry_on, retry_delay_seconds, expires_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8::timestamptz, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18::jsonb,
-        $19, $20, $21, $22, $23::jsonb, $21, $24::timestamptz, $24::timestamptz)
+        $19, $20, $21, $22, $23::jsonb, $21, $24::timestamptz, $24::timestamptz, $25, $26::text[], $27, $28::timestamptz)
 ON CONFLICT (account_id, idempotency_key) DO NOTHING
 RETURNING id`;
 
@@ -150,6 +154,10 @@ function batchRowParams(account: Account, input: CreateBatchInput, s: BatchSetti
     r.rejectedContacts,
     JSON.stringify(r.validationErrors),
     r.createdAt.toISOString(),
+    input.retry?.maxAttempts ?? null,
+    input.retry ? [...input.retry.on] : [],
+    input.retry?.delaySeconds ?? null,
+    input.expiresAt?.toISOString() ?? null,
   ];
 }
 

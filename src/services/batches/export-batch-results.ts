@@ -34,7 +34,7 @@ const CALL_COLUMNS = {
   id: true, seq: true, batchId: true, externalId: true, phoneNumber: true, dialedNumber: true, agentId: true,
   status: true, transcriptStatus: true, durationSeconds: true, answerDurationSeconds: true, timestamp: true,
   createdAt: true, completedAt: true, hangupBy: true, disconnectReason: true, summary: true, outcomes: true,
-  recordingAvailable: true, llmTranscript: true, promptVersionId: true,
+  recordingAvailable: true, llmTranscript: true, promptVersionId: true, attempts: true, nextAttemptAt: true,
 } as const;
 
 type BatchNames = { agentName: string; versionName: string; voice: string };

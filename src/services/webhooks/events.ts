@@ -1,7 +1,7 @@
 // Webhook event types and the envelope every callback carries.
 
 export const BATCH_EVENT_TYPES = ['batch.started', 'batch.completed', 'batch.cancelled'] as const;
-export const CALL_EVENT_TYPES = ['call.completed', 'call.failed', 'call.analyzed'] as const;
+export const CALL_EVENT_TYPES = ['call.completed', 'call.failed', 'call.analyzed', 'call.retry_scheduled'] as const;
 export type BatchEventType = (typeof BATCH_EVENT_TYPES)[number];
 export type CallEventType = (typeof CALL_EVENT_TYPES)[number];
 export type WebhookEventType = BatchEventType | CallEventType;
@@ -19,6 +19,7 @@ export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'disabled'] 
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 const FAILED_CALL = new Set(['failed', 'no_answer', 'busy']);
+const DIALLED_CALL = new Set(['ringing', 'answered', 'in_progress']);
 const TERMINAL_CALL = new Set(['completed', 'failed', 'no_answer', 'busy', 'cancelled']);
 /** transcript_status values that mean an analysis is still to come / has come (with results or not). */
 const ANALYSIS_OUTSTANDING = new Set(['pending', 'processing']);
@@ -33,6 +34,8 @@ const ANALYSIS_SETTLED = new Set(['ready', 'failed']);
  *   a call that ends with the analysis already settled, or with none announced, is sent at once.
  * - call.failed: a call that ended unanswered or broken (no_answer, busy, failed), at its end.
  * - call.analyzed: the analysis settled (transcript_status becoming ready or failed), whatever the status.
+ * - call.retry_scheduled: a dialled call put back in line by the batch's retry policy (its record
+ *   shows attempts and next_attempt_at); call.completed / call.failed come only with its last attempt.
  * A call cancelled before dialling causes none (batch.cancelled covers it).
  */
 export function callWebhookTypes(from: string, to: string, transcriptStatusSet?: string | null): CallEventType[] {
@@ -46,5 +49,6 @@ export function callWebhookTypes(from: string, to: string, transcriptStatusSet?:
     out.push('call.failed');
   }
   if (settles) out.push('call.analyzed');
+  if (to === 'queued' && DIALLED_CALL.has(from)) out.push('call.retry_scheduled');
   return out;
 }

@@ -4,6 +4,13 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+/** How an attempt can end without reaching the person */
+export type CallAttemptOutcome =
+  | 'busy'
+  | 'failed'
+  | 'no_answer'
+  | 'voicemail';
+
 export type CallBatchContactInput = {
   contactId: string;
   /** Keys are normalised (e.g. `First Name` -> `first_name`) */
@@ -17,6 +24,16 @@ export type CallBatchContactInput = {
 export type CallBatchContactStatus =
   | 'pending'
   | 'queued';
+
+/** Try a call again after these outcomes (docs/campaigns.md) */
+export type CallBatchRetryInput = {
+  /** Wait before the next attempt, 60-86400 (default 3600) */
+  delaySeconds?: number | null | undefined;
+  /** Dials per call at most, the alternate number included (1-10) */
+  maxAttempts: number;
+  /** Default no_answer, busy, voicemail */
+  on?: Array<CallAttemptOutcome> | null | undefined;
+};
 
 export type CallBatchStartMode =
   | 'immediate'
@@ -36,12 +53,16 @@ export type CreateCallBatchInput = {
   deduplicateByPhone?: boolean | null | undefined;
   /** DID number id, or the number itself */
   didNumberId?: string | null | undefined;
+  /** A call not placed by then is never placed (it ends cancelled, disconnectReason expired) */
+  expiresAt?: string | null | undefined;
   /** 1 to 128 characters; scoped to the account */
   idempotencyKey?: string | null | undefined;
   interruption: boolean;
   maxDurationSecondsPerCall?: number | null | undefined;
   metadata?: unknown;
   recordingEnabled?: boolean | null | undefined;
+  /** Retry policy; without it each contact is dialled once (plus its alternate number) */
+  retry?: CallBatchRetryInput | null | undefined;
   /** YYYY-MM-DD */
   scheduleDate: string;
   /** HH:MM */

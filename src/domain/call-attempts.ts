@@ -1,0 +1,69 @@
+// A call's attempts, read back from its history (call_events): each dial opens one, and what
+// happened next closes it (the alternate number dialled after it, a retry scheduled, the end, a
+// recovery). Pure, so the one reading serves every surface that lists attempts.
+
+export interface HistoryEntry {
+  toStatus: string;
+  detail: unknown;
+  at: Date;
+}
+
+export interface CallAttempt {
+  /** 1-based; every dial counts, the alternate number's included. */
+  number: number;
+  phoneNumber: string;
+  alternate: boolean;
+  /** The attempt's status once it ended (`no_answer` for voicemail); the call's status while it runs. */
+  status: string;
+  disconnectReason: string | null;
+  hangupBy: string | null;
+  startedAt: Date;
+  endedAt: Date | null;
+}
+
+type Detail = Record<string, unknown>;
+const detailOf = (e: HistoryEntry): Detail => (e.detail && typeof e.detail === 'object' && !Array.isArray(e.detail) ? (e.detail as Detail) : {});
+const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** The attempts in order; `callStatus` is the status of a still-open last attempt. */
+export function attemptsFromHistory(history: readonly HistoryEntry[], callStatus: string): CallAttempt[] {
+  const attempts: CallAttempt[] = [];
+  let open: CallAttempt | null = null;
+  const close = (status: string, d: Detail, at: Date) => {
+    if (!open) return;
+    open.status = status;
+    open.disconnectReason = text(d.disconnect_reason);
+    open.hangupBy = text(d.hangup_by);
+    open.endedAt = at;
+    open = null;
+  };
+  for (const e of history) {
+    const d = detailOf(e);
+    switch (d.event) {
+      case 'dial': {
+        const previous = detailOf({ ...e, detail: d.previous });
+        close(text(previous.status) ?? 'failed', previous, e.at);
+        open = {
+          number: typeof d.attempt === 'number' ? d.attempt : attempts.length + 1,
+          phoneNumber: text(d.number) ?? '',
+          alternate: d.alternate === true,
+          status: callStatus,
+          disconnectReason: null,
+          hangupBy: null,
+          startedAt: e.at,
+          endedAt: null,
+        };
+        attempts.push(open);
+        break;
+      }
+      case 'retry_scheduled':
+        close(text(d.status) ?? 'failed', d, e.at);
+        break;
+      case 'ended':
+      case 'recovered':
+        close(e.toStatus, { ...d, disconnect_reason: d.disconnect_reason ?? d.reason }, e.at);
+        break;
+    }
+  }
+  return attempts;
+}

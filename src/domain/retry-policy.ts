@@ -1,0 +1,62 @@
+// A batch's retry policy and expiry (issue 15), and the rule that decides, when an attempt ends,
+// whether the call is tried again and when. Pure: the create checks and the worker share it.
+//
+// Every dial is an attempt, the alternate number's included: a call's `attempts` counts dials,
+// and `max_attempts` caps them. When an attempt goes unanswered the alternate number (if the batch
+// uses it) is dialled at once, as without a policy, while attempts remain; a retry after
+// `delay_seconds` starts again from the primary number.
+
+import { ATTEMPT_OUTCOMES, type AttemptOutcome } from './attempt-outcome.ts';
+
+export const MAX_ATTEMPTS_LIMIT = 10;
+export const RETRY_DELAY_MAX_SECONDS = 86_400;
+/** The documented minimum delay; the server setting RETRY_MIN_DELAY_SECONDS may lower it (tests, development). */
+export const RETRY_DELAY_MIN_SECONDS = 60;
+export const DEFAULT_RETRY_ON: readonly AttemptOutcome[] = ['no_answer', 'busy', 'voicemail'];
+export const DEFAULT_RETRY_DELAY_SECONDS = 3_600;
+/** disconnect_reason of a call its batch's expiry kept from being dialled. */
+export const EXPIRED_DISCONNECT_REASON = 'expired';
+
+export interface RetryPolicy {
+  maxAttempts: number;
+  on: readonly AttemptOutcome[];
+  delaySeconds: number;
+}
+
+export function isRetryOutcome(v: unknown): v is AttemptOutcome {
+  return typeof v === 'string' && (ATTEMPT_OUTCOMES as readonly string[]).includes(v);
+}
+
+// Zone required: a bare local time would mean a different moment on every server.
+const ISO_INSTANT_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
+
+/** An ISO 8601 instant with a time zone, or null. Bounded: the pattern has no nested repetition and the text is at most 40 characters. */
+export function parseInstant(text: string): Date | null {
+  if (text.length > 40 || !ISO_INSTANT_RE.test(text)) return null;
+  const d = new Date(text);
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+export interface AttemptEnd {
+  /** Dials so far, this one included. */
+  attempts: number;
+  outcome: string;
+  endedAt: Date;
+}
+
+export interface RetryLimits {
+  policy: RetryPolicy | null;
+  expiresAt: Date | null;
+}
+
+/** When the call is to be tried again, or null when this attempt is its last. */
+export function nextAttemptAt(end: AttemptEnd, limits: RetryLimits): Date | null {
+  const { policy } = limits;
+  if (!policy) return null;
+  if (end.attempts >= policy.maxAttempts) return null;
+  if (!(policy.on as readonly string[]).includes(end.outcome)) return null;
+  const at = new Date(end.endedAt.getTime() + policy.delaySeconds * 1000);
+  // An attempt that could only start after the batch expires is never made: this one is the last.
+  if (limits.expiresAt && at.getTime() >= limits.expiresAt.getTime()) return null;
+  return at;
+}
