@@ -28,11 +28,15 @@ export function isRetryOutcome(v: unknown): v is AttemptOutcome {
 }
 
 // Zone required: a bare local time would mean a different moment on every server.
-const ISO_INSTANT_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
+const ISO_INSTANT_RE = /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,9})?)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/i;
 
 /** An ISO 8601 instant with a time zone, or null. Bounded: the pattern has no nested repetition and the text is at most 40 characters. */
 export function parseInstant(text: string): Date | null {
-  if (text.length > 40 || !ISO_INSTANT_RE.test(text)) return null;
+  const m = text.length <= 40 ? ISO_INSTANT_RE.exec(text) : null;
+  if (!m) return null;
+  // A day the month does not have (2026-02-30) would roll over into the next month.
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (new Date(Date.UTC(year, month - 1, day)).getUTCDate() !== day) return null;
   const d = new Date(text);
   return Number.isNaN(d.getTime()) ? null : d;
 }

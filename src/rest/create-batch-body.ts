@@ -10,7 +10,11 @@ import {
   type CreateBatchRequest,
   type CreateBatchRequestDraft,
 } from '../domain/create-batch-request.ts';
-import { parseInstant } from '../domain/retry-policy.ts';
+import { isRetryOutcome, parseInstant } from '../domain/retry-policy.ts';
+import { ATTEMPT_OUTCOMES } from '../domain/attempt-outcome.ts';
+
+/** A list of 100,000 bad outcomes is reported by its first few. */
+const MAX_LISTED_ON_ISSUES = 10;
 import { readContactList, REASON_DICT, REASON_LIST, REASON_REQUIRED, REASON_STRING } from '../domain/contact-list.ts';
 import { formatIssue, inFieldOrder, literalReason, type PathIssue } from '../domain/field-issue.ts';
 import { laxBoolean, laxInteger } from '../domain/lax-scalars.ts';
@@ -158,11 +162,19 @@ class LaxReader {
       if (Math.abs(n.value) > MAX_INT) this.beyondInt = true;
       return n.value;
     };
+    // GraphQL's input type requires max_attempts and holds `on` to its enum: refused here in the
+    // contract's words, or GraphQL would refuse them in its own.
+    if (own(value, 'max_attempts') == null) this.issues.push({ path: ['retry', 'maxAttempts'], reason: REASON_REQUIRED });
     const maxAttempts = int('max_attempts', 'maxAttempts');
     const delaySeconds = int('delay_seconds', 'delaySeconds');
     const on = own(value, 'on');
     if (on != null && !Array.isArray(on)) this.issues.push({ path: ['retry', 'on'], reason: REASON_LIST });
-    else if (on) on.forEach((v, i) => typeof v !== 'string' && this.issues.push({ path: ['retry', 'on', i], reason: REASON_STRING }));
+    else if (on) {
+      for (let i = 0; i < on.length && this.issues.length - before < MAX_LISTED_ON_ISSUES; i++) {
+        if (typeof on[i] !== 'string') this.issues.push({ path: ['retry', 'on', i], reason: REASON_STRING });
+        else if (!isRetryOutcome(on[i])) this.issues.push({ path: ['retry', 'on', i], reason: literalReason(ATTEMPT_OUTCOMES) });
+      }
+    }
     if (this.issues.length > before) return undefined;
     return { maxAttempts: maxAttempts ?? undefined, delaySeconds, on: on as string[] | null | undefined };
   }

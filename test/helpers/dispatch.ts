@@ -149,8 +149,10 @@ export async function expectConsistentBatch(deps: AppDeps, batchId: string) {
     const evs = byCall.get(c.id) ?? [];
     const endings = evs.filter((e) => TERMINAL.has(e.to_status) && !TERMINAL.has(e.from_status ?? ''));
     if (TERMINAL.has(c.status)) expect(endings.map((e) => e.to_status), `call ${c.id} endings`).toEqual([c.status]);
-    const dials = evs.filter((e) => e.detail?.event === 'dial').map((e) => String(e.detail!.number));
-    expect(new Set(dials).size, `call ${c.id} dialled a number twice: ${dials.join(', ')}`).toBe(dials.length);
+    // Once per number, or with a retry policy once per attempt (a retry dials the number again).
+    const dials = evs.filter((e) => e.detail?.event === 'dial').map((e) => (batch.retryMaxAttempts === null ? String(e.detail!.number) : `attempt ${String(e.detail!.attempt)}`));
+    expect(new Set(dials).size, `call ${c.id} dialled twice: ${dials.join(', ')}`).toBe(dials.length);
+    expect(c.attempts, `call ${c.id} attempts`).toBe(dials.length);
     // Every status change recorded is one the domain's state machine allows.
     const illegal = evs.filter((e) => e.from_status !== null && e.from_status !== e.to_status && !canTransitionCall(e.from_status as CallStatus, e.to_status as CallStatus));
     expect(illegal.map((e) => `${e.from_status} -> ${e.to_status} (${String(e.detail?.event)})`), `call ${c.id} transitions`).toEqual([]);
@@ -193,7 +195,7 @@ export async function historyMaxInFlight(deps: AppDeps, batchIds: string[]): Pro
         FROM call_events e JOIN calls c ON c.id = e.call_id
        WHERE c.batch_id = ANY(${batchIds}::text[])
          AND ((e.detail->>'event' = 'dial' AND e.detail->>'alternate' = 'false')
-              OR (e.to_status IN ('completed', 'failed', 'no_answer', 'busy') AND e.from_status IN ('ringing', 'answered', 'in_progress')))
+              OR (e.to_status IN ('completed', 'failed', 'no_answer', 'busy', 'queued') AND e.from_status IN ('ringing', 'answered', 'in_progress')))
     )
     SELECT COALESCE(max(running), 0)::int AS max
       FROM (SELECT sum(d) OVER (ORDER BY at, d ROWS UNBOUNDED PRECEDING) AS running FROM ev) x`;

@@ -85,7 +85,7 @@ export async function drain(s: WorkerState, timeoutMs: number): Promise<void> {
     const quietBefore = !busy();
     const r = await exclusive(s, () => tick(s, true));
     await settle(s);
-    const idle = r.claimed === 0 && !r.more && r.settled === 0 && r.requeued === 0 && r.analysisRecovered === 0 && r.started === 0;
+    const idle = r.claimed === 0 && !r.more && r.settled === 0 && r.requeued === 0 && r.analysisRecovered === 0 && r.started === 0 && r.expired === 0;
     if (quietBefore && idle && !busy()) return;
     if (Date.now() > deadline) {
       throw new Error(`drain timed out with ${s.live.size} calls in flight and ${s.analysing.size} analyses outstanding`);
