@@ -72,7 +72,7 @@ export function createMetrics(db: Database): Metrics {
         this.set(Number(row?.value ?? 0));
       },
     });
-  fromDatabase('calls_waiting', 'Calls of started batches not yet dialled (all processes)', WAITING_SQL);
+  fromDatabase('calls_waiting', 'Calls of started batches waiting to be dialled, retries waiting for their time included (all processes)', WAITING_SQL);
   fromDatabase(
     'oldest_waiting_batch_seconds',
     'Age of the oldest started batch that still has calls to dial (all processes); grows with slow dialling or low concurrency',

@@ -125,6 +125,25 @@ describe('the examples in the docs run', () => {
     }
   });
 
+  it('retry-batch.sh creates a batch with a retry policy and an expiry: the busy call waits for its retry, in queued', async () => {
+    const created = JSON.parse(await run('retry-batch.sh'));
+    expect(created).toMatchObject({ status_code: 201, data: { accepted_contacts: 2 } });
+    const batch = created.data.batch_id;
+    const details = (await rest('GET', `/call-batches/${batch}`)).data;
+    expect(details.retry).toEqual({ max_attempts: 3, on: ['no_answer', 'busy', 'voicemail'], delay_seconds: 60 });
+    expect(Date.parse(details.expires_at) - Date.now()).toBeGreaterThan(23 * 3600_000);
+    let items: any[] = [];
+    await waitFor(
+      async () => {
+        items = (await rest('GET', `/call-batches/${batch}/calls`)).data.items;
+        return items.every((c) => c.status === 'queued' && c.attempts === 1);
+      },
+      { what: 'both calls waiting for their second attempt' },
+    );
+    for (const c of items) expect(Date.parse(c.next_attempt_at) - Date.parse(c.completed_at ?? c.timestamp)).toBeGreaterThanOrEqual(59_000);
+    expect((await rest('GET', `/call-batches/${batch}`)).data).toMatchObject({ status: 'running', queued: 2, in_progress: 0 });
+  });
+
   it('nodes.graphql finds the batch, a call and its agent by their ids', async () => {
     expect(firstBatch).not.toBe('');
     const ops = exampleOperations('nodes.graphql');
