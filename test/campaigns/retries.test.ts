@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { batchBody, CALL_BATCHES, validPhone } from '../helpers/batch-requests.ts';
-import { callEvents, expectConsistentBatch, testWorker } from '../helpers/dispatch.ts';
+import { callEvents, expectConsistentBatch, manualSimulator, testWorker } from '../helpers/dispatch.ts';
 
 const START = new Date('2026-03-02T15:00:00.000Z');
 const MINUTE = 60_000;
@@ -212,6 +212,24 @@ describe('retry', () => {
       ['cancelled', 1],
       ['cancelled', 1],
     ]);
+  });
+
+  it('a retry written after the cancel, before the worker saw it, still ends cancelled and the batch completes', async () => {
+    const sim = manualSimulator(t.clock, { callMs: 30_000 });
+    const worker = testWorker(t.deps, { providers: sim.registry });
+    const id = await create([{ sim: 'no_answer' }], { retry: { max_attempts: 3, delay_seconds: 60 } });
+    await worker.runOnce();
+    await sim.dialled(1);
+    expect((await t.request('POST', `${CALL_BATCHES}/${id}/cancel`, { key: a.apiKey })).status).toBe(200);
+    // The call ends unanswered before the worker's next tick would hang it up: it is put back in line.
+    sim.timers.advance(30_000);
+    await worker.settle();
+    expect((await calls(id)).map((r) => r.status)).toEqual(['queued']);
+    await worker.runOnce();
+    expect((await calls(id)).map((r) => [r.status, r.attempts])).toEqual([['cancelled', 1]]);
+    const { batch } = await expectConsistentBatch(t.deps, id);
+    expect([batch.status, batch.cancelled]).toEqual(['cancelled', 1]);
+    expect(batch.completedAt).not.toBeNull();
   });
 });
 
