@@ -48,7 +48,20 @@ function createInput(f: Flags, contacts: unknown[]) {
     interruption: false,
     useAlternateNumber: false,
     contactList: contacts,
+    retry: retryInput(f),
+    expiresAt: typeof f['expires-at'] === 'string' ? f['expires-at'] : undefined,
   };
+}
+
+/** --max-attempts [--retry-on a,b] [--retry-delay S]: the batch's retry policy (docs/campaigns.md); the server checks the values. */
+function retryInput(f: Flags) {
+  const maxAttempts = int(f['max-attempts'], 'max-attempts');
+  if (maxAttempts === undefined) {
+    if (f['retry-on'] !== undefined || f['retry-delay'] !== undefined) throw new Error('--retry-on and --retry-delay go with --max-attempts');
+    return undefined;
+  }
+  const on = typeof f['retry-on'] === 'string' ? f['retry-on'].split(',').map((o) => o.trim()) : undefined;
+  return { maxAttempts, on, delaySeconds: int(f['retry-delay'], 'retry-delay') };
 }
 
 interface Created {
@@ -88,7 +101,8 @@ async function exportResults(gql: GraphQLTransport['request'], account: string, 
 
 export const batchCommands: Record<string, Command> = {
   'batches create': {
-    usage: 'batches create --account ID --agent AGENT_ID --version VERSION_ID --csv FILE [--did DID_ID] [--concurrency N] [--start immediate|manual] [--watch]',
+    usage:
+      'batches create --account ID --agent AGENT_ID --version VERSION_ID --csv FILE [--did DID_ID] [--concurrency N] [--start immediate|manual] [--max-attempts N [--retry-on no_answer,busy,failed,voicemail] [--retry-delay SECONDS]] [--expires-at ISO] [--watch]',
     async run(gql, _a, f, io) {
       const account = need(f.account, 'account');
       if (f.watch === true && f.start === 'manual') throw new Error('--watch follows a batch that starts now; a manual batch waits for `start` (watch it with batches watch after starting it)');
@@ -123,7 +137,12 @@ export const batchCommands: Record<string, Command> = {
   },
   'batches show': {
     usage: 'batches show <batch-id> --account ID',
-    run: (gql, a, f) => gql(`query($id: ID!) { batch(id: $id) { id agentId versionId startMode scheduledAt concurrency ${COUNTERS} createdAt startedAt completedAt } }`, { id: arg(a, 0, 'batch-id') }, need(f.account, 'account')),
+    run: (gql, a, f) =>
+      gql(
+        `query($id: ID!) { batch(id: $id) { id agentId versionId startMode scheduledAt concurrency ${COUNTERS} createdAt startedAt completedAt retry { maxAttempts on delaySeconds } expiresAt } }`,
+        { id: arg(a, 0, 'batch-id') },
+        need(f.account, 'account'),
+      ),
   },
   'batches watch': {
     usage: 'batches watch <batch-id> --account ID   (live counters until the batch ends)',

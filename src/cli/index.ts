@@ -10,7 +10,8 @@ export const FLAG_NAMES = [
   'name', 'email', 'max-batch-size', 'max-concurrent-calls', 'max-call-duration', 'rate-limit', 'batch-concurrency',
   'voices', 'api-access', 'interruption', 'recording', 'account', 'voice', 'outcome-keys', 'provider-agent-id',
   'agent', 'prompt', 'provider-agent-version', 'number', 'api-key', 'dial-rate', 'agent-name', 'version', 'csv',
-  'did', 'concurrency', 'start', 'status', 'out', 'format', 'reason', 'page',
+  'did', 'concurrency', 'start', 'status', 'out', 'format', 'reason', 'page', 'max-attempts', 'retry-on', 'retry-delay',
+  'expires-at',
 ];
 export const SWITCH_NAMES = ['json', 'watch'];
 const FLAG_OPTIONS = {

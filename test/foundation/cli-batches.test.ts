@@ -134,6 +134,24 @@ describe('CLI batches against the running server', () => {
     expect(notes).toMatch(/^line 3: phone_number: .+ \(rejected\)$/m);
   }, 60_000);
 
+  it('batches create with a retry policy and an expiry; batches show prints them; a bad value is the server\'s detail', async () => {
+    const csv = path.join(dataDir, 'retry.csv');
+    fs.writeFileSync(csv, ['phone_number,sim', '+14155550121,"busy,completed"'].join('\n'));
+    const expires = new Date(Date.now() + 86_400_000).toISOString();
+    const created = await json(
+      'batches', 'create', '--account', account, '--agent', agentId, '--version', versionId, '--csv', csv, '--start', 'manual',
+      '--max-attempts', '3', '--retry-on', 'busy,voicemail', '--retry-delay', '120', '--expires-at', expires,
+    );
+    const shown = await json('batches', 'show', created.batchId, '--account', account);
+    expect(shown.batch).toMatchObject({ retry: { maxAttempts: 3, on: ['busy', 'voicemail'], delaySeconds: 120 }, expiresAt: expires });
+    await expect(
+      runCli(['batches', 'create', '--account', account, '--agent', agentId, '--version', versionId, '--csv', csv, '--max-attempts', '11'], { out: () => {}, note: () => {} }),
+    ).rejects.toThrow('retry.maxAttempts: Input should be less than or equal to 10');
+    await expect(
+      runCli(['batches', 'create', '--account', account, '--agent', agentId, '--version', versionId, '--csv', csv, '--retry-on', 'busy'], { out: () => {}, note: () => {} }),
+    ).rejects.toThrow('--retry-on and --retry-delay go with --max-attempts');
+  }, 60_000);
+
   it('batches list and show, as tables', async () => {
     const list = (await run('batches', 'list', '--account', account)).out;
     expect(list.split('\n')[0]).toMatch(/^id\s+status\s+totalContacts/);
