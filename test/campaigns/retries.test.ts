@@ -5,6 +5,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { batchBody, CALL_BATCHES, validPhone } from '../helpers/batch-requests.ts';
 import { callEvents, expectConsistentBatch, manualSimulator, testWorker } from '../helpers/dispatch.ts';
+import { insertBatch } from '../helpers/fixtures.ts';
+import { claimCalls } from '../../src/dispatch/store/claim-calls.ts';
 
 const START = new Date('2026-03-02T15:00:00.000Z');
 const MINUTE = 60_000;
@@ -230,6 +232,30 @@ describe('retry', () => {
     const { batch } = await expectConsistentBatch(t.deps, id);
     expect([batch.status, batch.cancelled]).toEqual(['cancelled', 1]);
     expect(batch.completedAt).not.toBeNull();
+  });
+});
+
+describe('the claim', () => {
+  it('gives the slots a batch of waiting retries cannot use to the batch beside it, in the same claim', async () => {
+    const acc = await t.seedAccount({ limits: { maxConcurrentCalls: 10 } });
+    const later = new Date(START.getTime() + 3600_000);
+    const waiting = await insertBatch(t.deps, acc, {
+      contacts: 30,
+      status: 'running',
+      batch: { concurrency: 10, retryMaxAttempts: 3, retryOn: ['busy'], retryDelaySeconds: 3600 },
+      callOverrides: () => ({ status: 'queued', attempts: 1, nextAttemptAt: later }),
+    });
+    const fresh = await insertBatch(t.deps, acc, { contacts: 30, status: 'running', batch: { concurrency: 10 } });
+    const claim = () => claimCalls(t.deps, { accountId: acc.account.id, workerId: 'w-test', clock: () => t.clock.now(), leaseMs: 60_000, budget: 100 });
+    const r = await claim();
+    expect(r.claimed.filter((c) => c.batchId === fresh.batch.id)).toHaveLength(10);
+    expect(r.claimed.filter((c) => c.batchId === waiting.batch.id)).toHaveLength(0);
+    // Once due, the retries are taken first (due earliest), before never-dialled calls.
+    t.clock.set(later);
+    await t.deps.db.prisma.call.updateMany({ where: { batchId: fresh.batch.id, status: 'ringing' }, data: { status: 'completed', leaseOwner: null } });
+    await t.deps.db.prisma.batch.update({ where: { id: fresh.batch.id }, data: { inProgress: 0, completed: 10 } });
+    const again = await claim();
+    expect(again.claimed.filter((c) => c.batchId === waiting.batch.id).map((c) => c.attempts)).toEqual(Array(5).fill(2));
   });
 });
 
