@@ -1,6 +1,7 @@
 // A call's attempts, read back from its history (call_events): each dial opens one, and what
 // happened next closes it (the alternate number dialled after it, a retry scheduled, the end, a
 // recovery). Pure, so the one reading serves every surface that lists attempts.
+import { attemptOutcome } from './attempt-outcome.ts';
 
 export interface HistoryEntry {
   toStatus: string;
@@ -22,7 +23,8 @@ export interface CallAttempt {
 }
 
 type Detail = Record<string, unknown>;
-const detailOf = (e: HistoryEntry): Detail => (e.detail && typeof e.detail === 'object' && !Array.isArray(e.detail) ? (e.detail as Detail) : {});
+const asDetail = (v: unknown): Detail => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Detail) : {});
+const detailOf = (e: HistoryEntry): Detail => asDetail(e.detail);
 const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 /** The attempts in order; `callStatus` is the status of a still-open last attempt. */
@@ -41,7 +43,7 @@ export function attemptsFromHistory(history: readonly HistoryEntry[], callStatus
     const d = detailOf(e);
     switch (d.event) {
       case 'dial': {
-        const previous = detailOf({ ...e, detail: d.previous });
+        const previous = asDetail(d.previous);
         close(text(previous.status) ?? 'failed', previous, e.at);
         open = {
           number: typeof d.attempt === 'number' ? d.attempt : attempts.length + 1,
@@ -66,4 +68,19 @@ export function attemptsFromHistory(history: readonly HistoryEntry[], callStatus
     }
   }
   return attempts;
+}
+
+/** A call put back in line by its batch's retry policy, waiting for its next attempt. */
+export const waitsForRetry = (c: { status: string; nextAttemptAt: Date | string | null }): boolean => c.status === 'queued' && c.nextAttemptAt != null;
+
+/**
+ * Why a call waits for a retry, from the history entry that put it back in line: how the attempt
+ * before the wait ended, in the retry policy's terms (`voicemail` told apart from `no_answer`).
+ * Null for any other entry.
+ */
+export function retryReason(detail: unknown): string | null {
+  const d = asDetail(detail);
+  const status = text(d.status);
+  if (d.event !== 'retry_scheduled' || !status) return null;
+  return attemptOutcome({ status, disconnectReason: text(d.disconnect_reason) });
 }

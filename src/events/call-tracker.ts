@@ -14,6 +14,7 @@ import { runStatement } from '../db/sql-statement.ts';
 import type { LatestByKeyQueue } from './queue.ts';
 import { SerialReader } from './serial-reader.ts';
 import { asDate, asDateOrNull } from './row-dates.ts';
+import { retryReason } from '../domain/call-attempts.ts';
 
 export interface CallSnapshot {
   id: string;
@@ -37,6 +38,9 @@ export interface CallSnapshot {
   outcomes: Record<string, string> | null;
   recordingAvailable: boolean | null;
   llmTranscript: string | null;
+  attemptCount: number;
+  nextAttemptAt: Date | null;
+  retryReason: string | null;
 }
 
 export interface TrackerHost {
@@ -52,9 +56,16 @@ const CALL_SIGNATURES_SQL = `
 SELECT id, status, transcript_status, recording_available, updated_at
   FROM calls WHERE batch_id = $1 AND status <> 'pending' AND updated_at >= $2::timestamptz`;
 
+// Why a call waits for a retry lives in its history, not its row: for a waiting call only, the
+// newest entry that put it back in line, one probe of call_events (call_id, id) in the same statement.
 const CALL_COLUMNS = `id, batch_id, account_id, seq, external_id, name, COALESCE(dialed_number, phone_number) AS phone_number,
        status, transcript_status, duration_seconds, answer_duration_seconds, "timestamp", created_at, completed_at,
-       updated_at, hangup_by, disconnect_reason, summary, outcomes, recording_available, llm_transcript`;
+       updated_at, hangup_by, disconnect_reason, summary, outcomes, recording_available, llm_transcript,
+       attempts, next_attempt_at,
+       CASE WHEN status = 'queued' AND next_attempt_at IS NOT NULL THEN
+         (SELECT e.detail FROM call_events e
+           WHERE e.call_id = calls.id AND e.detail->>'event' = 'retry_scheduled' ORDER BY e.id DESC LIMIT 1)
+       END AS retry_detail`;
 
 const CALL_ROWS_SQL = `
 SELECT ${CALL_COLUMNS}
@@ -98,6 +109,9 @@ interface CallRow extends SignatureRow {
   summary: string | null;
   outcomes: Record<string, string> | null;
   llm_transcript: string | null;
+  attempts: number;
+  next_attempt_at: Date | string | null;
+  retry_detail: unknown;
 }
 
 function toCallSnapshot(r: CallRow): CallSnapshot {
@@ -123,6 +137,9 @@ function toCallSnapshot(r: CallRow): CallSnapshot {
     outcomes: r.outcomes,
     recordingAvailable: r.recording_available,
     llmTranscript: r.llm_transcript,
+    attemptCount: r.attempts,
+    nextAttemptAt: asDateOrNull(r.next_attempt_at),
+    retryReason: r.retry_detail == null ? null : retryReason(r.retry_detail),
   };
 }
 

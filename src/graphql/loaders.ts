@@ -8,17 +8,21 @@ import type { Database } from '../db/client.ts';
 import { NODE_KINDS, type NodeKind } from '../domain/global-ids.ts';
 import { ownedByIds, type OwnedRows } from '../services/accounts/owned-by-ids.ts';
 import { batchLabelsByIds, type BatchLabels } from '../services/batches/batch-labels.ts';
+import { retryReasonsByCallIds } from '../services/calls/retry-reasons.ts';
 
 export type Loaders = { [K in NodeKind]: DataLoader<string, OwnedRows[K] | null> } & {
   /** Voice, agent name and version name of a batch, by batch id (what a call shows of its batch). */
   batchLabels: DataLoader<string, BatchLabels | null>;
+  /** Why a call waiting for a retry waits (Call.retryReason), by call id: asked only for waiting calls. */
+  retryReasons: DataLoader<string, string | null>;
 };
 
 /** Loaders scoped to the calling account: another account's id loads as null, like a missing one. */
 export function createLoaders(db: Database, account: () => Promise<Account>): Loaders {
   const loaderFor = <K extends NodeKind>(kind: K) =>
     new DataLoader<string, OwnedRows[K] | null>(async (ids) => ownedByIds(db, (await account()).id, kind, ids));
-  const byKind = Object.fromEntries(NODE_KINDS.map((kind) => [kind, loaderFor(kind)])) as Omit<Loaders, 'batchLabels'>;
+  const byKind = Object.fromEntries(NODE_KINDS.map((kind) => [kind, loaderFor(kind)])) as Omit<Loaders, 'batchLabels' | 'retryReasons'>;
   const batchLabels = new DataLoader<string, BatchLabels | null>(async (ids) => batchLabelsByIds(db, (await account()).id, ids));
-  return { ...byKind, batchLabels };
+  const retryReasons = new DataLoader<string, string | null>(async (ids) => retryReasonsByCallIds(db, (await account()).id, ids));
+  return { ...byKind, batchLabels, retryReasons };
 }

@@ -49,3 +49,31 @@ export function operationsFor(b: { status: string; startedAt: string | null }): 
 }
 
 export const CALL_STATUSES = ['pending', 'queued', 'ringing', 'answered', 'in_progress', 'completed', 'failed', 'no_answer', 'busy', 'cancelled'] as const;
+
+/** A status or outcome as words: `no_answer` → `no answer`. */
+export const words = (s: string) => s.replaceAll('_', ' ');
+
+/** A delay in the largest units that divide it: `1 h`, `1 h 30 min`, `90 s` → `1 min 30 s`. */
+export function spacing(seconds: number): string {
+  const parts: string[] = [];
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  if (h) parts.push(`${h} h`);
+  if (m) parts.push(`${m} min`);
+  if (s || !parts.length) parts.push(`${s} s`);
+  return parts.join(' ');
+}
+
+/** A batch's retry policy in a sentence: `up to 3 attempts, 1 h apart, after no answer, busy, voicemail`. */
+export function retryPolicyText(r: { maxAttempts: number; on: readonly string[]; delaySeconds: number }): string {
+  if (r.maxAttempts <= 1) return '1 attempt, no retries';
+  return `up to ${r.maxAttempts} attempts, ${spacing(r.delaySeconds)} apart, after ${r.on.map(words).join(', ')}`;
+}
+
+/** What a call waiting for a retry waits for: `retry at 15:01:05 (attempt 2 of 3, last: busy)`. */
+export function retryWaitText(c: { nextAttemptAt: string | null; attemptCount: number; retryReason: string | null }, maxAttempts: number | null, now = new Date()): string {
+  const of = maxAttempts ? ` of ${maxAttempts}` : '';
+  const last = c.retryReason ? `, last: ${words(c.retryReason)}` : '';
+  return `retry at ${compactDateTime(c.nextAttemptAt, now)} (attempt ${c.attemptCount + 1}${of}${last})`;
+}

@@ -3,6 +3,7 @@
 //   #/batches            the account's batches, live
 //   #/batch/<id>         one batch, its calls, live
 //   #/new                a batch from a CSV file
+//   #/do-not-call        the account's do-not-call list
 import './styles.css';
 import { DashboardMeDocument } from '../codegen/graphql.ts';
 import { Api, ApiError, type LiveState } from './api.ts';
@@ -11,6 +12,7 @@ import { h, replace } from './dom.ts';
 import { batchView } from './views/batch.ts';
 import { batchesView } from './views/batches.ts';
 import { createView } from './views/create.ts';
+import { doNotCallView } from './views/do-not-call.ts';
 
 const KEY_STORAGE = 'callBatchDashboard.apiKey';
 const root = document.getElementById('app')!;
@@ -99,6 +101,7 @@ async function start(key: string) {
   if (api !== client) return;
 
   const live = h('span', { class: 'live', 'data-testid': 'live' });
+  const nav = { batches: h('a', { href: '#/batches' }, 'Batches'), dnc: h('a', { href: '#/do-not-call', 'data-testid': 'nav-do-not-call' }, 'Do not call') };
   const main = h('main', { class: 'content' });
   replace(
     root,
@@ -106,6 +109,7 @@ async function start(key: string) {
       'header',
       { class: 'top' },
       h('a', { href: '#/batches', class: 'brand' }, 'Call batches'),
+      h('nav', { class: 'nav' }, nav.batches, nav.dnc),
       h('span', { class: 'spacer' }),
       live,
       h('span', { class: 'account', title: me.email }, me.name),
@@ -139,9 +143,13 @@ async function start(key: string) {
     const [path, query = ''] = location.hash.replace(/^#/, '').split('?');
     const params = new URLSearchParams(query);
     const parts = path.split('/').filter(Boolean);
+    const onDnc = parts[0] === 'do-not-call';
+    nav.dnc.toggleAttribute('aria-current', onDnc);
+    nav.batches.toggleAttribute('aria-current', !onDnc);
     try {
       if (parts[0] === 'batch' && parts[1]) view = batchView(ctx, decodeURIComponent(parts[1]), params);
       else if (parts[0] === 'new') view = createView(ctx);
+      else if (parts[0] === 'do-not-call') view = doNotCallView(ctx, params);
       else view = batchesView(ctx, params);
       replace(main, view.el);
     } catch (e) {

@@ -109,6 +109,19 @@ describe('GraphQL offset pages', () => {
     const foreign = await gql(`query($id: ID!) { results(batchId: $id) { status } }`, { id: big.batch.id }, other.apiKey);
     expect(foreign.errors?.[0]).toMatchObject({ message: 'Call batch not found', extensions: { code: 'NOT_FOUND' } });
   });
+
+  it("call(id) answers one of the account's calls; another account's or none is NOT_FOUND", async () => {
+    const mine = big.calls[3];
+    const CALL = `query($id: ID!) { call(id: $id) { id batchId status attemptCount attempts { number } } }`;
+    expect((await gql(CALL, { id: mine.id })).data).toEqual({ call: { id: mine.id, batchId: big.batch.id, status: 'completed', attemptCount: 1, attempts: [] } });
+    for (const [id, key] of [
+      [mine.id, other.apiKey],
+      ['call_00000000000000000000000000000000', a.apiKey],
+    ]) {
+      const res = await gql(CALL, { id }, key);
+      expect(res.errors?.[0]).toMatchObject({ message: 'Call not found', extensions: { code: 'NOT_FOUND' } });
+    }
+  });
 });
 
 describe('GraphQL connections', () => {

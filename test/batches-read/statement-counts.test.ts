@@ -9,6 +9,7 @@ import { trustedDocuments } from '../../src/http/trusted-documents.ts';
 let t: TestApp;
 let a: SeededAccount;
 let big: InsertedBatch;
+let waiting: InsertedBatch;
 const AT = new Date('2026-09-01T00:00:00.000Z');
 const ids = trustedDocuments().idsByOperation;
 
@@ -19,6 +20,20 @@ beforeAll(async () => {
   big = await insertBatch(t.deps, a, { contacts: 30, status: 'running', createdAt: AT, callOverrides: (i) => callInState(i % 3 === 0 ? 'completed' : 'queued', i, AT) });
   // Batches of two agents, so a page of call records needs the labels of several batches.
   for (let m = 1; m <= 3; m++) await insertBatch(t.deps, a, { contacts: 1, createdAt: new Date(AT.getTime() + m * 60_000), ...(m % 2 ? { agent: support } : {}) });
+  // Calls waiting for a retry, each put back in line by a retry_scheduled entry of its history.
+  const next = new Date(AT.getTime() + 3_600_000);
+  waiting = await insertBatch(t.deps, a, { contacts: 4, status: 'running', createdAt: AT, callOverrides: () => ({ status: 'queued', attempts: 1, nextAttemptAt: next }) });
+  await t.deps.db.prisma.callEvent.createMany({
+    data: waiting.calls.map(({ id: callId }) => ({
+      accountId: a.account.id,
+      callId,
+      fromStatus: 'ringing',
+      toStatus: 'queued',
+      detail: { event: 'retry_scheduled', attempt: 1, status: 'busy', disconnect_reason: 'busy', next_attempt_at: next.toISOString() },
+      at: AT,
+    })),
+  });
+  await t.deps.db.prisma.suppression.createMany({ data: [1, 2, 3].map((i) => ({ accountId: a.account.id, phoneNumber: `+1415555010${i}`, source: 'api' })) });
 });
 afterAll(() => t.close());
 
@@ -76,6 +91,14 @@ describe('statements per request: each row read once', () => {
     ['DashboardBatch', () => dashboard('DashboardBatch', { id: id() }), ['api key', 'batches', 'agents']],
     ['DashboardCalls', () => dashboard('DashboardCalls', { batchId: id(), page: 1, limit: 20 }), ['api key', 'batches+labels', 'calls']],
     ['DashboardOutcomes', () => dashboard('DashboardOutcomes', { id: id() }), ['api key', 'batches']],
+    // Why the waiting calls wait: their history, once for the page (none when no call waits, above).
+    [
+      'DashboardCalls with calls waiting for a retry',
+      () => dashboard('DashboardCalls', { batchId: waiting.batch.id, page: 1, limit: 20 }),
+      ['api key', 'batches+labels', 'calls', 'call_events'],
+    ],
+    ['DashboardCallAttempts', () => dashboard('DashboardCallAttempts', { id: waiting.calls[0].id }), ['api key', 'calls', 'call_events']],
+    ['DashboardSuppressions', () => dashboard('DashboardSuppressions', { page: 1, limit: 50 }), ['api key', 'suppressions', 'count suppressions']],
   ];
   for (const [name, run, expected] of cases) {
     it(`${name}: ${expected.join(', ')}`, async () => {

@@ -6,6 +6,7 @@ import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.
 import { batchBody, CALL_BATCHES, validPhone } from '../helpers/batch-requests.ts';
 import { callEvents, expectConsistentBatch, manualSimulator, testWorker } from '../helpers/dispatch.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
+import { sseStream } from '../helpers/subscriptions.ts';
 import { claimCalls } from '../../src/dispatch/store/claim-calls.ts';
 
 const START = new Date('2026-03-02T15:00:00.000Z');
@@ -154,6 +155,49 @@ describe('retry', () => {
     });
     await drain();
     expect((await calls(id)).map((r) => [r.status, r.attempts, r.usedAlternate])).toEqual([['no_answer', 1, false]]);
+  });
+
+  it('says why a waiting call waits: Call.retryReason on a page, attemptCount / nextAttemptAt / retryReason on callUpdated', async () => {
+    const id = await create([{ sim: 'busy,completed' }, { sim: 'voicemail,completed' }, { sim: 'no_answer,completed' }, { sim: 'completed' }], {
+      retry: { max_attempts: 3, delay_seconds: 600 },
+    });
+    await drain();
+    const page = () => t.gql(`query($id: ID!) { calls(batchId: $id) { items { status attemptCount nextAttemptAt retryReason } } }`, { id }, a.apiKey);
+    const waiting = { status: 'queued', attemptCount: 1, nextAttemptAt: '2026-03-02T15:10:00.000Z' };
+    const done = { status: 'completed', nextAttemptAt: null, retryReason: null };
+    const first = [
+      { ...waiting, retryReason: 'busy' },
+      { ...waiting, retryReason: 'voicemail' },
+      { ...waiting, retryReason: 'no_answer' },
+      { ...done, attemptCount: 1 },
+    ];
+    expect((await page()).body.data.calls.items).toEqual(first);
+
+    // A subscriber joining now first gets the latest state of the calls that changed last (the
+    // waiting ones), with the same facts: from the calls row, the reason from one probe of each
+    // waiting call's history.
+    const s = sseStream<{ callUpdated: any }>(
+      (r) => t.app.fetch(r),
+      'http://test.local',
+      `subscription($id: ID!) { callUpdated(batchId: $id) { seq status attemptCount nextAttemptAt retryReason } }`,
+      { id },
+      a.apiKey,
+    );
+    try {
+      const replayed = [];
+      for (const seq of [1, 2, 3]) {
+        const { seq: _, ...rest } = (await s.until((v) => v.callUpdated.seq === seq, 15_000)).callUpdated;
+        replayed.push(rest);
+      }
+      expect(replayed).toEqual(first.slice(0, 3));
+    } finally {
+      s.close();
+    }
+
+    // Dialled again and answered: nothing waits any more.
+    later(10 * MINUTE);
+    await drain();
+    expect((await page()).body.data.calls.items).toEqual([2, 2, 2, 1].map((attemptCount) => ({ ...done, attemptCount })));
   });
 
   it('retries voicemail only when asked to; a final voicemail is no_answer with disconnect_reason voicemail', async () => {

@@ -185,7 +185,7 @@ describe('callUpdated over graphql-ws', () => {
 describe('callUpdated replay', () => {
   it('a subscriber joining after the calls changed first gets their latest state, so a page read before subscribing misses nothing', async () => {
     const id = await createBatch(a, 5, 'immediate', 'late');
-    const settled = () => t.deps.db.prisma.call.count({ where: { batchId: id, OR: [{ status: { in: ['pending', 'queued', 'in_progress'] } }, { transcriptStatus: { in: ['pending', 'processing'] } }] } });
+    const settled = () => t.deps.db.prisma.call.count({ where: { batchId: id, OR: [{ status: { in: ['pending', 'queued', 'ringing', 'answered', 'in_progress'] } }, { transcriptStatus: { in: ['pending', 'processing'] } }] } });
     await expect.poll(settled, { timeout: 30_000 }).toBe(0);
     const all = await t.deps.db.prisma.call.findMany({ where: { batchId: id } });
     // The replay holds the calls that changed in the 30 s before the batch's last change (docs/api.md):

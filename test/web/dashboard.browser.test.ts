@@ -1,8 +1,9 @@
 // The dashboard in real headless Chromium against the real server process (API + worker, 50 ms
 // simulated calls): paste a key, create an IMMEDIATE batch from a CSV file (with per-row feedback),
 // open it and watch the counters reach their final numbers without a page reload; filter its calls,
-// read a call and play its recording; start, pause, resume and cancel a batch; errors and laptop
-// screens never leave a blank page. Chromium is a requirement of this suite, not an option: without
+// read a call and play its recording; start, pause, resume and cancel a batch; a call waiting for a
+// retry says when and why, and lists its attempts; the do-not-call list takes, finds and drops
+// numbers; errors and laptop screens never leave a blank page. Chromium is a requirement of this suite, not an option: without
 // it the test fails (CI installs it). Screenshots go to test-output/.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -31,6 +32,8 @@ beforeAll(async () => {
     RUN_WORKER: 'true',
     SIM_CALL_MS: '50',
     WORKER_POLL_MS: '50',
+    // delay_seconds 1: a retry comes due while the test watches.
+    RETRY_MIN_DELAY_SECONDS: '1',
     SEED_DEMO: 'true',
     LOG_LEVEL: 'warn',
     APP_SECRET: 'browser-test-secret-0123456789abcdef0123',
@@ -107,7 +110,9 @@ async function api(method: string, p: string, body?: unknown): Promise<any> {
   return { status: res.status, body: await res.json() };
 }
 
-async function createBatchOverRest(contacts: { contact_id: string; phone_number: string }[], extra: Record<string, unknown>): Promise<string> {
+type RestContact = { contact_id: string; phone_number: string; metadata?: Record<string, unknown> };
+
+async function createBatchOverRest(contacts: RestContact[], extra: Record<string, unknown>): Promise<string> {
   const gql = await api('POST', '/graphql', { query: '{ agents { id promptVersions { id } } }' });
   const agent = gql.body.data.agents[0];
   const res = await api('POST', '/api/v1/public/call-batches', {
@@ -121,7 +126,7 @@ async function createBatchOverRest(contacts: { contact_id: string; phone_number:
     contacts,
     ...extra,
   });
-  expect(res.status).toBe(201);
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data.batch_id;
 }
 
@@ -393,4 +398,141 @@ describe('dashboard', () => {
       await page.close();
     }
   }, 90_000);
+
+  it('says when and why a call waits for a retry, and lists its attempts once the retry came due', async () => {
+    const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const row = (page: Page, contact: string) => page.locator(`table.calls tbody tr[data-call-id]:has-text("${contact}")`);
+    const attemptRows = (page: Page) =>
+      page.locator('[data-testid="call-attempts"] tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].slice(0, 3).map((td) => (td as HTMLElement).innerText.replace(/\s+/g, ' ').trim())));
+
+    // An hour between attempts: the calls that were not answered stay waiting while the page is read.
+    const expires = new Date(Date.now() + 2 * 86_400_000).toISOString();
+    const waiting = await createBatchOverRest(
+      [
+        { contact_id: 'w-busy', phone_number: phone(200), metadata: { sim: 'busy,completed' } },
+        { contact_id: 'w-voicemail', phone_number: phone(201), metadata: { sim: 'voicemail,completed' } },
+        { contact_id: 'w-answered', phone_number: phone(202), metadata: { sim: 'completed' } },
+      ],
+      { start_mode: 'immediate', retry: { max_attempts: 3, on: ['no_answer', 'busy', 'voicemail'], delay_seconds: 3600 }, expires_at: expires },
+    );
+    const { page, pageErrors } = await openPage();
+    await connect(page, `#/batch/${waiting}`);
+    await expect.poll(() => page.getByTestId('batch-retry').textContent()).toBe('up to 3 attempts, 1 h apart, after no answer, busy, voicemail');
+    expect(await page.getByTestId('batch-expires').textContent()).toMatch(/\d/);
+    const waitText = (contact: string) => row(page, contact).getByTestId('retry-wait').textContent();
+    await expect.poll(() => waitText('w-busy'), { timeout: 30_000 }).toMatch(/^retry at \S.* \(attempt 2 of 3, last: busy\)$/);
+    await expect.poll(() => waitText('w-voicemail'), { timeout: 30_000 }).toMatch(/\(attempt 2 of 3, last: voicemail\)$/);
+    await expect.poll(() => row(page, 'w-answered').locator('.s-completed').count(), { timeout: 30_000 }).toBe(1);
+    expect(await row(page, 'w-answered').getByTestId('retry-wait').count()).toBe(0);
+    // The time shown is the call's next_attempt_at.
+    const calls = (await api('GET', `/api/v1/public/call-batches/${waiting}/calls`)).body.data.items;
+    const busy = calls.find((c: { contact_id: string }) => c.contact_id === 'w-busy');
+    expect([busy.status, busy.attempts]).toEqual(['queued', 1]);
+    expect(await row(page, 'w-busy').getByTestId('retry-wait').getAttribute('title')).toBe(
+      `Next attempt ${await page.evaluate((iso) => new Date(iso).toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' }), busy.next_attempt_at)}`,
+    );
+    // Its details: the one attempt so far, and when the next one is.
+    await row(page, 'w-busy').click();
+    await expect.poll(() => attemptRows(page)).toEqual([['1', phone(200), 'busy']]);
+    expect(await page.locator('.call-detail dl.facts:not(.outcomes)').textContent()).toContain('1 of 3');
+    expect(await page.locator('.call-detail dl.facts:not(.outcomes)').textContent()).toContain('last: busy');
+    expect(await overflow(page)).toBe(0);
+    await page.screenshot({ path: path.join(OUTPUT, 'dashboard-retry-waiting.png') });
+    // Cancelled, the waiting calls stop waiting, live.
+    expect((await api('POST', `/api/v1/public/call-batches/${waiting}/cancel`)).status).toBe(200);
+    await expect.poll(() => page.getByTestId('retry-wait').count(), { timeout: 30_000 }).toBe(0);
+    expect(await row(page, 'w-busy').locator('.s-cancelled').count()).toBe(1);
+
+    // A second apart: the page follows the call through its retry to its answer without a reload.
+    const due = await createBatchOverRest([{ contact_id: 'd-busy', phone_number: phone(203), metadata: { sim: 'busy,completed' } }], {
+      start_mode: 'manual',
+      retry: { max_attempts: 3, on: ['busy'], delay_seconds: 1 },
+    });
+    await page.evaluate((b) => (location.hash = `#/batch/${b}`), due);
+    await markNoReload(page);
+    await row(page, 'd-busy').click();
+    await expect.poll(() => page.getByTestId('call-attempts').textContent()).toBe('Not dialled yet.');
+    await expect.poll(() => page.getByTestId('live').getAttribute('data-state')).toBe('live');
+    await page.locator('.view > .toolbar .ops').getByRole('button', { name: 'Start' }).click();
+    await expect.poll(() => row(page, 'd-busy').locator('.s-completed').count(), { timeout: 30_000 }).toBe(1);
+    await expect.poll(() => attemptRows(page), { timeout: 15_000 }).toEqual([
+      ['1', phone(203), 'busy'],
+      ['2', phone(203), 'completed agent hangup'],
+    ]);
+    expect(await page.locator('.call-detail dl.facts:not(.outcomes)').textContent()).toContain('2 of 3');
+    expect(await row(page, 'd-busy').getByTestId('retry-wait').count()).toBe(0);
+    // The second dial came after the delay.
+    const history = await api('POST', '/graphql', { query: `query($id: ID!) { call(id: $id) { attempts { startedAt endedAt } } }`, variables: { id: await row(page, 'd-busy').getAttribute('data-call-id') } });
+    const [first, second] = history.body.data.call.attempts;
+    expect(Date.parse(second.startedAt) - Date.parse(first.endedAt)).toBeGreaterThanOrEqual(1_000);
+    await page.screenshot({ path: path.join(OUTPUT, 'dashboard-retry-done.png') });
+    expect(await stillNoReload(page)).toBe(true);
+    expect(await page.getByTestId('banner').textContent(), server!.stdout()).toBe('');
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it('adds numbers to the do-not-call list, finds one and removes it', async () => {
+    const { page, pageErrors } = await openPage();
+    await connect(page);
+    await page.getByTestId('nav-do-not-call').click();
+    const summary = () => page.getByTestId('dnc-summary').textContent();
+    await expect.poll(summary).toMatch(/^\d+ numbers?$/);
+    const before = Number((await summary())!.split(' ')[0]);
+    const result = () => page.getByTestId('dnc-add-result').textContent();
+
+    // Blank lines are skipped, a number repeated in another form is one entry.
+    await page.getByTestId('dnc-numbers').fill('+1 415 555 0188\n\n+14155550189\n1 (415) 555-0188 \n');
+    await page.getByTestId('dnc-reason').fill('asked not to be called');
+    await page.getByTestId('dnc-add').click();
+    await expect.poll(result).toBe('2 added, 0 already listed.');
+    await expect.poll(summary).toBe(`${before + 2} numbers`);
+    expect(await page.getByTestId('dnc-numbers').inputValue()).toBe('');
+    // Newest first, with the reason and where it came from.
+    const first = page.locator('table.suppressions tbody tr').first();
+    expect(await first.getAttribute('data-phone-number')).toMatch(/^\+1415555018[89]$/);
+    expect(await first.textContent()).toContain('asked not to be called');
+
+    await page.getByTestId('dnc-numbers').fill('+14155550189\n+14155550190');
+    await page.getByTestId('dnc-reason').fill('');
+    await page.getByTestId('dnc-add').click();
+    await expect.poll(result).toBe('1 added, 1 already listed.');
+    await expect.poll(summary).toBe(`${before + 3} numbers`);
+    await page.screenshot({ path: path.join(OUTPUT, 'dashboard-do-not-call.png') });
+
+    // A line that is not a number: nothing is added, the line is named.
+    await page.getByTestId('dnc-numbers').fill('+14155550191\nnot a number');
+    await page.getByTestId('dnc-add').click();
+    await expect.poll(() => page.getByTestId('dnc-add-errors').textContent()).toBe('Line 2 (not a number): Invalid phone number');
+    expect((await api('GET', '/api/v1/public/suppressions?phone_number=%2B14155550191')).body.data.items).toEqual([]);
+
+    // Found in any form; removed after a confirm.
+    await page.getByTestId('dnc-search').fill('+1 (415) 555-0189');
+    await page.getByTestId('dnc-search').press('Enter');
+    await expect.poll(() => page.locator('table.suppressions tbody tr[data-phone-number]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-phone-number')))).toEqual(['+14155550189']);
+    expect(await page.evaluate(() => location.hash)).toContain('number=');
+    let asked = '';
+    page.once('dialog', (d) => {
+      asked = d.message();
+      void d.accept();
+    });
+    await page.locator('tr[data-phone-number="+14155550189"]').getByRole('button', { name: 'Remove' }).click();
+    await expect.poll(() => page.locator('table.suppressions tbody').textContent()).toBe('+1 (415) 555-0189 is not on the list.');
+    expect(asked).toContain('+14155550189');
+    expect(await page.getByTestId('banner').textContent()).toContain('+14155550189 removed');
+    expect((await api('GET', '/api/v1/public/suppressions?phone_number=%2B14155550189')).body.data.items).toEqual([]);
+    expect((await api('GET', '/api/v1/public/suppressions?phone_number=%2B14155550188')).body.data.items).toHaveLength(1);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+
+    // The server failing: the list says so in place, with a way to try again.
+    await page.route('**/graphql', (route) => route.fulfill({ status: 502, contentType: 'text/html', body: '<h1>Bad Gateway</h1>' }));
+    await page.getByRole('link', { name: 'Show all' }).click();
+    await expect.poll(() => page.getByTestId('load-error').textContent()).toContain('could not be loaded');
+    expect(await page.getByTestId('banner').textContent()).toContain('502');
+    await page.unroute('**/graphql');
+    await page.getByTestId('load-error').getByRole('button', { name: 'Try again' }).click();
+    await expect.poll(summary).toBe(`${before + 2} numbers`);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  }, 60_000);
 });

@@ -27,6 +27,8 @@ const batch = (id: string, inProgress: number, status = 'running'): DashboardBat
   createdAt: '2026-11-25T00:00:00.000Z',
   startedAt: '2026-11-25T00:00:01.000Z',
   completedAt: null,
+  retry: null,
+  expiresAt: null,
 });
 
 const progress = (b: DashboardBatchFragment) => ({ ...b, batchId: b.id, updatedAt: '2026-11-25T00:00:02.000Z' });

@@ -10,6 +10,7 @@ import { CallType } from './call.ts';
 import type { Batch, Call } from '../../generated/prisma/client.ts';
 import { CALL_STATUSES } from '../../domain/call-state.ts';
 import { getBatch } from '../../services/batches/get-batch.ts';
+import { getCall } from '../../services/calls/get-call.ts';
 import {
   BATCH_LIST_STATUS_FILTERS,
   batchesForConnection,
@@ -147,6 +148,14 @@ builder.queryFields((t) => ({
     description: 'A batch of the account; NOT_FOUND ("Call batch not found") when absent or foreign',
     args: { id: t.arg.id({ required: true }) },
     resolve: async (query, _root, { id }, ctx) => getBatch(ctx.deps, await ctx.account(), String(id), query),
+  }),
+
+  call: t.prismaField({
+    type: 'Call',
+    description:
+      'A call of the account; NOT_FOUND ("Call not found") when absent or foreign. Reads only what the document selects (node reads the whole row)',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _root, { id }, ctx) => getCall(ctx.deps, await ctx.account(), String(id), query),
   }),
 
   batches: t.field({

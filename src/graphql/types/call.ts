@@ -6,7 +6,7 @@ import { numberDialled } from '../../services/representations.ts';
 import { AgentType, PromptVersionType } from './catalog.ts';
 import type { GraphQLContext } from '../context.ts';
 import type { BatchLabels } from '../../services/batches/batch-labels.ts';
-import { attemptsFromHistory, type CallAttempt } from '../../domain/call-attempts.ts';
+import { attemptsFromHistory, waitsForRetry, type CallAttempt } from '../../domain/call-attempts.ts';
 
 /** A call's batch is the account's (it was read through it), so a missing one is a bug, not a 404. */
 async function labelsOf(ctx: GraphQLContext, batchId: string): Promise<BatchLabels> {
@@ -101,6 +101,13 @@ export const CallType = builder.prismaObject('Call', {
       type: 'DateTime',
       nullable: true,
       description: 'When a call put back in line for a retry is next tried; null otherwise',
+    }),
+    retryReason: t.string({
+      nullable: true,
+      description:
+        'Why a call waiting for a retry waits: how its last attempt ended (no_answer, busy, failed or voicemail); null unless it waits (nextAttemptAt set)',
+      select: { id: true, status: true, nextAttemptAt: true },
+      resolve: (c, _a, ctx) => (waitsForRetry(c) ? ctx.loaders.retryReasons.load(c.id) : null),
     }),
     attempts: t.field({
       type: [CallAttemptType],

@@ -51,6 +51,12 @@ const CallUpdateType = builder.objectRef<CallSnapshot>('CallUpdate').implement({
       resolve: (c, _a, ctx) => (c.recordingAvailable ? recordingUrl(ctx.deps, c.id) : null),
     }),
     llmTranscript: t.exposeString('llmTranscript', { nullable: true, complexity: HEAVY_TEXT_COMPLEXITY }),
+    attemptCount: t.exposeInt('attemptCount', { description: 'Dials made so far, the alternate number included' }),
+    nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', nullable: true, description: 'When a call waiting for a retry is next tried; null otherwise' }),
+    retryReason: t.exposeString('retryReason', {
+      nullable: true,
+      description: 'Why a call waiting for a retry waits: how its last attempt ended (no_answer, busy, failed or voicemail); null unless it waits',
+    }),
     call: t.prismaField({
       type: 'Call',
       description: 'The whole call record, read when asked for',

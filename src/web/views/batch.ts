@@ -1,6 +1,6 @@
-// One batch: its status and counters live (batchProgress), its calls page by page with live
-// status changes (callUpdated), a call's summary, outcomes, transcript and recording, and the
-// batch operations.
+// One batch: its status and counters live (batchProgress), its retry policy and expiry, its calls
+// page by page with live status changes (callUpdated; a call waiting for a retry says when and
+// why), a call's attempts, summary, outcomes, transcript and recording, and the batch operations.
 import {
   DashboardBatchDocument,
   DashboardBatchProgressDocument,
@@ -14,11 +14,12 @@ import {
 import type { AppContext, View } from '../context.ts';
 import { h, replace, setText } from '../dom.ts';
 import { ApiError } from '../api.ts';
-import { CALL_STATUSES, dateTime, done, percent } from '../format.ts';
+import { CALL_STATUSES, dateTime, done, percent, retryPolicyText } from '../format.ts';
 import { operationButtons } from '../operations.ts';
 import { liveReads } from '../live-reads.ts';
 import { counterList, progressBar, retryRow, setStatus, statusBadge } from '../widgets.ts';
 import { callCells, callDetail, newer, type CallView } from './call-view.ts';
+import { callAttempts } from './call-attempts.ts';
 import { outcomesPanel } from './outcomes-panel.ts';
 import { createPace } from '../pace.ts';
 import { csvExportButton } from './csv-export.ts';
@@ -69,6 +70,9 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
   const ops = operationButtons(ctx, id, (answer) => applyRead(answer));
   const tbody = h('tbody');
   const pager = h('div', { class: 'pager' });
+  const attempts = callAttempts(ctx);
+  /** The batch's attempt limit, once the batch is read (null: no retry policy, or not read yet). */
+  const maxAttempts = () => batch?.retry?.maxAttempts ?? null;
   const detail = h('aside', { class: 'call-detail', 'data-testid': 'call-detail' }, h('p', { class: 'muted' }, 'Select a call to read its summary, outcomes and transcript.'));
   const callsSummary = h('span', { class: 'muted' });
 
@@ -136,12 +140,18 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
   }
 
   function applyBatch(b: DashboardBatchFragment) {
+    const limit = maxAttempts();
     batch = b;
     applyProgress(b);
+    // Calls read before the batch said "attempt 2" without "of 3".
+    if (maxAttempts() !== limit) {
+      for (const r of calls.values()) replace(r.tr, ...callCells(r.call, maxAttempts()));
+      if (selected) showCall(selected);
+    }
   }
 
   function renderFacts(b: DashboardBatchFragment) {
-    const fact = (label: string, value: string | number) => [h('dt', null, label), h('dd', null, String(value))];
+    const fact = (label: string, value: string | number, testId?: string) => [h('dt', null, label), h('dd', { 'data-testid': testId }, String(value))];
     replace(
       facts,
       fact('Agent', b.agent.name),
@@ -149,6 +159,8 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
       b.startMode === 'scheduled' ? fact('Scheduled', `${dateTime(b.scheduledAt)} (${b.timezone})`) : null,
       fact('Concurrency', b.concurrency),
       fact('Contacts', `${b.totalContacts} submitted · ${b.rejectedContacts} rejected`),
+      b.retry ? fact('Retries', retryPolicyText(b.retry), 'batch-retry') : null,
+      b.expiresAt ? fact('Expires', dateTime(b.expiresAt), 'batch-expires') : null,
       fact('Created', dateTime(b.createdAt)),
       fact('Started', dateTime(b.startedAt)),
       fact('Finished', dateTime(b.completedAt)),
@@ -165,7 +177,7 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
         select();
       }
     });
-    replace(tr, ...callCells(c));
+    replace(tr, ...callCells(c, maxAttempts()));
     return tr;
   }
 
@@ -174,7 +186,8 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
     for (const [cid, r] of calls) r.tr.classList.toggle('selected', cid === callId);
     const c = calls.get(callId)?.call;
     if (!c) return;
-    replace(detail, ...callDetail(c));
+    replace(detail, ...callDetail(c, maxAttempts(), attempts.el));
+    attempts.show(c);
     // On a narrow screen the details sit below the table: bring them into view when asked for.
     if (reveal && window.matchMedia(STACKED).matches) detail.scrollIntoView({ block: 'start', behavior: 'smooth' });
   }
@@ -287,7 +300,7 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
         const shown = calls.get(c.id);
         if (shown && newer(c, shown.call) === c) {
           shown.call = c;
-          replace(shown.tr, ...callCells(c));
+          replace(shown.tr, ...callCells(c, maxAttempts()));
           if (selected === c.id) showCall(c.id);
         } else if (!shown && pageReads > 0) {
           if (early.size < MAX_EARLY_UPDATES) early.set(c.id, c);
@@ -306,6 +319,7 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
   function stop() {
     for (const u of unsubscribers.splice(0)) u();
     outcomes.dispose();
+    attempts.dispose();
     clearInterval(paceTimer);
     if (reloadTimer) clearTimeout(reloadTimer);
   }

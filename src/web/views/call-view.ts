@@ -1,7 +1,7 @@
 // One call as the batch view shows it: its row in the calls table and its details panel.
 import type { DashboardCallFragment } from '../../codegen/graphql.ts';
 import { h } from '../dom.ts';
-import { compactDateTime, dateTime, duration } from '../format.ts';
+import { compactDateTime, dateTime, duration, retryWaitText, words } from '../format.ts';
 import { statusBadge } from '../widgets.ts';
 
 export type CallView = DashboardCallFragment;
@@ -16,21 +16,32 @@ function sameOrigin(url: string): string {
   }
 }
 
-/** The cells of the call's row: #, contact, phone, status, duration, transcript, ended. */
-export function callCells(c: CallView): HTMLElement[] {
+/** Put back in line by the batch's retry policy, waiting for its next attempt. */
+export const waitsForRetry = (c: CallView) => c.status === 'queued' && c.nextAttemptAt !== null;
+
+/**
+ * The cells of the call's row: #, contact, phone, status, duration, transcript, ended. A call
+ * waiting for a retry says under its status when and why (`maxAttempts`: the batch's, once known).
+ */
+export function callCells(c: CallView, maxAttempts: number | null): HTMLElement[] {
   return [
     h('td', { class: 'num muted' }, c.seq),
     h('td', null, c.name ? [c.name, h('div', { class: 'muted small mono' }, c.externalId)] : h('span', { class: 'mono' }, c.externalId)),
     h('td', { class: 'mono small' }, c.phoneNumber),
-    h('td', null, statusBadge(c.status)),
+    h(
+      'td',
+      null,
+      statusBadge(c.status),
+      waitsForRetry(c) ? h('div', { class: 'retry-wait small muted', 'data-testid': 'retry-wait', title: `Next attempt ${dateTime(c.nextAttemptAt)}` }, retryWaitText(c, maxAttempts)) : null,
+    ),
     h('td', { class: 'num' }, duration(c.durationSeconds)),
     h('td', { class: 'small' }, c.transcriptStatus ?? '—'),
     h('td', { class: 'small nowrap', title: dateTime(c.completedAt) }, compactDateTime(c.completedAt)),
   ];
 }
 
-/** The details panel: facts, summary, outcomes, recording and transcript. */
-export function callDetail(c: CallView): HTMLElement[] {
+/** The details panel: facts, attempts (`attempts`, kept up to date by its owner), summary, outcomes, recording and transcript. */
+export function callDetail(c: CallView, maxAttempts: number | null, attempts: HTMLElement): HTMLElement[] {
   const outcomes = c.outcomes && typeof c.outcomes === 'object' ? Object.entries(c.outcomes as Record<string, unknown>) : [];
   return [
     h('div', { class: 'detail-head' }, h('h2', null, c.name ?? c.externalId), statusBadge(c.status)),
@@ -46,8 +57,14 @@ export function callDetail(c: CallView): HTMLElement[] {
         ['Talk time', duration(c.answerDurationSeconds)],
         ['Hung up by', c.hangupBy ?? '—'],
         ['Reason', c.disconnectReason ?? '—'],
-      ].map(([k, v]) => [h('dt', null, k), h('dd', null, v)]),
+        ['Attempts', maxAttempts ? `${c.attemptCount} of ${maxAttempts}` : String(c.attemptCount)],
+        waitsForRetry(c) ? ['Next attempt', `${dateTime(c.nextAttemptAt)}${c.retryReason ? ` (last: ${words(c.retryReason)})` : ''}`] : null,
+      ]
+        .filter((f): f is string[] => f !== null)
+        .map(([k, v]) => [h('dt', null, k), h('dd', null, v)]),
     ),
+    h('h3', null, 'Attempts'),
+    attempts,
     h('h3', null, 'Summary'),
     c.summary ? h('p', { 'data-testid': 'call-summary' }, c.summary) : h('p', { class: 'muted' }, c.transcriptStatus === 'processing' ? 'Being analysed…' : 'No summary.'),
     h('h3', null, 'Outcomes'),
