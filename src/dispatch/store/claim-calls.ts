@@ -108,7 +108,7 @@ const SUPPRESS = counterDelta('queued', 'cancelled');
  * The claim's cost estimate grows with its batch: its LIMITs take their counts from the allocation,
  * unknown when planning, so PostgreSQL assumes a tenth of the due range, which it cannot estimate
  * either (no statistics on a partial index's expression). From about a million calls the estimate
- * passes jit_above_cost, and compiling the statement took 150-250 ms against a few ms to run it
+ * passes jit_above_cost, and compiling the statement took 110-270 ms against a few ms to run it
  * (bench/dispatch.ts, scenario 4). Off for the claim's transaction only.
  */
 export const CLAIM_JIT_OFF = 'SET LOCAL jit = off';
