@@ -1,9 +1,11 @@
 // Benchmark (not a test): the dispatch worker on PostgreSQL, through the full call lifecycle (claim,
 // dial, ringing/answered/in_progress/ended writes with history and counters, recording, analysis).
 //
-//   npm run bench:dispatch [-- --calls 20000 --slow-calls 2000 --concurrency 500 --slow-concurrency 200 --recording on]
+//   npm run bench:dispatch [-- --calls 20000 --slow-calls 2000 --concurrency 500 --slow-concurrency 200 --recording on
+//                             --waiting-calls 1000000 --only 1,2,3,4 --plans]
 //   BENCH_PG_URL=postgresql://user@host:5432/postgres selects the PostgreSQL server (a throwaway
-//   database is created and dropped per scenario).
+//   database is created and dropped per scenario). Always PostgreSQL, never PGlite: the header
+//   prints the server's version.
 //
 // Scenarios, each with real `src/worker.ts` processes (started and idle before the clock starts):
 //   1. zero-latency simulator, one 20k-call batch, 1 worker process      -> calls/s
@@ -12,8 +14,15 @@
 // For each: the most calls in flight, sampled live from the batch counter and reconstructed
 // exactly from the call history (dial .. end), against the batch's limit; plus correctness checks
 // (every call ended once, no number dialled twice, counters sum to accepted_contacts).
+//   4. waiting retries: one batch of `waiting-calls` (1,000,000) calls, 90 % queued for a retry that
+//      is not due, 10 % due; 1 worker process places the due ones (calls/s, beside scenario 1's),
+//      then a tenth of the calls (100,000 waiting ones) come due at once (the first claim after,
+//      dials per second after); the claim statement EXPLAINed (`--plans`: whole plans) and the
+//      calls indexes' pg_stat counters show the claim reads due rows only. `--only 1,4` runs it
+//      beside the plain scenario.
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -32,7 +41,10 @@ const SLOW_CALLS = Number(arg('slow-calls', '2000'));
 const CONCURRENCY = Number(arg('concurrency', '500'));
 const SLOW_CONCURRENCY = Number(arg('slow-concurrency', '200'));
 const RECORDING = arg('recording', 'on') !== 'off';
-const ONLY = arg('only', '1,2,3').split(',');
+const WAITING_CALLS = Number(arg('waiting-calls', '1000000'));
+const ONLY = arg('only', '1,2,3,4').split(',');
+/** Print the claim statement's whole plans in scenario 4. */
+const PLANS = process.argv.includes('--plans');
 
 const withDb = (url: string, db: string, appName?: string) => {
   const u = new URL(url);
@@ -70,7 +82,17 @@ interface Result {
   checks: string[];
 }
 
-async function runScenario(s: Scenario): Promise<Result> {
+type Deps = Awaited<ReturnType<typeof import('../src/bootstrap.ts').createDeps>>;
+
+/** A throwaway database, migrated, with the app's deps and a plain client on it; worker processes are added by startWorkers. */
+interface BenchDb {
+  dbName: string;
+  deps: Deps;
+  client: pg.Client;
+  workers: ChildProcess[];
+}
+
+async function withBenchDb<T>(fn: (b: BenchDb) => Promise<T>): Promise<T> {
   const dbName = `cbs_bench_${crypto.randomBytes(5).toString('hex')}`;
   await adminQuery(`CREATE DATABASE ${dbName}`);
   const url = withDb(SERVER, dbName);
@@ -83,21 +105,41 @@ async function runScenario(s: Scenario): Promise<Result> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
+    return await fn({ dbName, deps, client, workers });
+  } finally {
+    for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+    await client.end().catch(() => undefined);
+    await deps.db.close();
+    await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  }
+}
+
+/** Starts `n` worker processes and waits until each has connected (idle before the clock starts). */
+async function startWorkers(b: BenchDb, n: number, simCallMs: number) {
+  for (let i = 0; i < n; i++) b.workers.push(startWorker(withDb(SERVER, b.dbName, `bench-w${i}`), simCallMs));
+  await waitFor(async () => {
+    const r = await b.client.query(
+      `SELECT count(DISTINCT application_name)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'bench-w%'`,
+      [b.dbName],
+    );
+    return r.rows[0].n === n;
+  }, 120_000, b.workers);
+}
+
+async function startBatch(deps: Deps, batchId: string) {
+  const { operateBatch } = await import('../src/services/batches/batch-operations.ts');
+  const account = await deps.db.prisma.account.findFirstOrThrow();
+  await operateBatch(deps, account, batchId, 'start');
+}
+
+function runScenario(s: Scenario): Promise<Result> {
+  return withBenchDb(async (b) => {
+    const { deps, client, workers } = b;
     const batchId = await seed(deps, s);
+    await startWorkers(b, s.workers, s.simCallMs);
 
-    for (let i = 0; i < s.workers; i++) workers.push(startWorker(withDb(SERVER, dbName, `bench-w${i}`), s.simCallMs));
-    await waitFor(async () => {
-      const r = await client.query(
-        `SELECT count(DISTINCT application_name)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'bench-w%'`,
-        [dbName],
-      );
-      return r.rows[0].n === s.workers;
-    }, 120_000, workers);
-
-    const { operateBatch } = await import('../src/services/batches/batch-operations.ts');
-    const account = await deps.db.prisma.account.findFirstOrThrow();
     const t0 = performance.now();
-    await operateBatch(deps, account, batchId, 'start');
+    await startBatch(deps, batchId);
 
     let sampledMax = 0;
     let endedAt = 0;
@@ -136,24 +178,25 @@ async function runScenario(s: Scenario): Promise<Result> {
       dialToEndSeconds: span,
       checks,
     };
-  } finally {
-    for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
-    await client.end().catch(() => undefined);
-    await deps.db.close();
-    await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-  }
+  });
 }
 
-async function seed(deps: Awaited<ReturnType<typeof import('../src/bootstrap.ts').createDeps>>, s: Scenario): Promise<string> {
+interface Catalog {
+  accountId: string;
+  agentId: string;
+  versionId: string;
+  didId: string;
+}
+
+/** The account, agent, prompt version and number every scenario's batch uses. */
+async function seedCatalog(deps: Deps, concurrency: number): Promise<Catalog> {
   const { createAccount } = await import('../src/services/accounts/accounts.ts');
   const { addDidNumber, createAgent, createPromptVersion } = await import('../src/services/accounts/catalog.ts');
-  const { newId, newIds } = await import('../src/domain/ids.ts');
-  const { withSqlTransaction } = await import('../src/db/sql-transaction.ts');
   const { account } = await createAccount(deps.db, {
     name: 'Bench',
     email: 'bench@example.com',
     voices: ['alloy'],
-    limits: { maxBatchSize: 1_000_000, maxConcurrentCalls: s.concurrency * 2, maxCallDurationSeconds: 600, rateLimitPerMinute: 100_000 },
+    limits: { maxBatchSize: 1_000_000, maxConcurrentCalls: concurrency * 2, maxCallDurationSeconds: 600, rateLimitPerMinute: 100_000 },
   });
   const agent = await createAgent(deps.db, account, {
     name: 'Bench Agent',
@@ -167,18 +210,30 @@ async function seed(deps: Awaited<ReturnType<typeof import('../src/bootstrap.ts'
     prompt: 'You are a friendly assistant confirming appointment details. Be brief and polite.',
   });
   const did = await addDidNumber(deps.db, account, '+14155550100');
+  return { accountId: account.id, agentId: agent.id, versionId: version.id, didId: did.id };
+}
+
+/** A manual batch of `n` calls, paused until the bench starts it; its calls are the caller's to insert. */
+async function insertBatchRow(tx: { query: (sql: string, params?: unknown[]) => Promise<unknown> }, cat: Catalog, batchId: string, n: number, concurrency: number, now: string) {
+  await tx.query(
+    `INSERT INTO batches (id, account_id, agent_id, prompt_version_id, did_number_id, status, start_mode, scheduled_at,
+                          timezone, concurrency, voice, interruption, use_alternate_number, recording_enabled,
+                          max_duration_seconds, deduplicate_by_phone, total_contacts, accepted_contacts,
+                          rejected_contacts, queued, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, 'paused', 'manual', $6, 'UTC', $7, 'alloy', true, false, $8, 600, false, $9, $9, 0, $9, $6, $6)`,
+    [batchId, cat.accountId, cat.agentId, cat.versionId, cat.didId, now, concurrency, RECORDING, n],
+  );
+}
+
+async function seed(deps: Deps, s: Scenario): Promise<string> {
+  const { newId, newIds } = await import('../src/domain/ids.ts');
+  const { withSqlTransaction } = await import('../src/db/sql-transaction.ts');
+  const cat = await seedCatalog(deps, s.concurrency);
   const batchId = newId('batch');
   const now = new Date().toISOString();
   const n = s.calls;
   await withSqlTransaction(deps.db, async (tx) => {
-    await tx.query(
-      `INSERT INTO batches (id, account_id, agent_id, prompt_version_id, did_number_id, status, start_mode, scheduled_at,
-                            timezone, concurrency, voice, interruption, use_alternate_number, recording_enabled,
-                            max_duration_seconds, deduplicate_by_phone, total_contacts, accepted_contacts,
-                            rejected_contacts, queued, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, 'paused', 'manual', $6, 'UTC', $7, 'alloy', true, false, $8, 600, false, $9, $9, 0, $9, $6, $6)`,
-      [batchId, account.id, agent.id, version.id, did.id, now, s.concurrency, RECORDING, n],
-    );
+    await insertBatchRow(tx, cat, batchId, n, s.concurrency, now);
     const ids = newIds('call', n);
     const seqs = ids.map((_, i) => i + 1);
     // Zero-latency runs: last digits cycle 0-9, the simulator's mix of no answer, busy, failed and
@@ -191,7 +246,7 @@ async function seed(deps: Awaited<ReturnType<typeof import('../src/bootstrap.ts'
                           metadata, status, created_at, updated_at)
        SELECT u.id, $2, $3, $4, $5, u.seq, 'c' || u.seq, 'Contact ' || u.seq, u.phone, u.meta::jsonb, 'queued', $6, $6
          FROM unnest($1::text[], $7::int[], $8::text[], $9::text[]) AS u(id, seq, phone, meta)`,
-      [ids, account.id, batchId, agent.id, version.id, now, seqs, phones, metadata],
+      [ids, cat.accountId, batchId, cat.agentId, cat.versionId, now, seqs, phones, metadata],
     );
   });
   return batchId;
@@ -246,7 +301,8 @@ async function historyMaxInFlight(c: pg.Client, batchId: string): Promise<number
   return r.rows[0].max;
 }
 
-async function correctness(c: pg.Client, batchId: string): Promise<string[]> {
+/** `stillWaiting`: calls the scenario leaves waiting on purpose (not terminal, counted in `queued`). */
+async function correctness(c: pg.Client, batchId: string, stillWaiting = 0): Promise<string[]> {
   const problems: string[] = [];
   const b = (await c.query(`SELECT * FROM batches WHERE id = $1`, [batchId])).rows[0];
   if (b.queued + b.in_progress + b.completed + b.failed + b.cancelled !== b.accepted_contacts) problems.push('counters do not sum to accepted_contacts');
@@ -260,7 +316,7 @@ async function correctness(c: pg.Client, batchId: string): Promise<string[]> {
     )
   ).rows[0];
   if (counts.completed !== b.completed || counts.failed !== b.failed) problems.push('counters disagree with the calls');
-  if (counts.open !== 0) problems.push(`${counts.open} calls not terminal`);
+  if (counts.open !== stillWaiting) problems.push(`${counts.open} calls not terminal${stillWaiting ? ` (${stillWaiting} meant to wait)` : ''}`);
   const dup = (
     await c.query(
       `SELECT count(*)::int AS n FROM (
@@ -289,6 +345,385 @@ async function correctness(c: pg.Client, batchId: string): Promise<string[]> {
   ).rows[0].n;
   if (unanalysed) problems.push(`${unanalysed} answered calls without a ready transcript`);
   return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenario 4: a batch of waiting retries. Which call is which, by n = seq - 1:
+//   n % 10 = 0  due (10 %): never dialled (pending) when (n / 100) % 2 = 0, else queued for a retry
+//               that came due a minute ago (attempts 1)
+//   n % 10 = 5  waiting (queued, next_attempt_at a day away); the window opens for these (10 %)
+//   otherwise   waiting, next_attempt_at a day away and later (80 %)
+// The last digit of a due call's number, which picks the simulator's outcome, is (n / 10) % 10, so
+// the due calls (and the window's) cycle through every outcome as scenario 1's do.
+const WINDOW_RESIDUE = 5;
+/** How long after the window opens the dial rate is reported second by second. */
+const RATE_WINDOW_S = 10;
+/** How far ahead of the UPDATE that moves the window's calls their next_attempt_at lies. */
+const WINDOW_LEAD_S = 60;
+/** Calls one EXPLAINed claim asks for: the worker's default claim batch. */
+const EXPLAIN_CLAIM = 500;
+const CALLS_INDEXES = ['calls_requeued_due_idx', 'calls_batch_id_status_seq_idx'];
+
+interface IndexStats {
+  seqScans: number;
+  seqRowsRead: number;
+  indexes: Map<string, { scans: number; read: number; fetched: number }>;
+}
+
+interface ClaimPlan {
+  ms: number;
+  /** Of ms, compiling the statement (0: not compiled). */
+  jitMs: number;
+  /** Every scan of calls in the plan (both branches of the claim, and the updates' lookups). */
+  scans: string[];
+  text: string;
+}
+
+interface WaitingResult {
+  calls: number;
+  due: number;
+  concurrency: number;
+  insertSeconds: number;
+  vacuumSeconds: number;
+  dueEndedSeconds: number;
+  dueDialToEndSeconds: number;
+  sampledMaxInFlight: number;
+  historyMaxInFlight: number;
+  idleStats: IndexStats;
+  nothingDue: ClaimPlan;
+  /** The same with the server's JIT setting. */
+  nothingDueServerJit: ClaimPlan;
+  windowUpdateSeconds: number;
+  /** From the UPDATE's commit to the window opening. */
+  windowLeadSeconds: number;
+  /** Share of the window's first seconds with an autovacuum of calls running. */
+  autovacuumShare: number;
+  firstClaimMs: number;
+  lastWindowDialMs: number;
+  dialsPerSecond: number[];
+  windowEndedSeconds: number;
+  windowOpen: ClaimPlan;
+  /** From just after the window's UPDATE to the end. */
+  windowStats: IndexStats;
+  /** Nothing due again, after VACUUM. */
+  vacuumed: ClaimPlan;
+  checks: string[];
+  load: string;
+}
+
+async function indexStats(c: pg.Client, since?: IndexStats): Promise<IndexStats> {
+  await c.query('SELECT pg_stat_clear_snapshot()');
+  const t = (await c.query(`SELECT seq_scan::float AS s, seq_tup_read::float AS r FROM pg_stat_user_tables WHERE relname = 'calls'`)).rows[0];
+  const rows = (
+    await c.query<{ name: string; scans: number; read: number; fetched: number }>(
+      `SELECT indexrelname AS name, idx_scan::float AS scans, idx_tup_read::float AS read, idx_tup_fetch::float AS fetched
+         FROM pg_stat_user_indexes WHERE relname = 'calls' AND indexrelname = ANY($1::text[])`,
+      [CALLS_INDEXES],
+    )
+  ).rows;
+  const indexes = new Map(rows.map((r) => {
+    const b = since?.indexes.get(r.name);
+    return [r.name, { scans: r.scans - (b?.scans ?? 0), read: r.read - (b?.read ?? 0), fetched: r.fetched - (b?.fetched ?? 0) }];
+  }));
+  return { seqScans: t.s - (since?.seqScans ?? 0), seqRowsRead: t.r - (since?.seqRowsRead ?? 0), indexes };
+}
+
+/**
+ * EXPLAIN (ANALYZE, BUFFERS) of the worker's own claim statement, for `n` calls of the batch, as a
+ * worker would run it: under the account's claim lock (the worker skips the account meanwhile),
+ * JIT off, then rolled back, so nothing is claimed. `serverJit`: with the server's JIT setting
+ * instead, as the claim ran before it turned JIT off.
+ */
+async function explainClaim(c: pg.Client, accountId: string, batchId: string, n: number, serverJit = false): Promise<ClaimPlan> {
+  const { CLAIM_JIT_OFF, CLAIM_SQL, claimParams } = await import('../src/dispatch/store/claim-calls.ts');
+  const now = new Date();
+  const params = claimParams(new Map([[batchId, n]]), { accountId, workerId: 'bench-explain', now, leaseExpiresAt: new Date(now.getTime() + 30_000) });
+  await c.query('BEGIN');
+  try {
+    await c.query('SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE', [accountId]);
+    if (!serverJit) await c.query(CLAIM_JIT_OFF);
+    await c.query('SAVEPOINT explained');
+    const json = (await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${CLAIM_SQL}`, params)).rows[0]['QUERY PLAN'][0];
+    // The text plan runs the statement again on the same rows: undo the first run's claims before.
+    await c.query('ROLLBACK TO SAVEPOINT explained');
+    const text = PLANS ? (await c.query(`EXPLAIN (ANALYZE, BUFFERS) ${CLAIM_SQL}`, params)).rows.map((r) => r['QUERY PLAN']).join('\n') : '';
+    const scans: string[] = [];
+    const walk = (node: Record<string, unknown>) => {
+      if (node['Relation Name'] === 'calls' && /Scan/.test(String(node['Node Type']))) {
+        const removed = Number(node['Rows Removed by Filter'] ?? 0) + Number(node['Rows Removed by Index Recheck'] ?? 0);
+        scans.push(
+          `${node['Node Type']}${node['Index Name'] ? ` using ${node['Index Name']}` : ''}: ${node['Actual Rows']} rows x ${node['Actual Loops']} loop(s)` +
+            `${removed ? `, ${removed} removed by filter` : ''}, buffers hit ${node['Shared Hit Blocks']} read ${node['Shared Read Blocks']}` +
+            `${node['Index Cond'] ? `; cond ${node['Index Cond']}` : ''}`,
+        );
+      }
+      for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+    };
+    walk(json.Plan);
+    return { ms: json['Execution Time'], jitMs: json.JIT?.Timing?.Total ?? 0, scans, text };
+  } finally {
+    await c.query('ROLLBACK');
+  }
+}
+
+async function seedWaiting({ deps, client }: BenchDb, n: number, concurrency: number): Promise<{ batchId: string; accountId: string; insertSeconds: number; vacuumSeconds: number }> {
+  const { newId } = await import('../src/domain/ids.ts');
+  const { withSqlTransaction } = await import('../src/db/sql-transaction.ts');
+  const cat = await seedCatalog(deps, concurrency);
+  const batchId = newId('batch');
+  // Call ids as the app makes them (prefix + 32 hex digits, increasing): a fresh id's first 20 hex
+  // digits, then a 12-digit counter.
+  const idStem = newId('call').slice('call_'.length, 'call_'.length + 20);
+  const now = new Date().toISOString();
+  const t0 = performance.now();
+  await withSqlTransaction(deps.db, async (tx) => {
+    await insertBatchRow(tx, cat, batchId, n, concurrency, now);
+    await tx.query(
+      `INSERT INTO calls (id, account_id, batch_id, agent_id, prompt_version_id, seq, external_id, name, phone_number, metadata,
+                          status, attempts, dialed_number, "timestamp", next_attempt_at, created_at, updated_at)
+       SELECT 'call_' || $6 || lpad(to_hex(g), 12, '0'), $1, $2, $3, $4, g + 1, 'c' || (g + 1), 'Contact ' || (g + 1), x.phone,
+              jsonb_build_object('first_name', 'Name' || g, 'tier', CASE WHEN g % 3 = 0 THEN 'gold' ELSE 'silver' END),
+              CASE WHEN x.pending THEN 'pending' ELSE 'queued' END,
+              CASE WHEN x.pending THEN 0 ELSE 1 END,
+              CASE WHEN x.pending THEN NULL ELSE x.phone END,
+              CASE WHEN x.pending THEN NULL ELSE $5::timestamptz - interval '1 hour' END,
+              CASE WHEN x.pending THEN NULL
+                   WHEN g % 10 = 0 THEN $5::timestamptz - interval '1 minute'
+                   ELSE $5::timestamptz + interval '1 day' + (g % 3600) * interval '1 second' END,
+              $5::timestamptz - interval '2 hours', $5::timestamptz - interval '1 hour'
+         FROM generate_series(0, $7::int - 1) AS g
+        CROSS JOIN LATERAL (SELECT '+1415' || (2000000 + (g % 10) * 100000 + g / 10)::text AS phone,
+                                   g % 10 = 0 AND (g / 100) % 2 = 0 AS pending) x`,
+      [cat.accountId, batchId, cat.agentId, cat.versionId, now, idStem, n],
+    );
+  });
+  const t1 = performance.now();
+  // Calls that have waited a day for their retry have been vacuumed and analysed by then.
+  await client.query('VACUUM (ANALYZE) calls');
+  return { batchId, accountId: cat.accountId, insertSeconds: (t1 - t0) / 1000, vacuumSeconds: (performance.now() - t1) / 1000 };
+}
+
+async function waitForAnalyses(c: pg.Client, batchId: string, workers: ChildProcess[]) {
+  await waitFor(async () => {
+    const r = await c.query(`SELECT count(*)::int AS n FROM calls WHERE batch_id = $1 AND transcript_status IN ('pending', 'processing')`, [batchId]);
+    return r.rows[0].n === 0;
+  }, 600_000, workers);
+}
+
+/** Waits until `target` calls of the batch have ended; returns the most in flight sampled meanwhile. */
+async function untilEnded(c: pg.Client, batchId: string, target: number, workers: ChildProcess[]): Promise<number> {
+  let sampledMax = 0;
+  const deadline = Date.now() + 900_000;
+  for (;;) {
+    const row = (
+      await c.query<{ in_progress: number; ended: number }>(
+        `SELECT in_progress, (completed + failed + cancelled)::int AS ended FROM batches WHERE id = $1`,
+        [batchId],
+      )
+    ).rows[0];
+    sampledMax = Math.max(sampledMax, row.in_progress);
+    if (row.ended >= target) return sampledMax;
+    if (workers.some((w) => w.exitCode !== null)) throw new Error('a worker process exited during the run');
+    if (Date.now() > deadline) throw new Error(`only ${row.ended} of ${target} calls ended in 15 minutes`);
+    await sleep(20);
+  }
+}
+
+function runWaitingScenario(): Promise<WaitingResult> {
+  const n = WAITING_CALLS;
+  if (n % 1000 !== 0 || n < 1000 || n > 1_000_000) throw new Error('--waiting-calls: a multiple of 1,000 up to 1,000,000 (7-digit numbers)');
+  const due = n / 10;
+  return withBenchDb(async (b) => {
+    const { deps, client, workers } = b;
+    const seeded = await seedWaiting(b, n, CONCURRENCY);
+    const { batchId, accountId } = seeded;
+    await startWorkers(b, 1, 0);
+    const before = await indexStats(client);
+
+    // Phase 1: the due calls, among 90 % waiting ones.
+    const t0 = performance.now();
+    await startBatch(deps, batchId);
+    let sampledMax = await untilEnded(client, batchId, due, workers);
+    const dueEndedSeconds = (performance.now() - t0) / 1000;
+    await waitForAnalyses(client, batchId, workers);
+    // Idle claims (every WORKER_POLL_MS) on a batch with nothing due; the workers flush their
+    // statistics at most once a second.
+    await sleep(2_500);
+    const idleStats = await indexStats(client, before);
+    const nothingDue = await explainClaim(client, accountId, batchId, EXPLAIN_CLAIM);
+    const nothingDueServerJit = await explainClaim(client, accountId, batchId, EXPLAIN_CLAIM, true);
+
+    // Phase 2: a window opens, 100,000 waiting calls come due at the same instant. One UPDATE moves
+    // their next_attempt_at to a moment WINDOW_LEAD_S ahead, so the window opens as it does in
+    // service, by the clock reaching it, and what follows measures the claim rather than the bench's
+    // bulk write (should the UPDATE outlast the lead, the window opens at its commit). On a
+    // connection of its own, closed right after: its statistics (its own scan of calls) are flushed
+    // then, and stay out of the second phase's figures.
+    const opensAt = new Date(Date.now() + WINDOW_LEAD_S * 1000);
+    const u0 = performance.now();
+    const opener = new pg.Client({ connectionString: withDb(SERVER, b.dbName) });
+    await opener.connect();
+    const opened = await opener.query(
+      `UPDATE calls SET next_attempt_at = $3::timestamptz WHERE batch_id = $1 AND status = 'queued' AND (seq - 1) % 10 = $2`,
+      [batchId, WINDOW_RESIDUE, opensAt.toISOString()],
+    );
+    const committedAt = Date.now();
+    const windowUpdateSeconds = (performance.now() - u0) / 1000;
+    await opener.end();
+    if (opened.rowCount !== due) throw new Error(`the window opened ${opened.rowCount} calls, not ${due}`);
+    const atWindow = await indexStats(client);
+    const openedAt = new Date(Math.max(opensAt.getTime(), committedAt));
+    await sleep(openedAt.getTime() - Date.now());
+    // Whether an autovacuum of calls (the bulk UPDATE's dead rows, or the dialled calls') shares the
+    // two cores with the worker during the window's first seconds.
+    let samples = 0;
+    let vacuuming = 0;
+    while (Date.now() < openedAt.getTime() + RATE_WINDOW_S * 1000) {
+      const r = await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND backend_type = 'autovacuum worker' AND query LIKE '%calls%'`,
+      );
+      samples++;
+      if (r.rows[0].n > 0) vacuuming++;
+      await sleep(250);
+    }
+    const windowOpen = await explainClaim(client, accountId, batchId, EXPLAIN_CLAIM);
+    sampledMax = Math.max(sampledMax, await untilEnded(client, batchId, 2 * due, workers));
+    await waitForAnalyses(client, batchId, workers);
+    await Promise.all(workers.map((w) => stopWorker(w)));
+    const windowStats = await indexStats(client, atWindow);
+    // The buffers of a claim with nothing due are the dead index entries of calls already dialled
+    // (until a vacuum removes them), not the waiting calls: after one, the same claim reads a few pages.
+    await client.query('VACUUM calls');
+    const vacuumed = await explainClaim(client, accountId, batchId, EXPLAIN_CLAIM);
+
+    const dueSpan = (
+      await client.query<{ s: number }>(
+        `SELECT EXTRACT(EPOCH FROM max(e.at) - min(e.at))::float AS s FROM call_events e JOIN calls c ON c.id = e.call_id
+          WHERE c.batch_id = $1 AND (c.seq - 1) % 10 = 0 AND (e.detail->>'event' IN ('dial', 'ended'))`,
+        [batchId],
+      )
+    ).rows[0].s;
+    const dials = (
+      await client.query<{ ms: number }>(
+        `SELECT EXTRACT(EPOCH FROM e.at - $2::timestamptz)::float * 1000 AS ms FROM call_events e JOIN calls c ON c.id = e.call_id
+          WHERE c.batch_id = $1 AND (c.seq - 1) % 10 = $3 AND e.detail->>'event' = 'dial'`,
+        [batchId, openedAt.toISOString(), WINDOW_RESIDUE],
+      )
+    ).rows.map((r) => r.ms);
+    // A dial precedes the window only when the UPDATE outlasted the lead (by the moment between its
+    // commit and the bench hearing of it): it counts in the first second.
+    const dialsPerSecond = new Array<number>(RATE_WINDOW_S).fill(0);
+    for (const ms of dials) {
+      const i = Math.max(0, Math.floor(ms / 1000));
+      if (i < RATE_WINDOW_S) dialsPerSecond[i]++;
+    }
+    // From the history: the bench is busy sampling for the window's first seconds.
+    const windowEndedSeconds = (
+      await client.query<{ s: number }>(
+        `SELECT EXTRACT(EPOCH FROM max(e.at) - $2::timestamptz)::float AS s FROM call_events e JOIN calls c ON c.id = e.call_id
+          WHERE c.batch_id = $1 AND (c.seq - 1) % 10 = $3 AND e.to_status IN ('completed', 'failed', 'no_answer', 'busy')`,
+        [batchId, openedAt.toISOString(), WINDOW_RESIDUE],
+      )
+    ).rows[0].s;
+    const checks = await correctness(client, batchId, n - 2 * due);
+    const wrong = (
+      await client.query(
+        `SELECT count(*) FILTER (WHERE status NOT IN ('pending', 'queued') AND (seq - 1) % 10 NOT IN (0, $2))::int AS waiting_dialled,
+                count(*) FILTER (WHERE status IN ('pending', 'queued') AND (seq - 1) % 10 IN (0, $2))::int AS due_left
+           FROM calls WHERE batch_id = $1`,
+        [batchId, WINDOW_RESIDUE],
+      )
+    ).rows[0];
+    if (wrong.waiting_dialled) checks.push(`${wrong.waiting_dialled} calls dialled before their retry was due`);
+    if (wrong.due_left) checks.push(`${wrong.due_left} due calls never dialled`);
+    return {
+      calls: n,
+      due,
+      concurrency: CONCURRENCY,
+      insertSeconds: seeded.insertSeconds,
+      vacuumSeconds: seeded.vacuumSeconds,
+      dueEndedSeconds,
+      dueDialToEndSeconds: dueSpan,
+      sampledMaxInFlight: sampledMax,
+      historyMaxInFlight: await historyMaxInFlight(client, batchId),
+      idleStats,
+      nothingDue,
+      nothingDueServerJit,
+      windowUpdateSeconds,
+      windowLeadSeconds: (openedAt.getTime() - committedAt) / 1000,
+      autovacuumShare: vacuuming / Math.max(1, samples),
+      firstClaimMs: dials.reduce((m, x) => Math.min(m, x), Infinity),
+      lastWindowDialMs: dials.reduce((m, x) => Math.max(m, x), 0),
+      dialsPerSecond,
+      windowEndedSeconds,
+      windowOpen,
+      windowStats,
+      vacuumed,
+      checks,
+      load: loadAverage(),
+    };
+  });
+}
+
+const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
+const verdict = (ok: boolean) => (ok ? 'ok' : 'BELOW THE BOUND');
+
+function loadAverage(): string {
+  return `load average ${os.loadavg().map((x) => x.toFixed(2)).join(', ')} (${os.cpus().length} cores)`;
+}
+
+/** Placement bound of scenarios 1 and 4 (docs/development.md, Benchmarks). */
+const MIN_CALLS_PER_SECOND = 1_000;
+/**
+ * A window opening must not stall the claim: the worker polls every WORKER_POLL_MS (200 ms here)
+ * and a claim reading only due rows takes milliseconds, so its first claim comes within one poll
+ * plus one statement. 1 s leaves room for a loaded 2-core machine; a claim walking the waiting rows
+ * (or sorting them) would take seconds per statement.
+ */
+const MAX_FIRST_CLAIM_MS = 1_000;
+
+function reportWaiting(r: WaitingResult, plain: Result | undefined) {
+  const perSecond = r.due / r.dueEndedSeconds;
+  const steady = r.due / r.dueDialToEndSeconds;
+  const plainFigure = plain
+    ? `scenario 1 in this run: ${fmt(plain.scenario.calls / plain.endedSeconds)} calls/s (${fmt(plain.scenario.calls / plain.dialToEndSeconds)} first dial to last end)`
+    : 'scenario 1 not run (--only 1,4 runs both)';
+  const stats = (s: IndexStats) =>
+    CALLS_INDEXES.map((name) => {
+      const i = s.indexes.get(name) ?? { scans: 0, read: 0, fetched: 0 };
+      return `    ${name}: ${fmt(i.scans)} scans read ${fmt(i.read)} entries (${(i.read / Math.max(1, i.scans)).toFixed(1)} per scan), fetched ${fmt(i.fetched)} rows`;
+    }).concat(`    sequential scans of calls: ${fmt(s.seqScans)} (${fmt(s.seqRowsRead)} rows)`);
+  const plan = (title: string, p: ClaimPlan) => [
+    `  ${title}: EXPLAIN (ANALYZE, BUFFERS) of the claim statement for ${EXPLAIN_CLAIM} calls, ${p.ms.toFixed(2)} ms (JIT ${p.jitMs ? `${p.jitMs.toFixed(2)} ms of it` : 'off or not used'}); its scans of calls:`,
+    ...p.scans.map((x) => `    ${x}`),
+    ...(PLANS ? p.text.split('\n').map((x) => `      | ${x}`) : []),
+  ];
+  // Over the window's seconds, or fewer when its calls ran out sooner (small --waiting-calls).
+  const avg = r.dialsPerSecond.reduce((a, b) => a + b, 0) / Math.min(RATE_WINDOW_S, Math.max(1, r.lastWindowDialMs / 1000));
+  const waiting = r.calls - r.due;
+  const lines = [
+    `4. waiting retries: ${fmt(r.calls)} calls in one batch, ${fmt(waiting)} queued for a retry not due (next_attempt_at a day away), ${fmt(r.due)} due (${fmt(r.due / 2)} pending, ${fmt(r.due / 2)} queued for a retry due); 1 worker process, SIM_CALL_MS=0, batch concurrency ${r.concurrency}, recording ${RECORDING ? 'on' : 'off'}`,
+    `  set-up: ${fmt(r.calls)} calls inserted in ${r.insertSeconds.toFixed(1)} s (one INSERT ... generate_series), VACUUM (ANALYZE) calls ${r.vacuumSeconds.toFixed(1)} s`,
+    `  due calls all ended in ${r.dueEndedSeconds.toFixed(2)} s: ${fmt(perSecond)} calls/s (bound >= ${fmt(MIN_CALLS_PER_SECOND)}: ${verdict(perSecond >= MIN_CALLS_PER_SECOND)}); first dial to last end ${r.dueDialToEndSeconds.toFixed(2)} s: ${fmt(steady)} calls/s`,
+    `    beside ${plainFigure}`,
+    ...plan(`nothing due (${fmt(waiting)} waiting)`, r.nothingDue),
+    `    the same with the server's JIT setting (the claim sets jit off: its estimate passes jit_above_cost): ${r.nothingDueServerJit.ms.toFixed(2)} ms, JIT ${r.nothingDueServerJit.jitMs.toFixed(2)} ms of it`,
+    `  pg_stat of the two indexes (every statement using them, the claim and others), from the start to 2.5 s of idle claims after the due calls (reading the waiting calls would be ${fmt(waiting)} entries per scan):`,
+    ...stats(r.idleStats),
+    `  window opens: ${fmt(r.due)} waiting calls come due at one instant (their next_attempt_at moved there by an UPDATE that took ${r.windowUpdateSeconds.toFixed(2)} s and committed ${r.windowLeadSeconds.toFixed(1)} s before it); autovacuum of calls running during ${(r.autovacuumShare * 100).toFixed(0)} % of the next ${RATE_WINDOW_S} s`,
+    `    first claim ${r.firstClaimMs.toFixed(0)} ms after the window opened (bound < ${fmt(MAX_FIRST_CLAIM_MS)} ms: ${verdict(r.firstClaimMs < MAX_FIRST_CLAIM_MS)})`,
+    `    dials per second over the next ${RATE_WINDOW_S} s: ${r.dialsPerSecond.map(fmt).join(', ')}; mean ${fmt(avg)} calls/s (bound >= ${fmt(MIN_CALLS_PER_SECOND)}: ${verdict(avg >= MIN_CALLS_PER_SECOND)})`,
+    `    all ${fmt(r.due)} ended ${r.windowEndedSeconds.toFixed(2)} s after the window opened: ${fmt(r.due / r.windowEndedSeconds)} calls/s`,
+    ...plan(`window open, ${RATE_WINDOW_S} s later`, r.windowOpen),
+    `  pg_stat, from the UPDATE's commit (idle claims until the window opens) to the last of the window's calls analysed:`,
+    ...stats(r.windowStats),
+    ...plan(`nothing due again (${fmt(r.calls - 2 * r.due)} waiting), after VACUUM calls`, r.vacuumed),
+    `  max in flight: ${r.sampledMaxInFlight} sampled, ${r.historyMaxInFlight} from history; limit ${r.concurrency} -> ${Math.max(r.sampledMaxInFlight, r.historyMaxInFlight) <= r.concurrency ? 'never above' : 'EXCEEDED'}`,
+    `  checks: ${r.checks.length ? r.checks.join('; ') : `every due call placed and no waiting one, every call ended once, no number dialled twice, counters sum to accepted_contacts, every answered call analysed`}`,
+    `  ${r.load} at the end`,
+  ];
+  console.log(lines.join('\n'));
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -322,18 +757,30 @@ function report(r: Result) {
   lines.push(
     `  max in flight: ${r.sampledMaxInFlight} sampled, ${r.historyMaxInFlight} from history; limit ${s.concurrency} -> ${Math.max(r.sampledMaxInFlight, r.historyMaxInFlight) <= s.concurrency ? 'never above' : 'EXCEEDED'}`,
     `  checks: ${r.checks.length ? r.checks.join('; ') : 'every call ended once, no number dialled twice, counters sum to accepted_contacts, every answered call analysed'}`,
+    `  ${loadAverage()} at the end`,
   );
   console.log(lines.join('\n'));
 }
 
 async function main() {
-  console.log(`dispatch benchmark on ${new URL(SERVER).host} (PostgreSQL), ${process.platform} ${process.arch}, node ${process.version}`);
+  // Always PostgreSQL (pg.Client on SERVER; PGlite is never used here): the server says which.
+  const c = new pg.Client({ connectionString: SERVER });
+  await c.connect();
+  const version = (await c.query<{ v: string }>(`SELECT split_part(version(), ' on ', 1) AS v`)).rows[0].v;
+  await c.end();
+  console.log(`dispatch benchmark on ${new URL(SERVER).host} (${version}), ${process.platform} ${process.arch}, node ${process.version}; ${loadAverage()}`);
   const scenarios: Scenario[] = [
     { name: '1. zero-latency calls, 1 worker process', calls: CALLS, workers: 1, simCallMs: 0, concurrency: CONCURRENCY },
     { name: '2. zero-latency calls, 4 worker processes', calls: CALLS, workers: 4, simCallMs: 0, concurrency: CONCURRENCY },
     { name: '3. 1-second calls, 1 worker process', calls: SLOW_CALLS, workers: 1, simCallMs: 1000, concurrency: SLOW_CONCURRENCY },
   ].filter((_, i) => ONLY.includes(String(i + 1)));
-  for (const s of scenarios) report(await runScenario(s));
+  let plain: Result | undefined;
+  for (const s of scenarios) {
+    const r = await runScenario(s);
+    if (s.name.startsWith('1.')) plain = r;
+    report(r);
+  }
+  if (ONLY.includes('4')) reportWaiting(await runWaitingScenario(), plain);
 }
 
 main().catch((e) => {

@@ -104,7 +104,17 @@ interface BatchRow {
 const DIAL = counterDelta('queued', 'ringing');
 const SUPPRESS = counterDelta('queued', 'cancelled');
 
-const CLAIM_SQL = `
+/**
+ * The claim's cost estimate grows with its batch: its LIMITs take their counts from the allocation,
+ * unknown when planning, so PostgreSQL assumes a tenth of the due range, which it cannot estimate
+ * either (no statistics on a partial index's expression). From about a million calls the estimate
+ * passes jit_above_cost, and compiling the statement took 110-270 ms against a few ms to run it
+ * (bench/dispatch.ts, scenario 4). Off for the claim's transaction only.
+ */
+export const CLAIM_JIT_OFF = 'SET LOCAL jit = off';
+
+/** Exported for bench/dispatch.ts, which EXPLAINs the very statement a worker runs. */
+export const CLAIM_SQL = `
 WITH alloc AS (
   -- A batch paused or cancelled since the read drops out here. Its row is not locked until the
   -- counter update at the very end (the order every writer uses: calls, then their batch), so the
@@ -192,6 +202,28 @@ UNION ALL
 SELECT id, batch_id, account_id, seq, phone_number, NULL, NULL, NULL, NULL, 0, true FROM sup
 ORDER BY batch_id, seq`;
 
+/** CLAIM_SQL's parameters: `alloc` is how many calls to take per batch. */
+export function claimParams(
+  alloc: ReadonlyMap<string, number>,
+  c: { accountId: string; workerId: string; now: Date; leaseExpiresAt: Date },
+): unknown[] {
+  const target = [...alloc.keys()].sort();
+  return [
+    target,
+    target.map((id) => alloc.get(id)!),
+    c.now.toISOString(),
+    c.workerId,
+    c.leaseExpiresAt.toISOString(),
+    DIAL.queued ?? 0,
+    DIAL.in_progress ?? 0,
+    DISPATCHING_STATUSES,
+    c.accountId,
+    SUPPRESS.queued ?? 0,
+    SUPPRESS.cancelled ?? 0,
+    SUPPRESSED_DISCONNECT_REASON,
+  ];
+}
+
 /** The allocation of a second pass: the slots that batches coming up short left, shared by the others. */
 function refill(demands: BatchDemand[], first: Map<string, number>, rows: ClaimRow[], free: number, budget: number, rotate: number): Map<string, number> {
   const taken = new Map<string, number>();
@@ -235,27 +267,13 @@ export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): 
     const wanted = [...unlimited.values()].reduce((s, n) => s + n, 0);
     const now = input.clock();
     const expires = new Date(now.getTime() + input.leaseMs);
-    const claimSql = (alloc: Map<string, number>) => {
-      const target = [...alloc.keys()].sort();
-      return tx.query<ClaimRow>(CLAIM_SQL, [
-        target,
-        target.map((id) => alloc.get(id)!),
-        now.toISOString(),
-        input.workerId,
-        expires.toISOString(),
-        DIAL.queued ?? 0,
-        DIAL.in_progress ?? 0,
-        DISPATCHING_STATUSES,
-        input.accountId,
-        SUPPRESS.queued ?? 0,
-        SUPPRESS.cancelled ?? 0,
-        SUPPRESSED_DISCONNECT_REASON,
-      ]);
-    };
+    const claimSql = (alloc: Map<string, number>) =>
+      tx.query<ClaimRow>(CLAIM_SQL, claimParams(alloc, { accountId: input.accountId, workerId: input.workerId, now, leaseExpiresAt: expires }));
     const fair = allocateSlots(demands, free, input.budget, input.rotate ?? 0);
     const limited = input.limitAllocation ? input.limitAllocation(fair) : fair;
     const alloc = new Map([...limited].filter(([id, n]) => n > 0 && n <= (fair.get(id) ?? 0)));
     if (alloc.size === 0) return empty(false);
+    await tx.query(CLAIM_JIT_OFF);
     const rows = await claimSql(alloc);
     // A batch whose waiting calls are not due (retries waiting for their time) comes up short; the
     // slots it left go to the other batches in a second pass, so a batch of waiting retries cannot
