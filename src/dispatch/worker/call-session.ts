@@ -1,6 +1,7 @@
 // One call's life in this worker, from the claim to its end: the dial (paced per from-number),
 // the provider's events (ringing, answered, ended), the alternate number after an unanswered
-// first dial, hang-ups, and the end write that hands an answered call to analysis.
+// first dial, hang-ups, and then either a retry (back in line, by the batch's retry policy) or the
+// end write that hands an answered call to analysis.
 import type { CallWrite } from '../../services/calls/call-transitions.ts';
 import type { ClaimedCall } from '../store/claim-calls.ts';
 import { alternateDialWrite, endedWrite, retryWrite } from '../store/call-writes.ts';
