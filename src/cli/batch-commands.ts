@@ -9,7 +9,7 @@ import type { CallRecordSource } from '../services/representations.ts';
 import { resultsCsvHeader, resultsCsvRows } from '../rest/results-csv.ts';
 import { BATCH_LIST_STATUS_FILTERS } from '../services/batches/list-batches.ts';
 import { progressLine, type BatchCounters } from './progress.ts';
-import { arg, csvFileText, int, need, type Command, type CommandIo, type Flags } from './command.ts';
+import { arg, csvFileText, int, list, need, type Command, type CommandIo, type Flags } from './command.ts';
 import type { GraphQLTransport } from './transport.ts';
 
 const COUNTERS = 'status totalContacts acceptedContacts queued inProgress completed failed cancelled';
@@ -60,8 +60,7 @@ function retryInput(f: Flags) {
     if (f['retry-on'] !== undefined || f['retry-delay'] !== undefined) throw new Error('--retry-on and --retry-delay go with --max-attempts');
     return undefined;
   }
-  const on = typeof f['retry-on'] === 'string' ? f['retry-on'].split(',').map((o) => o.trim()) : undefined;
-  return { maxAttempts, on, delaySeconds: int(f['retry-delay'], 'retry-delay') };
+  return { maxAttempts, on: list(f['retry-on']), delaySeconds: int(f['retry-delay'], 'retry-delay') };
 }
 
 interface Created {
