@@ -11,6 +11,7 @@ import { BATCH_LIST_STATUS_FILTERS } from '../services/batches/list-batches.ts';
 import { progressLine, type BatchCounters } from './progress.ts';
 import { arg, csvFileText, int, list, need, type Command, type CommandIo, type Flags } from './command.ts';
 import type { GraphQLTransport } from './transport.ts';
+import { parseWindowSpec } from './window-spec.ts';
 
 const COUNTERS = 'status totalContacts acceptedContacts queued inProgress completed failed cancelled';
 const TERMINAL = new Set(['completed', 'cancelled']);
@@ -50,6 +51,7 @@ function createInput(f: Flags, contacts: unknown[]) {
     contactList: contacts,
     retry: retryInput(f),
     expiresAt: typeof f['expires-at'] === 'string' ? f['expires-at'] : undefined,
+    callingWindow: typeof f['calling-window'] === 'string' ? (parseWindowSpec(f['calling-window']) ?? undefined) : undefined,
   };
 }
 
@@ -101,7 +103,7 @@ async function exportResults(gql: GraphQLTransport['request'], account: string, 
 export const batchCommands: Record<string, Command> = {
   'batches create': {
     usage:
-      'batches create --account ID --agent AGENT_ID --version VERSION_ID --csv FILE [--did DID_ID] [--concurrency N] [--start immediate|manual] [--max-attempts N [--retry-on no_answer,busy,failed,voicemail] [--retry-delay SECONDS]] [--expires-at ISO] [--watch]',
+      'batches create --account ID --agent AGENT_ID --version VERSION_ID --csv FILE [--did DID_ID] [--concurrency N] [--start immediate|manual] [--max-attempts N [--retry-on no_answer,busy,failed,voicemail] [--retry-delay SECONDS]] [--expires-at ISO] [--calling-window "09:00-20:00 mon-fri recipient"] [--watch]   (a timezone column gives a contact its own zone)',
     async run(gql, _a, f, io) {
       const account = need(f.account, 'account');
       if (f.watch === true && f.start === 'manual') throw new Error('--watch follows a batch that starts now; a manual batch waits for `start` (watch it with batches watch after starting it)');
@@ -138,7 +140,7 @@ export const batchCommands: Record<string, Command> = {
     usage: 'batches show <batch-id> --account ID',
     run: (gql, a, f) =>
       gql(
-        `query($id: ID!) { batch(id: $id) { id agentId versionId startMode scheduledAt concurrency ${COUNTERS} createdAt startedAt completedAt retry { maxAttempts on delaySeconds } expiresAt } }`,
+        `query($id: ID!) { batch(id: $id) { id agentId versionId startMode scheduledAt concurrency ${COUNTERS} createdAt startedAt completedAt retry { maxAttempts on delaySeconds } expiresAt callingWindow { start end days timezone } enforcedCallingWindow { start end days timezone } } }`,
         { id: arg(a, 0, 'batch-id') },
         need(f.account, 'account'),
       ),

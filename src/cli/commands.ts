@@ -1,6 +1,7 @@
 import { arg, bool, int, list, need, rate, version, type Command, type Flags } from './command.ts';
 import { batchCommands } from './batch-commands.ts';
 import { suppressionCommands } from './suppression-commands.ts';
+import { parseWindowSpec } from './window-spec.ts';
 
 function accountInput(f: Flags) {
   const limits = {
@@ -16,13 +17,19 @@ function accountInput(f: Flags) {
     interruptionEnabled: bool(f['interruption'], 'interruption'),
     recordingEnabled: bool(f['recording'], 'recording'),
     voices: list(f.voices),
+    defaultCallingWindow: windowFlag(f['default-window']),
+    enforcedCallingWindow: windowFlag(f['enforced-window']),
   };
 }
 
+/** Absent: unchanged; `none`: cleared; else the window. */
+const windowFlag = (v: Flags[string]) => (typeof v === 'string' ? parseWindowSpec(v) : undefined);
+
 const ACCOUNT_FIELDS = `id name email batchConcurrency apiAccessEnabled interruptionEnabled recordingEnabled voices
-  limits { maxBatchSize maxConcurrentCalls maxCallDurationSeconds rateLimitPerMinute }`;
+  limits { maxBatchSize maxConcurrentCalls maxCallDurationSeconds rateLimitPerMinute }
+  defaultCallingWindow { start end days timezone } enforcedCallingWindow { start end days timezone }`;
 const ACCOUNT_FLAGS =
-  '[--max-batch-size N] [--max-concurrent-calls N] [--max-call-duration S] [--rate-limit N] [--batch-concurrency N] [--voices a,b] [--api-access true|false] [--interruption true|false] [--recording true|false]';
+  '[--max-batch-size N] [--max-concurrent-calls N] [--max-call-duration S] [--rate-limit N] [--batch-concurrency N] [--voices a,b] [--api-access true|false] [--interruption true|false] [--recording true|false] [--default-window "09:00-20:00 mon-fri recipient"|none] [--enforced-window "08:00-21:00 recipient"|none]';
 
 /** An agent, its first prompt version and a DID number for a new account. */
 async function setUpCalling(gql: Parameters<Command['run']>[0], accountId: string, voices: string[], f: Flags) {

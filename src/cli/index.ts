@@ -11,7 +11,7 @@ export const FLAG_NAMES = [
   'voices', 'api-access', 'interruption', 'recording', 'account', 'voice', 'outcome-keys', 'provider-agent-id',
   'agent', 'prompt', 'provider-agent-version', 'number', 'api-key', 'dial-rate', 'agent-name', 'version', 'csv',
   'did', 'concurrency', 'start', 'status', 'out', 'format', 'reason', 'page', 'max-attempts', 'retry-on', 'retry-delay',
-  'expires-at',
+  'expires-at', 'calling-window', 'default-window', 'enforced-window',
 ];
 export const SWITCH_NAMES = ['json', 'watch'];
 const FLAG_OPTIONS = {

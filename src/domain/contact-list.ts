@@ -34,6 +34,7 @@ export function readContactList(list: unknown, at: IssuePath): ContactListReadin
       phoneNumber: readText(item, 'phoneNumber', true, at, i, issues) ?? undefined,
       metadata: item.metadata,
       status: readStatus(item.status, at, i, issues),
+      timezone: readText(item, 'timezone', false, at, i, issues),
     };
   }
   return { contacts, issues };

@@ -27,6 +27,7 @@ import {
   type RetryPolicy,
 } from './retry-policy.ts';
 import { ATTEMPT_OUTCOMES, type AttemptOutcome } from './attempt-outcome.ts';
+import { callingWindowProblems, isZone, normalizeWindow, RECIPIENT_ZONE, type CallingWindow } from './calling-window.ts';
 
 export type StartMode = 'manual' | 'immediate' | 'scheduled';
 export const START_MODES: readonly StartMode[] = ['manual', 'immediate', 'scheduled'];
@@ -44,6 +45,8 @@ export interface ContactRequest {
   phoneNumber: string;
   metadata?: unknown;
   status?: ContactStatus | null;
+  /** IANA zone the contact's calling window is judged in, instead of its number's zones. */
+  timezone?: string | null;
 }
 
 /** The retry policy as requested; absent fields take their defaults. */
@@ -51,6 +54,14 @@ export interface RetryRequest {
   maxAttempts: number;
   on?: string[] | null;
   delaySeconds?: number | null;
+}
+
+/** A calling window as requested: `days` absent means every day, `timezone` absent means `recipient`. */
+export interface CallingWindowRequest {
+  start: string;
+  end: string;
+  days?: string[] | null;
+  timezone?: string | null;
 }
 
 /** A create request with well-typed values; absent optional fields are null or undefined. */
@@ -78,6 +89,7 @@ export interface CreateBatchRequest {
   retry?: RetryRequest | null;
   /** A Date from GraphQL; REST's text, checked here so both surfaces word its problems alike. */
   expiresAt?: Date | string | null;
+  callingWindow?: CallingWindowRequest | null;
 }
 
 /**
@@ -89,7 +101,9 @@ export type CreateBatchRequestDraft = {
     ? Array<Partial<ContactRequest> | undefined>
     : K extends 'retry'
       ? Partial<RetryRequest> | null | undefined
-      : CreateBatchRequest[K] | undefined;
+      : K extends 'callingWindow'
+        ? Partial<CallingWindowRequest> | null | undefined
+        : CreateBatchRequest[K] | undefined;
 };
 
 /** The contract's field order, the order in which details are listed. */
@@ -117,8 +131,9 @@ export const CREATE_BATCH_FIELD_ORDER: FieldOrder = [
     'idempotencyKey',
     'retry',
     'expiresAt',
+    'callingWindow',
   ],
-  ['contactId', 'name', 'phoneNumber', 'metadata', 'status', 'maxAttempts', 'on', 'delaySeconds'],
+  ['contactId', 'name', 'phoneNumber', 'metadata', 'status', 'timezone', 'maxAttempts', 'on', 'delaySeconds', 'start', 'end', 'days'],
 ];
 
 export interface RawContact {
@@ -129,6 +144,7 @@ export interface RawContact {
   /** Why the metadata is refused (too large): the contact is rejected, not the request. */
   metadataProblem: string | null;
   status: ContactStatus;
+  timezone: string | null;
 }
 
 export interface CreateBatchInput {
@@ -155,6 +171,7 @@ export interface CreateBatchInput {
   idempotencyKey: string | null;
   retry: RetryPolicy | null;
   expiresAt: Date | null;
+  callingWindow: CallingWindow | null;
 }
 
 const ROOT: IssuePath = [];
@@ -190,6 +207,7 @@ export function checkCreateBatchRequest(request: CreateBatchRequestDraft, opts: 
   const idempotencyKey = request.idempotencyKey == null ? null : c.text(ROOT, 'idempotencyKey', request.idempotencyKey, { min: 1, max: IDEMPOTENCY_KEY_MAX_LENGTH });
   const retry = checkRetry(c, request.retry, opts.retryMinDelaySeconds ?? RETRY_DELAY_MIN_SECONDS);
   const expiresAt = checkExpiresAt(c, request.expiresAt, opts.now);
+  const callingWindow = checkCallingWindow(c, request.callingWindow);
 
   const interruption = c.present(request.interruption);
   const useAlternateNumber = c.present(request.useAlternateNumber);
@@ -222,6 +240,7 @@ export function checkCreateBatchRequest(request: CreateBatchRequestDraft, opts: 
       idempotencyKey,
       retry,
       expiresAt,
+      callingWindow,
     },
   };
 }
@@ -255,6 +274,17 @@ function checkExpiresAt(c: ValueChecker, value: Date | string | null | undefined
   if (at === null) return c.fail(ROOT, 'expiresAt', EXPIRES_AT_FORMAT_REASON);
   if (now && at.getTime() <= now.getTime()) return c.fail(ROOT, 'expiresAt', 'Value error, expires_at must be in the future');
   return at;
+}
+
+function checkCallingWindow(c: ValueChecker, w: CreateBatchRequestDraft['callingWindow']): CallingWindow | null {
+  if (w == null) return null;
+  const timezone = w.timezone ?? RECIPIENT_ZONE;
+  const problems = callingWindowProblems({ ...w, timezone });
+  for (const [field, reason] of problems) {
+    const [name, index] = field.split('.');
+    c.fail(index === undefined ? ['callingWindow'] : ['callingWindow', name], index ?? name, reason);
+  }
+  return problems.length > 0 ? null : normalizeWindow({ start: w.start!, end: w.end!, days: w.days, timezone });
 }
 
 /** Like a pydantic model validator: complains only when both fields are well-typed and absent. */
@@ -305,7 +335,9 @@ function checkContact(c: ValueChecker, item: Partial<ContactRequest>, at: IssueP
   // metadata is neither walked further, nor copied, nor kept.
   const metadataProblem = sized?.problem ?? null;
   const metadata = sized && !metadataProblem ? (sanitizeJson(sized.value) as Record<string, unknown>) : {};
-  return { contactId, name, phoneNumber, metadata, metadataProblem, status: item.status ?? 'pending' };
+  const timezone = c.text(at, 'timezone', item.timezone ?? undefined, { max: 64 });
+  if (timezone !== null && !isZone(timezone)) c.fail(at, 'timezone', `Value error, Unknown time zone '${timezone}'`);
+  return { contactId, name, phoneNumber, metadata, metadataProblem, status: item.status ?? 'pending', timezone };
 }
 
 /**

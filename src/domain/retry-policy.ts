@@ -7,6 +7,8 @@
 // `delay_seconds` starts again from the primary number.
 
 import { ATTEMPT_OUTCOMES, type AttemptOutcome } from './attempt-outcome.ts';
+import { nextOpening, usesRecipientZone, type CallingWindow } from './calling-window.ts';
+import { zonesOfKey } from './number-zones.ts';
 
 export const MAX_ATTEMPTS_LIMIT = 10;
 export const RETRY_DELAY_MAX_SECONDS = 86_400;
@@ -63,4 +65,15 @@ export function nextAttemptAt(end: AttemptEnd, limits: RetryLimits): Date | null
   // An attempt that could only start after the batch expires is never made: this one is the last.
   if (limits.expiresAt && at.getTime() >= limits.expiresAt.getTime()) return null;
   return at;
+}
+
+/**
+ * A retry due at `at` in a windowed batch: at the first opening of the call's windows from then on,
+ * with that window's close; null when none opens before the batch expires (the attempt was the last).
+ */
+export function retryInWindow(at: Date, windows: readonly CallingWindow[], timezone: string | null, expiresAt: Date | null): { at: Date; windowClosesAt: Date } | null {
+  const zones = usesRecipientZone(windows) && timezone ? zonesOfKey(timezone) : [];
+  const opening = nextOpening(windows, zones, at);
+  if (!opening || (expiresAt && opening.opensAt.getTime() >= expiresAt.getTime())) return null;
+  return { at: opening.opensAt, windowClosesAt: opening.closesAt };
 }

@@ -12,6 +12,7 @@ import {
 } from '../domain/create-batch-request.ts';
 import { isRetryOutcome, parseInstant } from '../domain/retry-policy.ts';
 import { ATTEMPT_OUTCOMES } from '../domain/attempt-outcome.ts';
+import { WEEKDAYS } from '../domain/calling-window.ts';
 
 /** A list of 100,000 bad outcomes is reported by its first few. */
 const MAX_LISTED_ON_ISSUES = 10;
@@ -75,6 +76,7 @@ export function readCreateBatchBody(body: unknown, opts: CreateBodyOptions): Cre
     idempotencyKey: opts.idempotent ? (r.text('idempotencyKey', true) ?? undefined) : null,
     retry: r.retry(),
     expiresAt: r.instant('expiresAt'),
+    callingWindow: r.callingWindow(),
   };
   if (r.issues.length === 0 && !r.beyondInt) return draft as CreateBatchRequest;
   const refused = new Set(r.issues.map((i) => String(i.path[0])));
@@ -85,7 +87,14 @@ export function readCreateBatchBody(body: unknown, opts: CreateBodyOptions): Cre
 
 function camelContact(c: unknown): unknown {
   if (!isPlainRecord(c)) return c;
-  return { contactId: own(c, 'contact_id'), name: own(c, 'name'), phoneNumber: own(c, 'phone_number'), metadata: own(c, 'metadata'), status: own(c, 'status') };
+  return {
+    contactId: own(c, 'contact_id'),
+    name: own(c, 'name'),
+    phoneNumber: own(c, 'phone_number'),
+    metadata: own(c, 'metadata'),
+    status: own(c, 'status'),
+    timezone: own(c, 'timezone'),
+  };
 }
 
 const ABSENT = Symbol('absent');
@@ -177,6 +186,32 @@ class LaxReader {
     }
     if (this.issues.length > before) return undefined;
     return { maxAttempts: maxAttempts ?? undefined, delaySeconds, on: on as string[] | null | undefined };
+  }
+
+  /** The calling window under domain names; with a type problem in it, undefined (its issues recorded). */
+  callingWindow(): CreateBatchRequestDraft['callingWindow'] {
+    const value = this.take('callingWindow', false);
+    if (value === ABSENT) return null;
+    if (!isPlainRecord(value)) return this.fail('callingWindow', REASON_DICT);
+    const before = this.issues.length;
+    const text = (key: string, required: boolean) => {
+      const v = own(value, key);
+      if (v == null) return void (required && this.issues.push({ path: ['callingWindow', key], reason: REASON_REQUIRED }));
+      return typeof v === 'string' ? v : void this.issues.push({ path: ['callingWindow', key], reason: REASON_STRING });
+    };
+    const start = text('start', true);
+    const end = text('end', true);
+    const timezone = text('timezone', false);
+    const days = own(value, 'days');
+    if (days != null && !Array.isArray(days)) this.issues.push({ path: ['callingWindow', 'days'], reason: REASON_LIST });
+    else if (days) {
+      for (let i = 0; i < days.length && this.issues.length - before < MAX_LISTED_ON_ISSUES; i++) {
+        if (typeof days[i] !== 'string') this.issues.push({ path: ['callingWindow', 'days', i], reason: REASON_STRING });
+        else if (!(WEEKDAYS as readonly string[]).includes(days[i])) this.issues.push({ path: ['callingWindow', 'days', i], reason: literalReason(WEEKDAYS) });
+      }
+    }
+    if (this.issues.length > before) return undefined;
+    return { start, end, timezone, days: days as string[] | null | undefined };
   }
 
   /** The contacts under their domain names, so one reader checks them for both surfaces. */

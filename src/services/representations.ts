@@ -31,8 +31,17 @@ export interface CallRecord {
   llm_transcript: string | null;
   /** Dials made so far, the alternate number's included. */
   attempts: number;
-  /** When a call put back in line for a retry is next tried; null otherwise. */
+  /** When a waiting call is next tried (a retry, or a calling window opening); null otherwise. */
   next_attempt_at: string | null;
+  /** The zones its calling window is judged in (comma-separated); null without a window. */
+  timezone: string | null;
+}
+
+export interface CallingWindowOut {
+  start: string;
+  end: string;
+  days: string[];
+  timezone: string;
 }
 
 export interface RetryOut {
@@ -64,6 +73,7 @@ export interface BatchDetails {
   completed_at: string | null;
   retry: RetryOut | null;
   expires_at: string | null;
+  calling_window: CallingWindowOut | null;
 }
 
 /** Field order of the contract's tables; serialisers that lose key order (jsonb) restore it with these. */
@@ -72,12 +82,14 @@ export const CALL_RECORD_FIELDS = [
   'version_name', 'voice', 'status', 'call_status', 'transcript_status', 'duration_seconds', 'answer_duration_seconds',
   'timestamp', 'created_at', 'completed_at', 'hangup_by', 'disconnect_reason', 'summary', 'outcomes',
   'recording_available', 'recording_url', 'llm_transcript', 'attempts', 'next_attempt_at',
+  'timezone',
 ] as const satisfies readonly (keyof CallRecord)[];
 
 export const BATCH_DETAILS_FIELDS = [
   'batch_id', 'agent_id', 'version_id', 'status', 'start_mode', 'scheduled_at', 'timezone', 'concurrency',
   'total_contacts', 'accepted_contacts', 'rejected_contacts', 'callbacks', 'queued', 'in_progress', 'completed',
   'failed', 'cancelled', 'created_at', 'started_at', 'completed_at', 'retry', 'expires_at',
+  'calling_window',
 ] as const satisfies readonly (keyof BatchDetails)[];
 
 /**
@@ -113,6 +125,7 @@ export interface CallRecordSource {
   llmTranscript: string | null;
   attempts: number;
   nextAttemptAt: Date | string | null;
+  timezone: string | null;
 }
 
 /** The number a call record shows: the alternate one when it was dialled. */
@@ -154,6 +167,7 @@ export function callRecord(c: CallRecordSource): CallRecord {
     llm_transcript: c.llmTranscript,
     attempts: c.attempts,
     next_attempt_at: iso(c.nextAttemptAt),
+    timezone: c.timezone,
   };
 }
 
@@ -181,6 +195,7 @@ export interface BatchDetailsSource {
   completedAt?: Date | string | null;
   retry: { maxAttempts: number; on: readonly string[]; delaySeconds: number } | null;
   expiresAt: Date | string | null;
+  callingWindow: { start: string; end: string; days: readonly string[]; timezone: string } | null;
 }
 
 /** The contract's Batch details, field for field in the table's order. */
@@ -208,5 +223,6 @@ export function batchDetails(batch: BatchDetailsSource): BatchDetails {
     completed_at: iso(batch.completedAt ?? null),
     retry: batch.retry ? { max_attempts: batch.retry.maxAttempts, on: [...batch.retry.on], delay_seconds: batch.retry.delaySeconds } : null,
     expires_at: iso(batch.expiresAt),
+    calling_window: batch.callingWindow ? { ...batch.callingWindow, days: [...batch.callingWindow.days] } : null,
   };
 }

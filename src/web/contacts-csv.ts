@@ -8,6 +8,8 @@ export interface CsvContact {
   name?: string;
   phoneNumber: string;
   metadata?: Record<string, string>;
+  /** The contact's own zone for calling windows (a `timezone` column). */
+  timezone?: string;
 }
 
 export interface RowIssue {
@@ -41,10 +43,11 @@ const normalize = (h: string) =>
     .replace(/[^a-z0-9]+/g, '_')
     .replace(/^_+|_+$/g, '');
 
-const ALIASES: Record<'contactId' | 'phoneNumber' | 'name', string[]> = {
+const ALIASES: Record<'contactId' | 'phoneNumber' | 'name' | 'timezone', string[]> = {
   contactId: ['contact_id', 'id', 'external_id', 'contact'],
   phoneNumber: ['phone_number', 'phone', 'number', 'mobile', 'telephone', 'phone_no'],
   name: ['name', 'full_name', 'contact_name'],
+  timezone: ['timezone', 'time_zone', 'tz'],
 };
 
 export class CsvContactsError extends Error {}
@@ -71,10 +74,11 @@ export function contactsFromCsv(text: string): ContactsFromCsv {
   const idCol = column('contactId');
   const phoneCol = column('phoneNumber');
   const nameCol = column('name');
+  const zoneCol = column('timezone');
   if (phoneCol < 0) {
     throw new CsvContactsError('The first line must name the columns, including phone_number (and contact_id, name, any others as metadata).');
   }
-  const metaCols = headers.map((_, i) => i).filter((i) => i !== idCol && i !== phoneCol && i !== nameCol && headers[i] !== '');
+  const metaCols = headers.map((_, i) => i).filter((i) => i !== idCol && i !== phoneCol && i !== nameCol && i !== zoneCol && headers[i] !== '');
 
   const out: ContactsFromCsv = { headers, contacts: [], lines: [], issues: [], rowCount: rows.length };
   const seenIds = new Map<string, number>();
@@ -93,6 +97,8 @@ export function contactsFromCsv(text: string): ContactsFromCsv {
     const contact: CsvContact = { contactId, phoneNumber: phone };
     const name = cell(nameCol);
     if (name) contact.name = name;
+    const timezone = cell(zoneCol);
+    if (timezone) contact.timezone = timezone;
     const metadata: Record<string, string> = {};
     for (const i of metaCols) if (cell(i) !== '') metadata[headers[i]] = cell(i);
     if (Object.keys(metadata).length > 0) contact.metadata = metadata;

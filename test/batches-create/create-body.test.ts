@@ -77,10 +77,11 @@ describe('create body: success', () => {
       recordingEnabled: null,
       maxDurationSecondsPerCall: null,
       metadata: {},
-      contacts: [{ contactId: 'c1', name: null, phoneNumber: '+14155552671', metadata: {}, metadataProblem: null, status: 'pending' }],
+      contacts: [{ contactId: 'c1', name: null, phoneNumber: '+14155552671', metadata: {}, metadataProblem: null, status: 'pending', timezone: null }],
       idempotencyKey: null,
       retry: null,
       expiresAt: null,
+      callingWindow: null,
     } satisfies CreateBatchInput);
   });
 

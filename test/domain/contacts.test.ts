@@ -3,7 +3,7 @@ import { normalizeContacts, normalizePhone } from '../../src/domain/contacts.ts'
 import type { RawContact } from '../../src/domain/create-batch-request.ts';
 
 function contact(contactId: string, phoneNumber: string, extra: Partial<RawContact> = {}): RawContact {
-  return { contactId, name: null, phoneNumber, metadata: {}, metadataProblem: null, status: 'pending', ...extra };
+  return { contactId, name: null, phoneNumber, metadata: {}, metadataProblem: null, status: 'pending', timezone: null, ...extra };
 }
 
 describe('normalizePhone', () => {

@@ -85,7 +85,14 @@ export function endedWrite(
  * An unanswered attempt the batch's retry policy tries again: the call goes back in line (its slot
  * and lease freed) until `nextAttemptAt`; its history keeps how the attempt ended.
  */
-export function retryWrite(ref: CallRef, owner: string, from: CallStatus, result: CallEndResult, number: string, attempt: number, nextAttemptAt: Date): CallWrite {
+/** When a call put back in line is tried again; in a windowed batch, also when that window closes. */
+export interface RetryTime {
+  at: Date;
+  windowClosesAt: Date | null;
+}
+
+export function retryWrite(ref: CallRef, owner: string, from: CallStatus, result: CallEndResult, number: string, attempt: number, next: RetryTime): CallWrite {
+  const nextAttemptAt = next.at;
   return {
     ...ref,
     owner,
@@ -108,7 +115,7 @@ export function retryWrite(ref: CallRef, owner: string, from: CallStatus, result
         },
       },
     ],
-    set: { nextAttemptAt },
+    set: { nextAttemptAt, windowClosesAt: next.windowClosesAt ?? undefined },
     releaseLease: true,
   };
 }

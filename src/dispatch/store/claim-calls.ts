@@ -36,6 +36,8 @@ export interface ClaimedCall {
   name: string | null;
   metadata: Record<string, unknown>;
   attempts: number;
+  /** calls.timezone: the zones its calling windows are judged in; null without a window. */
+  timezone: string | null;
   dialledAt: Date;
 }
 
@@ -88,6 +90,7 @@ interface ClaimRow {
   name: string | null;
   metadata: Record<string, unknown> | null;
   attempts: number;
+  timezone: string | null;
   /** Cancelled by the claim: its number is on the account's do-not-call list. */
   suppressed: boolean;
 }
@@ -99,6 +102,7 @@ interface BatchRow {
   in_progress: number;
   queued: number;
   started_at: Date | null;
+  windowed: boolean;
 }
 
 const DIAL = counterDelta('queued', 'ringing');
@@ -120,16 +124,20 @@ WITH alloc AS (
   -- counter update at the very end (the order every writer uses: calls, then their batch), so the
   -- hottest row of a running batch stays locked only from there to the commit.
   -- An expired batch dials no more: the expiry sweep ends its waiting calls.
-  SELECT a.* FROM unnest($1::text[], $2::int[]) AS a(batch_id, n)
+  SELECT a.* FROM unnest($1::text[], $2::int[], $13::bool[]) AS a(batch_id, n, windowed)
     JOIN batches b ON b.id = a.batch_id AND b.status = ANY($8::text[])
                   AND (b.expires_at IS NULL OR b.expires_at > $3::timestamptz)
 ),
 picked AS (
   -- Calls put back in line (queued) go first, those due earliest first, as one range of
   -- calls_requeued_due_idx that ends at now: retries still waiting are never read. Then those
-  -- never dialled (pending), in submission order straight off the (batch_id, status, seq) index.
-  -- Under the outer LIMIT the second branch only runs, and only locks rows, when the first comes
-  -- up short.
+  -- never dialled (pending): in a plain batch in submission order straight off the
+  -- (batch_id, status, seq) index; in a windowed batch (one of the two branches runs, the other's
+  -- condition on a.windowed is a one-time filter) those whose window closes soonest first, as the
+  -- range of calls_batch_id_status_window_closes_at_seq_idx from now on, where windows already closed
+  -- (left to the window sweep) are never read, and calls waiting for a later window are read only
+  -- if it closes before one open now does. Under the outer LIMIT a branch only runs, and only locks
+  -- rows, when those before it come up short.
   -- A number put on the account's do-not-call list after the create is never dialled: the call
   -- is cancelled here instead (one primary-key probe per claimed call).
   SELECT p.id, p.status AS old_status,
@@ -140,17 +148,27 @@ picked AS (
         SELECT c.id, c.status, c.phone_number FROM calls c
          WHERE c.batch_id = a.batch_id AND c.status = 'queued' AND c.lease_owner IS NULL
            AND COALESCE(c.next_attempt_at, '-infinity'::timestamptz) <= $3::timestamptz
+           AND (c.window_closes_at IS NULL OR c.window_closes_at > $3::timestamptz)
          ORDER BY COALESCE(c.next_attempt_at, '-infinity'::timestamptz), c.seq
          LIMIT a.n
          FOR UPDATE SKIP LOCKED) requeued
       UNION ALL
       SELECT * FROM (
         SELECT c.id, c.status, c.phone_number FROM calls c
-         WHERE c.batch_id = a.batch_id AND c.status = 'pending' AND c.lease_owner IS NULL
+         WHERE NOT a.windowed AND c.batch_id = a.batch_id AND c.status = 'pending' AND c.lease_owner IS NULL
            AND (c.next_attempt_at IS NULL OR c.next_attempt_at <= $3::timestamptz)
          ORDER BY c.seq
          LIMIT a.n
          FOR UPDATE SKIP LOCKED) never_dialled
+      UNION ALL
+      SELECT * FROM (
+        SELECT c.id, c.status, c.phone_number FROM calls c
+         WHERE a.windowed AND c.batch_id = a.batch_id AND c.status = 'pending' AND c.lease_owner IS NULL
+           AND c.window_closes_at IS NOT NULL AND c.window_closes_at > $3::timestamptz
+           AND COALESCE(c.next_attempt_at, '-infinity'::timestamptz) <= $3::timestamptz
+         ORDER BY c.window_closes_at, c.seq
+         LIMIT a.n
+         FOR UPDATE SKIP LOCKED) in_window
       LIMIT a.n
     ) p
 ),
@@ -161,7 +179,7 @@ upd AS (
     FROM picked p
    WHERE c.id = p.id AND NOT p.suppressed
   RETURNING c.id, c.batch_id, c.account_id, c.seq, c.phone_number, c.alternate_phone, c.external_id, c.name,
-            c.metadata, c.attempts, p.old_status
+            c.metadata, c.attempts, c.timezone, p.old_status
 ),
 sup AS (
   UPDATE calls c SET status = 'cancelled', completed_at = $3::timestamptz, disconnect_reason = $12,
@@ -196,16 +214,16 @@ cnt AS (
   WHERE b.id = d.batch_id
   RETURNING 1
 )
-SELECT id, batch_id, account_id, seq, phone_number, alternate_phone, external_id, name, metadata, attempts, false AS suppressed
+SELECT id, batch_id, account_id, seq, phone_number, alternate_phone, external_id, name, metadata, attempts, timezone, false AS suppressed
   FROM upd
 UNION ALL
-SELECT id, batch_id, account_id, seq, phone_number, NULL, NULL, NULL, NULL, 0, true FROM sup
+SELECT id, batch_id, account_id, seq, phone_number, NULL, NULL, NULL, NULL, 0, NULL, true FROM sup
 ORDER BY batch_id, seq`;
 
 /** CLAIM_SQL's parameters: `alloc` is how many calls to take per batch. */
 export function claimParams(
   alloc: ReadonlyMap<string, number>,
-  c: { accountId: string; workerId: string; now: Date; leaseExpiresAt: Date },
+  c: { accountId: string; workerId: string; now: Date; leaseExpiresAt: Date; windowed?: ReadonlySet<string> },
 ): unknown[] {
   const target = [...alloc.keys()].sort();
   return [
@@ -221,6 +239,7 @@ export function claimParams(
     SUPPRESS.queued ?? 0,
     SUPPRESS.cancelled ?? 0,
     SUPPRESSED_DISCONNECT_REASON,
+    target.map((id) => c.windowed?.has(id) ?? false),
   ];
 }
 
@@ -252,7 +271,8 @@ export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): 
     // few calls in flight). Every batch that can hold calls in flight counts against the account
     // limit; a cancelled one until its last in-flight call has ended (completed_at set).
     const batches = await tx.query<BatchRow>(
-      `SELECT id, status, concurrency, in_progress, queued, started_at FROM batches
+      `SELECT id, status, concurrency, in_progress, queued, started_at,
+              (calling_window IS NOT NULL OR enforced_window IS NOT NULL) AS windowed FROM batches
         WHERE account_id = $1
           AND (status IN ('paused', 'queued', 'dispatching', 'running') OR (status = 'cancelled' AND completed_at IS NULL))
         ORDER BY id`,
@@ -267,8 +287,9 @@ export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): 
     const wanted = [...unlimited.values()].reduce((s, n) => s + n, 0);
     const now = input.clock();
     const expires = new Date(now.getTime() + input.leaseMs);
+    const windowed = new Set(batches.filter((b) => b.windowed).map((b) => b.id));
     const claimSql = (alloc: Map<string, number>) =>
-      tx.query<ClaimRow>(CLAIM_SQL, claimParams(alloc, { accountId: input.accountId, workerId: input.workerId, now, leaseExpiresAt: expires }));
+      tx.query<ClaimRow>(CLAIM_SQL, claimParams(alloc, { accountId: input.accountId, workerId: input.workerId, now, leaseExpiresAt: expires, windowed }));
     const fair = allocateSlots(demands, free, input.budget, input.rotate ?? 0);
     const limited = input.limitAllocation ? input.limitAllocation(fair) : fair;
     const alloc = new Map([...limited].filter(([id, n]) => n > 0 && n <= (fair.get(id) ?? 0)));
@@ -296,6 +317,7 @@ export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): 
       name: r.name,
       metadata: r.metadata ?? {},
       attempts: r.attempts,
+      timezone: r.timezone,
       dialledAt: now,
     }));
     const dialledBatches = new Set(claimed.map((c) => c.batchId));

@@ -3,6 +3,7 @@
 // the worker reads it once per batch.
 import type { AppDeps } from '../../deps.ts';
 import { isRetryOutcome, type RetryPolicy } from '../../domain/retry-policy.ts';
+import { effectiveWindows, storedWindow, type CallingWindow } from '../../domain/calling-window.ts';
 
 export interface DispatchContext {
   batchId: string;
@@ -21,6 +22,8 @@ export interface DispatchContext {
   prompt: { id: string; name: string; text: string };
   retry: RetryPolicy | null;
   expiresAt: Date | null;
+  /** The batch's calling window and the enforced one, those that are set (empty: none). */
+  windows: CallingWindow[];
 }
 
 export async function loadDispatchContexts(deps: Pick<AppDeps, 'db'>, batchIds: string[]): Promise<Map<string, DispatchContext>> {
@@ -61,6 +64,7 @@ export async function loadDispatchContexts(deps: Pick<AppDeps, 'db'>, batchIds: 
           ? null
           : { maxAttempts: b.retryMaxAttempts, on: b.retryOn.filter(isRetryOutcome), delaySeconds: b.retryDelaySeconds ?? 0 },
       expiresAt: b.expiresAt,
+      windows: effectiveWindows(storedWindow(b.callingWindow), storedWindow(b.enforcedWindow)),
     });
   }
   return out;

@@ -76,6 +76,7 @@ export interface LostCall {
   dialedNumber: string | null;
   alternatePhone: string | null;
   usedAlternate: boolean;
+  timezone: string | null;
   externalId: string;
   name: string | null;
   metadata: Record<string, unknown>;
@@ -98,6 +99,7 @@ export async function findLostCalls(deps: Pick<AppDeps, 'db'>, now: Date, exclud
       dialed_number: string | null;
       alternate_phone: string | null;
       used_alternate: boolean;
+      timezone: string | null;
       external_id: string;
       name: string | null;
       metadata: Record<string, unknown> | null;
@@ -108,7 +110,7 @@ export async function findLostCalls(deps: Pick<AppDeps, 'db'>, now: Date, exclud
               COALESCE((SELECT e.at FROM call_events e
                          WHERE e.call_id = c.id AND e.detail->>'event' = 'dial'
                          ORDER BY e.id DESC LIMIT 1), c."timestamp") AS dialled_at,
-              c.attempts, c.phone_number, c.dialed_number, c.alternate_phone, c.used_alternate,
+              c.attempts, c.phone_number, c.dialed_number, c.alternate_phone, c.used_alternate, c.timezone,
               c.external_id, c.name, c.metadata
          FROM calls c JOIN accounts a ON a.id = c.account_id
         WHERE c.status IN ('ringing', 'answered', 'in_progress') AND c.lease_expires_at < $1::timestamptz
@@ -132,6 +134,7 @@ export async function findLostCalls(deps: Pick<AppDeps, 'db'>, now: Date, exclud
     dialedNumber: r.dialed_number,
     alternatePhone: r.alternate_phone,
     usedAlternate: r.used_alternate,
+    timezone: r.timezone,
     externalId: r.external_id,
     name: r.name,
     metadata: r.metadata ?? {},

@@ -4,9 +4,11 @@
 // end write that hands an answered call to analysis.
 import type { CallWrite } from '../../services/calls/call-transitions.ts';
 import type { ClaimedCall } from '../store/claim-calls.ts';
-import { alternateDialWrite, endedWrite, retryWrite } from '../store/call-writes.ts';
+import { alternateDialWrite, endedWrite, retryWrite, type RetryTime } from '../store/call-writes.ts';
 import { attemptOutcome } from '../../domain/attempt-outcome.ts';
-import { nextAttemptAt } from '../../domain/retry-policy.ts';
+import { nextAttemptAt, retryInWindow } from '../../domain/retry-policy.ts';
+import { isOpenAt, usesRecipientZone } from '../../domain/calling-window.ts';
+import { zonesOfKey } from '../../domain/number-zones.ts';
 import type { DispatchContext } from '../store/dispatch-context.ts';
 import { SUPPRESSED_DISCONNECT_REASON } from '../../domain/suppressions.ts';
 import { isNumberSuppressed } from '../store/number-suppressed.ts';
@@ -67,6 +69,7 @@ export function dialClaimed(s: WorkerState, c: ClaimedCall): Promise<void> {
     alternatePhone: c.alternatePhone,
     usedAlternate: false,
     attempts: c.attempts,
+    timezone: c.timezone,
     dialledAt: c.dialledAt,
     contact: { externalId: c.externalId, name: c.name, metadata: c.metadata },
   });
@@ -200,18 +203,28 @@ function wantsAlternate(s: WorkerState, call: LiveCall, result: CallEndResult): 
     !NO_ALTERNATE_REASONS.has(result.disconnectReason) &&
     !call.hangup &&
     !s.stopping &&
-    (!call.ctx.retry || call.attempts < call.ctx.retry.maxAttempts)
+    (!call.ctx.retry || call.attempts < call.ctx.retry.maxAttempts) &&
+    windowsOpen(call, result.endedAt)
   );
 }
 
-/** When an unanswered attempt is tried again under the batch's retry policy; null: it was the last. */
-function retryAt(call: LiveCall, result: CallEndResult): Date | null {
+/** The alternate number is dialled at once, so only while the call's windows are still open. */
+function windowsOpen(call: LiveCall, at: Date): boolean {
+  const { windows } = call.ctx;
+  return windows.length === 0 || isOpenAt(windows, usesRecipientZone(windows) && call.timezone ? zonesOfKey(call.timezone) : [], at);
+}
+
+/**
+ * When an unanswered attempt is tried again under the batch's retry policy, at the first opening of
+ * its calling windows from then on; null: it was the last.
+ */
+function retryAt(call: LiveCall, result: CallEndResult): RetryTime | null {
   // Reached someone, or ended by us (cancel, max duration, shutdown): never retried.
   if (call.answered || result.answeredAt !== null || call.hangup) return null;
-  return nextAttemptAt(
-    { attempts: call.attempts, outcome: attemptOutcome(result), endedAt: result.endedAt },
-    { policy: call.ctx.retry, expiresAt: call.ctx.expiresAt },
-  );
+  const limits = { policy: call.ctx.retry, expiresAt: call.ctx.expiresAt };
+  const at = nextAttemptAt({ attempts: call.attempts, outcome: attemptOutcome(result), endedAt: result.endedAt }, limits);
+  if (!at || call.ctx.windows.length === 0) return at && { at, windowClosesAt: null };
+  return retryInWindow(at, call.ctx.windows, call.timezone, limits.expiresAt);
 }
 
 function callEnded(s: WorkerState, call: LiveCall, result: CallEndResult): void {
@@ -230,7 +243,7 @@ function finishAttempt(s: WorkerState, call: LiveCall, result: CallEndResult): v
   else endCall(s, call, result);
 }
 
-function scheduleRetry(s: WorkerState, call: LiveCall, result: CallEndResult, at: Date): void {
+function scheduleRetry(s: WorkerState, call: LiveCall, result: CallEndResult, at: RetryTime): void {
   stopWatching(s, call);
   s.ending.add(call.callId);
   const from = call.status;

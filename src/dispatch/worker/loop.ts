@@ -5,6 +5,7 @@ import { sweepFinishedBatches } from '../../services/calls/call-transitions.ts';
 import { startDueBatches } from '../store/claim-calls.ts';
 import { requeueExpiredUndialled } from '../store/lease-recovery.ts';
 import { endUndialledCalls } from '../store/end-undialled-calls.ts';
+import { moveClosedWindows } from '../store/move-closed-windows.ts';
 import { recoverAnalyses } from './analysis.ts';
 import { enforceCallLimits } from './call-limits.ts';
 import { claimRound } from './claiming.ts';
@@ -22,7 +23,7 @@ export interface TickReport {
   settled: number;
   analysisRecovered: number;
   hungUp: number;
-  /** Waiting calls ended because their batch expired or was cancelled. */
+  /** Waiting calls ended because their batch expired or was cancelled, or their windows no longer open. */
   expired: number;
 }
 
@@ -61,6 +62,9 @@ export async function tick(s: WorkerState, recover: boolean): Promise<TickReport
     s.log.info({ batchId: e.batchId, reason: e.reason, calls: e.calls }, 'ended calls that were waiting to be dialled');
     expired += e.calls;
   }
+  const windows = await moveClosedWindows(s.deps, now);
+  if (windows.moved + windows.cancelled > 0) s.log.info(windows, 'calls moved to their next calling window');
+  expired += windows.cancelled;
   const hungUp = await enforceCallLimits(s, now);
   const { claimed, more } = await claimRound(s);
   return { started: started.length, claimed, more, requeued: requeued.length, settled, analysisRecovered, hungUp, expired };

@@ -165,6 +165,7 @@ async function adopt(s: WorkerState, l: LostCall, ctx: DispatchContext, provider
     alternatePhone: l.alternatePhone,
     usedAlternate: l.usedAlternate,
     attempts: l.attempts,
+    timezone: l.timezone,
     // The max-duration clock runs from the real dial, not from the answer or the adoption.
     dialledAt: l.dialledAt ?? answeredAt ?? now,
     answered: l.status !== 'ringing',

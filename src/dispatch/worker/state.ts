@@ -35,6 +35,8 @@ export interface LiveCall extends CallRef {
   alternatePhone: string | null;
   usedAlternate: boolean;
   attempts: number;
+  /** The zones its calling windows are judged in (calls.timezone); null without a window. */
+  timezone: string | null;
   /** Start of the current dial, for the max-duration rule. */
   dialledAt: Date;
   answered: boolean;

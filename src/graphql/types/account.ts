@@ -2,6 +2,9 @@ import { builder } from '../builder.ts';
 import type { Account } from '../../generated/prisma/client.ts';
 import { createAccount, updateAccount } from '../../services/accounts/accounts.ts';
 import { issueApiKey, revokeApiKey } from '../../services/auth/api-keys.ts';
+import { CallingWindowInput, CallingWindowType } from './calling-window.ts';
+import { storedWindow } from '../../domain/calling-window.ts';
+import type { CallingWindowRequest } from '../../domain/create-batch-request.ts';
 
 const AccountLimits = builder.objectRef<Account>('AccountLimits').implement({
   fields: (t) => ({
@@ -24,6 +27,18 @@ export const AccountType = builder.prismaObject('Account', {
     recordingEnabled: t.exposeBoolean('recordingEnabled'),
     voices: t.exposeStringList('voices'),
     provider: t.exposeString('provider'),
+    defaultCallingWindow: t.field({
+      type: CallingWindowType,
+      nullable: true,
+      description: 'Given to a batch created without a calling window of its own; null: such a batch calls at any time',
+      resolve: (a) => storedWindow(a.defaultCallingWindow),
+    }),
+    enforcedCallingWindow: t.field({
+      type: CallingWindowType,
+      nullable: true,
+      description: 'Narrows every batch created while it is set: its calls are placed only when this window is open too',
+      resolve: (a) => storedWindow(a.enforcedCallingWindow),
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
@@ -52,6 +67,11 @@ const accountInputFields = (t: Parameters<Parameters<typeof builder.inputType>[1
   interruptionEnabled: t.boolean(),
   recordingEnabled: t.boolean(),
   voices: t.stringList(),
+  defaultCallingWindow: t.field({ type: CallingWindowInput, description: 'A batch without a window of its own gets this one; null clears it' }),
+  enforcedCallingWindow: t.field({
+    type: CallingWindowInput,
+    description: 'Every batch created while it is set places calls only inside it too (batches created before keep theirs); null clears it',
+  }),
 });
 
 const AdminCreateAccountInput = builder.inputType('AdminCreateAccountInput', {
@@ -84,6 +104,12 @@ const IssuedApiKey = builder.objectRef<{ id: string; apiKey: string }>('IssuedAp
   fields: (t) => ({ id: t.exposeID('id'), apiKey: t.exposeString('apiKey') }),
 });
 
+/** The window fields as given: an explicit null clears a window, which nonNull would drop. */
+const windowsOf = (input: { defaultCallingWindow?: CallingWindowRequest | null; enforcedCallingWindow?: CallingWindowRequest | null }) => ({
+  defaultCallingWindow: input.defaultCallingWindow,
+  enforcedCallingWindow: input.enforcedCallingWindow,
+});
+
 const nonNull = <T extends object>(o: T) =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v != null)) as { [K in keyof T]: NonNullable<T[K]> };
 
@@ -93,7 +119,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: AdminCreateAccountInput, required: true }) },
     authScopes: { admin: true },
     resolve: async (_r, { input }, ctx) => {
-      return createAccount(ctx.deps.db, { ...nonNull(input), limits: input.limits ? nonNull(input.limits) : undefined });
+      return createAccount(ctx.deps.db, { ...nonNull(input), ...windowsOf(input), limits: input.limits ? nonNull(input.limits) : undefined });
     },
   }),
   adminUpdateAccount: t.field({
@@ -103,6 +129,7 @@ builder.mutationFields((t) => ({
     resolve: async (_r, { id, input }, ctx) => {
       return updateAccount(ctx.deps.db, String(id), {
         ...nonNull(input),
+        ...windowsOf(input),
         limits: input.limits ? nonNull(input.limits) : undefined,
       });
     },

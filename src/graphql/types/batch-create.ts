@@ -8,6 +8,7 @@ import { formatIssue } from '../../domain/field-issue.ts';
 import { requestValidation } from '../../errors.ts';
 import { createBatch, type CreateBatchResult } from '../../services/batches/create-batch.ts';
 import { CallBatchType } from './batch.ts';
+import { CallingWindowInput } from './calling-window.ts';
 import {
   DEFAULT_RETRY_DELAY_SECONDS,
   DEFAULT_RETRY_ON,
@@ -62,6 +63,7 @@ const CallBatchContactInput = builder.inputType('CallBatchContactInput', {
     phoneNumber: t.string({ required: true }),
     metadata: t.field({ type: 'JSON', description: 'Keys are normalised (e.g. `First Name` -> `first_name`)' }),
     status: t.field({ type: ContactStatusEnum, description: 'Initial call status; default `queued` unless `pending`' }),
+    timezone: t.string({ description: "IANA zone the contact's calling window is judged in, instead of its number's zones" }),
   }),
 });
 
@@ -125,6 +127,10 @@ const CreateCallBatchInput = builder.inputType('CreateCallBatchInput', {
     idempotencyKey: t.string({ description: '1 to 128 characters; scoped to the account' }),
     retry: t.field({ type: CallBatchRetryInput, description: 'Retry policy; without it each contact is dialled once (plus its alternate number)' }),
     expiresAt: t.field({ type: 'DateTime', description: 'A call not placed by then is never placed (it ends cancelled, disconnectReason expired)' }),
+    callingWindow: t.field({
+      type: CallingWindowInput,
+      description: "Local hours and days in which calls are placed; without it, the account's default window (if any). The account's enforced window narrows it.",
+    }),
   }),
 });
 

@@ -2,6 +2,8 @@ import { builder } from '../builder.ts';
 import { NodeInterface } from './node.ts';
 import { AppError } from '../../errors.ts';
 import { batchStateFields } from './batch-state-fields.ts';
+import { CallingWindowType } from './calling-window.ts';
+import { storedWindow } from '../../domain/calling-window.ts';
 import { MAX_OUTCOME_PAIRS, OUTCOME_TTL_MS, type OutcomeCount } from '../../services/batches/outcome-breakdown.ts';
 
 const OutcomeCountType = builder.objectRef<OutcomeCount>('OutcomeCount').implement({
@@ -67,6 +69,20 @@ export const CallBatchType = builder.prismaObject('Batch', {
         b.retryMaxAttempts === null ? null : { maxAttempts: b.retryMaxAttempts, on: b.retryOn, delaySeconds: b.retryDelaySeconds ?? 0 },
     }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime', nullable: true, description: 'No call is placed after this; null: never expires' }),
+    callingWindow: t.field({
+      type: CallingWindowType,
+      nullable: true,
+      description: "Local hours and days in which its calls are placed (its own window or the account's default); null: any time",
+      select: { callingWindow: true },
+      resolve: (b) => storedWindow(b.callingWindow),
+    }),
+    enforcedCallingWindow: t.field({
+      type: CallingWindowType,
+      nullable: true,
+      description: "The account's enforced window when the batch was created: calls are placed only when both windows are open",
+      select: { enforcedWindow: true },
+      resolve: (b) => storedWindow(b.enforcedWindow),
+    }),
     versionId: t.exposeString('promptVersionId'),
     agent: t.relation('agent'),
     promptVersion: t.relation('promptVersion'),

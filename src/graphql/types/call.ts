@@ -100,7 +100,11 @@ export const CallType = builder.prismaObject('Call', {
     nextAttemptAt: t.expose('nextAttemptAt', {
       type: 'DateTime',
       nullable: true,
-      description: 'When a call put back in line for a retry is next tried; null otherwise',
+      description: 'When a waiting call is next tried: its retry, or its calling window opening; null otherwise',
+    }),
+    timezone: t.exposeString('timezone', {
+      nullable: true,
+      description: 'The zones its calling window is judged in, comma-separated (a number can have several); null without a window',
     }),
     retryReason: t.string({
       nullable: true,

@@ -69,6 +69,7 @@ export const batchDetailsExample: BatchDetails = {
   completed_at: null,
   retry: { max_attempts: 3, on: ['no_answer', 'busy', 'voicemail'], delay_seconds: 3600 },
   expires_at: '2026-12-01T18:00:00.000Z',
+  calling_window: { start: '09:00', end: '20:00', days: ['mon', 'tue', 'wed', 'thu', 'fri'], timezone: 'recipient' },
 };
 
 export const batchListItemExample: BatchListItem = {
@@ -109,6 +110,7 @@ export const callRecordExample: CallRecord = {
   llm_transcript: 'Agent: Hello Ann, …\nUser: …',
   attempts: 2,
   next_attempt_at: null,
+  timezone: 'America/New_York',
 };
 
 export const paginationExample = (total: number): Pagination => ({ page: 1, limit: 50, total, has_more: total > 50 });

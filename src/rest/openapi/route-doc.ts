@@ -21,7 +21,8 @@ export type ShapeName =
   | 'Suppression'
   | 'AddSuppressionsRequest'
   | 'AddSuppressionsResult'
-  | 'RetryPolicy';
+  | 'RetryPolicy'
+  | 'CallingWindow';
 
 export interface QueryParamDoc {
   name: string;

@@ -1,7 +1,8 @@
 // The contract's shapes as JSON Schema, one per shape, each typed against the output of the one
 // mapper that produces it (services/representations.ts, the routes' own mappers): a field added,
 // renamed or dropped there does not compile until its schema here follows.
-import type { BatchDetails, CallRecord, RetryOut } from '../../services/representations.ts';
+import type { BatchDetails, CallingWindowOut, CallRecord, RetryOut } from '../../services/representations.ts';
+import { OPENING_HORIZON_DAYS, RECIPIENT_ZONE, WEEKDAYS } from '../../domain/calling-window.ts';
 import {
   DEFAULT_RETRY_DELAY_SECONDS,
   DEFAULT_RETRY_ON,
@@ -68,7 +69,8 @@ const callRecord = closed<CallRecord>(
     recording_url: nullable(str('Signed, expiring link to the recording')),
     llm_transcript: nullable(str('Full call transcript')),
     attempts: count('Dials made so far, the alternate number included'),
-    next_attempt_at: nullable(timestamp('When a call put back in line for a retry is next tried; null otherwise')),
+    next_attempt_at: nullable(timestamp('When a waiting call is next tried: its retry, or its calling window opening; null otherwise')),
+    timezone: nullable(str('The zones its calling window is judged in, comma-separated (a number can have several); null without a window')),
   },
   'A call of a batch, with its AI results once analysed.',
 );
@@ -96,6 +98,7 @@ const batchDetails = closed<BatchDetails>(
     completed_at: nullable(timestamp('null until completion')),
     retry: nullable(ref('RetryPolicy')),
     expires_at: nullable(timestamp('No call is placed after this; null: never expires')),
+    calling_window: nullable(ref('CallingWindow')),
   },
   'queued + in_progress + completed + failed + cancelled = accepted_contacts.',
 );
@@ -107,6 +110,18 @@ const retryPolicy = closed<RetryOut>(
     delay_seconds: int('Wait after an attempt before the next', { minimum: 0, maximum: RETRY_DELAY_MAX_SECONDS }),
   },
   'When and how often a call is tried again (docs/campaigns.md).',
+);
+
+const callingWindowShape = {
+  start: str('Local HH:MM, inclusive', { examples: ['09:00'] }),
+  end: str('Local HH:MM, exclusive; after start (no overnight windows)', { examples: ['20:00'] }),
+  days: { type: 'array', items: oneOfStrings(WEEKDAYS), description: 'Days of the week it opens on' },
+  timezone: str(`An IANA zone, or "${RECIPIENT_ZONE}": each contact's zones from its number (or its own timezone), open only when open in all of them`),
+} as const;
+
+const callingWindow = closed<CallingWindowOut>(
+  callingWindowShape,
+  "Local hours and days in which calls are placed (docs/campaigns.md); the account's enforced window, if any, narrows it.",
 );
 
 const batchListItem = closed<BatchListItem>({
@@ -174,6 +189,7 @@ const contact: JsonSchema = {
     }),
     metadata: metadata('Key-value data for the agent; keys such as `Phone Number` and `phoneNumber` are treated alike'),
     status: nullable(oneOfStrings(CONTACT_STATUSES, 'Initial status; default pending')),
+    timezone: nullable(str("IANA zone the contact's calling window is judged in, instead of its number's zones", { maxLength: 64, examples: ['America/Chicago'] })),
   },
 };
 
@@ -218,6 +234,16 @@ const createRequestFields: Record<string, JsonSchema> = {
     },
   }),
   expires_at: nullable(str('ISO 8601 instant with a zone, in the future: a call not placed by then ends cancelled (disconnect_reason `expired`)', { examples: ['2026-12-01T18:00:00Z'] })),
+  calling_window: nullable({
+    type: 'object',
+    description: `Place calls only in these local hours (docs/campaigns.md); absent: the account's default window, if any. A contact whose window does not open within ${OPENING_HORIZON_DAYS} days is rejected.`,
+    required: ['start', 'end'],
+    properties: {
+      ...callingWindowShape,
+      days: { ...callingWindowShape.days, minItems: 1, description: 'Default every day' },
+      timezone: { ...callingWindowShape.timezone, description: `${callingWindowShape.timezone.description}; default "${RECIPIENT_ZONE}"` },
+    },
+  }),
 };
 
 const REQUIRED = ['interruption', 'use_alternate_number', 'start_mode', 'schedule_date', 'schedule_time', 'schedule_timezone', 'contacts'];
@@ -289,4 +315,5 @@ export const SHAPES: Record<ShapeName, JsonSchema> = {
   AddSuppressionsRequest: addSuppressionsRequest,
   AddSuppressionsResult: addSuppressionsResult,
   RetryPolicy: retryPolicy,
+  CallingWindow: callingWindow,
 };

@@ -2,7 +2,9 @@ import type { Database } from '../../db/client.ts';
 import { newId } from '../../domain/ids.ts';
 import { notFound, requestValidation } from '../../errors.ts';
 import { MAX_EMAIL_LENGTH, MAX_NAME_LENGTH, MAX_VOICES, tooLongDetails } from '../../domain/limits.ts';
-import type { Account } from '../../generated/prisma/client.ts';
+import { Prisma, type Account } from '../../generated/prisma/client.ts';
+import { callingWindowProblems, normalizeWindow, RECIPIENT_ZONE } from '../../domain/calling-window.ts';
+import type { CallingWindowRequest } from '../../domain/create-batch-request.ts';
 import { issueApiKey } from '../auth/api-keys.ts';
 
 export interface AccountLimitsInput {
@@ -21,6 +23,9 @@ export interface AccountInput {
   interruptionEnabled?: boolean;
   recordingEnabled?: boolean;
   voices?: string[];
+  /** Calling windows (docs/campaigns.md): undefined leaves one as it is, null clears it. */
+  defaultCallingWindow?: CallingWindowRequest | null;
+  enforcedCallingWindow?: CallingWindowRequest | null;
 }
 
 function checkLengths(input: AccountInput): void {
@@ -31,7 +36,18 @@ function checkLengths(input: AccountInput): void {
     ...voices.map((voice, i) => [`voices.${i}`, voice, MAX_NAME_LENGTH] as const),
   ]);
   if (voices.length > MAX_VOICES) details.push(`voices: List should have at most ${MAX_VOICES} items after validation, not ${voices.length}`);
+  for (const field of ['defaultCallingWindow', 'enforcedCallingWindow'] as const) {
+    const w = input[field];
+    if (w) details.push(...callingWindowProblems({ ...w, timezone: w.timezone ?? RECIPIENT_ZONE }).map(([f, reason]) => `${field}.${f}: ${reason}`));
+  }
   if (details.length) throw requestValidation(details);
+}
+
+/** A window to store: the normalised JSON, JSON null to clear, undefined to leave as is. */
+function windowData(w: CallingWindowRequest | null | undefined) {
+  if (w === undefined) return undefined;
+  if (w === null) return Prisma.DbNull;
+  return { ...normalizeWindow({ ...w, timezone: w.timezone ?? RECIPIENT_ZONE }) };
 }
 
 function accountData(input: AccountInput) {
@@ -50,6 +66,8 @@ function accountData(input: AccountInput) {
     interruptionEnabled: input.interruptionEnabled,
     recordingEnabled: input.recordingEnabled,
     voices: input.voices,
+    defaultCallingWindow: windowData(input.defaultCallingWindow),
+    enforcedCallingWindow: windowData(input.enforcedCallingWindow),
   });
 }
 

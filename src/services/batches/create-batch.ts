@@ -3,7 +3,11 @@
 // wording and every business rule are the same on REST and GraphQL.
 import type { AppDeps } from '../../deps.ts';
 import { initialStatusAfterCreate, STATUS_RETURNED_BY_CREATE } from '../../domain/batch-state.ts';
-import { normalizeContacts, type ContactRejection } from '../../domain/contacts.ts';
+import { normalizeContacts, type ContactRejection, type NormalizedContact } from '../../domain/contacts.ts';
+import { effectiveWindows, storedWindow, type CallingWindow } from '../../domain/calling-window.ts';
+import { placeInWindows, type CallWindowPlacement } from '../../domain/call-windows.ts';
+import { zonesForNumber } from '../../domain/number-zones.ts';
+import { numberZoneTable } from './number-zone-table.ts';
 import { checkCreateBatchRequest, type CreateBatchInput, type CreateBatchRequest, type StartMode } from '../../domain/create-batch-request.ts';
 import { newId } from '../../domain/ids.ts';
 import { invalidFields, unprocessable } from '../../errors.ts';
@@ -68,13 +72,19 @@ export async function createBatch(
   const normalized = normalizeContacts(input.contacts, { deduplicateByPhone: input.deduplicateByPhone });
   // One statement on the list's primary key for the whole contact list.
   const listed = await suppressedNumbers(autocommit(deps.db), account.id, numbersToCheck(normalized.accepted));
-  const { accepted, rejected } = withoutSuppressed(normalized.accepted, normalized.rejected, listed);
+  const allowed = withoutSuppressed(normalized.accepted, normalized.rejected, listed);
+  const windows = batchWindows(account, input);
+  const { accepted, rejected, placements } = placeContacts(allowed, windows, input, deps.clock.now());
   if (accepted.length === 0) throw unprocessable('All contacts are invalid');
   if (input.callbackUrl !== null) await validateCallbackUrl(deps, input.callbackUrl);
 
   // A contact's initial status: `pending` (the contract's default) until it is dialled, or
   // `queued` when the contact says so; the worker dials both.
-  const calls: NewCall[] = accepted.map((contact) => ({ contact, status: input.contacts[contact.index - 1].status as InitialCallStatus }));
+  const calls: NewCall[] = accepted.map((contact, i) => ({
+    contact,
+    status: input.contacts[contact.index - 1].status as InitialCallStatus,
+    window: placements?.[i] ?? null,
+  }));
   const result: CreateBatchResult = {
     batchId: newId('batch'),
     agentId: settings.agent.id,
@@ -92,7 +102,7 @@ export async function createBatch(
   };
 
   const inserted = await withSqlTransaction(deps.db, async (tx) => {
-    const rows = await tx.query(INSERT_BATCH_SQL, batchRowParams(account, input, settings, result));
+    const rows = await tx.query(INSERT_BATCH_SQL, [...batchRowParams(account, input, settings, result), ...windowParams(windows)]);
     // Another request committed this idempotency key first: write nothing, return its batch.
     if (rows.length === 0) return false;
     await insertCalls(
@@ -122,9 +132,11 @@ INSERT INTO batches (id, account_id, agent_id, prompt_version_id, did_number_id,
                      scheduled_at, timezone, concurrency, voice, interruption, use_alternate_number,
                      recording_enabled, max_duration_seconds, deduplicate_by_phone, callback_url, metadata,
                      idempotency_key, total_contacts, accepted_contacts, rejected_contacts, validation_errors,
-                     queued, created_at, updated_at, retry_max_attempts, retry_on, retry_delay_seconds, expires_at)
+                     queued, created_at, updated_at, retry_max_attempts, retry_on, retry_delay_seconds, expires_at,
+                     calling_window, enforced_window)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8::timestamptz, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18::jsonb,
-        $19, $20, $21, $22, $23::jsonb, $21, $24::timestamptz, $24::timestamptz, $25, $26::text[], $27, $28::timestamptz)
+        $19, $20, $21, $22, $23::jsonb, $21, $24::timestamptz, $24::timestamptz, $25, $26::text[], $27, $28::timestamptz,
+        $29::jsonb, $30::jsonb)
 ON CONFLICT (account_id, idempotency_key) DO NOTHING
 RETURNING id`;
 
@@ -159,6 +171,38 @@ function batchRowParams(account: Account, input: CreateBatchInput, s: BatchSetti
     input.retry?.delaySeconds ?? null,
     input.expiresAt?.toISOString() ?? null,
   ];
+}
+
+interface BatchWindows {
+  /** The batch's own window, else the account's default. */
+  own: CallingWindow | null;
+  enforced: CallingWindow | null;
+}
+
+function batchWindows(account: Account, input: CreateBatchInput): BatchWindows {
+  return { own: input.callingWindow ?? storedWindow(account.defaultCallingWindow), enforced: storedWindow(account.enforcedCallingWindow) };
+}
+
+function windowParams(w: BatchWindows): unknown[] {
+  return [w.own && JSON.stringify(w.own), w.enforced && JSON.stringify(w.enforced)];
+}
+
+/** Without windows the contacts stand as they are; with them, each gets its zones and first opening. */
+function placeContacts(
+  allowed: { accepted: NormalizedContact[]; rejected: ContactRejection[] },
+  w: BatchWindows,
+  input: CreateBatchInput,
+  now: Date,
+): { accepted: NormalizedContact[]; rejected: ContactRejection[]; placements: CallWindowPlacement[] | null } {
+  const windows = effectiveWindows(w.own, w.enforced);
+  if (windows.length === 0) return { ...allowed, placements: null };
+  const table = numberZoneTable();
+  return placeInWindows(allowed.accepted, allowed.rejected, {
+    windows,
+    zonesOf: (e164) => zonesForNumber(table, e164),
+    ownZone: (index) => input.contacts[index - 1].timezone,
+    now,
+  });
 }
 
 /** The original create result of the account's batch with this key, marked idempotent. */

@@ -35,6 +35,7 @@ const CALL_COLUMNS = {
   status: true, transcriptStatus: true, durationSeconds: true, answerDurationSeconds: true, timestamp: true,
   createdAt: true, completedAt: true, hangupBy: true, disconnectReason: true, summary: true, outcomes: true,
   recordingAvailable: true, llmTranscript: true, promptVersionId: true, attempts: true, nextAttemptAt: true,
+  timezone: true,
 } as const;
 
 type BatchNames = { agentName: string; versionName: string; voice: string };

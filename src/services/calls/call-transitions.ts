@@ -39,6 +39,8 @@ export interface CallFieldChanges {
   recordingAvailable?: boolean;
   /** A retry: when the call, put back in line, may be dialled again. */
   nextAttemptAt?: Date;
+  /** A retry in a windowed batch: when the window it waits for closes. */
+  windowClosesAt?: Date;
 }
 
 export interface CallWrite {
@@ -74,11 +76,11 @@ WITH u AS (
   SELECT * FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::bool[], $8::int[],
                        $9::text[], $10::bool[], $11::text[], $12::timestamptz[], $13::timestamptz[], $14::text[],
                        $15::text[], $16::int[], $17::int[], $18::text[], $19::text[], $20::text[], $21::jsonb[],
-                       $22::bool[], $23::int[], $24::int[], $25::int[], $26::int[], $27::int[], $39::timestamptz[])
+                       $22::bool[], $23::int[], $24::int[], $25::int[], $26::int[], $27::int[], $39::timestamptz[], $40::timestamptz[])
     AS u(id, owner, expired_before, from_status, to_status, release, att_inc,
          dialed_number, used_alternate, provider_call_id, ts, completed_at, hangup_by,
          disconnect_reason, duration_seconds, answer_duration_seconds, llm_transcript, transcript_status, summary, outcomes,
-         recording_available, dq, dip, dc, df, dx, next_attempt_at)
+         recording_available, dq, dip, dc, df, dx, next_attempt_at, window_closes_at)
 ),
 upd AS (
   UPDATE calls c SET
@@ -101,6 +103,7 @@ upd AS (
     outcomes = COALESCE(u.outcomes, c.outcomes),
     recording_available = COALESCE(u.recording_available, c.recording_available),
     next_attempt_at = COALESCE(u.next_attempt_at, c.next_attempt_at),
+    window_closes_at = COALESCE(u.window_closes_at, c.window_closes_at),
     updated_at = $1::timestamptz
   FROM u
   WHERE c.id = u.id
@@ -227,6 +230,7 @@ function applyParams(writes: CallWrite[], now: Date): unknown[] {
     recordings.map((w) => ('data' in w.recording! ? Buffer.from(w.recording.data).toString('base64') : null)),
     recordings.map((w) => ('sourceUrl' in w.recording! ? w.recording.sourceUrl : null)),
     col((w) => iso(w.set.nextAttemptAt)),
+    col((w) => iso(w.set.windowClosesAt)),
   ];
 }
 

@@ -12,13 +12,15 @@ export interface CancelWaiting {
   batchId: string;
   now: Date;
   /** The history entry's `event`. */
-  event: 'batch_cancelled' | 'expired';
+  event: 'batch_cancelled' | 'expired' | 'no_calling_window';
   disconnectReason: string | null;
   /** Only while the batch is the account's and in one of these statuses. */
   accountId?: string;
   statuses: readonly string[];
   /** At most this many calls (a sweep works through a large batch over several turns). */
   limit?: number;
+  /** Only these calls. */
+  callIds?: readonly string[];
 }
 
 /** Returns how many calls it cancelled. */
@@ -27,12 +29,12 @@ export async function cancelWaitingCalls(tx: SqlTx, c: CancelWaiting): Promise<n
     `WITH sel AS (
        SELECT c.id, c.status FROM calls c
          JOIN batches b ON b.id = c.batch_id AND ($3::text IS NULL OR b.account_id = $3) AND b.status = ANY($4::text[])
-        WHERE c.batch_id = $1 AND c.status IN ('pending', 'queued')
+        WHERE c.batch_id = $1 AND c.status IN ('pending', 'queued') AND ($8::text[] IS NULL OR c.id = ANY($8::text[]))
         LIMIT $7
         FOR UPDATE OF c
      ), upd AS (
        UPDATE calls c SET status = 'cancelled', completed_at = $2::timestamptz, disconnect_reason = COALESCE($6, c.disconnect_reason),
-              next_attempt_at = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = $2::timestamptz
+              next_attempt_at = NULL, window_closes_at = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = $2::timestamptz
          FROM sel WHERE c.id = sel.id
        RETURNING c.id, c.account_id, sel.status AS old_status
      ), ev AS (
@@ -41,7 +43,7 @@ export async function cancelWaitingCalls(tx: SqlTx, c: CancelWaiting): Promise<n
        RETURNING 1
      )
      SELECT count(*)::int AS n FROM upd`,
-    [c.batchId, c.now.toISOString(), c.accountId ?? null, c.statuses, c.event, c.disconnectReason, c.limit ?? null],
+    [c.batchId, c.now.toISOString(), c.accountId ?? null, c.statuses, c.event, c.disconnectReason, c.limit ?? null, c.callIds ?? null],
   );
   return rows[0]?.n ?? 0;
 }

@@ -70,7 +70,7 @@ SELECT id, account_id AS "accountId", agent_id AS "agentId", prompt_version_id A
        created_at AS "createdAt", started_at AS "startedAt", completed_at AS "completedAt",
        CASE WHEN retry_max_attempts IS NULL THEN NULL
             ELSE jsonb_build_object('maxAttempts', retry_max_attempts, 'on', to_jsonb(retry_on), 'delaySeconds', retry_delay_seconds) END AS retry,
-       expires_at AS "expiresAt"
+       expires_at AS "expiresAt", calling_window AS "callingWindow"
   FROM batches
  WHERE id = ANY(SELECT jsonb_array_elements_text($1::jsonb)) AND callback_url IS NOT NULL`;
 
@@ -103,7 +103,7 @@ SELECT c.id, c.batch_id AS "batchId", c.external_id AS "externalId", c.phone_num
        c.completed_at AS "completedAt", c.hangup_by AS "hangupBy", c.disconnect_reason AS "disconnectReason",
        c.summary, c.outcomes, c.recording_available AS "recordingAvailable", c.llm_transcript AS "llmTranscript",
        c.account_id AS "accountId", a.name AS "agentName", v.name AS "versionName", b.voice,
-       c.attempts, c.next_attempt_at AS "nextAttemptAt"
+       c.attempts, c.next_attempt_at AS "nextAttemptAt", c.timezone
   FROM calls c
   JOIN batches b ON b.id = c.batch_id
   JOIN agents a ON a.id = c.agent_id

@@ -19,6 +19,8 @@ export type CallBatchContactInput = {
   phoneNumber: string;
   /** Initial call status; default `queued` unless `pending` */
   status?: CallBatchContactStatus | null | undefined;
+  /** IANA zone the contact's calling window is judged in, instead of its number's zones */
+  timezone?: string | null | undefined;
 };
 
 export type CallBatchContactStatus =
@@ -40,11 +42,25 @@ export type CallBatchStartMode =
   | 'manual'
   | 'scheduled';
 
+/** Local hours and days in which calls are placed (docs/campaigns.md) */
+export type CallingWindowInput = {
+  /** Default every day */
+  days?: Array<Weekday> | null | undefined;
+  /** Local HH:MM, exclusive; after start (no overnight windows) */
+  end: string;
+  /** Local HH:MM, inclusive */
+  start: string;
+  /** An IANA zone, or "recipient" (the default): each contact's zone from its number, or its own timezone; a number with several zones is called only when the window is open in all of them. A window that does not open within 15 days for a contact rejects that contact. */
+  timezone?: string | null | undefined;
+};
+
 /** The contract's create request in camelCase. With idempotencyKey it behaves as PUT, without it as POST. */
 export type CreateCallBatchInput = {
   agentId?: string | null | undefined;
   agentName?: string | null | undefined;
   callbackUrl?: string | null | undefined;
+  /** Local hours and days in which calls are placed; without it, the account's default window (if any). The account's enforced window narrows it. */
+  callingWindow?: CallingWindowInput | null | undefined;
   concurrency?: number | null | undefined;
   /** The contacts as one value; give this or `contacts` */
   contactList?: Array<CallBatchContactInput> | null | undefined;
@@ -75,6 +91,15 @@ export type CreateCallBatchInput = {
   versionName?: string | null | undefined;
   voice?: string | null | undefined;
 };
+
+export type Weekday =
+  | 'fri'
+  | 'mon'
+  | 'sat'
+  | 'sun'
+  | 'thu'
+  | 'tue'
+  | 'wed';
 
 export type AccountAndAgentsQueryVariables = Exact<{ [key: string]: never; }>;
 

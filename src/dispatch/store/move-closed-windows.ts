@@ -1,0 +1,104 @@
+// Calls of windowed batches whose window closed before they were dialled (pending, or put back in
+// line for a retry) move to their next opening; the claim never reads a closed window's pending
+// calls, and reads its retries only until this sweep has moved them. Each turn handles a bounded
+// chunk per batch, so a window closing on a million calls is worked through over several turns.
+// A call whose windows no longer meet at all ends cancelled (no_calling_window).
+import type { AppDeps } from '../../deps.ts';
+import { runStatement } from '../../db/sql-statement.ts';
+import { withSqlTransaction } from '../../db/sql-transaction.ts';
+import { effectiveWindows, nextOpening, NO_WINDOW_DISCONNECT_REASON, storedWindow, usesRecipientZone, type CallingWindow } from '../../domain/calling-window.ts';
+import { zonesOfKey } from '../../domain/number-zones.ts';
+import { CANCEL_WAITING, cancelWaitingCalls } from '../../services/calls/cancel-waiting-calls.ts';
+import { closeFinishedBatches } from '../../services/calls/call-transitions.ts';
+
+const SWEPT_STATUSES = ['pending', 'queued', 'dispatching', 'running', 'paused'];
+const BATCHES_PER_TURN = 50;
+const CALLS_PER_BATCH_PER_TURN = 5_000;
+
+export interface WindowSweep {
+  moved: number;
+  /** Ended: their windows no longer open. */
+  cancelled: number;
+}
+
+export async function moveClosedWindows(deps: Pick<AppDeps, 'db'>, now: Date): Promise<WindowSweep> {
+  const batches = await runStatement<{ id: string; calling_window: unknown; enforced_window: unknown }>(
+    deps.db,
+    `SELECT id, calling_window, enforced_window FROM batches
+      WHERE (calling_window IS NOT NULL OR enforced_window IS NOT NULL) AND status = ANY($1::text[]) AND queued > 0
+      LIMIT $2`,
+    [SWEPT_STATUSES, BATCHES_PER_TURN],
+  );
+  const total: WindowSweep = { moved: 0, cancelled: 0 };
+  for (const b of batches) {
+    const windows = effectiveWindows(storedWindow(b.calling_window), storedWindow(b.enforced_window));
+    if (windows.length === 0) continue;
+    const r = await sweepBatch(deps, b.id, windows, now);
+    total.moved += r.moved;
+    total.cancelled += r.cancelled;
+  }
+  return total;
+}
+
+async function sweepBatch(deps: Pick<AppDeps, 'db'>, batchId: string, windows: CallingWindow[], now: Date): Promise<WindowSweep> {
+  // Both branches are ranges of calls_batch_id_status_window_closes_at_seq_idx ending at now.
+  const closed = await runStatement<{ id: string; timezone: string | null }>(
+    deps.db,
+    `SELECT id, timezone FROM calls
+      WHERE batch_id = $1 AND status IN ('pending', 'queued') AND window_closes_at IS NOT NULL
+        AND window_closes_at <= $2::timestamptz AND lease_owner IS NULL
+      LIMIT $3`,
+    [batchId, now.toISOString(), CALLS_PER_BATCH_PER_TURN],
+  );
+  if (closed.length === 0) return { moved: 0, cancelled: 0 };
+  const recipient = usesRecipientZone(windows);
+  const groups = new Map<string, string[]>();
+  for (const c of closed) {
+    const key = c.timezone ?? '';
+    const ids = groups.get(key) ?? [];
+    ids.push(c.id);
+    groups.set(key, ids);
+  }
+  const result: WindowSweep = { moved: 0, cancelled: 0 };
+  const never: string[] = [];
+  for (const [key, ids] of groups) {
+    const opening = nextOpening(windows, recipient && key ? zonesOfKey(key) : [], now);
+    if (!opening) {
+      never.push(...ids);
+      continue;
+    }
+    // Rechecked: a claim or a cancel may have taken a call since it was read.
+    const moved = await runStatement<{ n: number }>(
+      deps.db,
+      `WITH m AS (
+         UPDATE calls SET next_attempt_at = $2::timestamptz, window_closes_at = $3::timestamptz, updated_at = $4::timestamptz
+          WHERE id = ANY($1::text[]) AND status IN ('pending', 'queued') AND window_closes_at <= $4::timestamptz AND lease_owner IS NULL
+         RETURNING 1)
+       SELECT count(*)::int AS n FROM m`,
+      [ids, opening.opensAt.toISOString(), opening.closesAt.toISOString(), now.toISOString()],
+    );
+    result.moved += moved[0]?.n ?? 0;
+  }
+  if (never.length > 0) result.cancelled = await cancelNeverOpening(deps, batchId, never, now);
+  return result;
+}
+
+async function cancelNeverOpening(deps: Pick<AppDeps, 'db'>, batchId: string, ids: string[], now: Date): Promise<number> {
+  return withSqlTransaction(deps.db, async (tx) => {
+    const n = await cancelWaitingCalls(tx, {
+      batchId,
+      now,
+      event: 'no_calling_window',
+      disconnectReason: NO_WINDOW_DISCONNECT_REASON,
+      statuses: SWEPT_STATUSES,
+      callIds: ids,
+    });
+    if (n === 0) return 0;
+    await tx.query(
+      `UPDATE batches SET queued = queued + $2::int, cancelled = cancelled + $3::int, updated_at = $4::timestamptz WHERE id = $1`,
+      [batchId, (CANCEL_WAITING.queued ?? 0) * n, (CANCEL_WAITING.cancelled ?? 0) * n, now.toISOString()],
+    );
+    await closeFinishedBatches(tx, [batchId], now);
+    return n;
+  });
+}

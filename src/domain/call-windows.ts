@@ -1,0 +1,80 @@
+// Where each new call of a windowed batch stands at create: the zones its windows are judged in,
+// and the opening it waits for. A contact whose windows can never be met is rejected like any
+// other invalid contact, so no call is created that could only wait forever.
+import type { ContactRejection, NormalizedContact } from './contacts.ts';
+import { nextOpening, OPENING_HORIZON_DAYS, usesRecipientZone, type CallingWindow, type WindowOpening } from './calling-window.ts';
+import { zoneKey, zonesOfKey } from './number-zones.ts';
+
+export interface CallWindowPlacement {
+  /** `calls.timezone`: the zones the call is judged in. */
+  timezone: string;
+  /** Null when the window is open at create. */
+  nextAttemptAt: Date | null;
+  windowClosesAt: Date;
+}
+
+export interface PlacementInput {
+  /** The batch's window and the account's enforced one, those that are set. */
+  windows: readonly CallingWindow[];
+  /** The zones of a number, or null when none is known (libphonenumber's table). */
+  zonesOf: (e164: string) => string[] | null;
+  /** A contact's own zone (the request's `timezone`), by its 1-based index. */
+  ownZone: (index: number) => string | null;
+  now: Date;
+}
+
+export const NO_ZONE_MESSAGE = 'No time zone is known for this number; give the contact a timezone';
+
+/**
+ * The zones the windows are judged in for a contact: its own zone, else its number's (with a
+ * `recipient` window), else the windows' fixed zones. The alternate number is dialled under the
+ * primary's windows: it is the same person, dialled at once after the primary.
+ */
+function zonesOfContact(c: NormalizedContact, p: PlacementInput, recipient: boolean): { zones: string[]; own: boolean } | null {
+  if (!recipient) return { zones: [...new Set(p.windows.map((w) => w.timezone))], own: false };
+  const own = p.ownZone(c.index);
+  if (own !== null) return { zones: [own], own: true };
+  const zones = p.zonesOf(c.phoneNumber);
+  return zones === null ? null : { zones, own: false };
+}
+
+/** The accepted contacts with their placements; those that can never be called join the rejections. */
+export function placeInWindows(
+  accepted: NormalizedContact[],
+  rejected: ContactRejection[],
+  p: PlacementInput,
+): { accepted: NormalizedContact[]; rejected: ContactRejection[]; placements: CallWindowPlacement[] } {
+  const recipient = usesRecipientZone(p.windows);
+  // Contacts share a handful of zone sets: one opening computed per set.
+  const openings = new Map<string, WindowOpening | null>();
+  const kept: NormalizedContact[] = [];
+  const placements: CallWindowPlacement[] = [];
+  const refused: ContactRejection[] = [];
+  for (const c of accepted) {
+    const found = zonesOfContact(c, p, recipient);
+    if (found === null) {
+      refused.push({ index: c.index, external_id: c.externalId, field: 'phone_number', message: NO_ZONE_MESSAGE });
+      continue;
+    }
+    const key = zoneKey(found.zones);
+    if (!openings.has(key)) openings.set(key, nextOpening(p.windows, recipient ? zonesOfKey(key) : [], p.now));
+    const opening = openings.get(key)!;
+    if (opening === null) {
+      refused.push({ index: c.index, external_id: c.externalId, field: found.own ? 'timezone' : 'phone_number', message: neverOpensMessage(found.zones) });
+      continue;
+    }
+    kept.push(c);
+    placements.push({
+      timezone: key,
+      nextAttemptAt: opening.opensAt.getTime() > p.now.getTime() ? opening.opensAt : null,
+      windowClosesAt: opening.closesAt,
+    });
+  }
+  if (refused.length === 0) return { accepted, rejected, placements };
+  return { accepted: kept, rejected: [...rejected, ...refused].sort((x, y) => x.index - y.index), placements };
+}
+
+function neverOpensMessage(zones: readonly string[]): string {
+  const named = zones.length <= 3 ? zones.join(', ') : `${zones.slice(0, 3).join(', ')} and ${zones.length - 3} more`;
+  return `The calling window does not open within ${OPENING_HORIZON_DAYS} days in all of this contact's time zones (${named}); give the contact a timezone`;
+}

@@ -1,0 +1,159 @@
+// Calling windows (issue 15): the local hours and days in which a call may be placed, judged in a
+// fixed zone or in each recipient's own zones. Pure: the create checks, the worker's retries and the
+// sweep that moves calls to their next window share it.
+//
+// A call is placeable while every window that applies to it (its batch's, the account's enforced
+// one) is open in every zone it is judged in: a number that maps to several zones is called only
+// when the window is open in all of them. Openings are computed as UTC intervals per zone and day
+// and intersected, so DST changes fall where the zone database puts them.
+import { DateTime, IANAZone } from 'luxon';
+import { computeScheduledAt, isValidScheduleTime } from './schedule.ts';
+import { literalReason } from './field-issue.ts';
+
+export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+/** `timezone` value meaning "each recipient's own zone". */
+export const RECIPIENT_ZONE = 'recipient';
+/** How far ahead an opening is looked for; a window that does not open within it never will. */
+export const OPENING_HORIZON_DAYS = 15;
+/** disconnect_reason of a waiting call whose windows no longer open at all (the enforced window changed). */
+export const NO_WINDOW_DISCONNECT_REASON = 'no_calling_window';
+
+export interface CallingWindow {
+  /** Local `HH:MM`, inclusive. */
+  start: string;
+  /** Local `HH:MM`, exclusive; after `start` (no overnight windows). */
+  end: string;
+  days: readonly Weekday[];
+  /** An IANA zone, or `recipient`. */
+  timezone: string;
+}
+
+export interface WindowOpening {
+  /** When the call may be placed: the opening, or `from` if the window is already open. */
+  opensAt: Date;
+  closesAt: Date;
+}
+
+type Interval = [number, number];
+
+export function usesRecipientZone(windows: readonly CallingWindow[]): boolean {
+  return windows.some((w) => w.timezone === RECIPIENT_ZONE);
+}
+
+/** Problems of a window's values as `[field, reason]`, in field order; none for a valid one. */
+export function callingWindowProblems(w: { start?: string; end?: string; days?: readonly string[] | null; timezone?: string }): Array<[string, string]> {
+  const problems: Array<[string, string]> = [];
+  const startOk = w.start !== undefined && isValidScheduleTime(w.start);
+  const endOk = w.end !== undefined && isValidScheduleTime(w.end);
+  if (!startOk) problems.push(['start', 'Value error, Invalid time, expected HH:MM']);
+  if (!endOk) problems.push(['end', 'Value error, Invalid time, expected HH:MM']);
+  else if (startOk && w.end! <= w.start!) problems.push(['end', 'Value error, end must be after start (no overnight windows)']);
+  if (w.days != null) {
+    if (w.days.length === 0) problems.push(['days', 'List should have at least 1 item after validation, not 0']);
+    else if (w.days.length > WEEKDAYS.length * 2) problems.push(['days', `List should have at most ${WEEKDAYS.length * 2} items after validation, not ${w.days.length}`]);
+    else w.days.forEach((d, i) => {
+      if (!(WEEKDAYS as readonly string[]).includes(d)) problems.push([`days.${i}`, literalReason(WEEKDAYS)]);
+    });
+  }
+  if (w.timezone !== undefined && w.timezone !== RECIPIENT_ZONE && !isZone(w.timezone)) {
+    problems.push(['timezone', `Value error, Unknown time zone '${w.timezone}'; give an IANA zone or '${RECIPIENT_ZONE}'`]);
+  }
+  return problems;
+}
+
+/** A valid IANA zone name; bounded before luxon sees it. */
+export function isZone(name: string): boolean {
+  return name.length <= 64 && IANAZone.isValidZone(name);
+}
+
+/** The window with its days in week order, each once (absent days: every day). */
+export function normalizeWindow(w: { start: string; end: string; days?: readonly string[] | null; timezone: string }): CallingWindow {
+  const days = w.days == null ? WEEKDAYS : WEEKDAYS.filter((d) => w.days!.includes(d));
+  return { start: w.start, end: w.end, days, timezone: w.timezone };
+}
+
+/**
+ * The first time from `from` on at which every window is open in every zone that applies, and when
+ * that opening ends; null if there is none within the horizon (the windows never meet for these zones).
+ * `recipientZones` are the zones of the call's number (or the contact's own zone).
+ */
+export function nextOpening(windows: readonly CallingWindow[], recipientZones: readonly string[], from: Date): WindowOpening | null {
+  const t = from.getTime();
+  let open: Interval[] | null = null;
+  for (const w of windows) {
+    const zones = w.timezone === RECIPIENT_ZONE ? recipientZones : [w.timezone];
+    for (const zone of new Set(zones)) {
+      const intervals = windowIntervals(w, zone, from);
+      open = open === null ? intervals : intersect(open, intervals);
+      if (open.length === 0) return null;
+    }
+  }
+  if (open === null) return { opensAt: from, closesAt: new Date(8.64e15) };
+  const first = open.find(([, end]) => end > t);
+  return first ? { opensAt: new Date(Math.max(first[0], t)), closesAt: new Date(first[1]) } : null;
+}
+
+/** Whether the windows are open at `at`. */
+export function isOpenAt(windows: readonly CallingWindow[], recipientZones: readonly string[], at: Date): boolean {
+  const o = nextOpening(windows, recipientZones, at);
+  return o !== null && o.opensAt.getTime() === at.getTime();
+}
+
+/** The window's open intervals in UTC, from the local day before `from` through the horizon. */
+function windowIntervals(w: CallingWindow, zone: string, from: Date): Interval[] {
+  const day0 = DateTime.fromJSDate(from, { zone }).startOf('day').minus({ days: 1 });
+  const out: Interval[] = [];
+  for (let i = 0; i <= OPENING_HORIZON_DAYS + 1; i++) {
+    const day = day0.plus({ days: i });
+    if (!w.days.includes(WEEKDAYS[day.weekday - 1])) continue;
+    const date = day.toISODate()!;
+    const opens = computeScheduledAt(date, w.start, zone).getTime();
+    const closes = computeScheduledAt(date, w.end, zone).getTime();
+    // A DST change can shrink a short window to nothing.
+    if (closes > opens) out.push([opens, closes]);
+  }
+  return out;
+}
+
+/** The intersection of two sorted lists of disjoint intervals. */
+function intersect(a: Interval[], b: Interval[]): Interval[] {
+  const out: Interval[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const start = Math.max(a[i][0], b[j][0]);
+    const end = Math.min(a[i][1], b[j][1]);
+    if (start < end) out.push([start, end]);
+    if (a[i][1] < b[j][1]) i++;
+    else j++;
+  }
+  return out;
+}
+
+/** `09:00-20:00 mon-fri recipient`: how the CLI and the dashboard print a window. */
+export function formatWindow(w: CallingWindow): string {
+  return `${w.start}-${w.end} ${formatDays(w.days)} ${w.timezone}`;
+}
+
+function formatDays(days: readonly Weekday[]): string {
+  if (days.length === WEEKDAYS.length) return 'every day';
+  const idx = days.map((d) => WEEKDAYS.indexOf(d));
+  const contiguous = idx.every((v, k) => k === 0 || v === idx[k - 1] + 1);
+  return contiguous && days.length > 2 ? `${days[0]}-${days[days.length - 1]}` : days.join(',');
+}
+
+/** A window stored as JSON (accounts, batches), or null when absent or not a valid window. */
+export function storedWindow(value: unknown): CallingWindow | null {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
+  const w = value as Record<string, unknown>;
+  const days = Array.isArray(w.days) && w.days.every((d) => typeof d === 'string') ? (w.days as string[]) : undefined;
+  if (typeof w.start !== 'string' || typeof w.end !== 'string' || typeof w.timezone !== 'string' || !days) return null;
+  const window = { start: w.start, end: w.end, days, timezone: w.timezone };
+  return callingWindowProblems(window).length === 0 ? normalizeWindow(window) : null;
+}
+
+/** The windows a batch's calls are placed under: its own (or the account's default) and the enforced one. */
+export function effectiveWindows(batchWindow: CallingWindow | null, enforced: CallingWindow | null): CallingWindow[] {
+  return [batchWindow, enforced].filter((w): w is CallingWindow => w !== null);
+}

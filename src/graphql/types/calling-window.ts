@@ -1,0 +1,27 @@
+// Calling windows on the GraphQL surface: the batch's and the account's (default and enforced).
+import { builder } from '../builder.ts';
+import { OPENING_HORIZON_DAYS, WEEKDAYS, type CallingWindow } from '../../domain/calling-window.ts';
+
+export const WeekdayEnum = builder.enumType('Weekday', { values: WEEKDAYS });
+
+export const CallingWindowInput = builder.inputType('CallingWindowInput', {
+  description: 'Local hours and days in which calls are placed (docs/campaigns.md)',
+  fields: (t) => ({
+    start: t.string({ required: true, description: 'Local HH:MM, inclusive' }),
+    end: t.string({ required: true, description: 'Local HH:MM, exclusive; after start (no overnight windows)' }),
+    days: t.field({ type: [WeekdayEnum], description: 'Default every day' }),
+    timezone: t.string({
+      description: `An IANA zone, or "recipient" (the default): each contact's zone from its number, or its own timezone; a number with several zones is called only when the window is open in all of them. A window that does not open within ${OPENING_HORIZON_DAYS} days for a contact rejects that contact.`,
+    }),
+  }),
+});
+
+export const CallingWindowType = builder.objectRef<CallingWindow>('CallingWindow').implement({
+  description: 'Local hours and days in which calls are placed (docs/campaigns.md)',
+  fields: (t) => ({
+    start: t.exposeString('start', { description: 'Local HH:MM, inclusive' }),
+    end: t.exposeString('end', { description: 'Local HH:MM, exclusive' }),
+    days: t.field({ type: [WeekdayEnum], resolve: (w) => [...w.days] }),
+    timezone: t.exposeString('timezone', { description: 'An IANA zone, or "recipient"' }),
+  }),
+});

@@ -1,0 +1,204 @@
+// Calling windows on a controllable clock: batches created through REST (and an account's default
+// and enforced windows set through GraphQL), dialled by the worker with the simulator. Nothing
+// sleeps: the test clock moves, and the worker drains what is due.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
+import { batchBody, CALL_BATCHES } from '../helpers/batch-requests.ts';
+import { callEvents, expectConsistentBatch, testWorker } from '../helpers/dispatch.ts';
+
+// Friday 2026-03-06 13:30Z: 08:30 in New York (EST), 05:30 in Los Angeles, 13:30 in London.
+const FRIDAY = new Date('2026-03-06T13:30:00.000Z');
+const NY = '+12125550100';
+const LA = '+13105550100';
+const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri'];
+
+let t: TestApp;
+let a: SeededAccount;
+
+beforeAll(async () => {
+  t = await createTestApp({ config: { RETRY_MIN_DELAY_SECONDS: '1' } });
+  a = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
+});
+afterAll(() => t.close());
+beforeEach(() => t.clock.set(FRIDAY));
+
+interface Contact {
+  phone: string;
+  sim?: string;
+  timezone?: string;
+}
+
+async function create(account: SeededAccount, contacts: Contact[], overrides: Record<string, unknown> = {}) {
+  const res = await t.request('POST', CALL_BATCHES, {
+    key: account.apiKey,
+    body: batchBody(account, {
+      contacts: contacts.map((c, i) => ({
+        contact_id: `c${i + 1}`,
+        phone_number: c.phone.replace(/00$/, String(i).padStart(2, '0')),
+        metadata: { sim: c.sim ?? 'completed' },
+        ...(c.timezone ? { timezone: c.timezone } : {}),
+      })),
+      ...overrides,
+    }),
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.data as { batch_id: string; accepted_contacts: number; validation_errors: any[] };
+}
+
+const calls = (batchId: string) => t.deps.db.prisma.call.findMany({ where: { batchId }, orderBy: { seq: 'asc' } });
+const drain = () => testWorker(t.deps).drain();
+const setClock = (iso: string) => t.clock.set(new Date(iso));
+const dialled = async (batchId: string) => (await calls(batchId)).map((c) => c.attempts);
+
+describe('calling window in the recipient\'s zone', () => {
+  it('places each call only while the window is open where its contact is', async () => {
+    const window = { start: '09:00', end: '20:00', days: WEEKDAYS, timezone: 'recipient' };
+    const created = await create(
+      a,
+      [{ phone: NY }, { phone: LA }, { phone: NY, timezone: 'Europe/London' }, { phone: '+18005550100' }],
+      { calling_window: window },
+    );
+    // A toll-free number maps to every North American zone: no 11 hours are 09:00-20:00 in all of them.
+    expect(created.accepted_contacts).toBe(3);
+    expect(created.validation_errors).toEqual([
+      { index: 4, external_id: 'c4', field: 'phone_number', message: expect.stringMatching(/^The calling window does not open within 15 days in all of this contact's time zones \(America\/Adak, /) },
+    ]);
+    const id = created.batch_id;
+
+    let rows = await calls(id);
+    expect(rows.map((r) => [r.timezone, r.nextAttemptAt?.toISOString() ?? null])).toEqual([
+      ['America/New_York', '2026-03-06T14:00:00.000Z'],
+      ['America/Los_Angeles', '2026-03-06T17:00:00.000Z'],
+      ['Europe/London', null],
+    ]);
+
+    await drain();
+    expect(await dialled(id)).toEqual([0, 0, 1]);
+
+    // The records show the wait: pending, next_attempt_at, the zone; the batch its window.
+    const page = await t.request('GET', `${CALL_BATCHES}/${id}/calls`, { key: a.apiKey });
+    expect(page.body.data.items.map((c: any) => [c.status, c.next_attempt_at, c.timezone])).toEqual([
+      ['pending', '2026-03-06T14:00:00.000Z', 'America/New_York'],
+      ['pending', '2026-03-06T17:00:00.000Z', 'America/Los_Angeles'],
+      ['completed', null, 'Europe/London'],
+    ]);
+    const details = await t.request('GET', `${CALL_BATCHES}/${id}`, { key: a.apiKey });
+    expect(details.body.data).toMatchObject({ calling_window: window, queued: 2, completed: 1 });
+
+    setClock('2026-03-06T13:59:59.000Z');
+    await drain();
+    expect(await dialled(id)).toEqual([0, 0, 1]);
+    setClock('2026-03-06T14:00:00.000Z');
+    await drain();
+    expect(await dialled(id)).toEqual([1, 0, 1]);
+    setClock('2026-03-06T17:00:00.000Z');
+    await drain();
+    rows = await calls(id);
+    expect(rows.map((r) => [r.status, r.attempts])).toEqual([
+      ['completed', 1],
+      ['completed', 1],
+      ['completed', 1],
+    ]);
+    const dials = (await callEvents(t.deps, id)).filter((e) => e.detail?.event === 'dial').map((e) => e.at.toISOString());
+    expect(dials.sort()).toEqual(['2026-03-06T13:30:00.000Z', '2026-03-06T14:00:00.000Z', '2026-03-06T17:00:00.000Z']);
+    const { batch } = await expectConsistentBatch(t.deps, id);
+    expect(batch.status).toBe('completed');
+  });
+
+  it('moves calls whose window closed undialled to the next opening, over a weekend and a DST change', async () => {
+    // Created Friday in the window, started after it closed (20:30 EST = 01:30Z Saturday).
+    const { batch_id: id } = await create(a, [{ phone: NY }, { phone: NY }], {
+      start_mode: 'manual',
+      calling_window: { start: '09:00', end: '20:00', days: WEEKDAYS },
+    });
+    setClock('2026-03-07T01:30:00.000Z');
+    expect((await t.request('POST', `${CALL_BATCHES}/${id}/start`, { key: a.apiKey })).status).toBe(200);
+    await drain();
+    // Monday 09:00 EDT: the clocks went forward on Sunday.
+    expect((await calls(id)).map((r) => [r.status, r.attempts, r.nextAttemptAt?.toISOString()])).toEqual([
+      ['pending', 0, '2026-03-09T13:00:00.000Z'],
+      ['pending', 0, '2026-03-09T13:00:00.000Z'],
+    ]);
+    await expectConsistentBatch(t.deps, id);
+    setClock('2026-03-09T12:59:00.000Z');
+    await drain();
+    expect(await dialled(id)).toEqual([0, 0]);
+    setClock('2026-03-09T13:00:00.000Z');
+    await drain();
+    expect((await calls(id)).map((r) => r.status)).toEqual(['completed', 'completed']);
+  });
+
+  it('puts a retry at the next opening after its delay', async () => {
+    // 19:30 EST Friday: the retry is due at 20:30, after the window closes.
+    setClock('2026-03-07T00:30:00.000Z');
+    const { batch_id: id } = await create(a, [{ phone: NY, sim: 'no_answer,completed' }], {
+      calling_window: { start: '09:00', end: '20:00', days: WEEKDAYS },
+      retry: { max_attempts: 2, delay_seconds: 3600 },
+    });
+    await drain();
+    const [waiting] = await calls(id);
+    expect([waiting.status, waiting.attempts, waiting.nextAttemptAt?.toISOString()]).toEqual(['queued', 1, '2026-03-09T13:00:00.000Z']);
+    const gql = await t.gql(`query($id: ID!) { call(id: $id) { status nextAttemptAt timezone retryReason } }`, { id: waiting.id }, a.apiKey);
+    expect(gql.body.data.call).toEqual({ status: 'queued', nextAttemptAt: '2026-03-09T13:00:00.000Z', timezone: 'America/New_York', retryReason: 'no_answer' });
+    setClock('2026-03-09T13:00:00.000Z');
+    await drain();
+    expect((await calls(id)).map((r) => [r.status, r.attempts])).toEqual([['completed', 2]]);
+  });
+});
+
+describe('account windows', () => {
+  it('gives a batch without a window the default, and narrows every batch to the enforced window', async () => {
+    const b = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
+    const set = await t.gql(
+      `mutation($id: ID!, $input: AdminUpdateAccountInput!) { adminUpdateAccount(id: $id, input: $input) {
+         defaultCallingWindow { start end days timezone } enforcedCallingWindow { start end days timezone } } }`,
+      {
+        id: b.account.id,
+        input: {
+          defaultCallingWindow: { start: '08:00', end: '20:00', timezone: 'America/New_York' },
+          enforcedCallingWindow: { start: '10:00', end: '21:00', days: WEEKDAYS },
+        },
+      },
+      ADMIN_TOKEN,
+    );
+    expect(set.body.errors).toBeUndefined();
+    expect(set.body.data.adminUpdateAccount.enforcedCallingWindow).toEqual({ start: '10:00', end: '21:00', days: WEEKDAYS, timezone: 'recipient' });
+
+    // 09:30 in New York: the default window is open, the enforced one not until 10:00.
+    setClock('2026-03-06T14:30:00.000Z');
+    const { batch_id: id } = await create(b, [{ phone: NY }]);
+    const q = await t.gql(
+      `query($id: ID!) { batch(id: $id) { callingWindow { start end timezone } enforcedCallingWindow { start end timezone } } }`,
+      { id },
+      b.apiKey,
+    );
+    expect(q.body.data.batch).toEqual({
+      callingWindow: { start: '08:00', end: '20:00', timezone: 'America/New_York' },
+      enforcedCallingWindow: { start: '10:00', end: '21:00', timezone: 'recipient' },
+    });
+    await drain();
+    expect(await dialled(id)).toEqual([0]);
+    expect((await calls(id))[0].nextAttemptAt?.toISOString()).toBe('2026-03-06T15:00:00.000Z');
+    setClock('2026-03-06T15:00:00.000Z');
+    await drain();
+    expect(await dialled(id)).toEqual([1]);
+
+    // A batch's own window is narrowed too: 09:00-12:00 and 10:00-21:00 meet from 10:00 to 12:00.
+    const own = await create(b, [{ phone: NY }], { calling_window: { start: '09:00', end: '12:00' } });
+    const [row] = await calls(own.batch_id);
+    expect(row.windowClosesAt?.toISOString()).toBe('2026-03-06T17:00:00.000Z');
+
+    const cleared = await t.gql(
+      `mutation($id: ID!) { adminUpdateAccount(id: $id, input: { defaultCallingWindow: null, enforcedCallingWindow: null }) { defaultCallingWindow { start } enforcedCallingWindow { start } } }`,
+      { id: b.account.id },
+      ADMIN_TOKEN,
+    );
+    expect(cleared.body.data.adminUpdateAccount).toEqual({ defaultCallingWindow: null, enforcedCallingWindow: null });
+    const bad = await t.gql(
+      `mutation($id: ID!) { adminUpdateAccount(id: $id, input: { enforcedCallingWindow: { start: "21:00", end: "08:00" } }) { id } }`,
+      { id: b.account.id },
+      ADMIN_TOKEN,
+    );
+    expect(JSON.stringify(bad.body.errors[0])).toContain('enforcedCallingWindow.end: Value error, end must be after start');
+  });
+});

@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import { callingWindowProblems, formatWindow, isOpenAt, nextOpening, normalizeWindow, storedWindow, type CallingWindow } from '../../src/domain/calling-window.ts';
+import { NO_ZONE_MESSAGE, placeInWindows } from '../../src/domain/call-windows.ts';
+import { zonesForNumber } from '../../src/domain/number-zones.ts';
+import { numberZoneTable } from '../../src/services/batches/number-zone-table.ts';
+import { retryInWindow } from '../../src/domain/retry-policy.ts';
+import type { NormalizedContact } from '../../src/domain/contacts.ts';
+
+const w = (start: string, end: string, timezone = 'recipient', days?: string[]): CallingWindow => normalizeWindow({ start, end, timezone, days });
+const at = (iso: string) => new Date(iso);
+const opening = (o: ReturnType<typeof nextOpening>) => o && { opensAt: o.opensAt.toISOString(), closesAt: o.closesAt.toISOString() };
+
+describe('nextOpening', () => {
+  it('is the window itself, in the zone, when it is open now', () => {
+    expect(opening(nextOpening([w('09:00', '20:00')], ['America/New_York'], at('2026-03-04T15:00:00Z')))).toEqual({
+      opensAt: '2026-03-04T15:00:00.000Z',
+      closesAt: '2026-03-05T01:00:00.000Z',
+    });
+  });
+
+  it('follows DST: 09:00 New York is 14:00Z before the change and 13:00Z after it (2026-03-08)', () => {
+    // Saturday evening before the change: Sunday opens at 09:00 EDT.
+    expect(opening(nextOpening([w('09:00', '20:00')], ['America/New_York'], at('2026-03-08T02:00:00Z')))).toEqual({
+      opensAt: '2026-03-08T13:00:00.000Z',
+      closesAt: '2026-03-09T00:00:00.000Z',
+    });
+    // Back to standard time on 2026-11-01: that Sunday opens at 14:00Z.
+    expect(nextOpening([w('09:00', '20:00')], ['America/New_York'], at('2026-11-01T05:00:00Z'))!.opensAt.toISOString()).toBe('2026-11-01T14:00:00.000Z');
+  });
+
+  it('moves a start inside the spring-forward gap to the first instant after it', () => {
+    const o = nextOpening([w('02:30', '04:00', 'America/New_York')], [], at('2026-03-08T05:00:00Z'))!;
+    // 02:30 does not exist that night; the window opens at 03:30 EDT (07:30Z) and closes at 04:00 EDT.
+    expect(opening(o)).toEqual({ opensAt: '2026-03-08T07:30:00.000Z', closesAt: '2026-03-08T08:00:00.000Z' });
+  });
+
+  it('skips days the window is closed on', () => {
+    // Friday 21:00 in New York, window weekdays only: Monday 09:00 (EDT after the change).
+    const o = nextOpening([w('09:00', '20:00', 'recipient', ['mon', 'tue', 'wed', 'thu', 'fri'])], ['America/New_York'], at('2026-03-07T02:00:00Z'));
+    expect(o!.opensAt.toISOString()).toBe('2026-03-09T13:00:00.000Z');
+  });
+
+  it('is open only where it is open in all of a number\'s zones', () => {
+    // New York and Los Angeles, 09:00-20:00: 09:00 LA to 20:00 NY.
+    expect(opening(nextOpening([w('09:00', '20:00')], ['America/New_York', 'America/Los_Angeles'], at('2026-06-10T12:00:00Z')))).toEqual({
+      opensAt: '2026-06-10T16:00:00.000Z',
+      closesAt: '2026-06-11T00:00:00.000Z',
+    });
+    // Zones too far apart for a short window: never.
+    expect(nextOpening([w('09:00', '11:00')], ['America/New_York', 'America/Los_Angeles'], at('2026-06-10T12:00:00Z'))).toBeNull();
+  });
+
+  it('narrows a window to an enforced one in another zone, through the weeks the two DST rules disagree', () => {
+    const batch = w('09:00', '17:00', 'Europe/London');
+    const enforced = w('08:00', '21:00', 'America/New_York');
+    // 2026-03-10: New York already on EDT (UTC-4), London still on GMT: 12:00Z opens New York's 08:00.
+    expect(opening(nextOpening([batch, enforced], [], at('2026-03-10T05:00:00Z')))).toEqual({
+      opensAt: '2026-03-10T12:00:00.000Z',
+      closesAt: '2026-03-10T17:00:00.000Z',
+    });
+    // 2026-04-10: both on summer time: London 09:00 BST = 08:00Z, New York 08:00 EDT = 12:00Z.
+    expect(nextOpening([batch, enforced], [], at('2026-04-10T05:00:00Z'))!.opensAt.toISOString()).toBe('2026-04-10T12:00:00.000Z');
+  });
+
+  it('tells open from closed', () => {
+    expect(isOpenAt([w('09:00', '20:00')], ['Europe/Berlin'], at('2026-07-01T07:00:00Z'))).toBe(true);
+    expect(isOpenAt([w('09:00', '20:00')], ['Europe/Berlin'], at('2026-07-01T18:00:00Z'))).toBe(false);
+  });
+});
+
+describe('a window\'s values', () => {
+  it('names each problem by field', () => {
+    expect(callingWindowProblems({ start: '9:00', end: '24:00', days: ['mon', 'funday'], timezone: 'Mars/Base' })).toEqual([
+      ['start', 'Value error, Invalid time, expected HH:MM'],
+      ['end', 'Value error, Invalid time, expected HH:MM'],
+      ['days.1', "Input should be 'mon', 'tue', 'wed', 'thu', 'fri', 'sat' or 'sun'"],
+      ['timezone', "Value error, Unknown time zone 'Mars/Base'; give an IANA zone or 'recipient'"],
+    ]);
+    expect(callingWindowProblems({ start: '20:00', end: '09:00', timezone: 'recipient' })).toEqual([
+      ['end', 'Value error, end must be after start (no overnight windows)'],
+    ]);
+    expect(callingWindowProblems({ start: '09:00', end: '20:00', days: [], timezone: 'recipient' })[0][0]).toBe('days');
+  });
+
+  it('reads back what was stored, and nothing else', () => {
+    const win = w('09:00', '20:00', 'recipient', ['fri', 'mon']);
+    expect(win.days).toEqual(['mon', 'fri']);
+    expect(storedWindow(JSON.parse(JSON.stringify(win)))).toEqual(win);
+    expect(storedWindow({ start: '09:00', end: '08:00', days: [], timezone: 'x' })).toBeNull();
+    expect(storedWindow(null)).toBeNull();
+    expect(formatWindow(w('09:00', '20:00', 'recipient', ['mon', 'tue', 'wed', 'thu', 'fri']))).toBe('09:00-20:00 mon-fri recipient');
+  });
+});
+
+describe('zones of a number', () => {
+  const table = numberZoneTable();
+  it('come from libphonenumber\'s prefix table', () => {
+    expect(zonesForNumber(table, '+12125550100')).toEqual(['America/New_York']);
+    expect(zonesForNumber(table, '+13105550100')).toEqual(['America/Los_Angeles']);
+    expect(zonesForNumber(table, '+442079460000')).toEqual(['Europe/London']);
+    expect(zonesForNumber(table, '+19075550100')).toEqual(['America/Adak', 'America/Anchorage']);
+    // A number the table cannot place more precisely than its country code: every NANP zone.
+    expect(zonesForNumber(table, '+18005550100')!.length).toBeGreaterThan(20);
+  });
+});
+
+describe('placeInWindows', () => {
+  const contact = (index: number, phoneNumber: string): NormalizedContact => ({
+    index, externalId: `c${index}`, name: null, phoneNumber, alternatePhone: null, metadata: {},
+  });
+  const table = numberZoneTable();
+  const now = at('2026-06-10T12:00:00Z'); // 08:00 in New York, 05:00 in Los Angeles
+
+  it('gives each call its zones and first opening, and rejects contacts that can never be called', () => {
+    const own = new Map([[3, 'Europe/London']]);
+    const r = placeInWindows(
+      [contact(1, '+12125550100'), contact(2, '+13105550100'), contact(3, '+12125550101'), contact(4, '+18005550100')],
+      [],
+      { windows: [w('09:00', '20:00')], zonesOf: (n) => zonesForNumber(table, n), ownZone: (i) => own.get(i) ?? null, now },
+    );
+    expect(r.accepted.map((c) => c.index)).toEqual([1, 2, 3]);
+    expect(r.placements.map((p) => [p.timezone, p.nextAttemptAt?.toISOString() ?? null, p.windowClosesAt.toISOString()])).toEqual([
+      ['America/New_York', '2026-06-10T13:00:00.000Z', '2026-06-11T00:00:00.000Z'],
+      ['America/Los_Angeles', '2026-06-10T16:00:00.000Z', '2026-06-11T03:00:00.000Z'],
+      // Its own zone, where the window is already open.
+      ['Europe/London', null, '2026-06-10T19:00:00.000Z'],
+    ]);
+    expect(r.rejected).toEqual([
+      expect.objectContaining({ index: 4, field: 'phone_number', message: expect.stringContaining('does not open within 15 days') }),
+    ]);
+  });
+
+  it('rejects a number with no known zone, and judges fixed-zone windows in their own zone', () => {
+    const none = placeInWindows([contact(1, '+12125550100')], [], { windows: [w('09:00', '20:00')], zonesOf: () => null, ownZone: () => null, now });
+    expect(none.rejected).toEqual([{ index: 1, external_id: 'c1', field: 'phone_number', message: NO_ZONE_MESSAGE }]);
+    const fixed = placeInWindows([contact(1, '+18005550100')], [], { windows: [w('09:00', '20:00', 'Asia/Tokyo')], zonesOf: () => null, ownZone: () => null, now });
+    expect(fixed.placements[0].timezone).toBe('Asia/Tokyo');
+  });
+});
+
+describe('retryInWindow', () => {
+  it('puts a retry at the next opening, and gives up when that is past the expiry', () => {
+    const win = [w('09:00', '20:00', 'recipient', ['mon', 'tue', 'wed', 'thu', 'fri'])];
+    // Due Friday 20:30 in New York: Monday 09:00.
+    const due = at('2026-06-13T00:30:00Z');
+    expect(retryInWindow(due, win, 'America/New_York', null)).toEqual({ at: at('2026-06-15T13:00:00Z'), windowClosesAt: at('2026-06-16T00:00:00Z') });
+    expect(retryInWindow(due, win, 'America/New_York', at('2026-06-14T00:00:00Z'))).toBeNull();
+  });
+});
