@@ -41,6 +41,7 @@ export interface CallSnapshot {
   attemptCount: number;
   nextAttemptAt: Date | null;
   retryReason: string | null;
+  timezone: string | null;
 }
 
 export interface TrackerHost {
@@ -61,7 +62,7 @@ SELECT id, status, transcript_status, recording_available, updated_at
 const CALL_COLUMNS = `id, batch_id, account_id, seq, external_id, name, COALESCE(dialed_number, phone_number) AS phone_number,
        status, transcript_status, duration_seconds, answer_duration_seconds, "timestamp", created_at, completed_at,
        updated_at, hangup_by, disconnect_reason, summary, outcomes, recording_available, llm_transcript,
-       attempts, next_attempt_at,
+       attempts, next_attempt_at, timezone,
        CASE WHEN status = 'queued' AND next_attempt_at IS NOT NULL THEN
          (SELECT e.detail FROM call_events e
            WHERE e.call_id = calls.id AND e.detail->>'event' = 'retry_scheduled' ORDER BY e.id DESC LIMIT 1)
@@ -111,6 +112,7 @@ interface CallRow extends SignatureRow {
   llm_transcript: string | null;
   attempts: number;
   next_attempt_at: Date | string | null;
+  timezone: string | null;
   retry_detail: unknown;
 }
 
@@ -140,6 +142,7 @@ function toCallSnapshot(r: CallRow): CallSnapshot {
     attemptCount: r.attempts,
     nextAttemptAt: asDateOrNull(r.next_attempt_at),
     retryReason: r.retry_detail == null ? null : retryReason(r.retry_detail),
+    timezone: r.timezone,
   };
 }
 

@@ -77,3 +77,30 @@ export function retryWaitText(c: { nextAttemptAt: string | null; attemptCount: n
   const last = c.retryReason ? `, last: ${words(c.retryReason)}` : '';
   return `retry at ${compactDateTime(c.nextAttemptAt, now)} (attempt ${c.attemptCount + 1}${of}${last})`;
 }
+
+const WEEK = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+
+/** A calling window in a line: `09:00-20:00, mon-fri, each contact's own time`. */
+export function windowText(w: { start: string; end: string; days: readonly string[]; timezone: string }): string {
+  const idx = w.days.map((d) => WEEK.indexOf(d));
+  const run = idx.every((v, k) => k === 0 || v === idx[k - 1] + 1) && w.days.length > 2;
+  const days = w.days.length === 7 ? 'every day' : run ? `${w.days[0]}-${w.days[w.days.length - 1]}` : w.days.join(', ');
+  return `${w.start}-${w.end}, ${days}, ${w.timezone === 'recipient' ? "each contact's own time" : w.timezone}`;
+}
+
+/**
+ * Why a call that has not been placed yet waits: `window opens Mar 9, 09:00 (09:00 America/New_York)`.
+ * The time in the contact's first zone says what the window means where they are.
+ */
+export function windowWaitText(c: { nextAttemptAt: string | null; timezone: string | null }, now = new Date()): string {
+  const zone = c.timezone?.split(',')[0];
+  let local = '';
+  if (zone && c.nextAttemptAt) {
+    try {
+      local = ` (${new Date(c.nextAttemptAt).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', timeZone: zone })} ${zone}${c.timezone!.includes(',') ? ' and others' : ''})`;
+    } catch {
+      // A zone this browser does not know: the viewer's time alone.
+    }
+  }
+  return `calling window opens ${compactDateTime(c.nextAttemptAt, now)}${local}`;
+}

@@ -121,7 +121,7 @@ describe('create body: success', () => {
     });
     // Raw contacts keep the submitted phone and metadata keys; normalizeContacts normalises.
     expect(input.contacts).toEqual([
-      { contactId: 'c1', name: 'Ann', phoneNumber: '+14155552671', metadata: { 'First Name': 'Ann' }, metadataProblem: null, status: 'queued' },
+      { contactId: 'c1', name: 'Ann', phoneNumber: '+14155552671', metadata: { 'First Name': 'Ann' }, metadataProblem: null, status: 'queued', timezone: null },
     ]);
   });
 
@@ -143,7 +143,7 @@ describe('create body: success', () => {
     );
     expect(input.deduplicateByPhone).toBe(false);
     expect(input.metadata).toEqual({});
-    expect(input.contacts[0]).toEqual({ contactId: 'c1', name: null, phoneNumber: '+14155552671', metadata: {}, metadataProblem: null, status: 'pending' });
+    expect(input.contacts[0]).toEqual({ contactId: 'c1', name: null, phoneNumber: '+14155552671', metadata: {}, metadataProblem: null, status: 'pending', timezone: null });
   });
 
   it('treats blank optional selector strings as absent', () => {

@@ -472,6 +472,27 @@ describe('dashboard', () => {
     await page.close();
   }, 120_000);
 
+  it('says when a call waits for its calling window, in the contact\'s own time', async () => {
+    // Open only on a day that is not today in UTC: the call waits until then, 09:00 UTC.
+    const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+    const tomorrow = DAYS[(new Date().getUTCDay() + 6 + 1) % 7];
+    const id = await createBatchOverRest([{ contact_id: 'win-1', phone_number: phone(210) }], {
+      start_mode: 'immediate',
+      calling_window: { start: '09:00', end: '10:00', days: [tomorrow], timezone: 'UTC' },
+    });
+    const { page, pageErrors } = await openPage();
+    await connect(page, `#/batch/${id}`);
+    await expect.poll(() => page.getByTestId('batch-window').textContent()).toBe(`09:00-10:00, ${tomorrow}, UTC`);
+    const note = page.locator('table.calls tbody tr[data-call-id]:has-text("win-1")').getByTestId('window-wait');
+    await expect.poll(() => note.textContent()).toMatch(/^calling window opens \S.* \(09:00( AM)? UTC\)$/);
+    const [call] = (await api('GET', `/api/v1/public/call-batches/${id}/calls`)).body.data.items;
+    expect([call.status, call.timezone, new Date(call.next_attempt_at).getUTCHours()]).toEqual(['pending', 'UTC', 9]);
+    await page.screenshot({ path: path.join(OUTPUT, 'dashboard-window-waiting.png') });
+    expect((await api('POST', `/api/v1/public/call-batches/${id}/cancel`)).status).toBe(200);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  }, 90_000);
+
   it('adds numbers to the do-not-call list, finds one and removes it', async () => {
     const { page, pageErrors } = await openPage();
     await connect(page);

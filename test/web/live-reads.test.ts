@@ -29,6 +29,8 @@ const batch = (id: string, inProgress: number, status = 'running'): DashboardBat
   completedAt: null,
   retry: null,
   expiresAt: null,
+  callingWindow: null,
+  enforcedCallingWindow: null,
 });
 
 const progress = (b: DashboardBatchFragment) => ({ ...b, batchId: b.id, updatedAt: '2026-11-25T00:00:02.000Z' });

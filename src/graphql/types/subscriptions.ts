@@ -52,7 +52,8 @@ const CallUpdateType = builder.objectRef<CallSnapshot>('CallUpdate').implement({
     }),
     llmTranscript: t.exposeString('llmTranscript', { nullable: true, complexity: HEAVY_TEXT_COMPLEXITY }),
     attemptCount: t.exposeInt('attemptCount', { description: 'Dials made so far, the alternate number included' }),
-    nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', nullable: true, description: 'When a call waiting for a retry is next tried; null otherwise' }),
+    nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', nullable: true, description: 'When a waiting call is next tried: its retry, or its calling window opening; null otherwise' }),
+    timezone: t.exposeString('timezone', { nullable: true, description: 'The zones its calling window is judged in, comma-separated; null without a window' }),
     retryReason: t.exposeString('retryReason', {
       nullable: true,
       description: 'Why a call waiting for a retry waits: how its last attempt ended (no_answer, busy, failed or voicemail); null unless it waits',

@@ -14,7 +14,7 @@ import {
 import type { AppContext, View } from '../context.ts';
 import { h, replace, setText } from '../dom.ts';
 import { ApiError } from '../api.ts';
-import { CALL_STATUSES, dateTime, done, percent, retryPolicyText } from '../format.ts';
+import { CALL_STATUSES, dateTime, done, percent, retryPolicyText, windowText } from '../format.ts';
 import { operationButtons } from '../operations.ts';
 import { liveReads } from '../live-reads.ts';
 import { counterList, progressBar, retryRow, setStatus, statusBadge } from '../widgets.ts';
@@ -161,6 +161,8 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
       fact('Contacts', `${b.totalContacts} submitted · ${b.rejectedContacts} rejected`),
       b.retry ? fact('Retries', retryPolicyText(b.retry), 'batch-retry') : null,
       b.expiresAt ? fact('Expires', dateTime(b.expiresAt), 'batch-expires') : null,
+      b.callingWindow ? fact('Calling window', windowText(b.callingWindow), 'batch-window') : null,
+      b.enforcedCallingWindow ? fact('Account window', windowText(b.enforcedCallingWindow), 'batch-enforced-window') : null,
       fact('Created', dateTime(b.createdAt)),
       fact('Started', dateTime(b.startedAt)),
       fact('Finished', dateTime(b.completedAt)),

@@ -1,7 +1,7 @@
 // One call as the batch view shows it: its row in the calls table and its details panel.
 import type { DashboardCallFragment } from '../../codegen/graphql.ts';
 import { h } from '../dom.ts';
-import { compactDateTime, dateTime, duration, retryWaitText, words } from '../format.ts';
+import { compactDateTime, dateTime, duration, retryWaitText, windowWaitText, words } from '../format.ts';
 import { statusBadge } from '../widgets.ts';
 
 export type CallView = DashboardCallFragment;
@@ -18,6 +18,15 @@ function sameOrigin(url: string): string {
 
 /** Put back in line by the batch's retry policy, waiting for its next attempt. */
 export const waitsForRetry = (c: CallView) => c.status === 'queued' && c.nextAttemptAt !== null;
+/** Not placed yet because its calling window is closed. */
+export const waitsForWindow = (c: CallView) => c.status === 'pending' && c.nextAttemptAt !== null;
+
+/** Under the status: when and why a waiting call waits. */
+function waitNote(c: CallView, maxAttempts: number | null): HTMLElement | null {
+  if (waitsForRetry(c)) return h('div', { class: 'retry-wait small muted', 'data-testid': 'retry-wait', title: `Next attempt ${dateTime(c.nextAttemptAt)}` }, retryWaitText(c, maxAttempts));
+  if (waitsForWindow(c)) return h('div', { class: 'retry-wait small muted', 'data-testid': 'window-wait', title: `Window opens ${dateTime(c.nextAttemptAt)}` }, windowWaitText(c));
+  return null;
+}
 
 /**
  * The cells of the call's row: #, contact, phone, status, duration, transcript, ended. A call
@@ -32,7 +41,7 @@ export function callCells(c: CallView, maxAttempts: number | null): HTMLElement[
       'td',
       null,
       statusBadge(c.status),
-      waitsForRetry(c) ? h('div', { class: 'retry-wait small muted', 'data-testid': 'retry-wait', title: `Next attempt ${dateTime(c.nextAttemptAt)}` }, retryWaitText(c, maxAttempts)) : null,
+      waitNote(c, maxAttempts),
     ),
     h('td', { class: 'num' }, duration(c.durationSeconds)),
     h('td', { class: 'small' }, c.transcriptStatus ?? '—'),
@@ -59,6 +68,8 @@ export function callDetail(c: CallView, maxAttempts: number | null, attempts: HT
         ['Reason', c.disconnectReason ?? '—'],
         ['Attempts', maxAttempts ? `${c.attemptCount} of ${maxAttempts}` : String(c.attemptCount)],
         waitsForRetry(c) ? ['Next attempt', `${dateTime(c.nextAttemptAt)}${c.retryReason ? ` (last: ${words(c.retryReason)})` : ''}`] : null,
+        waitsForWindow(c) ? ['Waits for', windowWaitText(c)] : null,
+        c.timezone ? ['Time zone', c.timezone.split(',').join(', ')] : null,
       ]
         .filter((f): f is string[] => f !== null)
         .map(([k, v]) => [h('dt', null, k), h('dd', null, v)]),
