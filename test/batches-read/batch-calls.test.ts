@@ -110,6 +110,7 @@ describe('GET /call-batches/{batch_id}/calls', () => {
       llm_transcript: null,
       attempts: 0,
       next_attempt_at: null,
+      timezone: null,
     });
   });
 

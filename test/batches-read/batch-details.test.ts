@@ -65,13 +65,14 @@ describe('GET /call-batches/{batch_id}', () => {
         completed_at: null,
         retry: null,
         expires_at: null,
+        calling_window: null,
       },
     });
     // Key order is part of what legacy clients see.
     expect(Object.keys(res.body.data)).toEqual([
       'batch_id', 'agent_id', 'version_id', 'status', 'start_mode', 'scheduled_at', 'timezone', 'concurrency',
       'total_contacts', 'accepted_contacts', 'rejected_contacts', 'callbacks', 'queued', 'in_progress', 'completed',
-      'failed', 'cancelled', 'created_at', 'started_at', 'completed_at', 'retry', 'expires_at',
+      'failed', 'cancelled', 'created_at', 'started_at', 'completed_at', 'retry', 'expires_at', 'calling_window',
     ]);
   });
 

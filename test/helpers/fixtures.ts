@@ -17,7 +17,7 @@ export const CALL_RECORD_KEYS = [
   'call_id', 'batch_id', 'contact_id', 'external_id', 'phone_number', 'agent_id', 'agent_name', 'version_id', 'version_name',
   'voice', 'status', 'call_status', 'transcript_status', 'duration_seconds', 'answer_duration_seconds', 'timestamp',
   'created_at', 'completed_at', 'hangup_by', 'disconnect_reason', 'summary', 'outcomes', 'recording_available',
-  'recording_url', 'llm_transcript', 'attempts', 'next_attempt_at',
+  'recording_url', 'llm_transcript', 'attempts', 'next_attempt_at', 'timezone',
 ] as const;
 
 /** Call columns a test may set; the batch linkage (ids, account, batch, seq) is the fixture's. */
