@@ -27,7 +27,7 @@ async function refused(overrides: Record<string, unknown>): Promise<string[]> {
 }
 
 const MUTATION = `mutation($input: CreateCallBatchInput!) {
-  createCallBatch(input: $input) { batch { id retry { maxAttempts on delaySeconds } expiresAt } }
+  createCallBatch(input: $input) { batch { id retry { maxAttempts on delaySeconds } expiresAt callingWindow { start end days timezone } } }
 }`;
 
 describe('REST', () => {
@@ -103,13 +103,20 @@ describe('GraphQL', () => {
   it('takes the same fields in camelCase', async () => {
     const res = await t.gql(
       MUTATION,
-      { input: typedInput(a, { retry: { maxAttempts: 4, on: ['busy'], delaySeconds: 120 }, expiresAt: '2026-12-24T00:00:00Z' }) },
+      {
+        input: typedInput(a, {
+          retry: { maxAttempts: 4, on: ['busy'], delaySeconds: 120 },
+          expiresAt: '2026-12-24T00:00:00Z',
+          callingWindow: { start: '10:00', end: '18:30', days: ['sat', 'mon'], timezone: 'Europe/Berlin' },
+        }),
+      },
       a.apiKey,
     );
     expect(res.body.errors).toBeUndefined();
     expect(res.body.data.createCallBatch.batch).toMatchObject({
       retry: { maxAttempts: 4, on: ['busy'], delaySeconds: 120 },
       expiresAt: '2026-12-24T00:00:00.000Z',
+      callingWindow: { start: '10:00', end: '18:30', days: ['mon', 'sat'], timezone: 'Europe/Berlin' },
     });
   });
 
