@@ -48,17 +48,25 @@ const alive = (pid: number) => {
 
 /**
  * Removes what earlier runs left behind when they were killed before their cleanup: namespaces
- * named by a test process that no longer runs and holding no process, and their bridges.
+ * named by a test process that no longer runs and holding no process, then bridges and veths of a
+ * run with no namespace left (a run names its namespaces before it makes its links).
  */
 function sweepStale(): void {
-  const names = ip(['netns', 'list']).out.split('\n').map((l) => l.split(' ')[0]!);
-  for (const ns of names) {
-    const m = new RegExp(`^${PREFIX}-(\\d+)-([0-9a-f]{6})-`).exec(ns);
-    if (!m || alive(Number(m[1])) || ip(['netns', 'pids', ns]).out !== '') continue;
-    ip(['netns', 'del', ns]);
-    ip(['link', 'del', `${PREFIX}${m[2]}`]);
+  const namespaces = ip(['netns', 'list']).out.split('\n').map((l) => l.split(' ')[0]!).filter(Boolean);
+  const nsPattern = new RegExp(`^${PREFIX}-(\\d+)-([0-9a-f]{6})-`);
+  for (const ns of namespaces) {
+    const m = nsPattern.exec(ns);
+    if (m && !alive(Number(m[1])) && ip(['netns', 'pids', ns]).out === '') ip(['netns', 'del', ns]);
+  }
+  const liveTags = new Set(ip(['netns', 'list']).out.split('\n').map((l) => nsPattern.exec(l)?.[2]).filter(Boolean));
+  for (const link of linkNames()) {
+    const tag = new RegExp(`^${PREFIX}([0-9a-f]{6})(v\\d+)?$`).exec(link)?.[1];
+    if (tag && !liveTags.has(tag)) ip(['link', 'del', link]);
   }
 }
+
+/** Names of the root namespace's links (`eth0@if2` → `eth0`). */
+const linkNames = () => ip(['-o', 'link']).out.split('\n').map((l) => l.split(': ')[1]?.split('@')[0] ?? '');
 
 /** A /24 of 10.231.0.0/16 that no interface or route of this machine uses yet. */
 function freeSubnet(): string {
@@ -88,8 +96,13 @@ export interface TestNetwork {
   hosts: Record<string, TestHost>;
   /** Another process of the test's (started in the root namespace) for teardown() to kill. */
   track(child: ChildProcess): ChildProcess;
-  /** Kills every process started on a host (SIGKILL), deletes the namespaces and the bridge. Idempotent, synchronous. */
+  /**
+   * Kills every process started on a host (SIGKILL), deletes the namespaces, their veths and the
+   * bridge. Idempotent and synchronous (it runs at process exit too).
+   */
   teardown(): void;
+  /** teardown() once the killed processes have exited, so their sockets close while the links are up. */
+  stop(): Promise<void>;
 }
 
 /** Builds one namespace per name, all on one bridge; torn down at process exit whatever happens. */
@@ -100,15 +113,18 @@ export function createTestNetwork(hostNames: string[]): TestNetwork {
   const subnet = freeSubnet();
   const gateway = `${subnet}.1`;
   const namespaces: string[] = [];
+  const veths: string[] = [];
   const children = new Set<ChildProcess>();
   let down = false;
 
   const teardown = () => {
     if (down) return;
     down = true;
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    // A namespace's veth end goes with it, and the root end with its peer.
+    for (const c of children) if (running(c)) c.kill('SIGKILL');
     for (const ns of namespaces) ip(['netns', 'del', ns]);
+    // A namespace outlives its name while sockets of its dead processes still close; deleting the
+    // root ends of the veths takes their peers with them, so nothing of it stays in sight.
+    veths.forEach((veth) => ip(['link', 'del', veth]));
     ip(['link', 'del', bridge]);
     process.removeListener('exit', teardown);
     for (const signal of SIGNALS) process.removeListener(signal, onSignal);
@@ -123,16 +139,21 @@ export function createTestNetwork(hostNames: string[]): TestNetwork {
 
   const hosts: Record<string, TestHost> = {};
   try {
+    // Namespaces first: their names tell another run's sweepStale() that the links are in use.
+    const nsOf = (name: string) => `${PREFIX}-${process.pid}-${tag}-${name}`;
+    for (const name of hostNames) {
+      must(['netns', 'add', nsOf(name)]);
+      namespaces.push(nsOf(name));
+    }
     must(['link', 'add', bridge, 'type', 'bridge']);
     must(['addr', 'add', `${gateway}/24`, 'dev', bridge]);
     must(['link', 'set', bridge, 'up']);
     hostNames.forEach((name, i) => {
-      const ns = `${PREFIX}-${process.pid}-${tag}-${name}`;
+      const ns = nsOf(name);
       const address = `${subnet}.${11 + i}`;
       const veth = `${bridge}v${i}`;
-      must(['netns', 'add', ns]);
-      namespaces.push(ns);
       must(['link', 'add', veth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns]);
+      veths.push(veth);
       must(['link', 'set', veth, 'master', bridge, 'up']);
       must(['-n', ns, 'addr', 'add', `${address}/24`, 'dev', 'eth0']);
       must(['-n', ns, 'link', 'set', 'eth0', 'up']);
@@ -164,7 +185,16 @@ export function createTestNetwork(hostNames: string[]): TestNetwork {
       return child;
     },
     teardown,
+    async stop() {
+      const exits = [...children].filter(running).map((c) => new Promise((resolve) => c.once('exit', resolve)));
+      for (const c of children) if (running(c)) c.kill('SIGKILL');
+      // SIGKILL can't be refused: this waits only for the kernel to reap them.
+      await Promise.all(exits);
+      teardown();
+    },
   };
 }
+
+const running = (c: ChildProcess) => c.exitCode === null && c.signalCode === null;
 
 const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
