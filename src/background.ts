@@ -1,6 +1,7 @@
 import type { AppDeps } from './deps.ts';
 import { createWorker } from './dispatch/worker.ts';
 import { startWebhookDeliveryWorker } from './services/webhooks/delivery-worker.ts';
+import { startWebhookPruner } from './services/webhooks/prune-deliveries.ts';
 
 export interface Background {
   stop(): Promise<void>;
@@ -21,6 +22,7 @@ export async function startBackground(deps: AppDeps): Promise<StartedBackground>
   dispatch.start();
   loops.push(dispatch);
   loops.push(startWebhookDeliveryWorker(deps));
+  loops.push(startWebhookPruner(deps));
   const staleMs = workerStaleMs(deps.config.WORKER_POLL_MS);
   return {
     problem(now = Date.now()) {

@@ -102,6 +102,8 @@ const configSchema = z.object({
     .regex(/^\d+(\s*,\s*\d+)*$/, 'must be comma-separated seconds, e.g. 5,300,1800')
     .default('5,300,1800,7200,18000,36000')
     .transform((s) => s.split(',').map((v) => Number(v.trim()))),
+  /** Finished webhook deliveries (delivered, failed, disabled) are deleted this many days after their last attempt; 0 keeps them forever. */
+  WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
   /** After a secret rotation, the previous secret also signs for this long. */
   WEBHOOK_SECRET_OVERLAP_HOURS: z.coerce.number().min(0).max(24 * 30).default(24),
   /** Retell (voice provider 'retell') API address; tests point it at the local fake. Its origin is trusted for recording downloads. */

@@ -1,4 +1,4 @@
-// A real HTTP webhook receiver on 127.0.0.1 for delivery tests: records every request and answers
+// A real HTTP webhook receiver (on 127.0.0.1 unless told otherwise) for delivery tests: records every request and answers
 // as the test tells it to (status, headers, body, or never).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -42,7 +42,9 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(handler: Handler = () => ({ status: 200 })): Promise<Receiver> {
+/** `host`: the address to listen on (127.0.0.1 unless a test's hosts need another). */
+export async function startReceiver(handler: Handler = () => ({ status: 200 }), opts: { host?: string } = {}): Promise<Receiver> {
+  const host = opts.host ?? '127.0.0.1';
   let h = handler;
   const received: Received[] = [];
   const make = () =>
@@ -80,7 +82,7 @@ export async function startReceiver(handler: Handler = () => ({ status: 200 })):
   const listen = (port: number) =>
     new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => resolve());
+      server.listen(port, host, () => resolve());
     });
   await listen(0);
   const port = (server.address() as AddressInfo).port;
@@ -92,7 +94,7 @@ export async function startReceiver(handler: Handler = () => ({ status: 200 })):
     await new Promise<void>((resolve) => server.close(() => resolve()));
   };
   return {
-    url: `http://127.0.0.1:${port}/hooks`,
+    url: `http://${host}:${port}/hooks`,
     port,
     received,
     bodies: () => received.map((r) => JSON.parse(r.body)),
