@@ -31,7 +31,7 @@ export interface CallRecord {
   llm_transcript: string | null;
   /** Dials made so far, the alternate number's included. */
   attempts: number;
-  /** When a call put back in line for a retry is next tried; null otherwise. */
+  /** When a waiting call is next tried (a retry, or a call the frequency cap holds back); null otherwise. */
   next_attempt_at: string | null;
 }
 

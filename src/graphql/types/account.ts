@@ -2,6 +2,7 @@ import { builder } from '../builder.ts';
 import type { Account } from '../../generated/prisma/client.ts';
 import { createAccount, updateAccount } from '../../services/accounts/accounts.ts';
 import { issueApiKey, revokeApiKey } from '../../services/auth/api-keys.ts';
+import { frequencyCapOf, type FrequencyCap } from '../../domain/frequency-cap.ts';
 
 const AccountLimits = builder.objectRef<Account>('AccountLimits').implement({
   fields: (t) => ({
@@ -9,6 +10,14 @@ const AccountLimits = builder.objectRef<Account>('AccountLimits').implement({
     maxConcurrentCalls: t.exposeInt('maxConcurrentCalls'),
     maxCallDurationSeconds: t.exposeInt('maxCallDurationSeconds'),
     rateLimitPerMinute: t.exposeInt('rateLimitPerMinute'),
+  }),
+});
+
+const FrequencyCapType = builder.objectRef<FrequencyCap>('FrequencyCap').implement({
+  description: "At most maxCalls dials to one number in any periodSeconds, across the account's batches",
+  fields: (t) => ({
+    maxCalls: t.exposeInt('maxCalls'),
+    periodSeconds: t.exposeInt('periodSeconds'),
   }),
 });
 
@@ -24,6 +33,12 @@ export const AccountType = builder.prismaObject('Account', {
     recordingEnabled: t.exposeBoolean('recordingEnabled'),
     voices: t.exposeStringList('voices'),
     provider: t.exposeString('provider'),
+    frequencyCap: t.field({
+      type: FrequencyCapType,
+      nullable: true,
+      description: 'Dials per number per period across batches; null: no cap',
+      resolve: (a) => frequencyCapOf(a),
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
@@ -45,6 +60,13 @@ const AccountLimitsInput = builder.inputType('AccountLimitsInput', {
   }),
 });
 
+const FrequencyCapInput = builder.inputType('FrequencyCapInput', {
+  fields: (t) => ({
+    maxCalls: t.int({ required: true, description: '1-100' }),
+    periodSeconds: t.int({ required: true, description: '3600 (an hour) to 2592000 (30 days)' }),
+  }),
+});
+
 const accountInputFields = (t: Parameters<Parameters<typeof builder.inputType>[1]['fields']>[0]) => ({
   limits: t.field({ type: AccountLimitsInput }),
   batchConcurrency: t.int(),
@@ -52,6 +74,7 @@ const accountInputFields = (t: Parameters<Parameters<typeof builder.inputType>[1
   interruptionEnabled: t.boolean(),
   recordingEnabled: t.boolean(),
   voices: t.stringList(),
+  frequencyCap: t.field({ type: FrequencyCapInput, description: 'null clears the cap; absent leaves it as it is' }),
 });
 
 const AdminCreateAccountInput = builder.inputType('AdminCreateAccountInput', {
@@ -93,7 +116,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: AdminCreateAccountInput, required: true }) },
     authScopes: { admin: true },
     resolve: async (_r, { input }, ctx) => {
-      return createAccount(ctx.deps.db, { ...nonNull(input), limits: input.limits ? nonNull(input.limits) : undefined });
+      return createAccount(ctx.deps.db, { ...nonNull(input), limits: input.limits ? nonNull(input.limits) : undefined, frequencyCap: input.frequencyCap });
     },
   }),
   adminUpdateAccount: t.field({
@@ -104,6 +127,7 @@ builder.mutationFields((t) => ({
       return updateAccount(ctx.deps.db, String(id), {
         ...nonNull(input),
         limits: input.limits ? nonNull(input.limits) : undefined,
+        frequencyCap: input.frequencyCap,
       });
     },
   }),

@@ -7,6 +7,14 @@ import { AgentType, PromptVersionType } from './catalog.ts';
 import type { GraphQLContext } from '../context.ts';
 import type { BatchLabels } from '../../services/batches/batch-labels.ts';
 import { attemptsFromHistory, waitsForRetry, type CallAttempt } from '../../domain/call-attempts.ts';
+import { waitReasonOf, type WaitReason } from '../../domain/wait-reason.ts';
+
+const CallWaitReason = builder.enumType('CallWaitReason', {
+  description: 'Why a waiting call is not dialled before nextAttemptAt',
+  values: {
+    FREQUENCY_CAP: { value: 'frequency_cap', description: "Its number reached the account's frequency cap; nextAttemptAt is when a dial leaves the period" },
+  } satisfies Record<string, { value: WaitReason; description: string }>,
+});
 
 /** A call's batch is the account's (it was read through it), so a missing one is a bug, not a 404. */
 async function labelsOf(ctx: GraphQLContext, batchId: string): Promise<BatchLabels> {
@@ -100,7 +108,7 @@ export const CallType = builder.prismaObject('Call', {
     nextAttemptAt: t.expose('nextAttemptAt', {
       type: 'DateTime',
       nullable: true,
-      description: 'When a call put back in line for a retry is next tried; null otherwise',
+      description: 'When a waiting call is next tried (a retry, or a call the frequency cap holds back); null otherwise',
     }),
     retryReason: t.string({
       nullable: true,
@@ -108,6 +116,13 @@ export const CallType = builder.prismaObject('Call', {
         'Why a call waiting for a retry waits: how its last attempt ended (no_answer, busy, failed or voicemail); null unless it waits (nextAttemptAt set)',
       select: { id: true, status: true, nextAttemptAt: true },
       resolve: (c, _a, ctx) => (waitsForRetry(c) ? ctx.loaders.retryReasons.load(c.id) : null),
+    }),
+    waitReason: t.field({
+      type: CallWaitReason,
+      nullable: true,
+      description: 'Why a waiting call (pending or queued) waits until nextAttemptAt; null when it is not held back, or not waiting',
+      select: { status: true, waitReason: true },
+      resolve: (c) => waitReasonOf(c),
     }),
     attempts: t.field({
       type: [CallAttemptType],

@@ -68,7 +68,7 @@ const callRecord = closed<CallRecord>(
     recording_url: nullable(str('Signed, expiring link to the recording')),
     llm_transcript: nullable(str('Full call transcript')),
     attempts: count('Dials made so far, the alternate number included'),
-    next_attempt_at: nullable(timestamp('When a call put back in line for a retry is next tried; null otherwise')),
+    next_attempt_at: nullable(timestamp('When a waiting call is next tried (a retry, or a call the frequency cap holds back); null otherwise')),
   },
   'A call of a batch, with its AI results once analysed.',
 );

@@ -4,6 +4,8 @@ import { notFound, requestValidation } from '../../errors.ts';
 import { MAX_EMAIL_LENGTH, MAX_NAME_LENGTH, MAX_VOICES, tooLongDetails } from '../../domain/limits.ts';
 import type { Account } from '../../generated/prisma/client.ts';
 import { issueApiKey } from '../auth/api-keys.ts';
+import { formatIssue } from '../../domain/field-issue.ts';
+import { frequencyCapIssues, type FrequencyCap } from '../../domain/frequency-cap.ts';
 
 export interface AccountLimitsInput {
   maxBatchSize?: number;
@@ -21,6 +23,8 @@ export interface AccountInput {
   interruptionEnabled?: boolean;
   recordingEnabled?: boolean;
   voices?: string[];
+  /** undefined: unchanged; null: no cap. */
+  frequencyCap?: FrequencyCap | null;
 }
 
 function checkLengths(input: AccountInput): void {
@@ -31,6 +35,7 @@ function checkLengths(input: AccountInput): void {
     ...voices.map((voice, i) => [`voices.${i}`, voice, MAX_NAME_LENGTH] as const),
   ]);
   if (voices.length > MAX_VOICES) details.push(`voices: List should have at most ${MAX_VOICES} items after validation, not ${voices.length}`);
+  if (input.frequencyCap) details.push(...frequencyCapIssues(input.frequencyCap).map((i) => formatIssue(i)));
   if (details.length) throw requestValidation(details);
 }
 
@@ -38,19 +43,24 @@ function accountData(input: AccountInput) {
   checkLengths(input);
   const defined = <T extends object>(o: T) =>
     Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as Partial<T>;
-  return defined({
-    name: input.name,
-    email: input.email,
-    maxBatchSize: input.limits?.maxBatchSize,
-    maxConcurrentCalls: input.limits?.maxConcurrentCalls,
-    maxCallDurationSeconds: input.limits?.maxCallDurationSeconds,
-    rateLimitPerMinute: input.limits?.rateLimitPerMinute,
-    batchConcurrency: input.batchConcurrency,
-    apiAccessEnabled: input.apiAccessEnabled,
-    interruptionEnabled: input.interruptionEnabled,
-    recordingEnabled: input.recordingEnabled,
-    voices: input.voices,
-  });
+  const cap = input.frequencyCap;
+  return {
+    ...defined({
+      name: input.name,
+      email: input.email,
+      maxBatchSize: input.limits?.maxBatchSize,
+      maxConcurrentCalls: input.limits?.maxConcurrentCalls,
+      maxCallDurationSeconds: input.limits?.maxCallDurationSeconds,
+      rateLimitPerMinute: input.limits?.rateLimitPerMinute,
+      batchConcurrency: input.batchConcurrency,
+      apiAccessEnabled: input.apiAccessEnabled,
+      interruptionEnabled: input.interruptionEnabled,
+      recordingEnabled: input.recordingEnabled,
+      voices: input.voices,
+    }),
+    // null clears the cap: not dropped like the other absent fields.
+    ...(cap === undefined ? {} : { frequencyCapMaxCalls: cap?.maxCalls ?? null, frequencyCapPeriodSeconds: cap?.periodSeconds ?? null }),
+  };
 }
 
 export async function createAccount(
