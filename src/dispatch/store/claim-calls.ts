@@ -160,7 +160,8 @@ capped AS (
   -- then this reads nothing): a picked call whose number has had $13 dials in the period, counting
   -- the picks before it in this statement, is not dialled. It waits until enough of those dials
   -- leave the period: the k-th oldest's time + the period, or now + the period when the k-th is
-  -- one of this statement's own. One probe of number_dials' primary key per picked call.
+  -- one of this statement's own. A range of number_dials' primary key per picked call (the dials
+  -- in the period: at most $13 unless the cap was lowered), one more per call held back.
   SELECT w.id, w.phone_number,
          COALESCE((SELECT d.dialled_at FROM number_dials d
                     WHERE d.account_id = $9 AND d.phone_number = w.phone_number
