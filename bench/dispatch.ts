@@ -2,7 +2,7 @@
 // dial, ringing/answered/in_progress/ended writes with history and counters, recording, analysis).
 //
 //   npm run bench:dispatch [-- --calls 20000 --slow-calls 2000 --concurrency 500 --slow-concurrency 200 --recording on
-//                             --waiting-calls 1000000 --only 1,2,3,4 --plans]
+//                             --waiting-calls 1000000 --only 1,2,3,4 --plans --frequency-cap 100/86400]
 //   BENCH_PG_URL=postgresql://user@host:5432/postgres selects the PostgreSQL server (a throwaway
 //   database is created and dropped per scenario). Always PostgreSQL, never PGlite: the header
 //   prints the server's version.
@@ -43,6 +43,14 @@ const SLOW_CONCURRENCY = Number(arg('slow-concurrency', '200'));
 const RECORDING = arg('recording', 'on') !== 'off';
 const WAITING_CALLS = Number(arg('waiting-calls', '1000000'));
 const ONLY = arg('only', '1,2,3,4').split(',');
+/**
+ * `--frequency-cap 100/86400`: the bench account gets that frequency cap (every number is dialled
+ * once, so none is held): what counting and recording each dial costs a capped account.
+ */
+const FREQUENCY_CAP = (() => {
+  const m = /^(\d+)\/(\d+)$/.exec(arg('frequency-cap', ''));
+  return m ? { maxCalls: Number(m[1]), periodSeconds: Number(m[2]) } : null;
+})();
 /** Print the claim statement's whole plans in scenario 4. */
 const PLANS = process.argv.includes('--plans');
 
@@ -197,6 +205,7 @@ async function seedCatalog(deps: Deps, concurrency: number): Promise<Catalog> {
     email: 'bench@example.com',
     voices: ['alloy'],
     limits: { maxBatchSize: 1_000_000, maxConcurrentCalls: concurrency * 2, maxCallDurationSeconds: 600, rateLimitPerMinute: 100_000 },
+    frequencyCap: FREQUENCY_CAP,
   });
   const agent = await createAgent(deps.db, account, {
     name: 'Bench Agent',
@@ -768,7 +777,7 @@ async function main() {
   await c.connect();
   const version = (await c.query<{ v: string }>(`SELECT split_part(version(), ' on ', 1) AS v`)).rows[0].v;
   await c.end();
-  console.log(`dispatch benchmark on ${new URL(SERVER).host} (${version}), ${process.platform} ${process.arch}, node ${process.version}; ${loadAverage()}`);
+  console.log(`dispatch benchmark on ${new URL(SERVER).host} (${version}), ${process.platform} ${process.arch}, node ${process.version}; ${loadAverage()}${FREQUENCY_CAP ? `; account frequency cap ${FREQUENCY_CAP.maxCalls} per ${FREQUENCY_CAP.periodSeconds} s` : ''}`);
   const scenarios: Scenario[] = [
     { name: '1. zero-latency calls, 1 worker process', calls: CALLS, workers: 1, simCallMs: 0, concurrency: CONCURRENCY },
     { name: '2. zero-latency calls, 4 worker processes', calls: CALLS, workers: 4, simCallMs: 0, concurrency: CONCURRENCY },

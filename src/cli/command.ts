@@ -47,6 +47,15 @@ export const bool = (v: Flags[string], name: string) => {
   if (v === 'false') return false;
   throw new Error(`--${name} must be true or false`);
 };
+const PERIOD_UNITS: Record<string, number> = { '': 1, s: 1, m: 60, h: 3_600, d: 86_400, w: 604_800 };
+/** `7/7d`: 7 dials per 7 days (units s, m, h, d, w; none: seconds); `off`: no cap (null); absent: undefined. */
+export const frequencyCap = (v: Flags[string], name: string) => {
+  if (v === undefined) return undefined;
+  if (v === 'off' || v === 'none') return null;
+  const m = typeof v === 'string' ? /^\s*(\d{1,9})\s*\/\s*(\d{1,9})\s*([smhdw]?)\s*$/i.exec(v) : null;
+  if (!m) throw new Error(`--${name} must be CALLS/PERIOD such as 7/7d (units s, m, h, d, w), or off`);
+  return { maxCalls: Number(m[1]), periodSeconds: Number(m[2]) * PERIOD_UNITS[m[3].toLowerCase()] };
+};
 export function need(v: Flags[string] | undefined, name: string): string {
   if (typeof v !== 'string' || !v) throw new Error(`--${name} is required`);
   return v;

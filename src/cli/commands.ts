@@ -1,4 +1,4 @@
-import { arg, bool, int, list, need, rate, version, type Command, type Flags } from './command.ts';
+import { arg, bool, frequencyCap, int, list, need, rate, version, type Command, type Flags } from './command.ts';
 import { batchCommands } from './batch-commands.ts';
 import { suppressionCommands } from './suppression-commands.ts';
 import { parseWindowSpec } from './window-spec.ts';
@@ -19,6 +19,7 @@ function accountInput(f: Flags) {
     voices: list(f.voices),
     defaultCallingWindow: windowFlag(f['default-window']),
     enforcedCallingWindow: windowFlag(f['enforced-window']),
+    frequencyCap: frequencyCap(f['frequency-cap'], 'frequency-cap'),
   };
 }
 
@@ -27,9 +28,11 @@ const windowFlag = (v: Flags[string]) => (typeof v === 'string' ? parseWindowSpe
 
 const ACCOUNT_FIELDS = `id name email batchConcurrency apiAccessEnabled interruptionEnabled recordingEnabled voices
   limits { maxBatchSize maxConcurrentCalls maxCallDurationSeconds rateLimitPerMinute }
-  defaultCallingWindow { start end days timezone } enforcedCallingWindow { start end days timezone }`;
+  defaultCallingWindow { start end days timezone } enforcedCallingWindow { start end days timezone }
+  frequencyCap { maxCalls periodSeconds }`;
 const ACCOUNT_FLAGS =
-  '[--max-batch-size N] [--max-concurrent-calls N] [--max-call-duration S] [--rate-limit N] [--batch-concurrency N] [--voices a,b] [--api-access true|false] [--interruption true|false] [--recording true|false] [--default-window "09:00-20:00 mon-fri recipient"|none] [--enforced-window "08:00-21:00 recipient"|none]';
+  '[--max-batch-size N] [--max-concurrent-calls N] [--max-call-duration S] [--rate-limit N] [--batch-concurrency N] [--voices a,b] [--api-access true|false] [--interruption true|false] [--recording true|false]' +
+  ' [--default-window "09:00-20:00 mon-fri recipient"|none] [--enforced-window "08:00-21:00 recipient"|none] [--frequency-cap CALLS/PERIOD|off]';
 
 /** An agent, its first prompt version and a DID number for a new account. */
 async function setUpCalling(gql: Parameters<Command['run']>[0], accountId: string, voices: string[], f: Flags) {
@@ -126,15 +129,16 @@ export const commands: Record<string, Command> = {
     },
   },
   'agents create': {
-    usage: 'agents create --account ID --name NAME --voice VOICE [--outcome-keys a,b] [--recording true|false] [--provider-agent-id ID]',
+    usage: 'agents create --account ID --name NAME --voice VOICE [--outcome-keys a,b] [--opt-out-key KEY] [--recording true|false] [--provider-agent-id ID]',
     run: (gql, _a, f) =>
       gql(
-        'mutation($input: CreateAgentInput!) { createAgent(input: $input) { id name voice outcomeKeys recordingEnabled providerAgentId } }',
+        'mutation($input: CreateAgentInput!) { createAgent(input: $input) { id name voice outcomeKeys optOutOutcomeKey recordingEnabled providerAgentId } }',
         {
           input: {
             name: need(f.name, 'name'),
             voice: need(f.voice, 'voice'),
             outcomeKeys: list(f['outcome-keys']),
+            optOutOutcomeKey: f['opt-out-key'],
             recordingEnabled: bool(f.recording, 'recording'),
             providerAgentId: f['provider-agent-id'],
           },
@@ -142,9 +146,20 @@ export const commands: Record<string, Command> = {
         need(f.account, 'account'),
       ),
   },
+  'agents update': {
+    usage: 'agents update <agent-id> --account ID --opt-out-key KEY|off   (the outcome key whose yes puts the number on the do-not-call list)',
+    run: (gql, a, f) => {
+      const key = need(f['opt-out-key'], 'opt-out-key');
+      return gql(
+        'mutation($id: ID!, $input: UpdateAgentInput!) { updateAgent(id: $id, input: $input) { id name outcomeKeys optOutOutcomeKey } }',
+        { id: arg(a, 0, 'agent-id'), input: { optOutOutcomeKey: key === 'off' ? null : key } },
+        need(f.account, 'account'),
+      );
+    },
+  },
   'agents list': {
     usage: 'agents list --account ID',
-    run: (gql, _a, f) => gql('{ agents { id name voice outcomeKeys recordingEnabled } }', {}, need(f.account, 'account')),
+    run: (gql, _a, f) => gql('{ agents { id name voice outcomeKeys optOutOutcomeKey recordingEnabled } }', {}, need(f.account, 'account')),
   },
   'versions create': {
     usage: 'versions create --account ID --agent AGENT_ID --name NAME --prompt TEXT [--provider-agent-version N]',

@@ -12,6 +12,7 @@ export const FLAG_NAMES = [
   'agent', 'prompt', 'provider-agent-version', 'number', 'api-key', 'dial-rate', 'agent-name', 'version', 'csv',
   'did', 'concurrency', 'start', 'status', 'out', 'format', 'reason', 'page', 'max-attempts', 'retry-on', 'retry-delay',
   'expires-at', 'calling-window', 'default-window', 'enforced-window',
+  'frequency-cap', 'opt-out-key',
 ];
 export const SWITCH_NAMES = ['json', 'watch'];
 const FLAG_OPTIONS = {

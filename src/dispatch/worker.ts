@@ -120,6 +120,7 @@ function createWorkerState(deps: AppDeps, opts: WorkerOptions): WorkerState {
     dialsInFlight: 0,
     contexts: new Map(),
     accountProviders: new Map(),
+    optOutKeys: new Map(),
     subscriptions: new Map(),
     recoveryRetry: new Map(),
     lastRenewal: 0,

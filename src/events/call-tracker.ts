@@ -9,6 +9,7 @@
 // A new subscriber first gets the latest state of the calls that changed shortly before it
 // joined: a client that read a page of calls and then subscribed cannot miss a change that landed
 // between the two (it may see a state it already has; every value is a call's whole latest state).
+import { waitReasonOf, type WaitReason } from '../domain/wait-reason.ts';
 import type { Database } from '../db/client.ts';
 import { runStatement } from '../db/sql-statement.ts';
 import type { LatestByKeyQueue } from './queue.ts';
@@ -42,6 +43,7 @@ export interface CallSnapshot {
   nextAttemptAt: Date | null;
   retryReason: string | null;
   timezone: string | null;
+  waitReason: WaitReason | null;
 }
 
 export interface TrackerHost {
@@ -62,7 +64,7 @@ SELECT id, status, transcript_status, recording_available, updated_at
 const CALL_COLUMNS = `id, batch_id, account_id, seq, external_id, name, COALESCE(dialed_number, phone_number) AS phone_number,
        status, transcript_status, duration_seconds, answer_duration_seconds, "timestamp", created_at, completed_at,
        updated_at, hangup_by, disconnect_reason, summary, outcomes, recording_available, llm_transcript,
-       attempts, next_attempt_at, timezone,
+       attempts, next_attempt_at, timezone, wait_reason,
        CASE WHEN status = 'queued' AND next_attempt_at IS NOT NULL THEN
          (SELECT e.detail FROM call_events e
            WHERE e.call_id = calls.id AND e.detail->>'event' = 'retry_scheduled' ORDER BY e.id DESC LIMIT 1)
@@ -113,6 +115,7 @@ interface CallRow extends SignatureRow {
   attempts: number;
   next_attempt_at: Date | string | null;
   timezone: string | null;
+  wait_reason: string | null;
   retry_detail: unknown;
 }
 
@@ -143,6 +146,7 @@ function toCallSnapshot(r: CallRow): CallSnapshot {
     nextAttemptAt: asDateOrNull(r.next_attempt_at),
     retryReason: r.retry_detail == null ? null : retryReason(r.retry_detail),
     timezone: r.timezone,
+    waitReason: waitReasonOf({ status: r.status, waitReason: r.wait_reason, nextAttemptAt: r.next_attempt_at, timezone: r.timezone }),
   };
 }
 

@@ -31,7 +31,7 @@ export interface CallRecord {
   llm_transcript: string | null;
   /** Dials made so far, the alternate number's included. */
   attempts: number;
-  /** When a waiting call is next tried (a retry, or a calling window opening); null otherwise. */
+  /** When a waiting call is next tried (a retry, its calling window opening, or the frequency cap letting it through); null otherwise. */
   next_attempt_at: string | null;
   /** The zones its calling window is judged in (comma-separated); null without a window. */
   timezone: string | null;

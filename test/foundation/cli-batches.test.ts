@@ -98,7 +98,7 @@ describe('CLI batches against the running server', () => {
     expect(me.status).toBe(200);
     // For people: one record as lines, the key among them.
     const table = (await run('agents', 'list', '--account', account)).out;
-    expect(table.split('\n')[0].split(/\s{2,}/)).toEqual(['id', 'name', 'voice', 'outcomeKeys', 'recordingEnabled']);
+    expect(table.split('\n')[0].split(/\s{2,}/)).toEqual(['id', 'name', 'voice', 'outcomeKeys', 'optOutOutcomeKey', 'recordingEnabled']);
     expect(table).toContain(agentId);
   }, 60_000);
 

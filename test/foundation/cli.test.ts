@@ -75,6 +75,16 @@ describe('operator CLI', () => {
     }
   }, 60_000);
 
+  it('sets and clears the frequency cap; names an agent\'s opt-out key at create and changes it', async () => {
+    expect((await cli('accounts', 'update', accountId, '--frequency-cap', '7/7d')).adminUpdateAccount.frequencyCap).toEqual({ maxCalls: 7, periodSeconds: 604_800 });
+    await expect(runCli(['accounts', 'update', accountId, '--frequency-cap', '7 a week'], () => {})).rejects.toThrow('--frequency-cap must be CALLS/PERIOD');
+    expect((await cli('accounts', 'update', accountId, '--frequency-cap', 'off')).adminUpdateAccount.frequencyCap).toBeNull();
+    const agent = (await cli('agents', 'create', '--account', accountId, '--name', 'Polite bot', '--voice', 'alloy', '--outcome-keys', 'interested,opt_out', '--opt-out-key', 'opt_out')).createAgent;
+    expect(agent.optOutOutcomeKey).toBe('opt_out');
+    expect((await cli('agents', 'update', agent.id, '--account', accountId, '--opt-out-key', 'off')).updateAgent.optOutOutcomeKey).toBeNull();
+    expect((await cli('agents', 'update', agent.id, '--account', accountId, '--opt-out-key', 'opt_out')).updateAgent.optOutOutcomeKey).toBe('opt_out');
+  }, 60_000);
+
   it('accepts every flag a command documents (the parser is strict)', () => {
     for (const c of Object.values(commands)) {
       for (const [, flag] of c.usage.matchAll(/--([a-z][a-z-]*)/g)) expect([...FLAG_NAMES, ...SWITCH_NAMES], `${c.usage}`).toContain(flag);

@@ -33,6 +33,13 @@ function callbackSignal(userText: string): Signal {
   return 'none';
 }
 
+function optOutSignal(userText: string): Signal {
+  return /\b(take|remove) me off\b|\b(don't|do not) call me again\b|\bstop calling\b|\bunsubscribe\b/.test(userText) ? 'yes' : 'no';
+}
+
+/** Keys that ask whether the contact opted out (opt_out, do_not_call, dnc, unsubscribe). */
+const isOptOutKey = (k: string) => k.includes('optout') || k.includes('donotcall') || k === 'dnc' || k.includes('unsubscribe');
+
 const normKey = (k: string) => k.toLowerCase().replace(/[^a-z0-9]/g, '');
 const FALLBACK_VALUES = ['yes', 'no', 'unknown'] as const;
 
@@ -80,6 +87,7 @@ export function analyseLocally(input: AnalysisInput): AnalysisResult {
     if (interest === 'yes') notes.push('was interested in hearing more');
     if (interest === 'no') notes.push('was not interested');
     if (callback === 'yes') notes.push('asked to be called back');
+    if (optOutSignal(userText) === 'yes') notes.push('asked not to be called again');
     if (notes.length > 0) summary += ` The contact ${notes.join(' and ')}.`;
   }
 
@@ -87,6 +95,7 @@ export function analyseLocally(input: AnalysisInput): AnalysisResult {
   for (const key of input.outcomeKeys) {
     const k = normKey(key);
     if (!talked) outcomes[key] = 'unknown';
+    else if (isOptOutKey(k)) outcomes[key] = optOutSignal(userText);
     else if (k.includes('interest')) outcomes[key] = interest === 'yes' ? 'interested' : 'not_interested';
     else if (k.includes('callback')) outcomes[key] = callback === 'yes' ? 'yes' : 'no';
     else if (k.includes('sentiment'))

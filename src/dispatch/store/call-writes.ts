@@ -205,6 +205,8 @@ export function transcriptWrite(
     outcomes?: Record<string, string>;
     /** A recording held back from the call's end write (endedWrite recordingWithAnalysis). */
     recording?: CallRecording | null;
+    /** The outcomes say the contact opted out: the number goes on the do-not-call list with this write. */
+    optOut?: boolean;
   },
 ): CallWrite {
   return {
@@ -221,5 +223,6 @@ export function transcriptWrite(
     },
     releaseLease: change.transcriptStatus !== 'processing',
     recording: change.recording ?? null,
+    ...(change.optOut ? { optOut: true } : {}),
   };
 }

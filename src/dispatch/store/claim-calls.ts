@@ -19,6 +19,7 @@ import { allocateSlots, type BatchDemand } from '../../domain/fair-share.ts';
 import { enqueueBatchEvents } from '../../services/webhooks/enqueue-batch-events.ts';
 import { closeFinishedBatches } from '../../services/calls/call-transitions.ts';
 import { SUPPRESSED_DISCONNECT_REASON } from '../../domain/suppressions.ts';
+import { FREQUENCY_CAP_WAIT_REASON, frequencyCapOf, type FrequencyCap } from '../../domain/frequency-cap.ts';
 import { runStatement } from '../../db/sql-statement.ts';
 import { withSqlTransaction } from '../../db/sql-transaction.ts';
 
@@ -124,7 +125,7 @@ WITH alloc AS (
   -- counter update at the very end (the order every writer uses: calls, then their batch), so the
   -- hottest row of a running batch stays locked only from there to the commit.
   -- An expired batch dials no more: the expiry sweep ends its waiting calls.
-  SELECT a.* FROM unnest($1::text[], $2::int[], $13::bool[]) AS a(batch_id, n, windowed)
+  SELECT a.* FROM unnest($1::text[], $2::int[], $16::bool[]) AS a(batch_id, n, windowed)
     JOIN batches b ON b.id = a.batch_id AND b.status = ANY($8::text[])
                   AND (b.expires_at IS NULL OR b.expires_at > $3::timestamptz)
 ),
@@ -172,21 +173,62 @@ picked AS (
       LIMIT a.n
     ) p
 ),
+capped AS (
+  -- The account's frequency cap ($13 dials per number in $14 seconds; both null without one, and
+  -- then this reads nothing): a picked call whose number has had $13 dials in the period, counting
+  -- the picks before it in this statement, is not dialled. It waits until enough of those dials
+  -- leave the period: the k-th oldest's time + the period, or now + the period when the k-th is
+  -- one of this statement's own. A range of number_dials' primary key per picked call (the dials
+  -- in the period: at most $13 unless the cap was lowered), one more per call held back.
+  SELECT w.id, w.phone_number,
+         COALESCE((SELECT d.dialled_at FROM number_dials d
+                    WHERE d.account_id = $9 AND d.phone_number = w.phone_number
+                      AND d.dialled_at > $3::timestamptz - $14::int * interval '1 second'
+                    ORDER BY d.dialled_at OFFSET w.k - 1 LIMIT 1), $3::timestamptz)
+           + $14::int * interval '1 second' AS next_attempt_at
+    FROM (
+      SELECT c.id, c.phone_number,
+             n.dials + row_number() OVER (PARTITION BY c.phone_number ORDER BY c.batch_id, c.seq) - $13::int AS k
+        FROM picked p JOIN calls c ON c.id = p.id
+        CROSS JOIN LATERAL (
+          SELECT count(*)::int AS dials FROM number_dials d
+           WHERE d.account_id = $9 AND d.phone_number = c.phone_number
+             AND d.dialled_at > $3::timestamptz - $14::int * interval '1 second') n
+       WHERE $13::int IS NOT NULL AND NOT p.suppressed
+    ) w
+   WHERE w.k > 0
+),
+waits AS (
+  -- Still waiting (pending or queued, in the queued counter), until the cap lets it through.
+  UPDATE calls c SET next_attempt_at = k.next_attempt_at, wait_reason = $15, updated_at = $3::timestamptz
+    FROM capped k
+   WHERE c.id = k.id
+  RETURNING 1
+),
 upd AS (
   UPDATE calls c SET status = 'ringing', lease_owner = $4, lease_expires_at = $5::timestamptz,
          attempts = c.attempts + 1, dialed_number = c.phone_number, used_alternate = false, next_attempt_at = NULL,
-         "timestamp" = COALESCE(c."timestamp", $3::timestamptz), updated_at = $3::timestamptz
+         "timestamp" = COALESCE(c."timestamp", $3::timestamptz), updated_at = $3::timestamptz,
+         wait_reason = NULL
     FROM picked p
    WHERE c.id = p.id AND NOT p.suppressed
+     AND p.id NOT IN (SELECT id FROM capped)
   RETURNING c.id, c.batch_id, c.account_id, c.seq, c.phone_number, c.alternate_phone, c.external_id, c.name,
             c.metadata, c.attempts, c.timezone, p.old_status
 ),
 sup AS (
   UPDATE calls c SET status = 'cancelled', completed_at = $3::timestamptz, disconnect_reason = $12,
-         updated_at = $3::timestamptz
+         updated_at = $3::timestamptz,
+         next_attempt_at = NULL, wait_reason = NULL
     FROM picked p
    WHERE c.id = p.id AND p.suppressed
   RETURNING c.id, c.batch_id, c.account_id, c.seq, c.phone_number, p.old_status
+),
+dials AS (
+  -- What the frequency cap counts: only written for an account that has one.
+  INSERT INTO number_dials (account_id, phone_number, dialled_at, call_id)
+  SELECT $9, phone_number, $3::timestamptz, id FROM upd WHERE $13::int IS NOT NULL
+  RETURNING 1
 ),
 ev AS (
   INSERT INTO call_events (account_id, call_id, from_status, to_status, detail, at)
@@ -223,7 +265,7 @@ ORDER BY batch_id, seq`;
 /** CLAIM_SQL's parameters: `alloc` is how many calls to take per batch. */
 export function claimParams(
   alloc: ReadonlyMap<string, number>,
-  c: { accountId: string; workerId: string; now: Date; leaseExpiresAt: Date; windowed?: ReadonlySet<string> },
+  c: { accountId: string; workerId: string; now: Date; leaseExpiresAt: Date; frequencyCap?: FrequencyCap | null; windowed?: ReadonlySet<string> },
 ): unknown[] {
   const target = [...alloc.keys()].sort();
   return [
@@ -239,6 +281,9 @@ export function claimParams(
     SUPPRESS.queued ?? 0,
     SUPPRESS.cancelled ?? 0,
     SUPPRESSED_DISCONNECT_REASON,
+    c.frequencyCap?.maxCalls ?? null,
+    c.frequencyCap?.periodSeconds ?? null,
+    FREQUENCY_CAP_WAIT_REASON,
     target.map((id) => c.windowed?.has(id) ?? false),
   ];
 }
@@ -261,8 +306,9 @@ export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): 
   if (input.budget <= 0) return { ...empty(false), budgetExhausted: true };
   return withSqlTransaction(deps.db, async (tx) => {
     // The account row is the claim lock (a worker that finds it taken skips the account).
-    const acc = await tx.query<{ max_concurrent_calls: number }>(
-      'SELECT max_concurrent_calls FROM accounts WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED',
+    const acc = await tx.query<{ max_concurrent_calls: number; frequency_cap_max_calls: number | null; frequency_cap_period_seconds: number | null }>(
+      `SELECT max_concurrent_calls, frequency_cap_max_calls, frequency_cap_period_seconds
+         FROM accounts WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED`,
       [input.accountId],
     );
     if (acc.length === 0) return empty(true);
@@ -287,16 +333,18 @@ export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): 
     const wanted = [...unlimited.values()].reduce((s, n) => s + n, 0);
     const now = input.clock();
     const expires = new Date(now.getTime() + input.leaseMs);
+    const frequencyCap = frequencyCapOf({ frequencyCapMaxCalls: acc[0].frequency_cap_max_calls, frequencyCapPeriodSeconds: acc[0].frequency_cap_period_seconds });
     const windowed = new Set(batches.filter((b) => b.windowed).map((b) => b.id));
     const claimSql = (alloc: Map<string, number>) =>
-      tx.query<ClaimRow>(CLAIM_SQL, claimParams(alloc, { accountId: input.accountId, workerId: input.workerId, now, leaseExpiresAt: expires, windowed }));
+      tx.query<ClaimRow>(CLAIM_SQL, claimParams(alloc, { accountId: input.accountId, workerId: input.workerId, now, leaseExpiresAt: expires, frequencyCap, windowed }));
     const fair = allocateSlots(demands, free, input.budget, input.rotate ?? 0);
     const limited = input.limitAllocation ? input.limitAllocation(fair) : fair;
     const alloc = new Map([...limited].filter(([id, n]) => n > 0 && n <= (fair.get(id) ?? 0)));
     if (alloc.size === 0) return empty(false);
     await tx.query(CLAIM_JIT_OFF);
     const rows = await claimSql(alloc);
-    // A batch whose waiting calls are not due (retries waiting for their time) comes up short; the
+    // A batch whose waiting calls are not due (retries waiting for their time) comes up short, as
+    // does one whose picks the frequency cap held back (they are not returned); the
     // slots it left go to the other batches in a second pass, so a batch of waiting retries cannot
     // halve the pace of the batches beside it. Dial pacing is decided once per round, so not then.
     if (!input.limitAllocation && rows.length < input.budget) {

@@ -4,6 +4,7 @@
 import type { AppDeps } from '../../deps.ts';
 import { isRetryOutcome, type RetryPolicy } from '../../domain/retry-policy.ts';
 import { effectiveWindows, storedWindow, type CallingWindow } from '../../domain/calling-window.ts';
+import { runStatement } from '../../db/sql-statement.ts';
 
 export interface DispatchContext {
   batchId: string;
@@ -18,7 +19,8 @@ export interface DispatchContext {
   maxDurationSeconds: number;
   /** Set at creation; may later be cleared (410 Gone), never set. */
   callbackUrl: string | null;
-  agent: { id: string; name: string; voice: string; outcomeKeys: string[] };
+  /** optOutOutcomeKey as read with the batch; the analysis reads it again (worker/opt-out-keys.ts). */
+  agent: { id: string; name: string; voice: string; outcomeKeys: string[]; optOutOutcomeKey: string | null };
   prompt: { id: string; name: string; text: string };
   retry: RetryPolicy | null;
   expiresAt: Date | null;
@@ -57,7 +59,7 @@ export async function loadDispatchContexts(deps: Pick<AppDeps, 'db'>, batchIds: 
       useAlternateNumber: b.useAlternateNumber,
       maxDurationSeconds: b.maxDurationSeconds > 0 ? b.maxDurationSeconds : b.account.maxCallDurationSeconds,
       callbackUrl: b.callbackUrl,
-      agent: { id: b.agent.id, name: b.agent.name, voice: b.voice, outcomeKeys: b.agent.outcomeKeys },
+      agent: { id: b.agent.id, name: b.agent.name, voice: b.voice, outcomeKeys: b.agent.outcomeKeys, optOutOutcomeKey: b.agent.optOutOutcomeKey },
       prompt: { id: b.promptVersion.id, name: b.promptVersion.name, text: b.promptVersion.prompt },
       retry:
         b.retryMaxAttempts === null
@@ -68,4 +70,15 @@ export async function loadDispatchContexts(deps: Pick<AppDeps, 'db'>, batchIds: 
     });
   }
   return out;
+}
+
+/** The opt-out outcome key of each of these agents (absent: the agent is gone). */
+export async function agentOptOutKeys(deps: Pick<AppDeps, 'db'>, agentIds: string[]): Promise<Map<string, string | null>> {
+  if (agentIds.length === 0) return new Map();
+  const rows = await runStatement<{ id: string; opt_out_outcome_key: string | null }>(
+    deps.db,
+    'SELECT id, opt_out_outcome_key FROM agents WHERE id = ANY($1::text[])',
+    [agentIds],
+  );
+  return new Map(rows.map((r) => [r.id, r.opt_out_outcome_key]));
 }

@@ -71,7 +71,7 @@ async function sweepBatch(deps: Pick<AppDeps, 'db'>, batchId: string, windows: C
     const moved = await runStatement<{ n: number }>(
       deps.db,
       `WITH m AS (
-         UPDATE calls SET next_attempt_at = $2::timestamptz, window_closes_at = $3::timestamptz, updated_at = $4::timestamptz
+         UPDATE calls SET next_attempt_at = $2::timestamptz, window_closes_at = $3::timestamptz, wait_reason = NULL, updated_at = $4::timestamptz
           WHERE id = ANY($1::text[]) AND status IN ('pending', 'queued') AND window_closes_at <= $4::timestamptz AND lease_owner IS NULL
          RETURNING 1)
        SELECT count(*)::int AS n FROM m`,

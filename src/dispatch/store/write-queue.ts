@@ -34,6 +34,7 @@ export function mergeWrites(older: CallWrite, newer: CallWrite): CallWrite {
     set: { ...older.set, ...newer.set, ...(inc ? { attemptsIncrement: inc } : {}) },
     releaseLease: !!(older.releaseLease || newer.releaseLease),
     recording: newer.recording ?? older.recording ?? null,
+    ...(older.optOut || newer.optOut ? { optOut: true } : {}),
   };
 }
 

@@ -43,7 +43,8 @@ export type SimulatedOutcome =
   | { kind: 'busy' }
   | { kind: 'dial_failed' }
   | { kind: 'voicemail' }
-  | { kind: 'answered'; hangupBy: 'agent' | 'user' };
+  /** optOut: the contact asks not to be called again (the local analyser's opt-out keys read yes). */
+  | { kind: 'answered'; hangupBy: 'agent' | 'user'; optOut?: true };
 
 export function simulatedOutcome(to: string): SimulatedOutcome {
   const digit = /(\d)\D*$/.exec(to)?.[1];
@@ -62,7 +63,7 @@ export function simulatedOutcome(to: string): SimulatedOutcome {
   }
 }
 
-const SIM_OUTCOMES = ['completed', 'no_answer', 'busy', 'failed', 'voicemail'] as const;
+const SIM_OUTCOMES = ['completed', 'no_answer', 'busy', 'failed', 'voicemail', 'opt_out'] as const;
 type SimOutcomeName = (typeof SIM_OUTCOMES)[number];
 
 const SIM_OUTCOME: Record<SimOutcomeName, SimulatedOutcome> = {
@@ -71,6 +72,7 @@ const SIM_OUTCOME: Record<SimOutcomeName, SimulatedOutcome> = {
   busy: { kind: 'busy' },
   failed: { kind: 'dial_failed' },
   voicemail: { kind: 'voicemail' },
+  opt_out: { kind: 'answered', hangupBy: 'agent', optOut: true },
 };
 
 /** Longer `sim` values are ignored, so parsing one costs at most this much per dial. */
@@ -138,6 +140,7 @@ export function createSimulatorProvider(opts: SimulatorOptions): VoiceProvider {
       contactName: call.req.contact.name,
       metadata: call.req.contact.metadata,
       endedBy,
+      optOut: call.outcome.kind === 'answered' && !!call.outcome.optOut,
     });
 
   const finish = (call: LiveCall, fields: Pick<CallEndResult, 'status' | 'hangupBy' | 'disconnectReason' | 'transcript'>) => {

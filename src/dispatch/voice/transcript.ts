@@ -11,6 +11,8 @@ export interface TranscriptInput {
   metadata: Record<string, unknown>;
   /** Who closes the conversation: the agent after the full script, or the user part-way. */
   endedBy: 'agent' | 'user';
+  /** The contact asks to be taken off the list instead of answering the pitch (the agent closes). */
+  optOut?: boolean;
 }
 
 export const AGENT_PREFIX = 'Agent: ';
@@ -99,6 +101,13 @@ export function buildTranscript(input: TranscriptInput): string {
       agent(`I also have ${rest.map(([k, v]) => `${humaniseKey(k)}: ${spokenValue(v)}`).join('; ')}. Is all of that still correct?`);
       user('Yes, all of that is still correct.');
     }
+  }
+
+  if (input.optOut) {
+    agent('Would you be interested in hearing more about it?');
+    user('No. Please take me off your list and do not call me again.');
+    agent(`Understood, we will not call you again${name ? `, ${name}` : ''}. Goodbye!`);
+    return lines.join('\n');
   }
 
   if (input.endedBy === 'user') {

@@ -6,6 +6,8 @@ import { transcriptWrite } from '../store/call-writes.ts';
 import { takeOverStaleAnalysis } from '../store/lease-recovery.ts';
 import type { ProviderAnalysis } from '../voice/provider.ts';
 import { callRef, enqueueWrite } from './ledger.ts';
+import { optedOut } from '../../domain/opt-out.ts';
+import { optOutKeysOf } from './opt-out-keys.ts';
 import { knownProvider, loadBatchSettings } from './providers.ts';
 import type { AnalysisJob, WorkerState } from './state.ts';
 
@@ -48,12 +50,14 @@ async function analyseWithProvider(s: WorkerState, j: AnalysisJob, by: NonNullab
       s.log.warn({ err, callId: j.callId }, 'provider analysis interrupted; left to lease recovery');
       return;
     }
+    const optOutKey = a ? (await optOutKeysOf(s, [j]))(j) : null;
     const write = a
       ? transcriptWrite(callRef(j), s.settings.id, j.status, {
           transcriptStatus: 'ready',
           ...(a.summary !== null ? { summary: a.summary } : {}),
           outcomes: a.outcomes,
           ...(a.recording ? { recording: a.recording } : {}),
+          optOut: optedOut(a.outcomes, optOutKey),
         })
       : transcriptWrite(callRef(j), s.settings.id, j.status, { transcriptStatus: 'failed' });
     if (!a) s.log.warn({ callId: j.callId, providerCallId: by.providerCallId }, 'provider has no analysis for the call');
@@ -87,7 +91,10 @@ function startAnalysisGroups(s: WorkerState): void {
 }
 
 async function analyseGroup(s: WorkerState, jobs: AnalysisJob[]): Promise<void> {
-  const started = await Promise.all(jobs.map((j) => enqueueWrite(s, processingWrite(s, j), j.callbackUrl)));
+  const [started, optOutKey] = await Promise.all([
+    Promise.all(jobs.map((j) => enqueueWrite(s, processingWrite(s, j), j.callbackUrl))),
+    optOutKeysOf(s, jobs),
+  ]);
   await Promise.all(
     jobs.map(async (j, i) => {
       if (!started[i]) {
@@ -106,7 +113,12 @@ async function analyseGroup(s: WorkerState, jobs: AnalysisJob[]): Promise<void> 
           hangupBy: j.hangupBy,
           contactName: j.contactName,
         });
-        write = transcriptWrite(callRef(j), s.settings.id, j.status, { transcriptStatus: 'ready', summary: r.summary, outcomes: r.outcomes });
+        write = transcriptWrite(callRef(j), s.settings.id, j.status, {
+          transcriptStatus: 'ready',
+          summary: r.summary,
+          outcomes: r.outcomes,
+          optOut: optedOut(r.outcomes, optOutKey(j)),
+        });
       } catch (err) {
         s.log.warn({ err, callId: j.callId }, 'call analysis failed');
         write = transcriptWrite(callRef(j), s.settings.id, j.status, { transcriptStatus: 'failed' });
@@ -135,6 +147,8 @@ export async function recoverAnalyses(s: WorkerState, now: Date): Promise<number
       contactName: c.name,
       metadata: c.metadata,
       outcomeKeys: ctx?.agent.outcomeKeys ?? [],
+      agentId: ctx?.agent.id ?? null,
+      optOutOutcomeKey: ctx?.agent.optOutOutcomeKey ?? null,
       callbackUrl: ctx?.callbackUrl,
       recordingEnabled: ctx?.recordingEnabled ?? false,
       providerAnalysis: provider?.analyse && c.providerCallId ? { provider, providerCallId: c.providerCallId } : null,

@@ -11,7 +11,7 @@ import { isOpenAt, usesRecipientZone } from '../../domain/calling-window.ts';
 import { zonesOfKey } from '../../domain/number-zones.ts';
 import type { DispatchContext } from '../store/dispatch-context.ts';
 import { SUPPRESSED_DISCONNECT_REASON } from '../../domain/suppressions.ts';
-import { isNumberSuppressed } from '../store/number-suppressed.ts';
+import { checkAlternateDial, type AlternateDialCheck } from '../store/alternate-dial-check.ts';
 import { DialRejectedError, type CallEndResult, type HangupReason, type PlaceCallRequest, type VoiceProvider } from '../voice/provider.ts';
 import { analyseCall } from './analysis.ts';
 import { abandonCall, callRef, checkTransition, enqueueWrite, recordTransition, stopWatching } from './ledger.ts';
@@ -230,7 +230,7 @@ function retryAt(call: LiveCall, result: CallEndResult): RetryTime | null {
 function callEnded(s: WorkerState, call: LiveCall, result: CallEndResult): void {
   if (s.live.get(call.callId) !== call) return;
   if (wantsAlternate(s, call, result)) {
-    void dialAlternateUnlessSuppressed(s, call, result);
+    void dialAlternateIfAllowed(s, call, result);
     return;
   }
   finishAttempt(s, call, result);
@@ -257,15 +257,17 @@ function scheduleRetry(s: WorkerState, call: LiveCall, result: CallEndResult, at
 }
 
 /**
- * An alternate number put on the do-not-call list after the create is never dialled: the call
- * ends as it would have without an alternate, with the primary attempt's result.
+ * An alternate number put on the do-not-call list after the create, or one the account's frequency
+ * cap holds back (its dials in the period are used up), is not dialled: the call ends as it would
+ * have without an alternate, with the primary attempt's result. An allowed dial counts toward the
+ * alternate number's cap.
  */
-async function dialAlternateUnlessSuppressed(s: WorkerState, call: LiveCall, previous: CallEndResult): Promise<void> {
-  let listed = true;
+async function dialAlternateIfAllowed(s: WorkerState, call: LiveCall, previous: CallEndResult): Promise<void> {
+  let check: AlternateDialCheck = SUPPRESSED_DISCONNECT_REASON;
   // Counted as a dial in flight, so settling and shutdown wait for the check.
   s.dialsInFlight += 1;
   try {
-    listed = await isNumberSuppressed(s.deps, call.accountId, call.alternatePhone!);
+    check = await checkAlternateDial(s.deps, { accountId: call.accountId, callId: call.callId, phoneNumber: call.alternatePhone!, now: s.clock.now() });
   } catch (err) {
     // Unknown counts as listed: a missed alternate is better than a dialled refused number.
     s.log.warn({ err, callId: call.callId }, 'do-not-call check of the alternate number failed; not dialled');
@@ -273,10 +275,10 @@ async function dialAlternateUnlessSuppressed(s: WorkerState, call: LiveCall, pre
     s.dialsInFlight -= 1;
   }
   if (s.live.get(call.callId) !== call) return;
-  if (!listed) return dialAlternate(s, call, previous);
-  if (s.logTransitions) s.log.info({ callId: call.callId, batchId: call.batchId }, 'alternate number is on the do-not-call list; not dialled');
+  if (check === 'ok') return dialAlternate(s, call, previous);
+  if (s.logTransitions) s.log.info({ callId: call.callId, batchId: call.batchId, reason: check }, 'alternate number not dialled');
   // The history's end entry says why the alternate was not tried.
-  finishAttempt(s, call, { ...previous, detail: { ...previous.detail, alternate_not_dialled: SUPPRESSED_DISCONNECT_REASON } });
+  finishAttempt(s, call, { ...previous, detail: { ...previous.detail, alternate_not_dialled: check } });
 }
 
 function endCall(s: WorkerState, call: LiveCall, result: CallEndResult): void {
@@ -306,6 +308,8 @@ function endCall(s: WorkerState, call: LiveCall, result: CallEndResult): void {
       contactName: call.contact.name,
       metadata: call.contact.metadata,
       outcomeKeys: call.ctx.agent.outcomeKeys,
+      agentId: call.ctx.agent.id,
+      optOutOutcomeKey: call.ctx.agent.optOutOutcomeKey,
       callbackUrl: call.ctx.callbackUrl,
       recording: result.recording,
       recordingEnabled: call.ctx.recordingEnabled,

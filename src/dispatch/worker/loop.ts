@@ -6,6 +6,7 @@ import { startDueBatches } from '../store/claim-calls.ts';
 import { requeueExpiredUndialled } from '../store/lease-recovery.ts';
 import { endUndialledCalls } from '../store/end-undialled-calls.ts';
 import { moveClosedWindows } from '../store/move-closed-windows.ts';
+import { pruneNumberDials } from '../store/prune-number-dials.ts';
 import { recoverAnalyses } from './analysis.ts';
 import { enforceCallLimits } from './call-limits.ts';
 import { claimRound } from './claiming.ts';
@@ -51,6 +52,7 @@ export async function tick(s: WorkerState, recover: boolean): Promise<TickReport
     for (const r of requeued) s.log.warn({ callId: r.id, batchId: r.batchId }, 'requeued undialled call of a lost worker');
     settled = await recoverLostCalls(s, now);
     analysisRecovered = await recoverAnalyses(s, now);
+    await pruneNumberDials(s.deps, now);
     // Batches whose last call ended in a process that died before closing them.
     for (const b of await sweepFinishedBatches(s.deps, now)) {
       s.log.info({ batchId: b.id, status: b.status }, 'closed finished batch');

@@ -54,6 +54,9 @@ export interface AnalysisJob extends CallRef {
   contactName: string | null;
   metadata: Record<string, unknown>;
   outcomeKeys: string[];
+  /** The batch's agent (null: unknown, its batch is gone) and its opt-out key as cached with the batch. */
+  agentId: string | null;
+  optOutOutcomeKey: string | null;
   callbackUrl: string | null | undefined;
   /** Held back from the end write; undefined when unknown (analysis taken over from another worker). */
   recording?: CallEndResult['recording'];
@@ -97,6 +100,8 @@ export interface WorkerState {
   contexts: Map<string, DispatchContext>;
   /** Each account's provider name and when it was read (Date.now() ms). */
   accountProviders: Map<string, { name: string; at: number }>;
+  /** Each agent's opt-out outcome key and when it was read (Date.now() ms). */
+  optOutKeys: Map<string, { key: string | null; at: number }>;
   /** Provider event subscriptions, ended by stop(). */
   subscriptions: Map<VoiceProvider, () => void>;
   /** Lost calls recovery could not settle yet, and when (app clock, ms) to ask about them again. */

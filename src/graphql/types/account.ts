@@ -5,6 +5,7 @@ import { issueApiKey, revokeApiKey } from '../../services/auth/api-keys.ts';
 import { CallingWindowInput, CallingWindowType } from './calling-window.ts';
 import { storedWindow } from '../../domain/calling-window.ts';
 import type { CallingWindowRequest } from '../../domain/create-batch-request.ts';
+import { frequencyCapOf, type FrequencyCap } from '../../domain/frequency-cap.ts';
 
 const AccountLimits = builder.objectRef<Account>('AccountLimits').implement({
   fields: (t) => ({
@@ -12,6 +13,14 @@ const AccountLimits = builder.objectRef<Account>('AccountLimits').implement({
     maxConcurrentCalls: t.exposeInt('maxConcurrentCalls'),
     maxCallDurationSeconds: t.exposeInt('maxCallDurationSeconds'),
     rateLimitPerMinute: t.exposeInt('rateLimitPerMinute'),
+  }),
+});
+
+const FrequencyCapType = builder.objectRef<FrequencyCap>('FrequencyCap').implement({
+  description: "At most maxCalls dials to one number in any periodSeconds, across the account's batches",
+  fields: (t) => ({
+    maxCalls: t.exposeInt('maxCalls'),
+    periodSeconds: t.exposeInt('periodSeconds'),
   }),
 });
 
@@ -39,6 +48,12 @@ export const AccountType = builder.prismaObject('Account', {
       description: 'Narrows every batch created while it is set: its calls are placed only when this window is open too',
       resolve: (a) => storedWindow(a.enforcedCallingWindow),
     }),
+    frequencyCap: t.field({
+      type: FrequencyCapType,
+      nullable: true,
+      description: 'Dials per number per period across batches; null: no cap',
+      resolve: (a) => frequencyCapOf(a),
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
@@ -60,6 +75,13 @@ const AccountLimitsInput = builder.inputType('AccountLimitsInput', {
   }),
 });
 
+const FrequencyCapInput = builder.inputType('FrequencyCapInput', {
+  fields: (t) => ({
+    maxCalls: t.int({ required: true, description: '1-100' }),
+    periodSeconds: t.int({ required: true, description: '3600 (an hour) to 2592000 (30 days)' }),
+  }),
+});
+
 const accountInputFields = (t: Parameters<Parameters<typeof builder.inputType>[1]['fields']>[0]) => ({
   limits: t.field({ type: AccountLimitsInput }),
   batchConcurrency: t.int(),
@@ -72,6 +94,7 @@ const accountInputFields = (t: Parameters<Parameters<typeof builder.inputType>[1
     type: CallingWindowInput,
     description: 'Every batch created while it is set places calls only inside it too (batches created before keep theirs); null clears it',
   }),
+  frequencyCap: t.field({ type: FrequencyCapInput, description: 'null clears the cap; absent leaves it as it is' }),
 });
 
 const AdminCreateAccountInput = builder.inputType('AdminCreateAccountInput', {
@@ -119,7 +142,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: AdminCreateAccountInput, required: true }) },
     authScopes: { admin: true },
     resolve: async (_r, { input }, ctx) => {
-      return createAccount(ctx.deps.db, { ...nonNull(input), ...windowsOf(input), limits: input.limits ? nonNull(input.limits) : undefined });
+      return createAccount(ctx.deps.db, { ...nonNull(input), ...windowsOf(input), limits: input.limits ? nonNull(input.limits) : undefined, frequencyCap: input.frequencyCap });
     },
   }),
   adminUpdateAccount: t.field({
@@ -131,6 +154,7 @@ builder.mutationFields((t) => ({
         ...nonNull(input),
         ...windowsOf(input),
         limits: input.limits ? nonNull(input.limits) : undefined,
+        frequencyCap: input.frequencyCap,
       });
     },
   }),

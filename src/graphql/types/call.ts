@@ -7,6 +7,9 @@ import { AgentType, PromptVersionType } from './catalog.ts';
 import type { GraphQLContext } from '../context.ts';
 import type { BatchLabels } from '../../services/batches/batch-labels.ts';
 import { attemptsFromHistory, waitsForRetry, type CallAttempt } from '../../domain/call-attempts.ts';
+import { waitReasonOf } from '../../domain/wait-reason.ts';
+import { CallWaitReason } from './wait-reason.ts';
+
 
 /** A call's batch is the account's (it was read through it), so a missing one is a bug, not a 404. */
 async function labelsOf(ctx: GraphQLContext, batchId: string): Promise<BatchLabels> {
@@ -100,7 +103,7 @@ export const CallType = builder.prismaObject('Call', {
     nextAttemptAt: t.expose('nextAttemptAt', {
       type: 'DateTime',
       nullable: true,
-      description: 'When a waiting call is next tried: its retry, or its calling window opening; null otherwise',
+      description: 'When a waiting call is next tried: its retry, its calling window opening, or the frequency cap letting it through; null otherwise',
     }),
     timezone: t.exposeString('timezone', {
       nullable: true,
@@ -112,6 +115,13 @@ export const CallType = builder.prismaObject('Call', {
         'Why a call waiting for a retry waits: how its last attempt ended (no_answer, busy, failed or voicemail); null unless it waits (nextAttemptAt set)',
       select: { id: true, status: true, nextAttemptAt: true },
       resolve: (c, _a, ctx) => (waitsForRetry(c) ? ctx.loaders.retryReasons.load(c.id) : null),
+    }),
+    waitReason: t.field({
+      type: CallWaitReason,
+      nullable: true,
+      description: 'Why a waiting call (pending or queued) waits until nextAttemptAt; null when it is not held back, or not waiting',
+      select: { status: true, waitReason: true, nextAttemptAt: true, timezone: true },
+      resolve: (c) => waitReasonOf(c),
     }),
     attempts: t.field({
       type: [CallAttemptType],

@@ -1,7 +1,7 @@
 import { builder } from '../builder.ts';
 import { NodeInterface } from './node.ts';
 import { HEAVY_TEXT_COMPLEXITY } from '../plugins/query-cost.ts';
-import { addDidNumber, createAgent, createPromptVersion } from '../../services/accounts/catalog.ts';
+import { addDidNumber, createAgent, createPromptVersion, updateAgent } from '../../services/accounts/catalog.ts';
 
 export const AgentType = builder.prismaObject('Agent', {
   interfaces: [NodeInterface],
@@ -12,6 +12,10 @@ export const AgentType = builder.prismaObject('Agent', {
     recordingEnabled: t.exposeBoolean('recordingEnabled', { nullable: true }),
     outcomeKeys: t.exposeStringList('outcomeKeys'),
     providerAgentId: t.exposeString('providerAgentId', { nullable: true }),
+    optOutOutcomeKey: t.exposeString('optOutOutcomeKey', {
+      nullable: true,
+      description: "The outcome key whose yes puts the call's number on the do-not-call list (opt-out); null: none",
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     promptVersions: t.relation('promptVersions', { query: { orderBy: { id: 'asc' } } }),
   }),
@@ -82,6 +86,13 @@ const CreateAgentInput = builder.inputType('CreateAgentInput', {
     recordingEnabled: t.boolean(),
     outcomeKeys: t.stringList(),
     providerAgentId: t.string(),
+    optOutOutcomeKey: t.string({ description: "One of outcomeKeys: a call whose analysis sets it to yes (or true) puts its number on the do-not-call list" }),
+  }),
+});
+
+const UpdateAgentInput = builder.inputType('UpdateAgentInput', {
+  fields: (t) => ({
+    optOutOutcomeKey: t.string({ description: "One of the agent's outcomeKeys, or null for no opt-out key; absent: unchanged" }),
   }),
 });
 
@@ -109,7 +120,14 @@ builder.mutationFields((t) => ({
         recordingEnabled: input.recordingEnabled,
         outcomeKeys: input.outcomeKeys ?? [],
         providerAgentId: input.providerAgentId,
+        optOutOutcomeKey: input.optOutOutcomeKey,
       }),
+  }),
+  updateAgent: t.prismaField({
+    type: 'Agent',
+    description: "Changes an agent's settings (its opt-out outcome key)",
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateAgentInput, required: true }) },
+    resolve: async (_q, _r, { id, input }, ctx) => updateAgent(ctx.deps.db, await ctx.account(), String(id), { optOutOutcomeKey: input.optOutOutcomeKey }),
   }),
   createPromptVersion: t.prismaField({
     type: 'PromptVersion',

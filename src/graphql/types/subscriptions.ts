@@ -2,6 +2,7 @@
 // the API key when it starts and is scoped to its account: another account's batch is the same
 // NOT_FOUND as a missing one. Events come from src/events (LISTEN/NOTIFY, coalesced per batch).
 import { builder } from '../builder.ts';
+import { CallWaitReason } from './wait-reason.ts';
 import { batchStateFields } from './batch-state-fields.ts';
 import { HEAVY_TEXT_COMPLEXITY } from '../plugins/query-cost.ts';
 import type { BatchSnapshot } from '../../events/batch-channel.ts';
@@ -54,6 +55,12 @@ const CallUpdateType = builder.objectRef<CallSnapshot>('CallUpdate').implement({
     attemptCount: t.exposeInt('attemptCount', { description: 'Dials made so far, the alternate number included' }),
     nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', nullable: true, description: 'When a waiting call is next tried: its retry, or its calling window opening; null otherwise' }),
     timezone: t.exposeString('timezone', { nullable: true, description: 'The zones its calling window is judged in, comma-separated; null without a window' }),
+    waitReason: t.field({
+      type: CallWaitReason,
+      nullable: true,
+      description: 'Why a waiting call waits until nextAttemptAt (calling window, retry or frequency cap); null when not waiting',
+      resolve: (c) => c.waitReason,
+    }),
     retryReason: t.exposeString('retryReason', {
       nullable: true,
       description: 'Why a call waiting for a retry waits: how its last attempt ended (no_answer, busy, failed or voicemail); null unless it waits',

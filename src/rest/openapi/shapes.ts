@@ -69,7 +69,7 @@ const callRecord = closed<CallRecord>(
     recording_url: nullable(str('Signed, expiring link to the recording')),
     llm_transcript: nullable(str('Full call transcript')),
     attempts: count('Dials made so far, the alternate number included'),
-    next_attempt_at: nullable(timestamp('When a waiting call is next tried: its retry, or its calling window opening; null otherwise')),
+    next_attempt_at: nullable(timestamp('When a waiting call is next tried: its retry, its calling window opening, or the frequency cap letting it through; null otherwise')),
     timezone: nullable(str('The zones its calling window is judged in, comma-separated (a number can have several); null without a window')),
   },
   'A call of a batch, with its AI results once analysed.',

@@ -6,6 +6,8 @@ import { Prisma, type Account } from '../../generated/prisma/client.ts';
 import { callingWindowProblems, normalizeWindow, RECIPIENT_ZONE } from '../../domain/calling-window.ts';
 import type { CallingWindowRequest } from '../../domain/create-batch-request.ts';
 import { issueApiKey } from '../auth/api-keys.ts';
+import { formatIssue } from '../../domain/field-issue.ts';
+import { frequencyCapIssues, type FrequencyCap } from '../../domain/frequency-cap.ts';
 
 export interface AccountLimitsInput {
   maxBatchSize?: number;
@@ -26,6 +28,8 @@ export interface AccountInput {
   /** Calling windows (docs/campaigns.md): undefined leaves one as it is, null clears it. */
   defaultCallingWindow?: CallingWindowRequest | null;
   enforcedCallingWindow?: CallingWindowRequest | null;
+  /** undefined: unchanged; null: no cap. */
+  frequencyCap?: FrequencyCap | null;
 }
 
 function checkLengths(input: AccountInput): void {
@@ -40,6 +44,7 @@ function checkLengths(input: AccountInput): void {
     const w = input[field];
     if (w) details.push(...callingWindowProblems({ ...w, timezone: w.timezone ?? RECIPIENT_ZONE }).map(([f, reason]) => `${field}.${f}: ${reason}`));
   }
+  if (input.frequencyCap) details.push(...frequencyCapIssues(input.frequencyCap).map((i) => formatIssue(i)));
   if (details.length) throw requestValidation(details);
 }
 
@@ -54,21 +59,26 @@ function accountData(input: AccountInput) {
   checkLengths(input);
   const defined = <T extends object>(o: T) =>
     Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as Partial<T>;
-  return defined({
-    name: input.name,
-    email: input.email,
-    maxBatchSize: input.limits?.maxBatchSize,
-    maxConcurrentCalls: input.limits?.maxConcurrentCalls,
-    maxCallDurationSeconds: input.limits?.maxCallDurationSeconds,
-    rateLimitPerMinute: input.limits?.rateLimitPerMinute,
-    batchConcurrency: input.batchConcurrency,
-    apiAccessEnabled: input.apiAccessEnabled,
-    interruptionEnabled: input.interruptionEnabled,
-    recordingEnabled: input.recordingEnabled,
-    voices: input.voices,
-    defaultCallingWindow: windowData(input.defaultCallingWindow),
-    enforcedCallingWindow: windowData(input.enforcedCallingWindow),
-  });
+  const cap = input.frequencyCap;
+  return {
+    ...defined({
+      name: input.name,
+      email: input.email,
+      maxBatchSize: input.limits?.maxBatchSize,
+      maxConcurrentCalls: input.limits?.maxConcurrentCalls,
+      maxCallDurationSeconds: input.limits?.maxCallDurationSeconds,
+      rateLimitPerMinute: input.limits?.rateLimitPerMinute,
+      batchConcurrency: input.batchConcurrency,
+      apiAccessEnabled: input.apiAccessEnabled,
+      interruptionEnabled: input.interruptionEnabled,
+      recordingEnabled: input.recordingEnabled,
+      voices: input.voices,
+      defaultCallingWindow: windowData(input.defaultCallingWindow),
+      enforcedCallingWindow: windowData(input.enforcedCallingWindow),
+    }),
+    // null clears the cap: not dropped like the other absent fields.
+    ...(cap === undefined ? {} : { frequencyCapMaxCalls: cap?.maxCalls ?? null, frequencyCapPeriodSeconds: cap?.periodSeconds ?? null }),
+  };
 }
 
 export async function createAccount(

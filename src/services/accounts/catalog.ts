@@ -15,6 +15,8 @@ import {
   tooLongDetails,
 } from '../../domain/limits.ts';
 import type { Account, Agent, DidNumber, PromptVersion } from '../../generated/prisma/client.ts';
+import { formatIssue } from '../../domain/field-issue.ts';
+import { optOutKeyIssues } from '../../domain/opt-out.ts';
 
 export interface AgentInput {
   name: string;
@@ -22,6 +24,13 @@ export interface AgentInput {
   recordingEnabled?: boolean | null;
   outcomeKeys?: string[];
   providerAgentId?: string | null;
+  /** One of outcomeKeys: its "yes" puts the call's number on the do-not-call list. */
+  optOutOutcomeKey?: string | null;
+}
+
+export interface AgentUpdate {
+  /** undefined: unchanged; null: no opt-out key. */
+  optOutOutcomeKey?: string | null;
 }
 
 function agentLengthDetails(input: AgentInput): string[] {
@@ -50,6 +59,7 @@ export async function createAgent(db: Database, account: Account, input: AgentIn
   if (!input.name?.trim()) problems.push('name: String should have at least 1 character');
   if (!input.voice?.trim()) problems.push('voice: String should have at least 1 character');
   problems.push(...agentLengthDetails(input));
+  problems.push(...optOutKeyIssues(input.optOutOutcomeKey, input.outcomeKeys ?? []).map((i) => formatIssue(i)));
   if (problems.length) throw requestValidation(problems);
   if (account.voices.length > 0 && !account.voices.includes(input.voice)) {
     throw unprocessable(`Voice '${input.voice}' is not available on this account`);
@@ -65,12 +75,23 @@ export async function createAgent(db: Database, account: Account, input: AgentIn
         recordingEnabled: input.recordingEnabled ?? null,
         outcomeKeys: input.outcomeKeys ?? [],
         providerAgentId: input.providerAgentId ?? null,
+        optOutOutcomeKey: input.optOutOutcomeKey ?? null,
       },
     });
   } catch (e) {
     if (isUniqueViolation(e)) throw new AppError('CONFLICT', `An agent named '${input.name}' already exists`);
     throw e;
   }
+}
+
+/** Changes an agent's settings; a worker applies a new opt-out key within seconds (docs/campaigns.md). */
+export async function updateAgent(db: Database, account: Account, id: string, input: AgentUpdate): Promise<Agent> {
+  const agent = await db.prisma.agent.findFirst({ where: { id, accountId: account.id } });
+  if (!agent) throw notFound(`Agent ${id} not found`);
+  if (input.optOutOutcomeKey === undefined) return agent;
+  const problems = optOutKeyIssues(input.optOutOutcomeKey, agent.outcomeKeys).map((i) => formatIssue(i));
+  if (problems.length) throw requestValidation(problems);
+  return db.prisma.agent.update({ where: { id: agent.id }, data: { optOutOutcomeKey: input.optOutOutcomeKey } });
 }
 
 export async function createPromptVersion(

@@ -8,6 +8,7 @@ import { counterDelta, type CallStatus } from '../../domain/call-state.ts';
 import { isoUtc as iso } from '../../domain/text-forms.ts';
 import { boundOutcomes, MAX_PROVIDER_TEXT_LENGTH, MAX_SUMMARY_LENGTH, MAX_TRANSCRIPT_LENGTH, truncateText } from '../../domain/limits.ts';
 import { enqueueBatchEvents, enqueueCallWriteWebhooks, type WebhookDeps } from '../webhooks/enqueue-batch-events.ts';
+import { addOptOuts } from '../suppressions/add-opt-outs.ts';
 import { autocommit } from '../../db/sql-statement.ts';
 import { withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
 
@@ -62,6 +63,8 @@ export interface CallWrite {
   recording?: { contentType: string; data: Uint8Array } | { contentType: string; sourceUrl: string } | null;
   /** false: the batch is known to have no callback_url, so the outbox need not be consulted. */
   webhooks?: boolean;
+  /** The analysis says the contact opted out: the dialled number goes on the do-not-call list in this write's transaction. */
+  optOut?: boolean;
 }
 
 export interface ApplyCallWritesResult {
@@ -242,6 +245,7 @@ export async function applyCallWritesTx(tx: SqlTx, deps: WebhookDeps, writes: Ca
   if (batchIds.length > 1) await tx.query('SELECT id FROM batches WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE', [batchIds]);
   const rows = await tx.query<{ kind: 'call' | 'batch'; id: string }>(APPLY_SQL, applyParams(writes, now));
   const applied = new Set(rows.filter((r) => r.kind === 'call').map((r) => r.id));
+  await addOptOuts(tx, writes.filter((w) => w.optOut && applied.has(w.callId)).map((w) => w.callId), now);
   await enqueueCallWriteWebhooks(tx, deps, writes, applied, now);
   const drained = rows.filter((r) => r.kind === 'batch').map((r) => r.id);
   const finishedBatches = drained.length > 0 ? await closeFinishedBatches(tx, drained.sort(), now) : [];
@@ -250,8 +254,9 @@ export async function applyCallWritesTx(tx: SqlTx, deps: WebhookDeps, writes: Ca
 
 /**
  * Applies a group of writes. The common group (one batch, known to have no callback_url: every
- * write says `webhooks: false`) needs no outbox and no up-front lock, so it is one autocommit
- * statement; otherwise the statement, the locks and the webhooks share a transaction.
+ * write says `webhooks: false`, no opt-out) needs no outbox and no up-front lock, so it is one
+ * autocommit statement; otherwise the statement, the locks, the webhooks and the opt-outs share a
+ * transaction.
  */
 export async function applyCallWrites(
   deps: Pick<AppDeps, 'db'> & WebhookDeps,
@@ -260,7 +265,7 @@ export async function applyCallWrites(
 ): Promise<ApplyCallWritesResult> {
   if (writes.length === 0) return { applied: new Set(), finishedBatches: [] };
   const oneBatch = writes.every((w) => w.batchId === writes[0].batchId);
-  if (oneBatch && writes.every((w) => w.webhooks === false)) {
+  if (oneBatch && writes.every((w) => w.webhooks === false && !w.optOut)) {
     const tx = autocommit(deps.db);
     const rows = await tx.query<{ kind: 'call' | 'batch'; id: string }>(APPLY_SQL, applyParams(writes, now));
     const applied = new Set(rows.filter((r) => r.kind === 'call').map((r) => r.id));

@@ -34,7 +34,7 @@ export async function cancelWaitingCalls(tx: SqlTx, c: CancelWaiting): Promise<n
         FOR UPDATE OF c
      ), upd AS (
        UPDATE calls c SET status = 'cancelled', completed_at = $2::timestamptz, disconnect_reason = COALESCE($6, c.disconnect_reason),
-              next_attempt_at = NULL, window_closes_at = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = $2::timestamptz
+              next_attempt_at = NULL, window_closes_at = NULL, wait_reason = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = $2::timestamptz
          FROM sel WHERE c.id = sel.id
        RETURNING c.id, c.account_id, sel.status AS old_status
      ), ev AS (

@@ -19,12 +19,15 @@ function sameOrigin(url: string): string {
 /** Put back in line by the batch's retry policy, waiting for its next attempt. */
 export const waitsForRetry = (c: CallView) => c.status === 'queued' && c.nextAttemptAt !== null;
 /** Not placed yet because its calling window is closed. */
-export const waitsForWindow = (c: CallView) => c.status === 'pending' && c.nextAttemptAt !== null;
+export const waitsForWindow = (c: CallView) => c.waitReason === 'CALLING_WINDOW';
+/** Held back: its number reached the account's frequency cap. */
+const heldByCap = (c: CallView) => c.waitReason === 'FREQUENCY_CAP';
 
 /** Under the status: when and why a waiting call waits. */
 function waitNote(c: CallView, maxAttempts: number | null): HTMLElement | null {
   if (waitsForRetry(c)) return h('div', { class: 'retry-wait small muted', 'data-testid': 'retry-wait', title: `Next attempt ${dateTime(c.nextAttemptAt)}` }, retryWaitText(c, maxAttempts));
   if (waitsForWindow(c)) return h('div', { class: 'retry-wait small muted', 'data-testid': 'window-wait', title: `Window opens ${dateTime(c.nextAttemptAt)}` }, windowWaitText(c));
+  if (heldByCap(c)) return h('div', { class: 'retry-wait small muted', 'data-testid': 'cap-wait', title: `Held until ${dateTime(c.nextAttemptAt)}` }, `frequency cap: held until ${compactDateTime(c.nextAttemptAt)}`);
   return null;
 }
 
@@ -69,6 +72,7 @@ export function callDetail(c: CallView, maxAttempts: number | null, attempts: HT
         ['Attempts', maxAttempts ? `${c.attemptCount} of ${maxAttempts}` : String(c.attemptCount)],
         waitsForRetry(c) ? ['Next attempt', `${dateTime(c.nextAttemptAt)}${c.retryReason ? ` (last: ${words(c.retryReason)})` : ''}`] : null,
         waitsForWindow(c) ? ['Waits for', windowWaitText(c)] : null,
+        heldByCap(c) ? ['Waits for', `the account's frequency cap, until ${dateTime(c.nextAttemptAt)}`] : null,
         c.timezone ? ['Time zone', c.timezone.split(',').join(', ')] : null,
       ]
         .filter((f): f is string[] => f !== null)

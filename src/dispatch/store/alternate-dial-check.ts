@@ -1,0 +1,53 @@
+// Whether the worker may dial a call's alternate number now (the claim checks the primary number
+// itself, inside its statement): not on the account's do-not-call list, and, for an account with a
+// frequency cap, under the cap. A dial the cap allows is counted here, under the account's claim
+// lock, so a claim and this check never both take a number's last dial in the period.
+import type { AppDeps } from '../../deps.ts';
+import { FREQUENCY_CAP_SKIP } from '../../domain/frequency-cap.ts';
+import { SUPPRESSED_DISCONNECT_REASON } from '../../domain/suppressions.ts';
+import { runStatement } from '../../db/sql-statement.ts';
+import { withSqlTransaction } from '../../db/sql-transaction.ts';
+
+/** `ok`, or why the alternate number is not dialled. */
+export type AlternateDialCheck = 'ok' | typeof SUPPRESSED_DISCONNECT_REASON | typeof FREQUENCY_CAP_SKIP;
+
+interface CapRow {
+  max_calls: number | null;
+  period_seconds: number | null;
+}
+
+export async function checkAlternateDial(
+  deps: Pick<AppDeps, 'db'>,
+  c: { accountId: string; callId: string; phoneNumber: string; now: Date },
+): Promise<AlternateDialCheck> {
+  // One primary-key lookup each; an account without a cap needs nothing more.
+  const [row] = await runStatement<CapRow & { suppressed: boolean }>(
+    deps.db,
+    `SELECT EXISTS (SELECT 1 FROM suppressions WHERE account_id = $1 AND phone_number = $2) AS suppressed,
+            frequency_cap_max_calls AS max_calls, frequency_cap_period_seconds AS period_seconds
+       FROM accounts WHERE id = $1`,
+    [c.accountId, c.phoneNumber],
+  );
+  if (row?.suppressed) return SUPPRESSED_DISCONNECT_REASON;
+  if (!row || row.max_calls === null) return 'ok';
+  return withSqlTransaction(deps.db, async (tx) => {
+    // The claim lock (claims hold it a few ms): waited for, not skipped.
+    const [cap] = await tx.query<CapRow>(
+      'SELECT frequency_cap_max_calls AS max_calls, frequency_cap_period_seconds AS period_seconds FROM accounts WHERE id = $1 FOR NO KEY UPDATE',
+      [c.accountId],
+    );
+    if (!cap || cap.max_calls === null || cap.period_seconds === null) return 'ok';
+    const now = c.now.toISOString();
+    const [{ n }] = await tx.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM number_dials
+        WHERE account_id = $1 AND phone_number = $2 AND dialled_at > $3::timestamptz - $4::int * interval '1 second'`,
+      [c.accountId, c.phoneNumber, now, cap.period_seconds],
+    );
+    if (n >= cap.max_calls) return FREQUENCY_CAP_SKIP;
+    await tx.query(
+      'INSERT INTO number_dials (account_id, phone_number, dialled_at, call_id) VALUES ($1, $2, $3::timestamptz, $4) ON CONFLICT DO NOTHING',
+      [c.accountId, c.phoneNumber, now, c.callId],
+    );
+    return 'ok';
+  });
+}
