@@ -762,7 +762,7 @@ const R_OPENS = 5;
 const R_OPENS_AT_SWEEP = 3;
 const R_CLOSES = 7;
 const R_SWEPT = 9;
-const WINDOW_INDEXES = ['calls_batch_id_status_window_closes_at_seq_idx', 'calls_batch_id_status_seq_idx', 'calls_requeued_due_idx'];
+const WINDOW_INDEXES = ['calls_window_open_idx', 'calls_batch_id_status_window_closes_at_seq_idx', 'calls_batch_id_status_seq_idx', 'calls_requeued_due_idx'];
 
 interface ZoneWindow {
   zone: string;
