@@ -2,7 +2,7 @@
 // dial, ringing/answered/in_progress/ended writes with history and counters, recording, analysis).
 //
 //   npm run bench:dispatch [-- --calls 20000 --slow-calls 2000 --concurrency 500 --slow-concurrency 200 --recording on
-//                             --waiting-calls 1000000 --only 1,2,3,4 --plans --frequency-cap 100/86400]
+//                             --waiting-calls 1000000 --only 1,2,3,4,5 --plans --frequency-cap 100/86400]
 //   BENCH_PG_URL=postgresql://user@host:5432/postgres selects the PostgreSQL server (a throwaway
 //   database is created and dropped per scenario). Always PostgreSQL, never PGlite: the header
 //   prints the server's version.
@@ -20,6 +20,15 @@
 //      dials per second after); the claim statement EXPLAINed (`--plans`: whole plans) and the
 //      calls indexes' pg_stat counters show the claim reads due rows only. `--only 1,4` runs it
 //      beside the plain scenario.
+//   5. calling windows: one batch of `waiting-calls` pending calls with a calling window (09:00-20:00
+//      in each recipient's zone; two fixed-offset zones picked from the clock), 10 % open, 90 %
+//      waiting for their window to open hours later; 1 worker process places the open ones (calls/s,
+//      beside scenario 1's); a window opens for 100,000 at one instant (first claim, dials per
+//      second); at one commit 100,000 waiting calls' window closes undialled while another 100,000's
+//      opens: the worker's sweep turns until all are moved, and the dials meanwhile; then, worker
+//      stopped, the sweep's turns alone on 100,000 more. The claim and the sweep's read EXPLAINed
+//      (rows of calls read and thrown away: none), pg_stat of the calls indexes, and every dial
+//      checked against its call's window. `--only 1,5` runs it beside the plain scenario.
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import os from 'node:os';
@@ -42,7 +51,7 @@ const CONCURRENCY = Number(arg('concurrency', '500'));
 const SLOW_CONCURRENCY = Number(arg('slow-concurrency', '200'));
 const RECORDING = arg('recording', 'on') !== 'off';
 const WAITING_CALLS = Number(arg('waiting-calls', '1000000'));
-const ONLY = arg('only', '1,2,3,4').split(',');
+const ONLY = arg('only', '1,2,3,4,5').split(',');
 /**
  * `--frequency-cap 100/86400`: the bench account gets that frequency cap (every number is dialled
  * once, so none is held): what counting and recording each dial costs a capped account.
@@ -51,7 +60,7 @@ const FREQUENCY_CAP = (() => {
   const m = /^(\d+)\/(\d+)$/.exec(arg('frequency-cap', ''));
   return m ? { maxCalls: Number(m[1]), periodSeconds: Number(m[2]) } : null;
 })();
-/** Print the claim statement's whole plans in scenario 4. */
+/** Print the whole plans of the statements EXPLAINed in scenarios 4 and 5. */
 const PLANS = process.argv.includes('--plans');
 
 const withDb = (url: string, db: string, appName?: string) => {
@@ -385,6 +394,8 @@ interface ClaimPlan {
   jitMs: number;
   /** Every scan of calls in the plan (both branches of the claim, and the updates' lookups). */
   scans: string[];
+  /** Rows of calls the scans read and threw away (filter, recheck): rows the statement did not want. */
+  removed: number;
   text: string;
 }
 
@@ -420,14 +431,14 @@ interface WaitingResult {
   load: string;
 }
 
-async function indexStats(c: pg.Client, since?: IndexStats): Promise<IndexStats> {
+async function indexStats(c: pg.Client, since?: IndexStats, names: readonly string[] = CALLS_INDEXES): Promise<IndexStats> {
   await c.query('SELECT pg_stat_clear_snapshot()');
   const t = (await c.query(`SELECT seq_scan::float AS s, seq_tup_read::float AS r FROM pg_stat_user_tables WHERE relname = 'calls'`)).rows[0];
   const rows = (
     await c.query<{ name: string; scans: number; read: number; fetched: number }>(
       `SELECT indexrelname AS name, idx_scan::float AS scans, idx_tup_read::float AS read, idx_tup_fetch::float AS fetched
          FROM pg_stat_user_indexes WHERE relname = 'calls' AND indexrelname = ANY($1::text[])`,
-      [CALLS_INDEXES],
+      [names],
     )
   ).rows;
   const indexes = new Map(rows.map((r) => {
@@ -443,36 +454,50 @@ async function indexStats(c: pg.Client, since?: IndexStats): Promise<IndexStats>
  * JIT off, then rolled back, so nothing is claimed. `serverJit`: with the server's JIT setting
  * instead, as the claim ran before it turned JIT off.
  */
-async function explainClaim(c: pg.Client, accountId: string, batchId: string, n: number, serverJit = false): Promise<ClaimPlan> {
+async function explainClaim(c: pg.Client, accountId: string, batchId: string, n: number, serverJit = false, windowed = false): Promise<ClaimPlan> {
   const { CLAIM_JIT_OFF, CLAIM_SQL, claimParams } = await import('../src/dispatch/store/claim-calls.ts');
   const now = new Date();
-  const params = claimParams(new Map([[batchId, n]]), { accountId, workerId: 'bench-explain', now, leaseExpiresAt: new Date(now.getTime() + 30_000) });
+  const params = claimParams(new Map([[batchId, n]]), {
+    accountId,
+    workerId: 'bench-explain',
+    now,
+    leaseExpiresAt: new Date(now.getTime() + 30_000),
+    windowed: windowed ? new Set([batchId]) : undefined,
+  });
   await c.query('BEGIN');
   try {
     await c.query('SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE', [accountId]);
     if (!serverJit) await c.query(CLAIM_JIT_OFF);
-    await c.query('SAVEPOINT explained');
-    const json = (await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${CLAIM_SQL}`, params)).rows[0]['QUERY PLAN'][0];
-    // The text plan runs the statement again on the same rows: undo the first run's claims before.
-    await c.query('ROLLBACK TO SAVEPOINT explained');
-    const text = PLANS ? (await c.query(`EXPLAIN (ANALYZE, BUFFERS) ${CLAIM_SQL}`, params)).rows.map((r) => r['QUERY PLAN']).join('\n') : '';
-    const scans: string[] = [];
-    const walk = (node: Record<string, unknown>) => {
-      if (node['Relation Name'] === 'calls' && /Scan/.test(String(node['Node Type']))) {
-        const removed = Number(node['Rows Removed by Filter'] ?? 0) + Number(node['Rows Removed by Index Recheck'] ?? 0);
-        scans.push(
-          `${node['Node Type']}${node['Index Name'] ? ` using ${node['Index Name']}` : ''}: ${node['Actual Rows']} rows x ${node['Actual Loops']} loop(s)` +
-            `${removed ? `, ${removed} removed by filter` : ''}, buffers hit ${node['Shared Hit Blocks']} read ${node['Shared Read Blocks']}` +
-            `${node['Index Cond'] ? `; cond ${node['Index Cond']}` : ''}`,
-        );
-      }
-      for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
-    };
-    walk(json.Plan);
-    return { ms: json['Execution Time'], jitMs: json.JIT?.Timing?.Total ?? 0, scans, text };
+    return await explainPlan(c, CLAIM_SQL, params);
   } finally {
     await c.query('ROLLBACK');
   }
+}
+
+/** EXPLAIN (ANALYZE, BUFFERS) of a statement inside the caller's transaction, its writes undone. */
+async function explainPlan(c: pg.Client, sql: string, params: unknown[]): Promise<ClaimPlan> {
+  await c.query('SAVEPOINT explained');
+  const json = (await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params)).rows[0]['QUERY PLAN'][0];
+  // The text plan runs the statement again on the same rows: undo the first run's writes before.
+  await c.query('ROLLBACK TO SAVEPOINT explained');
+  const text = PLANS ? (await c.query(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, params)).rows.map((r) => r['QUERY PLAN']).join('\n') : '';
+  await c.query('ROLLBACK TO SAVEPOINT explained');
+  const scans: string[] = [];
+  let removedRows = 0;
+  const walk = (node: Record<string, unknown>) => {
+    if (node['Relation Name'] === 'calls' && /Scan/.test(String(node['Node Type']))) {
+      const removed = Number(node['Rows Removed by Filter'] ?? 0) + Number(node['Rows Removed by Index Recheck'] ?? 0);
+      removedRows += removed * Number(node['Actual Loops'] ?? 1);
+      scans.push(
+        `${node['Node Type']}${node['Index Name'] ? ` using ${node['Index Name']}` : ''}: ${node['Actual Rows']} rows x ${node['Actual Loops']} loop(s)` +
+          `${removed ? `, ${removed} removed by filter` : ''}, buffers hit ${node['Shared Hit Blocks']} read ${node['Shared Read Blocks']}` +
+          `${node['Index Cond'] ? `; cond ${node['Index Cond']}` : ''}`,
+      );
+    }
+    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+  };
+  walk(json.Plan);
+  return { ms: json['Execution Time'], jitMs: json.JIT?.Timing?.Total ?? 0, scans, removed: removedRows, text };
 }
 
 async function seedWaiting({ deps, client }: BenchDb, n: number, concurrency: number): Promise<{ batchId: string; accountId: string; insertSeconds: number; vacuumSeconds: number }> {
@@ -735,6 +760,476 @@ function reportWaiting(r: WaitingResult, plain: Result | undefined) {
   console.log(lines.join('\n'));
 }
 
+// ---------------------------------------------------------------------------------------------
+// Scenario 5: calling windows. One batch whose calling_window is 09:00-20:00 every day in each
+// recipient's zone; every call pending and judged in one of two fixed-offset zones (Etc/GMT±h, no
+// DST) picked from the clock at seeding: the open zone, where the window is open and closes 3 h or
+// more later, and the waiting zone, where it opens 2-3 h later. Each row as the create writes it:
+// timezone, next_attempt_at (the opening; NULL when open), window_closes_at (its close). By
+// r = (seq - 1) % 10:
+//   r = 0  open (10 %)
+//   r = 5  waiting; their window opens at one instant (phase 2)
+//   r = 3  waiting; their window opens as r = 7's closes (phase 3)
+//   r = 7  waiting; their window closes undialled (phase 3): the worker's sweep moves them
+//   r = 9  waiting; closed once the worker has stopped, moved by the bench's own sweep turns (phase 4)
+//   other  waiting throughout (50 %)
+const WINDOW_JSON = { start: '09:00', end: '20:00', days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], timezone: 'recipient' };
+const WINDOW_LENGTH_MS = 11 * 3_600_000;
+const R_OPEN = 0;
+const R_OPENS = 5;
+const R_OPENS_AT_SWEEP = 3;
+const R_CLOSES = 7;
+const R_SWEPT = 9;
+const WINDOW_INDEXES = ['calls_window_open_idx', 'calls_batch_id_status_window_closes_at_seq_idx', 'calls_batch_id_status_seq_idx', 'calls_requeued_due_idx'];
+
+interface ZoneWindow {
+  zone: string;
+  opensAt: Date;
+  closesAt: Date;
+}
+
+/** The open and the waiting zone at `now`, each with its window as the domain computes it. */
+async function pickZones(now: Date): Promise<{ open: ZoneWindow; waiting: ZoneWindow }> {
+  const { nextOpening, normalizeWindow } = await import('../src/domain/calling-window.ts');
+  const window = normalizeWindow(WINDOW_JSON);
+  const hours = (d: Date) => (d.getTime() - now.getTime()) / 3_600_000;
+  const all: ZoneWindow[] = [];
+  for (let h = -12; h <= 14; h++) {
+    // POSIX signs: Etc/GMT-5 is UTC+5.
+    const zone = h === 0 ? 'Etc/GMT' : `Etc/GMT${h > 0 ? '-' : '+'}${Math.abs(h)}`;
+    const o = nextOpening([window], [zone], now);
+    if (o) all.push({ zone, ...o });
+  }
+  const open = all.find((z) => z.opensAt.getTime() === now.getTime() && hours(z.closesAt) >= 3);
+  const waiting = all.find((z) => hours(z.opensAt) >= 2 && hours(z.opensAt) < 3);
+  if (!open || !waiting) throw new Error('no fixed-offset zone fits the calling window now');
+  return { open, waiting };
+}
+
+async function seedWindows({ deps, client }: BenchDb, n: number, concurrency: number) {
+  const { newId } = await import('../src/domain/ids.ts');
+  const { normalizeWindow } = await import('../src/domain/calling-window.ts');
+  const { withSqlTransaction } = await import('../src/db/sql-transaction.ts');
+  const cat = await seedCatalog(deps, concurrency);
+  const batchId = newId('batch');
+  const idStem = newId('call').slice('call_'.length, 'call_'.length + 20);
+  const seededAt = new Date();
+  const now = seededAt.toISOString();
+  const zones = await pickZones(seededAt);
+  const t0 = performance.now();
+  await withSqlTransaction(deps.db, async (tx) => {
+    await insertBatchRow(tx, cat, batchId, n, concurrency, now);
+    await tx.query(`UPDATE batches SET calling_window = $2::jsonb WHERE id = $1`, [batchId, JSON.stringify(normalizeWindow(WINDOW_JSON))]);
+    await tx.query(
+      `INSERT INTO calls (id, account_id, batch_id, agent_id, prompt_version_id, seq, external_id, name, phone_number, metadata,
+                          status, timezone, next_attempt_at, window_closes_at, created_at, updated_at)
+       SELECT 'call_' || $6 || lpad(to_hex(g), 12, '0'), $1, $2, $3, $4, g + 1, 'c' || (g + 1), 'Contact ' || (g + 1),
+              '+1415' || (2000000 + (g % 10) * 100000 + g / 10)::text,
+              jsonb_build_object('first_name', 'Name' || g, 'tier', CASE WHEN g % 3 = 0 THEN 'gold' ELSE 'silver' END),
+              'pending',
+              CASE WHEN g % 10 = $8 THEN $9 ELSE $10 END,
+              CASE WHEN g % 10 = $8 THEN NULL ELSE $11::timestamptz END,
+              CASE WHEN g % 10 = $8 THEN $12::timestamptz ELSE $13::timestamptz END,
+              $5::timestamptz, $5::timestamptz
+         FROM generate_series(0, $7::int - 1) AS g`,
+      [cat.accountId, batchId, cat.agentId, cat.versionId, now, idStem, n, R_OPEN, zones.open.zone, zones.waiting.zone,
+        zones.waiting.opensAt.toISOString(), zones.open.closesAt.toISOString(), zones.waiting.closesAt.toISOString()],
+    );
+  });
+  const t1 = performance.now();
+  await client.query('VACUUM (ANALYZE) calls');
+  return { batchId, accountId: cat.accountId, seededAt, zones, insertSeconds: (t1 - t0) / 1000, vacuumSeconds: (performance.now() - t1) / 1000 };
+}
+
+/**
+ * On a connection of its own (closed at once, so its statistics stay out of the worker's figures):
+ * the calls of residue `opens` get a window opening at `opensAt` (closing a window's length later, as
+ * their zone's window would), and those of `closes`, if given, a window that opened a window's length
+ * before `closesAt` and closed then, undialled. One transaction; returns when it committed, with
+ * when its COMMIT was sent (the rows change between the two).
+ */
+async function moveWindows(dbName: string, batchId: string, change: { opens?: number; opensAt: Date; closes?: number; closesAt?: Date }) {
+  const c = new pg.Client({ connectionString: withDb(SERVER, dbName) });
+  await c.connect();
+  try {
+    const t0 = performance.now();
+    await c.query('BEGIN');
+    let opened = 0;
+    let closed = 0;
+    if (change.opens !== undefined) {
+      opened = (
+        await c.query(
+          `UPDATE calls SET next_attempt_at = $3::timestamptz, window_closes_at = $4::timestamptz
+            WHERE batch_id = $1 AND status = 'pending' AND (seq - 1) % 10 = $2`,
+          [batchId, change.opens, change.opensAt.toISOString(), new Date(change.opensAt.getTime() + WINDOW_LENGTH_MS).toISOString()],
+        )
+      ).rowCount!;
+    }
+    if (change.closes !== undefined) {
+      closed = (
+        await c.query(
+          `UPDATE calls SET next_attempt_at = $3::timestamptz, window_closes_at = $4::timestamptz
+            WHERE batch_id = $1 AND status = 'pending' AND (seq - 1) % 10 = $2`,
+          [batchId, change.closes, new Date(change.closesAt!.getTime() - WINDOW_LENGTH_MS).toISOString(), change.closesAt!.toISOString()],
+        )
+      ).rowCount!;
+    }
+    const sentAt = Date.now();
+    await c.query('COMMIT');
+    return { opened, closed, sentAt, committedAt: Date.now(), seconds: (performance.now() - t0) / 1000 };
+  } finally {
+    await c.end();
+  }
+}
+
+/** The dials of residue `r`, in ms after `from`. */
+async function dialTimes(c: pg.Client, batchId: string, r: number, from: number): Promise<number[]> {
+  const rows = await c.query<{ ms: number }>(
+    `SELECT EXTRACT(EPOCH FROM e.at - $2::timestamptz)::float * 1000 AS ms FROM call_events e JOIN calls c ON c.id = e.call_id
+      WHERE c.batch_id = $1 AND (c.seq - 1) % 10 = $3 AND e.detail->>'event' = 'dial'`,
+    [batchId, new Date(from).toISOString(), r],
+  );
+  return rows.rows.map((x) => x.ms);
+}
+
+/** Dials per second over the first RATE_WINDOW_S seconds (a dial before `from` counts in the first). */
+function perSecond(ms: number[]): number[] {
+  const out = new Array<number>(RATE_WINDOW_S).fill(0);
+  for (const x of ms) {
+    const i = Math.max(0, Math.floor(x / 1000));
+    if (i < RATE_WINDOW_S) out[i]++;
+  }
+  return out;
+}
+
+/** Seconds from `from` to the last end of residue `r`'s calls, per the history. */
+async function lastEnd(c: pg.Client, batchId: string, r: number, from: number): Promise<number> {
+  return (
+    await c.query<{ s: number }>(
+      `SELECT EXTRACT(EPOCH FROM max(e.at) - $2::timestamptz)::float AS s FROM call_events e JOIN calls c ON c.id = e.call_id
+        WHERE c.batch_id = $1 AND (c.seq - 1) % 10 = $3 AND e.to_status IN ('completed', 'failed', 'no_answer', 'busy')`,
+      [batchId, new Date(from).toISOString(), r],
+    )
+  ).rows[0].s;
+}
+
+/** Samples, until `until`, whether an autovacuum of calls is running; the share of samples that saw one. */
+async function autovacuumShare(c: pg.Client, until: number): Promise<number> {
+  let samples = 0;
+  let vacuuming = 0;
+  while (Date.now() < until) {
+    const r = await c.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND backend_type = 'autovacuum worker' AND query LIKE '%calls%'`,
+    );
+    samples++;
+    if (r.rows[0].n > 0) vacuuming++;
+    await sleep(250);
+  }
+  return vacuuming / Math.max(1, samples);
+}
+
+interface SweepTurn {
+  ms: number;
+  moved: number;
+}
+
+interface WindowOpening {
+  updateSeconds: number;
+  commitMs: number;
+  leadSeconds: number;
+  autovacuumShare: number;
+  firstClaimMs: number;
+  lastDialMs: number;
+  dialsPerSecond: number[];
+  endedSeconds: number;
+}
+
+interface WindowsResult {
+  calls: number;
+  open: number;
+  concurrency: number;
+  zones: { open: ZoneWindow; waiting: ZoneWindow };
+  seededAt: Date;
+  insertSeconds: number;
+  vacuumSeconds: number;
+  openEndedSeconds: number;
+  openDialToEndSeconds: number;
+  idleStats: IndexStats;
+  nothingOpen: ClaimPlan;
+  opening: WindowOpening;
+  windowOpen: ClaimPlan;
+  windowStats: IndexStats;
+  /** Phase 3: the worker's sweep of 100,000 closed windows while 100,000 others open. */
+  sweepOpening: WindowOpening;
+  /** The worker's turns that moved the closed calls, in ms after the commit (each turn's clock), with how many. */
+  workerTurns: SweepTurn[];
+  /** Dials of the calls opened in phase 3 between the commit and the worker's last sweep turn. */
+  dialsDuringSweep: number;
+  /** Phase 4: the bench's own turns, worker stopped. */
+  closedClaim: ClaimPlan;
+  sweepPlan: ClaimPlan;
+  benchTurns: SweepTurn[];
+  sweepPlanAfter: ClaimPlan;
+  vacuumed: ClaimPlan;
+  sampledMaxInFlight: number;
+  historyMaxInFlight: number;
+  checks: string[];
+  load: string;
+}
+
+async function explainSweep(c: pg.Client, batchId: string): Promise<ClaimPlan> {
+  const { CALLS_PER_BATCH_PER_TURN, CLOSED_WINDOW_CALLS_SQL } = await import('../src/dispatch/store/move-closed-windows.ts');
+  await c.query('BEGIN');
+  try {
+    return await explainPlan(c, CLOSED_WINDOW_CALLS_SQL, [batchId, new Date().toISOString(), CALLS_PER_BATCH_PER_TURN]);
+  } finally {
+    await c.query('ROLLBACK');
+  }
+}
+
+function runWindowScenario(): Promise<WindowsResult> {
+  const n = WAITING_CALLS;
+  if (n % 1000 !== 0 || n < 1000 || n > 1_000_000) throw new Error('--waiting-calls: a multiple of 1,000 up to 1,000,000 (7-digit numbers)');
+  const tenth = n / 10;
+  return withBenchDb(async (b) => {
+    const { deps, client, workers } = b;
+    const seeded = await seedWindows(b, n, CONCURRENCY);
+    const { batchId, accountId } = seeded;
+    await startWorkers(b, 1, 0);
+    const before = await indexStats(client, undefined, WINDOW_INDEXES);
+
+    // Phase 1: the open calls, among 90 % waiting for a window.
+    const t0 = performance.now();
+    await startBatch(deps, batchId);
+    let sampledMax = await untilEnded(client, batchId, tenth, workers);
+    const openEndedSeconds = (performance.now() - t0) / 1000;
+    await waitForAnalyses(client, batchId, workers);
+    // Idle claims on a batch with no window open (statistics flushed at most once a second).
+    await sleep(2_500);
+    const idleStats = await indexStats(client, before, WINDOW_INDEXES);
+    const nothingOpen = await explainClaim(client, accountId, batchId, EXPLAIN_CLAIM, false, true);
+
+    // Phase 2: a window opens for 100,000 waiting calls at one instant, WINDOW_LEAD_S after the
+    // UPDATE that moves their opening there (the clock opens it, as in scenario 4).
+    const opensAt = Date.now() + WINDOW_LEAD_S * 1000;
+    const atWindow = await indexStats(client, undefined, WINDOW_INDEXES);
+    const u2 = await moveWindows(b.dbName, batchId, { opens: R_OPENS, opensAt: new Date(opensAt) });
+    if (u2.opened !== tenth) throw new Error(`the window opened for ${u2.opened} calls, not ${tenth}`);
+    const openedAt = Math.max(opensAt, u2.committedAt);
+    await sleep(openedAt - Date.now());
+    const vacuum2 = await autovacuumShare(client, openedAt + RATE_WINDOW_S * 1000);
+    const windowOpen = await explainClaim(client, accountId, batchId, EXPLAIN_CLAIM, false, true);
+    sampledMax = Math.max(sampledMax, await untilEnded(client, batchId, 2 * tenth, workers));
+    await waitForAnalyses(client, batchId, workers);
+    const windowStats = await indexStats(client, atWindow, WINDOW_INDEXES);
+    const dials2 = await dialTimes(client, batchId, R_OPENS, openedAt);
+
+    // Phase 3: at one commit, 100,000 waiting calls find their window closed (it opened and closed
+    // without them: the worker's sweep moves them to their next opening, 5,000 a turn) and 100,000
+    // others find theirs open, so the claim has calls to place while the sweep works.
+    const instant = new Date();
+    const u3 = await moveWindows(b.dbName, batchId, { opens: R_OPENS_AT_SWEEP, opensAt: instant, closes: R_CLOSES, closesAt: instant });
+    if (u3.opened !== tenth || u3.closed !== tenth) throw new Error(`phase 3 opened ${u3.opened} and closed ${u3.closed} windows, not ${tenth}`);
+    // Delays count from the COMMIT's sending: upper bounds.
+    const committed3 = u3.sentAt;
+    const vacuum3 = await autovacuumShare(client, committed3 + RATE_WINDOW_S * 1000);
+    sampledMax = Math.max(sampledMax, await untilEnded(client, batchId, 3 * tenth, workers));
+    await waitForAnalyses(client, batchId, workers);
+    await waitFor(async () => {
+      const r = await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM calls WHERE batch_id = $1 AND status = 'pending' AND window_closes_at <= $2::timestamptz`,
+        [batchId, instant.toISOString()],
+      );
+      return r.rows[0].n === 0;
+    }, 600_000, workers);
+    await Promise.all(workers.map((w) => stopWorker(w)));
+    // Each turn's UPDATE stamps its moved calls with the turn's clock.
+    const workerTurns = (
+      await client.query<{ ms: number; moved: number }>(
+        `SELECT EXTRACT(EPOCH FROM updated_at - $3::timestamptz)::float * 1000 AS ms, count(*)::int AS moved FROM calls
+          WHERE batch_id = $1 AND (seq - 1) % 10 = $2 GROUP BY updated_at ORDER BY updated_at`,
+        [batchId, R_CLOSES, new Date(committed3).toISOString()],
+      )
+    ).rows;
+    const dials3 = await dialTimes(client, batchId, R_OPENS_AT_SWEEP, committed3);
+    const sweepEndMs = workerTurns.length ? workerTurns[workerTurns.length - 1].ms : 0;
+
+    // Phase 4, worker stopped: 100,000 more windows close; the bench runs the sweep's turns itself.
+    const u4 = await moveWindows(b.dbName, batchId, { opensAt: new Date(), closes: R_SWEPT, closesAt: new Date() });
+    if (u4.closed !== tenth) throw new Error(`phase 4 closed ${u4.closed} windows, not ${tenth}`);
+    const closedClaim = await explainClaim(client, accountId, batchId, EXPLAIN_CLAIM, false, true);
+    const sweepPlan = await explainSweep(client, batchId);
+    const { moveClosedWindows } = await import('../src/dispatch/store/move-closed-windows.ts');
+    const benchTurns: SweepTurn[] = [];
+    for (;;) {
+      const s0 = performance.now();
+      const r = await moveClosedWindows(deps, new Date());
+      benchTurns.push({ ms: performance.now() - s0, moved: r.moved });
+      if (r.moved + r.cancelled === 0 || benchTurns.length > 1000) break;
+    }
+    const sweepPlanAfter = await explainSweep(client, batchId);
+    await client.query('VACUUM calls');
+    const vacuumed = await explainClaim(client, accountId, batchId, EXPLAIN_CLAIM, false, true);
+
+    const openSpan = (
+      await client.query<{ s: number }>(
+        `SELECT EXTRACT(EPOCH FROM max(e.at) - min(e.at))::float AS s FROM call_events e JOIN calls c ON c.id = e.call_id
+          WHERE c.batch_id = $1 AND (c.seq - 1) % 10 = $2 AND (e.detail->>'event' IN ('dial', 'ended'))`,
+        [batchId, R_OPEN],
+      )
+    ).rows[0].s;
+    const checks = await correctness(client, batchId, n - 3 * tenth);
+    checks.push(...(await windowChecks(client, batchId, seeded, new Date(openedAt), instant)));
+    const opening = (u: { seconds: number; sentAt: number; committedAt: number }, at: number, share: number, dials: number[], ended: number): WindowOpening => ({
+      updateSeconds: u.seconds,
+      commitMs: u.committedAt - u.sentAt,
+      leadSeconds: (at - u.committedAt) / 1000,
+      autovacuumShare: share,
+      firstClaimMs: dials.reduce((m, x) => Math.min(m, x), Infinity),
+      lastDialMs: dials.reduce((m, x) => Math.max(m, x), 0),
+      dialsPerSecond: perSecond(dials),
+      endedSeconds: ended,
+    });
+    return {
+      calls: n,
+      open: tenth,
+      concurrency: CONCURRENCY,
+      zones: seeded.zones,
+      seededAt: seeded.seededAt,
+      insertSeconds: seeded.insertSeconds,
+      vacuumSeconds: seeded.vacuumSeconds,
+      openEndedSeconds,
+      openDialToEndSeconds: openSpan,
+      idleStats,
+      nothingOpen,
+      opening: opening(u2, openedAt, vacuum2, dials2, await lastEnd(client, batchId, R_OPENS, openedAt)),
+      windowOpen,
+      windowStats,
+      sweepOpening: opening(u3, committed3, vacuum3, dials3, await lastEnd(client, batchId, R_OPENS_AT_SWEEP, committed3)),
+      workerTurns,
+      dialsDuringSweep: dials3.filter((x) => x <= sweepEndMs).length,
+      closedClaim,
+      sweepPlan,
+      benchTurns,
+      sweepPlanAfter,
+      vacuumed,
+      sampledMaxInFlight: sampledMax,
+      historyMaxInFlight: await historyMaxInFlight(client, batchId),
+      checks,
+      load: loadAverage(),
+    };
+  });
+}
+
+/**
+ * Every dial within its call's window (at or after its opening, before its close); every open call
+ * dialled, no waiting one; every closed window moved to the waiting zone's next opening.
+ */
+async function windowChecks(
+  c: pg.Client,
+  batchId: string,
+  seeded: { seededAt: Date; zones: { waiting: ZoneWindow } },
+  opened2: Date,
+  opened3: Date,
+): Promise<string[]> {
+  const r = (
+    await c.query(
+      `WITH d AS (
+         SELECT (c.seq - 1) % 10 AS r, e.at, c.window_closes_at FROM call_events e JOIN calls c ON c.id = e.call_id
+          WHERE c.batch_id = $1 AND e.detail->>'event' = 'dial')
+       SELECT count(*) FILTER (WHERE r NOT IN ($2, $3, $4))::int AS waiting_dialled,
+              count(*) FILTER (WHERE at < CASE r WHEN $2 THEN $5::timestamptz WHEN $3 THEN $6::timestamptz WHEN $4 THEN $7::timestamptz END)::int AS early,
+              count(*) FILTER (WHERE at >= window_closes_at)::int AS late
+         FROM d`,
+      [batchId, R_OPEN, R_OPENS, R_OPENS_AT_SWEEP, seeded.seededAt.toISOString(), opened2.toISOString(), opened3.toISOString()],
+    )
+  ).rows[0];
+  const s = (
+    await c.query(
+      `SELECT count(*) FILTER (WHERE status = 'pending' AND (seq - 1) % 10 IN ($2, $3, $4))::int AS open_left,
+              count(*) FILTER (WHERE (seq - 1) % 10 IN ($5, $6)
+                                 AND (status <> 'pending' OR next_attempt_at IS DISTINCT FROM $7::timestamptz
+                                      OR window_closes_at IS DISTINCT FROM $8::timestamptz))::int AS not_moved
+         FROM calls WHERE batch_id = $1`,
+      [batchId, R_OPEN, R_OPENS, R_OPENS_AT_SWEEP, R_CLOSES, R_SWEPT, seeded.zones.waiting.opensAt.toISOString(), seeded.zones.waiting.closesAt.toISOString()],
+    )
+  ).rows[0];
+  const problems: string[] = [];
+  if (r.waiting_dialled) problems.push(`${r.waiting_dialled} calls dialled while waiting for their window`);
+  if (r.early) problems.push(`${r.early} dials before their window opened`);
+  if (r.late) problems.push(`${r.late} dials after their window closed`);
+  if (s.open_left) problems.push(`${s.open_left} calls with an open window never dialled`);
+  if (s.not_moved) problems.push(`${s.not_moved} calls whose window closed not moved to their next opening`);
+  return problems;
+}
+
+function reportWindows(r: WindowsResult, plain: Result | undefined) {
+  const perSec = r.open / r.openEndedSeconds;
+  const steady = r.open / r.openDialToEndSeconds;
+  const waiting = r.calls - r.open;
+  const plainFigure = plain
+    ? `scenario 1 in this run: ${fmt(plain.scenario.calls / plain.endedSeconds)} calls/s (${fmt(plain.scenario.calls / plain.dialToEndSeconds)} first dial to last end)`
+    : 'scenario 1 not run (--only 1,5 runs both)';
+  const stats = (s: IndexStats) =>
+    WINDOW_INDEXES.map((name) => {
+      const i = s.indexes.get(name) ?? { scans: 0, read: 0, fetched: 0 };
+      return `    ${name}: ${fmt(i.scans)} scans read ${fmt(i.read)} entries (${(i.read / Math.max(1, i.scans)).toFixed(1)} per scan), fetched ${fmt(i.fetched)} rows`;
+    }).concat(`    sequential scans of calls: ${fmt(s.seqScans)} (${fmt(s.seqRowsRead)} rows)`);
+  const plan = (title: string, p: ClaimPlan, wantNone: boolean) => [
+    `  ${title}: ${p.ms.toFixed(2)} ms; rows of calls read and thrown away: ${fmt(p.removed)}${wantNone ? ` (bound 0: ${p.removed === 0 ? 'ok' : 'READS ROWS IT DOES NOT TAKE'})` : ''}; its scans of calls:`,
+    ...p.scans.map((x) => `    ${x}`),
+    ...(PLANS ? p.text.split('\n').map((x) => `      | ${x}`) : []),
+  ];
+  // `bounded`: the first claim held to MAX_FIRST_CLAIM_MS (the window opening by the clock).
+  const opening = (o: WindowOpening, what: string, bounded: boolean) => {
+    const avg = o.dialsPerSecond.reduce((a, b) => a + b, 0) / Math.min(RATE_WINDOW_S, Math.max(1, o.lastDialMs / 1000));
+    return [
+      `    ${what}; autovacuum of calls running during ${(o.autovacuumShare * 100).toFixed(0)} % of the next ${RATE_WINDOW_S} s`,
+      `    first claim ${o.firstClaimMs.toFixed(0)} ms after${bounded ? ` (bound < ${fmt(MAX_FIRST_CLAIM_MS)} ms: ${verdict(o.firstClaimMs < MAX_FIRST_CLAIM_MS)})` : ''}`,
+      `    dials per second over the next ${RATE_WINDOW_S} s: ${o.dialsPerSecond.map(fmt).join(', ')}; mean ${fmt(avg)} calls/s (bound >= ${fmt(MIN_CALLS_PER_SECOND)}: ${verdict(avg >= MIN_CALLS_PER_SECOND)})`,
+      `    all ${fmt(r.open)} ended ${o.endedSeconds.toFixed(2)} s after: ${fmt(r.open / o.endedSeconds)} calls/s`,
+    ];
+  };
+  const wt = r.workerTurns;
+  const sweepEndS = wt.length ? wt[wt.length - 1].ms / 1000 : 0;
+  const gaps = wt.slice(1).map((t, i) => t.ms - wt[i].ms);
+  const duringSweep = r.dialsDuringSweep / Math.max(0.001, sweepEndS);
+  const bt = r.benchTurns.filter((t) => t.moved > 0);
+  const benchMs = bt.reduce((a, t) => a + t.ms, 0);
+  const benchMoved = bt.reduce((a, t) => a + t.moved, 0);
+  const z = r.zones;
+  const hoursAfter = (d: Date) => ((d.getTime() - r.seededAt.getTime()) / 3_600_000).toFixed(1);
+  const lines = [
+    `5. calling windows: ${fmt(r.calls)} pending calls in one batch with calling_window ${WINDOW_JSON.start}-${WINDOW_JSON.end} every day, recipient's zone; ${fmt(r.open)} open (${z.open.zone}, closing ${hoursAfter(z.open.closesAt)} h after seeding), ${fmt(waiting)} waiting for it to open (${z.waiting.zone}, next_attempt_at ${hoursAfter(z.waiting.opensAt)} h after seeding); 1 worker process, SIM_CALL_MS=0, batch concurrency ${r.concurrency}, recording ${RECORDING ? 'on' : 'off'}`,
+    `  set-up: ${fmt(r.calls)} calls inserted in ${r.insertSeconds.toFixed(1)} s (one INSERT ... generate_series), VACUUM (ANALYZE) calls ${r.vacuumSeconds.toFixed(1)} s`,
+    `  open calls all ended in ${r.openEndedSeconds.toFixed(2)} s: ${fmt(perSec)} calls/s (bound >= ${fmt(MIN_CALLS_PER_SECOND)}: ${verdict(perSec >= MIN_CALLS_PER_SECOND)}); first dial to last end ${r.openDialToEndSeconds.toFixed(2)} s: ${fmt(steady)} calls/s`,
+    `    beside ${plainFigure}`,
+    ...plan(`nothing open (${fmt(waiting)} waiting), EXPLAIN (ANALYZE, BUFFERS) of the claim statement for ${EXPLAIN_CLAIM} calls`, r.nothingOpen, true),
+    `  pg_stat of calls' indexes, from the start to 2.5 s of idle claims after the open calls (reading the waiting calls would be ${fmt(waiting)} entries per scan):`,
+    ...stats(r.idleStats),
+    `  a window opens for ${fmt(r.open)} waiting calls at one instant (next_attempt_at moved there, window_closes_at a window's length later, by an UPDATE that took ${r.opening.updateSeconds.toFixed(2)} s and committed ${r.opening.leadSeconds.toFixed(1)} s before it):`,
+    ...opening(r.opening, 'the window opens', true),
+    ...plan(`  window open, ${RATE_WINDOW_S} s later`, r.windowOpen, false),
+    `  pg_stat, from before that UPDATE to the last of the window's calls analysed:`,
+    ...stats(r.windowStats),
+    `  window sweep under load: one transaction (${r.sweepOpening.updateSeconds.toFixed(2)} s, its COMMIT ${fmt(r.sweepOpening.commitMs)} ms; times below from the COMMIT's sending) closes the window of ${fmt(r.open)} waiting calls (it opened and closed without them) and opens another's for ${fmt(r.open)}:`,
+    `    the worker's sweep: ${wt.length} turns moved ${fmt(wt.reduce((a, t) => a + t.moved, 0))} calls (${wt.map((t) => fmt(t.moved)).slice(0, 3).join(', ')}${wt.length > 3 ? ', ...' : ''}), the first ${wt.length ? fmt(wt[0].ms) : '-'} ms and the last ${fmt(sweepEndS * 1000)} ms after the commit by their ticks' clocks (read before the turn; turns ${gaps.length ? `${fmt(gaps.reduce((a, x) => a + x, 0) / gaps.length)} ms apart on average, at most ${fmt(Math.max(...gaps))}` : '-'}): ${fmt(r.open / Math.max(0.001, sweepEndS))} calls moved/s`,
+    ...opening(r.sweepOpening, 'the other window opens at the same commit', false),
+    `    dials while the sweep ran (commit to its last turn, ${sweepEndS.toFixed(2)} s): ${fmt(r.dialsDuringSweep)}, ${fmt(duringSweep)} calls/s (bound >= ${fmt(MIN_CALLS_PER_SECOND)}: ${verdict(duringSweep >= MIN_CALLS_PER_SECOND)})`,
+    `  the sweep alone (worker stopped): ${fmt(r.open)} more windows closed; the bench runs moveClosedWindows until it moves none`,
+    `    ${bt.length} turns moved ${fmt(benchMoved)} calls in ${(benchMs / 1000).toFixed(2)} s: ${fmt(benchMoved / Math.max(0.001, benchMs / 1000))} calls moved/s; per turn ${bt.length ? `${fmt(benchMs / bt.length)} ms on average, at most ${fmt(Math.max(...bt.map((t) => t.ms)))}` : '-'}; the last (nothing closed) ${fmt(r.benchTurns[r.benchTurns.length - 1].ms)} ms`,
+    ...plan(`  the claim with ${fmt(r.open)} windows closed and none open`, r.closedClaim, true),
+    ...plan(`  the sweep's read of closed calls (${fmt(r.open)} closed, ${fmt(r.calls - 4 * r.open)} waiting)`, r.sweepPlan, true),
+    ...plan(`  the same once all are moved`, r.sweepPlanAfter, true),
+    ...plan(`nothing open again, after VACUUM calls, the claim`, r.vacuumed, true),
+    `  max in flight: ${r.sampledMaxInFlight} sampled, ${r.historyMaxInFlight} from history; limit ${r.concurrency} -> ${Math.max(r.sampledMaxInFlight, r.historyMaxInFlight) <= r.concurrency ? 'never above' : 'EXCEEDED'}`,
+    `  checks: ${r.checks.length ? r.checks.join('; ') : 'every dial within its call\'s window (none before its opening, none after its close), every open call dialled and no waiting one, every closed window moved to its next opening, every call ended once, no number dialled twice, counters sum to accepted_contacts, every answered call analysed'}`,
+    `  ${r.load} at the end`,
+  ];
+  console.log(lines.join('\n'));
+}
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 async function waitFor(cond: () => Promise<boolean>, timeoutMs: number, workers: ChildProcess[]) {
@@ -790,6 +1285,7 @@ async function main() {
     report(r);
   }
   if (ONLY.includes('4')) reportWaiting(await runWaitingScenario(), plain);
+  if (ONLY.includes('5')) reportWindows(await runWindowScenario(), plain);
 }
 
 main().catch((e) => {

@@ -134,10 +134,10 @@ picked AS (
   -- calls_requeued_due_idx that ends at now: retries still waiting are never read. Then those
   -- never dialled (pending): in a plain batch in submission order straight off the
   -- (batch_id, status, seq) index; in a windowed batch (one of the two branches runs, the other's
-  -- condition on a.windowed is a one-time filter) those whose window closes soonest first, as the
-  -- range of calls_batch_id_status_window_closes_at_seq_idx from now on, where windows already closed
-  -- (left to the window sweep) are never read, and calls waiting for a later window are read only
-  -- if it closes before one open now does. Under the outer LIMIT a branch only runs, and only locks
+  -- condition on a.windowed is a one-time filter) those whose window opened, open since the create
+  -- first, then by opening, window close and submission, as the range of calls_window_open_idx
+  -- that ends at now: calls waiting for their window are never read, windows closed and not yet
+  -- swept are skipped inside the index. Under the outer LIMIT a branch only runs, and only locks
   -- rows, when those before it come up short.
   -- A number put on the account's do-not-call list after the create is never dialled: the call
   -- is cancelled here instead (one primary-key probe per claimed call).
@@ -167,7 +167,7 @@ picked AS (
          WHERE a.windowed AND c.batch_id = a.batch_id AND c.status = 'pending' AND c.lease_owner IS NULL
            AND c.window_closes_at IS NOT NULL AND c.window_closes_at > $3::timestamptz
            AND COALESCE(c.next_attempt_at, '-infinity'::timestamptz) <= $3::timestamptz
-         ORDER BY c.window_closes_at, c.seq
+         ORDER BY COALESCE(c.next_attempt_at, '-infinity'::timestamptz), c.window_closes_at, c.seq
          LIMIT a.n
          FOR UPDATE SKIP LOCKED) in_window
       LIMIT a.n
