@@ -4,7 +4,7 @@
 // is dialled once the clock passes that time. Nothing sleeps: the test clock moves.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
-import { CALL_BATCHES } from '../helpers/batch-requests.ts';
+import { batchBody, CALL_BATCHES } from '../helpers/batch-requests.ts';
 import { callEvents, expectConsistentBatch, phoneEndingIn, testWorker } from '../helpers/dispatch.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
 import { claimCalls } from '../../src/dispatch/store/claim-calls.ts';
@@ -158,6 +158,47 @@ describe('no cap', () => {
     const rows = [...(await calls(b1.batch.id)), ...(await calls(b2.batch.id))];
     expect(rows.map((c) => [c.status, c.nextAttemptAt, c.waitReason])).toEqual(Array(3).fill(['ringing', null, null]));
     expect(await dialsOf(a.account.id)).toEqual([]);
+  });
+});
+
+describe('with a calling window', () => {
+  it('holds a windowed call over the cap; when its window closes first, it is dialled at a later opening', async () => {
+    const a = await seed({ maxCalls: 1, periodSeconds: 3_600 });
+    // Friday 2026-03-06 14:00Z is 09:00 in New York; the window is open for half an hour.
+    t.clock.set(new Date('2026-03-06T14:00:00.000Z'));
+    const number = '+12125550144';
+    const post = async (extra: Record<string, unknown>) => {
+      const res = await t.request('POST', CALL_BATCHES, {
+        key: a.apiKey,
+        body: batchBody(a, { contacts: [{ contact_id: 'c1', phone_number: number, metadata: { sim: 'completed' } }], ...extra }),
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body.data.batch_id as string;
+    };
+    const plain = await post({});
+    await drain();
+    expect((await calls(plain))[0].status).toBe('completed');
+
+    const windowed = await post({ calling_window: { start: '09:00', end: '09:30', days: ['mon', 'tue', 'wed', 'thu', 'fri'], timezone: 'recipient' } });
+    await drain();
+    let [held] = await calls(windowed);
+    expect([held.status, held.attempts, held.nextAttemptAt, held.waitReason]).toEqual(['pending', 0, new Date('2026-03-06T15:00:00.000Z'), 'frequency_cap']);
+
+    // The window closes before the cap lets the call through: not dialled; it waits for an opening.
+    t.clock.set(new Date('2026-03-06T14:31:00.000Z'));
+    await drain();
+    t.clock.set(new Date('2026-03-06T15:00:00.000Z'));
+    await drain();
+    [held] = await calls(windowed);
+    expect([held.status, held.attempts]).toEqual(['pending', 0]);
+    expect(held.nextAttemptAt!.getTime()).toBeGreaterThan(new Date('2026-03-06T15:00:00.000Z').getTime());
+
+    const opening = held.nextAttemptAt!;
+    t.clock.set(opening);
+    await drain();
+    [held] = await calls(windowed);
+    expect([held.status, held.attempts, held.waitReason, held.timestamp]).toEqual(['completed', 1, null, opening]);
+    await expectConsistentBatch(t.deps, windowed);
   });
 });
 
