@@ -2,8 +2,8 @@
 // and the opening it waits for. A contact whose windows can never be met is rejected like any
 // other invalid contact, so no call is created that could only wait forever.
 import type { ContactRejection, NormalizedContact } from './contacts.ts';
-import { nextOpening, OPENING_HORIZON_DAYS, usesRecipientZone, type CallingWindow, type WindowOpening } from './calling-window.ts';
-import { zoneKey, zonesOfKey } from './number-zones.ts';
+import { nextOpening, OPENING_HORIZON_DAYS, recipientZonesOf, usesRecipientZone, type CallingWindow, type WindowOpening } from './calling-window.ts';
+import { zoneKey } from './number-zones.ts';
 
 export interface CallWindowPlacement {
   /** `calls.timezone`: the zones the call is judged in. */
@@ -57,7 +57,7 @@ export function placeInWindows(
       continue;
     }
     const key = zoneKey(found.zones);
-    if (!openings.has(key)) openings.set(key, nextOpening(p.windows, recipient ? zonesOfKey(key) : [], p.now));
+    if (!openings.has(key)) openings.set(key, nextOpening(p.windows, recipientZonesOf(p.windows, key), p.now));
     const opening = openings.get(key)!;
     if (opening === null) {
       refused.push({ index: c.index, external_id: c.externalId, field: found.own ? 'timezone' : 'phone_number', message: neverOpensMessage(found.zones) });

@@ -9,6 +9,7 @@
 import { DateTime, IANAZone } from 'luxon';
 import { computeScheduledAt, isValidScheduleTime } from './schedule.ts';
 import { literalReason } from './field-issue.ts';
+import { zonesOfKey } from './number-zones.ts';
 
 export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
@@ -39,6 +40,11 @@ type Interval = [number, number];
 
 export function usesRecipientZone(windows: readonly CallingWindow[]): boolean {
   return windows.some((w) => w.timezone === RECIPIENT_ZONE);
+}
+
+/** The recipient zones a call's windows are judged in, from its stored zone key (`calls.timezone`). */
+export function recipientZonesOf(windows: readonly CallingWindow[], timezoneKey: string | null): string[] {
+  return usesRecipientZone(windows) && timezoneKey ? zonesOfKey(timezoneKey) : [];
 }
 
 /** Problems of a window's values as `[field, reason]`, in field order; none for a valid one. */
@@ -129,18 +135,6 @@ function intersect(a: Interval[], b: Interval[]): Interval[] {
     else j++;
   }
   return out;
-}
-
-/** `09:00-20:00 mon-fri recipient`: how the CLI and the dashboard print a window. */
-export function formatWindow(w: CallingWindow): string {
-  return `${w.start}-${w.end} ${formatDays(w.days)} ${w.timezone}`;
-}
-
-function formatDays(days: readonly Weekday[]): string {
-  if (days.length === WEEKDAYS.length) return 'every day';
-  const idx = days.map((d) => WEEKDAYS.indexOf(d));
-  const contiguous = idx.every((v, k) => k === 0 || v === idx[k - 1] + 1);
-  return contiguous && days.length > 2 ? `${days[0]}-${days[days.length - 1]}` : days.join(',');
 }
 
 /** A window stored as JSON (accounts, batches), or null when absent or not a valid window. */

@@ -7,8 +7,7 @@
 // `delay_seconds` starts again from the primary number.
 
 import { ATTEMPT_OUTCOMES, type AttemptOutcome } from './attempt-outcome.ts';
-import { nextOpening, usesRecipientZone, type CallingWindow } from './calling-window.ts';
-import { zonesOfKey } from './number-zones.ts';
+import { nextOpening, recipientZonesOf, type CallingWindow } from './calling-window.ts';
 
 export const MAX_ATTEMPTS_LIMIT = 10;
 export const RETRY_DELAY_MAX_SECONDS = 86_400;
@@ -72,8 +71,7 @@ export function nextAttemptAt(end: AttemptEnd, limits: RetryLimits): Date | null
  * with that window's close; null when none opens before the batch expires (the attempt was the last).
  */
 export function retryInWindow(at: Date, windows: readonly CallingWindow[], timezone: string | null, expiresAt: Date | null): { at: Date; windowClosesAt: Date } | null {
-  const zones = usesRecipientZone(windows) && timezone ? zonesOfKey(timezone) : [];
-  const opening = nextOpening(windows, zones, at);
+  const opening = nextOpening(windows, recipientZonesOf(windows, timezone), at);
   if (!opening || (expiresAt && opening.opensAt.getTime() >= expiresAt.getTime())) return null;
   return { at: opening.opensAt, windowClosesAt: opening.closesAt };
 }

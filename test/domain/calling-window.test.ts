@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { callingWindowProblems, formatWindow, isOpenAt, nextOpening, normalizeWindow, storedWindow, type CallingWindow } from '../../src/domain/calling-window.ts';
+import { callingWindowProblems, isOpenAt, nextOpening, normalizeWindow, storedWindow, type CallingWindow } from '../../src/domain/calling-window.ts';
 import { NO_ZONE_MESSAGE, placeInWindows } from '../../src/domain/call-windows.ts';
 import { zonesForNumber } from '../../src/domain/number-zones.ts';
 import { numberZoneTable } from '../../src/services/batches/number-zone-table.ts';
@@ -88,7 +88,6 @@ describe('a window\'s values', () => {
     expect(storedWindow(JSON.parse(JSON.stringify(win)))).toEqual(win);
     expect(storedWindow({ start: '09:00', end: '08:00', days: [], timezone: 'x' })).toBeNull();
     expect(storedWindow(null)).toBeNull();
-    expect(formatWindow(w('09:00', '20:00', 'recipient', ['mon', 'tue', 'wed', 'thu', 'fri']))).toBe('09:00-20:00 mon-fri recipient');
   });
 });
 

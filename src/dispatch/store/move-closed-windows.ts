@@ -6,8 +6,7 @@
 import type { AppDeps } from '../../deps.ts';
 import { runStatement } from '../../db/sql-statement.ts';
 import { withSqlTransaction } from '../../db/sql-transaction.ts';
-import { effectiveWindows, nextOpening, NO_WINDOW_DISCONNECT_REASON, storedWindow, usesRecipientZone, type CallingWindow } from '../../domain/calling-window.ts';
-import { zonesOfKey } from '../../domain/number-zones.ts';
+import { effectiveWindows, nextOpening, NO_WINDOW_DISCONNECT_REASON, recipientZonesOf, storedWindow, type CallingWindow } from '../../domain/calling-window.ts';
 import { CANCEL_WAITING, cancelWaitingCalls } from '../../services/calls/cancel-waiting-calls.ts';
 import { closeFinishedBatches } from '../../services/calls/call-transitions.ts';
 
@@ -63,7 +62,6 @@ async function sweepBatch(deps: Pick<AppDeps, 'db'>, batchId: string, windows: C
     CALLS_PER_BATCH_PER_TURN,
   ]);
   if (closed.length === 0) return { moved: 0, cancelled: 0 };
-  const recipient = usesRecipientZone(windows);
   const groups = new Map<string, string[]>();
   for (const c of closed) {
     const key = c.timezone ?? '';
@@ -74,7 +72,7 @@ async function sweepBatch(deps: Pick<AppDeps, 'db'>, batchId: string, windows: C
   const result: WindowSweep = { moved: 0, cancelled: 0 };
   const never: string[] = [];
   for (const [key, ids] of groups) {
-    const opening = nextOpening(windows, recipient && key ? zonesOfKey(key) : [], now);
+    const opening = nextOpening(windows, recipientZonesOf(windows, key || null), now);
     if (!opening) {
       never.push(...ids);
       continue;

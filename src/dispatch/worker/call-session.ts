@@ -7,8 +7,7 @@ import type { ClaimedCall } from '../store/claim-calls.ts';
 import { alternateDialWrite, endedWrite, retryWrite, type RetryTime } from '../store/call-writes.ts';
 import { attemptOutcome } from '../../domain/attempt-outcome.ts';
 import { nextAttemptAt, retryInWindow } from '../../domain/retry-policy.ts';
-import { isOpenAt, usesRecipientZone } from '../../domain/calling-window.ts';
-import { zonesOfKey } from '../../domain/number-zones.ts';
+import { isOpenAt, recipientZonesOf } from '../../domain/calling-window.ts';
 import type { DispatchContext } from '../store/dispatch-context.ts';
 import { SUPPRESSED_DISCONNECT_REASON } from '../../domain/suppressions.ts';
 import { checkAlternateDial, type AlternateDialCheck } from '../store/alternate-dial-check.ts';
@@ -211,7 +210,7 @@ function wantsAlternate(s: WorkerState, call: LiveCall, result: CallEndResult): 
 /** The alternate number is dialled at once, so only while the call's windows are still open. */
 function windowsOpen(call: LiveCall, at: Date): boolean {
   const { windows } = call.ctx;
-  return windows.length === 0 || isOpenAt(windows, usesRecipientZone(windows) && call.timezone ? zonesOfKey(call.timezone) : [], at);
+  return windows.length === 0 || isOpenAt(windows, recipientZonesOf(windows, call.timezone), at);
 }
 
 /**
