@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // These suites always run on a PGlite data directory of their own, whatever TEST_DATABASE_URL says
@@ -29,7 +30,12 @@ export default defineConfig({
     expect: { poll: { timeout: 20_000 } },
     // Every REST response fetched over real HTTP is checked against the OpenAPI document.
     setupFiles: ['test/helpers/rest-contract-setup.ts'],
+    // Migrates one template database per run; each suite's database is a copy of it.
+    globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
+    // Vitest's default is a worker per core less one: a single worker on CI's 2 cores, idle while its
+    // file waits on child processes, sockets and timers. Two files at once; CPU-bound ones then share.
+    maxWorkers: Math.max(2, os.availableParallelism() - 1),
     reporters: ['default'],
   },
 });
