@@ -20,7 +20,10 @@ declare module 'vitest' {
   }
 }
 
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+  // Vitest runs this for the root and for each project (test/vitest.config.ts); the projects see
+  // what the root provides, so it is done once.
+  if (!project.isRootProject()) return undefined;
   if (TEST_DATABASE_URL) {
     const template = await createPgDatabase(TEST_DATABASE_URL);
     const db = await openDatabase({ databaseUrl: template.url, poolSize: 1 });
