@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // These suites always run on a PGlite data directory of their own, whatever TEST_DATABASE_URL says
@@ -16,12 +17,15 @@ const PGLITE_ONLY = [
   'test/examples/graphql-client.test.ts',
 ];
 
+// These measure how long the server takes over a CPU-bound computation (validating a hostile
+// document, reading a full cost budget) against fixed budgets: they run alone, after the rest.
+const TIMED = ['test/abuse/document-fuzz.test.ts', 'test/abuse/fragment-bombs.test.ts'];
+
 export default defineConfig({
   // graphql ships ESM and CJS builds; libraries that require() it and our ESM imports must share one copy.
   resolve: { alias: { graphql: 'graphql/index.js' } },
   test: {
     root: new URL('..', import.meta.url).pathname,
-    include: ['test/**/*.test.ts'],
     exclude: [...configDefaults.exclude, ...(process.env.TEST_DATABASE_URL ? PGLITE_ONLY : [])],
     testTimeout: 30_000,
     hookTimeout: 60_000,
@@ -29,7 +33,18 @@ export default defineConfig({
     expect: { poll: { timeout: 20_000 } },
     // Every REST response fetched over real HTTP is checked against the OpenAPI document.
     setupFiles: ['test/helpers/rest-contract-setup.ts'],
+    // Migrates one template database per run; each suite's database is a copy of it.
+    globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
     reporters: ['default'],
+    projects: [
+      {
+        extends: true,
+        // Vitest's default is a worker per core less one: a single worker on CI's 2 cores, idle while its
+        // file waits on child processes, sockets and timers. Two files at once; CPU-bound ones then share.
+        test: { name: 'suites', include: ['test/**/*.test.ts'], exclude: TIMED, maxWorkers: Math.max(2, os.availableParallelism() - 1) },
+      },
+      { extends: true, test: { name: 'timed', include: TIMED, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+    ],
   },
 });

@@ -28,6 +28,8 @@ export interface DatabaseOptions {
   dataDir?: string;
   /** `memory://` PGlite, for tests that don't need a directory. */
   inMemory?: boolean;
+  /** With inMemory: start from this `dumpDataDir()` tarball, skipping initdb (tests clone one migrated database). */
+  loadDataDir?: Blob;
   poolSize?: number;
 }
 
@@ -61,7 +63,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   let pglite: PGlite;
   try {
     if (dataDir) await initPgliteDataDir(dataDir);
-    pglite = await PGlite.create(dataDir ? { dataDir } : {});
+    pglite = await PGlite.create(dataDir ? { dataDir } : { loadDataDir: opts.loadDataDir });
   } catch (e) {
     unlock();
     throw e;

@@ -13,9 +13,10 @@ import { waitFor } from '../helpers/wait.ts';
 import { jsonDocuments } from '../helpers/json-documents.ts';
 import { exampleOperations, graphqlWithKey } from '../helpers/doc-examples.ts';
 import { parseCsv } from '../../src/web/csv.ts';
+import { tempDataDir } from '../helpers/data-dir.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-doc-examples-'));
+const dataDir = tempDataDir('cbs-doc-examples-');
 let server: ServerProcess;
 let key = '';
 let base = '';

@@ -12,9 +12,10 @@ import { generateSecret, signedHeaders } from '../../src/services/webhooks/signi
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { exampleOperations, graphqlWithKey } from '../helpers/doc-examples.ts';
+import { tempDataDir } from '../helpers/data-dir.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-webhook-receiver-'));
+const dataDir = tempDataDir('cbs-webhook-receiver-');
 let server: ServerProcess;
 let key = '';
 let secret = '';

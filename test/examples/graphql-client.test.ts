@@ -2,15 +2,15 @@
 // end and print what its README says, so it cannot rot.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { tempDataDir } from '../helpers/data-dir.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-example-client-'));
+const dataDir = tempDataDir('cbs-example-client-');
 let server: ServerProcess;
 let key = '';
 

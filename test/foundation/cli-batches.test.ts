@@ -1,7 +1,6 @@
 // The CLI for people and scripts: tables by default and --json, an account ready to call in one
 // command, a batch created from a CSV file and watched to its end, its results exported as CSV.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/index.ts';
@@ -10,6 +9,7 @@ import { exportCells } from '../../src/rest/results-csv.ts';
 import { parseCsv } from '../../src/web/csv.ts';
 import { CALL_RECORD_FIELDS } from '../../src/services/representations.ts';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { tempDataDir } from '../helpers/data-dir.ts';
 
 describe('CLI output for people', () => {
   it('a list of records is a table with dotted columns for nested fields; long cells are clipped', () => {
@@ -60,7 +60,7 @@ describe('CLI output for people', () => {
 });
 
 describe('CLI batches against the running server', () => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-cli-batches-'));
+  const dataDir = tempDataDir('cbs-cli-batches-');
   let server: ServerProcess;
   let account = '';
   let apiKey = '';

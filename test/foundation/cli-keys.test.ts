@@ -1,13 +1,12 @@
 // Operator CLI: `keys create` and `keys revoke`, on the data dir directly (no server) and through a
 // running server's admin API; each key is checked where it matters, against the public API.
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/index.ts';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { tempDataDir } from '../helpers/data-dir.ts';
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-cli-keys-'));
+const dataDir = tempDataDir('cbs-cli-keys-');
 const ADMIN = 'cli-keys-admin-token-0123456';
 
 async function cli(...argv: string[]): Promise<any> {

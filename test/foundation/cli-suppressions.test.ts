@@ -1,12 +1,12 @@
 // Operator CLI: the do-not-call list on the data dir directly (no server): add, import a CSV file
 // in requests of the add limit with rows named by line, list as a table or JSON, remove.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/index.ts';
+import { tempDataDir } from '../helpers/data-dir.ts';
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-cli-suppressions-'));
+const dataDir = tempDataDir('cbs-cli-suppressions-');
 const saved = { ...process.env };
 
 async function run(...argv: string[]): Promise<{ out: string; notes: string }> {

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLAG_NAMES, runCli, SWITCH_NAMES } from '../../src/cli/index.ts';
@@ -7,8 +6,9 @@ import { commands } from '../../src/cli/commands.ts';
 import { openDatabase } from '../../src/db/client.ts';
 import { retellConfigForAccount } from '../../src/services/accounts/provider-config.ts';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { tempDataDir } from '../helpers/data-dir.ts';
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-cli-'));
+const dataDir = tempDataDir('cbs-cli-');
 const ADMIN = 'cli-test-admin-token-0123456';
 
 async function cli(...argv: string[]): Promise<any> {

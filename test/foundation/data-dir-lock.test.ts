@@ -2,7 +2,6 @@
 // process open it, and two writers corrupt it.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/index.ts';
@@ -10,10 +9,11 @@ import { openDatabase } from '../../src/db/client.ts';
 import { DataDirInUseError, processToken } from '../../src/db/pglite-data-dir.ts';
 import { freePort, startServerProcess } from '../helpers/server-process.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { tempDataDir } from '../helpers/data-dir.ts';
 
 const dirs: string[] = [];
 const tempDir = () => {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-lock-'));
+  const d = tempDataDir('cbs-lock-');
   dirs.push(d);
   return d;
 };
@@ -53,7 +53,7 @@ describe('data dir lock', () => {
 
   it('of three processes starting at once on a stale lock, exactly one opens the directory', async () => {
     const dataDir = tempDir();
-    await (await openDatabase({ dataDir })).close(); // initdb done, lock released
+    await (await openDatabase({ dataDir })).close(); // initialised (when no template was), lock released
     fs.writeFileSync(path.join(dataDir, 'pglite.lock'), '999999 1');
     const helper = path.resolve(import.meta.dirname, '../helpers/open-data-dir.ts');
     const children = [0, 1, 2].map(() => {

@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServerProcess } from '../helpers/server-process.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { tempDataDir } from '../helpers/data-dir.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -66,7 +67,8 @@ describe('npm start on an embedded data dir', () => {
   }, 90_000);
 
   it('a signal while start-up is still under way (first-run seeding) is a clean exit too, and the seed is whole', async () => {
-    const fresh = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-proc-early-'));
+    // Initialised and migrated but empty: the first start's initdb is the first test's; this one is about the seeding.
+    const fresh = tempDataDir('cbs-proc-early-');
     try {
       const freshEnv = { ...env, DATA_DIR: fresh };
       const s = await startServerProcess(freshEnv);

@@ -2,14 +2,14 @@
 // /metrics (behind its token) like an API process, and nothing else.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/server-process.ts';
+import { tempDataDir } from '../helpers/data-dir.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const METRICS_TOKEN = 'worker-ops-metrics-token-0123';
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-worker-ops-'));
+const dataDir = tempDataDir('cbs-worker-ops-');
 let worker: ChildProcess;
 let url = '';
 let exited: Promise<number | null>;

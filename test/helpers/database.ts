@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.ts';
 import { migrate } from '../../src/db/migrate.ts';
 
@@ -19,14 +21,18 @@ function withDatabase(url: string, name: string): string {
   return u.toString();
 }
 
-/** A throwaway PostgreSQL database, created from the server at `baseUrl`. */
-export async function createPgDatabase(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+/** A throwaway PostgreSQL database, created from the server at `baseUrl` (a copy of `template` when given). */
+export async function createPgDatabase(baseUrl: string, template?: string): Promise<{ name: string; url: string; drop(): Promise<void> }> {
   const name = `cbs_test_${crypto.randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: baseUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
+  try {
+    await admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
+  } finally {
+    await admin.end();
+  }
   return {
+    name,
     url: withDatabase(baseUrl, name),
     async drop() {
       const c = new pg.Client({ connectionString: baseUrl });
@@ -37,12 +43,17 @@ export async function createPgDatabase(baseUrl: string): Promise<{ url: string; 
   };
 }
 
+/**
+ * The suite's own database: a clone of the run's migrated template (test/helpers/global-setup.ts),
+ * or, when the run has none (another config), a new one migrated here.
+ */
 export async function createTestDatabase(opts: { postgres?: boolean } = {}): Promise<TestDatabase> {
   const baseUrl = opts.postgres === false ? undefined : TEST_DATABASE_URL;
   if (baseUrl) {
-    const pgdb = await createPgDatabase(baseUrl);
+    const template = inject('pgTemplate');
+    const pgdb = await createPgDatabase(baseUrl, template);
     const db = await openDatabase({ databaseUrl: pgdb.url, poolSize: 10 });
-    await migrate(db);
+    if (!template) await migrate(db);
     return {
       db,
       url: pgdb.url,
@@ -52,7 +63,8 @@ export async function createTestDatabase(opts: { postgres?: boolean } = {}): Pro
       },
     };
   }
-  const db = await openDatabase({ inMemory: true });
-  await migrate(db);
+  const tarball = inject('pgliteTemplate');
+  const db = await openDatabase({ inMemory: true, loadDataDir: tarball ? new Blob([fs.readFileSync(tarball)]) : undefined });
+  if (!tarball) await migrate(db);
   return { db, drop: () => db.close() };
 }

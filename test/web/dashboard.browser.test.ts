@@ -6,13 +6,13 @@
 // numbers; errors and laptop screens never leave a blank page. Chromium is a requirement of this suite, not an option: without
 // it the test fails (CI installs it). Screenshots go to test-output/.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 import { createPgDatabase, TEST_DATABASE_URL } from '../helpers/database.ts';
 import { formatCsv, parseCsv } from '../../src/web/csv.ts';
+import { tempDataDir } from '../helpers/data-dir.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const OUTPUT = path.resolve(import.meta.dirname, '../../test-output');
@@ -43,7 +43,7 @@ beforeAll(async () => {
     env.DATABASE_URL = pgdb.url;
     dropDb = pgdb.drop;
   } else {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dashboard-test-'));
+    dataDir = tempDataDir('dashboard-test-');
     env.DATA_DIR = dataDir;
   }
   server = await startServerProcess(env);

@@ -1,10 +1,9 @@
 // The account's signing secret on GraphQL (API key) and through the operator CLI (admin token + act-as).
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { runCli } from '../../src/cli/index.ts';
+import { tempDataDir } from '../helpers/data-dir.ts';
 
 const FIELDS = 'secret previousSecret rotatedAt previousSecretExpiresAt';
 
@@ -53,7 +52,7 @@ describe('webhook secret on GraphQL', () => {
 });
 
 describe('webhooks secret CLI', () => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-webhooks-cli-'));
+  const dataDir = tempDataDir('cbs-webhooks-cli-');
   const saved = { ...process.env };
   beforeAll(() => {
     Object.assign(process.env, { DATA_DIR: dataDir, LOG_LEVEL: 'silent', SEED_DEMO: 'false', PORT: '1', ADMIN_TOKEN: 'webhooks-cli-admin-token-0123' });
