@@ -78,3 +78,64 @@ function neverOpensMessage(zones: readonly string[]): string {
   const named = zones.length <= 3 ? zones.join(', ') : `${zones.slice(0, 3).join(', ')} and ${zones.length - 3} more`;
   return `The calling window does not open within ${OPENING_HORIZON_DAYS} days in all of this contact's time zones (${named}); give the contact a timezone`;
 }
+
+/** A waiting call (pending, or queued for a retry) whose batch's windows changed. */
+export interface WaitingCall {
+  status: 'pending' | 'queued';
+  phoneNumber: string;
+  /** Its stored zone key; null when its batch had no window. */
+  timezone: string | null;
+  nextAttemptAt: Date | null;
+  /** `calls.wait_reason`: set while the frequency cap holds it. */
+  waitReason: string | null;
+}
+
+export interface ReplaceInput {
+  windows: readonly CallingWindow[];
+  /** The stored keys are the recipients' zones (the batch was created under a `recipient` window). */
+  recipientKeys: boolean;
+  zonesOf: (e164: string) => string[] | null;
+  now: Date;
+}
+
+/** Where a waiting call stands under its batch's new windows; null when they never open for it. */
+export type Replacement = { timezone: string | null; nextAttemptAt: Date | null; windowClosesAt: Date | null } | null;
+
+/**
+ * Re-places a waiting call under changed windows. It waits for the first opening from now, or
+ * from its due time when a retry delay or the frequency cap holds it (a retry's own delay is not
+ * stored apart from its opening, so it never moves earlier). A key from a `recipient` window is
+ * kept (it may be the contact's own zone); otherwise the number's zones are looked up again.
+ */
+export function replaceWaitingCall(call: WaitingCall, p: ReplaceInput, openingOf: (key: string, from: Date) => WindowOpening | null): Replacement {
+  const ownKey = p.recipientKeys ? call.timezone : null;
+  const held = call.status === 'queued' || call.waitReason !== null;
+  if (p.windows.length === 0) {
+    return { timezone: ownKey, nextAttemptAt: held ? call.nextAttemptAt : null, windowClosesAt: null };
+  }
+  let key: string;
+  if (ownKey !== null) key = ownKey;
+  else if (usesRecipientZone(p.windows)) {
+    const zones = p.zonesOf(call.phoneNumber);
+    if (zones === null) return null;
+    key = zoneKey(zones);
+  } else key = zoneKey([...new Set(p.windows.map((w) => w.timezone))]);
+  const due = held && call.nextAttemptAt !== null ? call.nextAttemptAt.getTime() : 0;
+  const opening = openingOf(key, new Date(Math.max(p.now.getTime(), due)));
+  if (opening === null) return null;
+  return {
+    timezone: key,
+    nextAttemptAt: opening.opensAt.getTime() > p.now.getTime() ? opening.opensAt : held ? call.nextAttemptAt : null,
+    windowClosesAt: opening.closesAt,
+  };
+}
+
+/** nextOpening for these windows, computed once per zone key and start. */
+export function openingsOf(windows: readonly CallingWindow[]): (key: string, from: Date) => WindowOpening | null {
+  const cache = new Map<string, WindowOpening | null>();
+  return (key, from) => {
+    const k = `${key}@${from.getTime()}`;
+    if (!cache.has(k)) cache.set(k, nextOpening(windows, recipientZonesOf(windows, key), from));
+    return cache.get(k)!;
+  };
+}

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { batchBody, CALL_BATCHES } from '../helpers/batch-requests.ts';
-import { callEvents, expectConsistentBatch, testWorker } from '../helpers/dispatch.ts';
+import { callEvents, expectConsistentBatch, manualSimulator, testWorker } from '../helpers/dispatch.ts';
 
 // Friday 2026-03-06 13:30Z: 08:30 in New York (EST), 05:30 in Los Angeles, 13:30 in London.
 const FRIDAY = new Date('2026-03-06T13:30:00.000Z');
@@ -200,5 +200,119 @@ describe('account windows', () => {
       ADMIN_TOKEN,
     );
     expect(JSON.stringify(bad.body.errors[0])).toContain('enforcedCallingWindow.end: Value error, end must be after start');
+  });
+});
+
+describe('an enforced window set while batches run', () => {
+  const enforce = async (account: SeededAccount, window: Record<string, unknown> | null) => {
+    const r = await t.gql(
+      `mutation($id: ID!, $w: CallingWindowInput) { adminUpdateAccount(id: $id, input: { enforcedCallingWindow: $w }) { id } }`,
+      { id: account.account.id, w: window },
+      ADMIN_TOKEN,
+    );
+    expect(r.body.errors).toBeUndefined();
+  };
+  const batchRow = (id: string) => t.deps.db.prisma.batch.findUniqueOrThrow({ where: { id } });
+  const placement = async (id: string) =>
+    (await calls(id)).map((r) => [r.status, r.attempts, r.timezone, r.nextAttemptAt?.toISOString() ?? null, r.disconnectReason]);
+
+  it('reaches a batch created without a window: its calls wait for the window in their own zones', async () => {
+    const b = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
+    // 08:30 in New York: a plain batch would dial both at once.
+    const { batch_id: id } = await create(b, [{ phone: NY }, { phone: '+18005550100' }, { phone: LA }], { start_mode: 'manual' });
+    await enforce(b, { start: '09:00', end: '20:00', days: WEEKDAYS });
+    expect((await batchRow(id)).enforcedWindow).toEqual({ start: '09:00', end: '20:00', days: WEEKDAYS, timezone: 'recipient' });
+    expect((await t.request('POST', `${CALL_BATCHES}/${id}/start`, { key: b.apiKey })).status).toBe(200);
+    await drain();
+    // The toll-free number's 42 zones never share a window: it ends instead of waiting forever.
+    expect(await placement(id)).toEqual([
+      ['pending', 0, 'America/New_York', '2026-03-06T14:00:00.000Z', null],
+      ['cancelled', 0, null, null, 'no_calling_window'],
+      ['pending', 0, 'America/Los_Angeles', '2026-03-06T17:00:00.000Z', null],
+    ]);
+    expect((await batchRow(id)).windowResetCursor).toBeNull();
+    setClock('2026-03-06T14:00:00.000Z');
+    await drain();
+    expect(await dialled(id)).toEqual([1, 0, 0]);
+    expect((await batchRow(id)).status).toBe('running'); // LA waits
+    setClock('2026-03-06T17:00:00.000Z');
+    await drain();
+    expect((await expectConsistentBatch(t.deps, id)).batch).toMatchObject({ status: 'completed', completed: 2, cancelled: 1 });
+  });
+
+  it('narrows a running batch\'s window once its calls in flight have ended', async () => {
+    const b = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
+    // 09:30 in New York: the batch's window is open, the first call is dialled at once.
+    setClock('2026-03-06T14:30:00.000Z');
+    const { batch_id: id } = await create(b, [{ phone: NY }, { phone: NY }], {
+      calling_window: { start: '09:00', end: '20:00', days: WEEKDAYS },
+    });
+    const sim = manualSimulator(t.clock, { callMs: 60_000 });
+    // One call per claim: the second would be claimed by the next one but for the change.
+    const worker = testWorker(t.deps, { providers: sim.registry, claimBatchSize: 1 });
+    await worker.runOnce();
+    await sim.dialled(1);
+    await enforce(b, { start: '12:00', end: '13:00', timezone: 'America/New_York' });
+
+    // A call in flight records its end under the window it was placed in: nothing is re-placed
+    // (or dialled) until it has ended.
+    await worker.runOnce();
+    expect((await batchRow(id)).windowResetCursor).toBe(0);
+    expect((await calls(id))[1].windowClosesAt?.toISOString()).toBe('2026-03-07T01:00:00.000Z');
+    sim.timers.advance(61_000);
+    await worker.settle();
+    await worker.runOnce();
+    await worker.settle();
+    expect((await batchRow(id)).windowResetCursor).toBeNull();
+    expect(await placement(id)).toEqual([
+      ['completed', 1, 'America/New_York', null, expect.any(String)],
+      ['pending', 0, 'America/New_York', '2026-03-06T17:00:00.000Z', null],
+    ]);
+    expect((await calls(id))[1].windowClosesAt?.toISOString()).toBe('2026-03-06T18:00:00.000Z');
+    await sim.provider.close();
+    setClock('2026-03-06T17:00:00.000Z');
+    await drain();
+    const dials = (await callEvents(t.deps, id)).filter((e) => e.detail?.event === 'dial').map((e) => e.at.toISOString());
+    expect(dials).toEqual(['2026-03-06T14:30:00.000Z', '2026-03-06T17:00:00.000Z']);
+  });
+
+  it('puts a retry under the new window, also in a worker that read the old one', async () => {
+    const b = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
+    setClock('2026-03-06T14:00:00.000Z');
+    const { batch_id: id } = await create(b, [{ phone: NY, sim: 'no_answer,no_answer,completed' }], {
+      calling_window: { start: '09:00', end: '20:00', days: WEEKDAYS },
+      retry: { max_attempts: 3, on: ['no_answer'], delay_seconds: 3600 },
+    });
+    const worker = testWorker(t.deps);
+    await worker.drain();
+    expect(await placement(id)).toEqual([['queued', 1, 'America/New_York', '2026-03-06T15:00:00.000Z', null]]);
+
+    // 10:00-13:00 in New York: the retry due at 10:00 stays; the worker that read the batch's
+    // 09:00-20:00 window reads it again when it next claims the batch.
+    await enforce(b, { start: '10:00', end: '13:00', days: WEEKDAYS });
+    await worker.drain();
+    expect(await placement(id)).toEqual([['queued', 1, 'America/New_York', '2026-03-06T15:00:00.000Z', null]]);
+    setClock('2026-03-06T17:30:00.000Z');
+    await worker.drain();
+    // Its second attempt at 12:30 is due again at 13:30, after the window: Monday 10:00 EDT.
+    expect(await placement(id)).toEqual([['queued', 2, 'America/New_York', '2026-03-09T14:00:00.000Z', null]]);
+  });
+
+  it('clearing it lets a batch that had only that window dial at once', async () => {
+    const b = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
+    await enforce(b, { start: '10:00', end: '21:00', days: WEEKDAYS });
+    setClock('2026-03-06T14:30:00.000Z');
+    const { batch_id: id } = await create(b, [{ phone: NY }]);
+    await drain();
+    expect(await placement(id)).toEqual([['pending', 0, 'America/New_York', '2026-03-06T15:00:00.000Z', null]]);
+    await enforce(b, null);
+    expect((await batchRow(id)).enforcedWindow).toBeNull();
+    await drain();
+    const [row] = await calls(id);
+    expect([row.status, row.attempts, row.windowClosesAt]).toEqual(['completed', 1, null]);
+    // Another change of nothing leaves the batches alone.
+    const before = (await batchRow(id)).windowsVersion;
+    await enforce(b, null);
+    expect((await batchRow(id)).windowsVersion).toBe(before);
   });
 });

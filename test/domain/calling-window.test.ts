@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { callingWindowProblems, isOpenAt, nextOpening, normalizeWindow, storedWindow, type CallingWindow } from '../../src/domain/calling-window.ts';
-import { NO_ZONE_MESSAGE, placeInWindows } from '../../src/domain/call-windows.ts';
+import { NO_ZONE_MESSAGE, openingsOf, placeInWindows, replaceWaitingCall, type WaitingCall } from '../../src/domain/call-windows.ts';
 import { zonesForNumber } from '../../src/domain/number-zones.ts';
 import { numberZoneTable } from '../../src/services/batches/number-zone-table.ts';
 import { retryInWindow } from '../../src/domain/retry-policy.ts';
@@ -144,5 +144,58 @@ describe('retryInWindow', () => {
     const due = at('2026-06-13T00:30:00Z');
     expect(retryInWindow(due, win, 'America/New_York', null)).toEqual({ at: at('2026-06-15T13:00:00Z'), windowClosesAt: at('2026-06-16T00:00:00Z') });
     expect(retryInWindow(due, win, 'America/New_York', at('2026-06-14T00:00:00Z'))).toBeNull();
+  });
+});
+
+describe('replaceWaitingCall: a waiting call under changed windows', () => {
+  // Friday 2026-03-06 13:30Z: 08:30 in New York, 05:30 in Los Angeles.
+  const now = new Date('2026-03-06T13:30:00.000Z');
+  const zonesOf = (e164: string) => zonesForNumber(numberZoneTable(), e164);
+  const nine = normalizeWindow({ start: '09:00', end: '20:00', timezone: 'recipient' });
+  const noonNY = normalizeWindow({ start: '12:00', end: '13:00', timezone: 'America/New_York' });
+  const replace = (call: Partial<WaitingCall>, windows: CallingWindow[], recipientKeys = false) =>
+    replaceWaitingCall(
+      { status: 'pending', phoneNumber: '+12125550100', timezone: null, nextAttemptAt: null, waitReason: null, ...call },
+      { windows, recipientKeys, zonesOf, now },
+      openingsOf(windows),
+    );
+  const iso = (r: ReturnType<typeof replace>) => r && [r.timezone, r.nextAttemptAt?.toISOString() ?? null, r.windowClosesAt?.toISOString() ?? null];
+
+  it('looks a plain call\'s zones up from its number, and ends one whose window never opens', () => {
+    expect(iso(replace({}, [nine]))).toEqual(['America/New_York', '2026-03-06T14:00:00.000Z', '2026-03-07T01:00:00.000Z']);
+    expect(iso(replace({ phoneNumber: '+13105550100' }, [nine]))).toEqual(['America/Los_Angeles', '2026-03-06T17:00:00.000Z', '2026-03-07T04:00:00.000Z']);
+    // A toll-free number's 42 zones share no weekday hour of it (Guam is a day ahead).
+    expect(replace({ phoneNumber: '+18005550100' }, [{ ...nine, days: ['mon', 'tue', 'wed', 'thu', 'fri'] }])).toBeNull();
+  });
+
+  it('keeps a recipient key (a contact\'s own zone) and ignores a fixed window\'s key', () => {
+    expect(iso(replace({ timezone: 'Europe/London' }, [nine], true))).toEqual(['Europe/London', null, '2026-03-06T20:00:00.000Z']);
+    // A key from a batch created under a fixed-zone window is not the recipient's.
+    expect(iso(replace({ timezone: 'Europe/London' }, [nine], false))?.[0]).toBe('America/New_York');
+    expect(iso(replace({ timezone: 'Europe/London' }, [noonNY], false))).toEqual(['America/New_York', '2026-03-06T17:00:00.000Z', '2026-03-06T18:00:00.000Z']);
+  });
+
+  it('never moves a retry or a capped call before its due time', () => {
+    const due = new Date('2026-03-06T18:30:00.000Z');
+    expect(iso(replace({ status: 'queued', nextAttemptAt: due, timezone: 'America/New_York' }, [noonNY], true))).toEqual([
+      'America/New_York', '2026-03-07T17:00:00.000Z', '2026-03-07T18:00:00.000Z',
+    ]);
+    const past = new Date('2026-03-06T13:00:00.000Z');
+    // Due already and the window open now: it keeps its place in line.
+    expect(iso(replace({ status: 'queued', nextAttemptAt: past }, [{ ...nine, start: '08:00' }]))).toEqual([
+      'America/New_York', '2026-03-06T13:00:00.000Z', '2026-03-07T01:00:00.000Z',
+    ]);
+    // A pending call waiting only for its old window's opening does not keep that time.
+    expect(iso(replace({ nextAttemptAt: new Date('2026-03-09T13:00:00.000Z') }, [{ ...nine, start: '08:00' }]))).toEqual([
+      'America/New_York', null, '2026-03-07T01:00:00.000Z',
+    ]);
+  });
+
+  it('without windows, a call waits only for what held it', () => {
+    expect(replace({ nextAttemptAt: new Date('2026-03-09T13:00:00.000Z'), timezone: 'America/New_York' }, [], true)).toEqual({
+      timezone: 'America/New_York', nextAttemptAt: null, windowClosesAt: null,
+    });
+    const capped = new Date('2026-03-07T00:00:00.000Z');
+    expect(replace({ nextAttemptAt: capped, waitReason: 'frequency_cap' }, [])).toEqual({ timezone: null, nextAttemptAt: capped, windowClosesAt: null });
   });
 });

@@ -39,6 +39,8 @@ export interface ClaimedCall {
   attempts: number;
   /** calls.timezone: the zones its calling windows are judged in; null without a window. */
   timezone: string | null;
+  /** The batch's windows version when claimed: settings loaded for an older one are stale. */
+  windowsVersion: number;
   dialledAt: Date;
 }
 
@@ -92,6 +94,7 @@ interface ClaimRow {
   metadata: Record<string, unknown> | null;
   attempts: number;
   timezone: string | null;
+  windows_version: number;
   /** Cancelled by the claim: its number is on the account's do-not-call list. */
   suppressed: boolean;
 }
@@ -104,6 +107,7 @@ interface BatchRow {
   queued: number;
   started_at: Date | null;
   windowed: boolean;
+  resetting: boolean;
 }
 
 const DIAL = counterDelta('queued', 'ringing');
@@ -124,10 +128,11 @@ WITH alloc AS (
   -- A batch paused or cancelled since the read drops out here. Its row is not locked until the
   -- counter update at the very end (the order every writer uses: calls, then their batch), so the
   -- hottest row of a running batch stays locked only from there to the commit.
-  -- An expired batch dials no more: the expiry sweep ends its waiting calls.
-  SELECT a.* FROM unnest($1::text[], $2::int[], $16::bool[]) AS a(batch_id, n, windowed)
+  -- An expired batch dials no more: the expiry sweep ends its waiting calls. Nor does one whose
+  -- calls are being re-placed under a changed window (reset-windows.ts).
+  SELECT a.*, b.windows_version FROM unnest($1::text[], $2::int[], $16::bool[]) AS a(batch_id, n, windowed)
     JOIN batches b ON b.id = a.batch_id AND b.status = ANY($8::text[])
-                  AND (b.expires_at IS NULL OR b.expires_at > $3::timestamptz)
+                  AND (b.expires_at IS NULL OR b.expires_at > $3::timestamptz) AND b.window_reset_cursor IS NULL
 ),
 picked AS (
   -- Calls put back in line (queued) go first, those due earliest first, as one range of
@@ -256,10 +261,11 @@ cnt AS (
   WHERE b.id = d.batch_id
   RETURNING 1
 )
-SELECT id, batch_id, account_id, seq, phone_number, alternate_phone, external_id, name, metadata, attempts, timezone, false AS suppressed
-  FROM upd
+SELECT id, u.batch_id, account_id, seq, phone_number, alternate_phone, external_id, name, metadata, attempts, timezone,
+       a.windows_version, false AS suppressed
+  FROM upd u JOIN alloc a ON a.batch_id = u.batch_id
 UNION ALL
-SELECT id, batch_id, account_id, seq, phone_number, NULL, NULL, NULL, NULL, 0, NULL, true FROM sup
+SELECT id, batch_id, account_id, seq, phone_number, NULL, NULL, NULL, NULL, 0, NULL, 0, true FROM sup
 ORDER BY batch_id, seq`;
 
 /** CLAIM_SQL's parameters: `alloc` is how many calls to take per batch. */
@@ -318,7 +324,8 @@ export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): 
     // limit; a cancelled one until its last in-flight call has ended (completed_at set).
     const batches = await tx.query<BatchRow>(
       `SELECT id, status, concurrency, in_progress, queued, started_at,
-              (calling_window IS NOT NULL OR enforced_window IS NOT NULL) AS windowed FROM batches
+              (calling_window IS NOT NULL OR enforced_window IS NOT NULL) AS windowed,
+              window_reset_cursor IS NOT NULL AS resetting FROM batches
         WHERE account_id = $1
           AND (status IN ('paused', 'queued', 'dispatching', 'running') OR (status = 'cancelled' AND completed_at IS NULL))
         ORDER BY id`,
@@ -326,7 +333,7 @@ export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): 
     );
     const inFlight = batches.reduce((s, b) => s + b.in_progress, 0);
     const demands: BatchDemand[] = batches
-      .filter((b) => (DISPATCHING_STATUSES as readonly string[]).includes(b.status) && b.queued > 0)
+      .filter((b) => (DISPATCHING_STATUSES as readonly string[]).includes(b.status) && b.queued > 0 && !b.resetting)
       .map((b) => ({ id: b.id, inFlight: b.in_progress, concurrency: b.concurrency, waiting: b.queued }));
     const free = acc[0].max_concurrent_calls - inFlight;
     const unlimited = allocateSlots(demands, free, Infinity, input.rotate ?? 0);
@@ -366,6 +373,7 @@ export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): 
       metadata: r.metadata ?? {},
       attempts: r.attempts,
       timezone: r.timezone,
+      windowsVersion: r.windows_version,
       dialledAt: now,
     }));
     const dialledBatches = new Set(claimed.map((c) => c.batchId));

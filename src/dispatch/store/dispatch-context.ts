@@ -1,6 +1,7 @@
 // What a worker needs to place a batch's calls: the batch's dial settings, its agent and prompt
-// version, the caller-ID number and the account's voice provider. Fixed once the batch exists, so
-// the worker reads it once per batch.
+// version, the caller-ID number and the account's voice provider. Fixed once the batch exists but
+// for the enforced window, so the worker reads it once per batch and again when the window's
+// version it claimed under is newer.
 import type { AppDeps } from '../../deps.ts';
 import { isRetryOutcome, type RetryPolicy } from '../../domain/retry-policy.ts';
 import { effectiveWindows, storedWindow, type CallingWindow } from '../../domain/calling-window.ts';
@@ -26,6 +27,8 @@ export interface DispatchContext {
   expiresAt: Date | null;
   /** The batch's calling window and the enforced one, those that are set (empty: none). */
   windows: CallingWindow[];
+  /** Bumped when the enforced window changes (services/accounts/enforce-window.ts). */
+  windowsVersion: number;
 }
 
 export async function loadDispatchContexts(deps: Pick<AppDeps, 'db'>, batchIds: string[]): Promise<Map<string, DispatchContext>> {
@@ -67,6 +70,7 @@ export async function loadDispatchContexts(deps: Pick<AppDeps, 'db'>, batchIds: 
           : { maxAttempts: b.retryMaxAttempts, on: b.retryOn.filter(isRetryOutcome), delaySeconds: b.retryDelaySeconds ?? 0 },
       expiresAt: b.expiresAt,
       windows: effectiveWindows(storedWindow(b.callingWindow), storedWindow(b.enforcedWindow)),
+      windowsVersion: b.windowsVersion,
     });
   }
   return out;

@@ -2,15 +2,17 @@
 // line for a retry) move to their next opening; the claim never reads a closed window's pending
 // calls, and reads its retries only until this sweep has moved them. Each turn handles a bounded
 // chunk per batch, so a window closing on a million calls is worked through over several turns.
-// A call whose windows no longer meet at all ends cancelled (no_calling_window).
+// A call whose windows no longer meet at all ends cancelled (no_calling_window). A batch whose
+// windows changed is left to its reset (reset-windows.ts).
 import type { AppDeps } from '../../deps.ts';
 import { runStatement } from '../../db/sql-statement.ts';
-import { withSqlTransaction } from '../../db/sql-transaction.ts';
+import { withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
 import { effectiveWindows, nextOpening, NO_WINDOW_DISCONNECT_REASON, recipientZonesOf, storedWindow, type CallingWindow } from '../../domain/calling-window.ts';
 import { CANCEL_WAITING, cancelWaitingCalls } from '../../services/calls/cancel-waiting-calls.ts';
 import { closeFinishedBatches } from '../../services/calls/call-transitions.ts';
+import { UNFINISHED_BATCH_STATUSES } from '../../services/accounts/enforce-window.ts';
 
-const SWEPT_STATUSES = ['pending', 'queued', 'dispatching', 'running', 'paused'];
+const SWEPT_STATUSES = UNFINISHED_BATCH_STATUSES;
 const BATCHES_PER_TURN = 50;
 /**
  * Small turns: moving a call rewrites its row and index entries, and the claim shares the tick.
@@ -30,6 +32,7 @@ export async function moveClosedWindows(deps: Pick<AppDeps, 'db'>, now: Date): P
     deps.db,
     `SELECT id, calling_window, enforced_window FROM batches
       WHERE (calling_window IS NOT NULL OR enforced_window IS NOT NULL) AND status = ANY($1::text[]) AND queued > 0
+        AND window_reset_cursor IS NULL
       LIMIT $2`,
     [SWEPT_STATUSES, BATCHES_PER_TURN],
   );
@@ -94,21 +97,24 @@ async function sweepBatch(deps: Pick<AppDeps, 'db'>, batchId: string, windows: C
 }
 
 async function cancelNeverOpening(deps: Pick<AppDeps, 'db'>, batchId: string, ids: string[], now: Date): Promise<number> {
-  return withSqlTransaction(deps.db, async (tx) => {
-    const n = await cancelWaitingCalls(tx, {
-      batchId,
-      now,
-      event: 'no_calling_window',
-      disconnectReason: NO_WINDOW_DISCONNECT_REASON,
-      statuses: SWEPT_STATUSES,
-      callIds: ids,
-    });
-    if (n === 0) return 0;
-    await tx.query(
-      `UPDATE batches SET queued = queued + $2::int, cancelled = cancelled + $3::int, updated_at = $4::timestamptz WHERE id = $1`,
-      [batchId, (CANCEL_WAITING.queued ?? 0) * n, (CANCEL_WAITING.cancelled ?? 0) * n, now.toISOString()],
-    );
-    await closeFinishedBatches(tx, [batchId], now);
-    return n;
+  return withSqlTransaction(deps.db, (tx) => cancelUnplaceable(tx, batchId, ids, now));
+}
+
+/** Ends these waiting calls `cancelled` / `no_calling_window` with their batch's counters; returns how many. */
+export async function cancelUnplaceable(tx: SqlTx, batchId: string, ids: string[], now: Date): Promise<number> {
+  const n = await cancelWaitingCalls(tx, {
+    batchId,
+    now,
+    event: 'no_calling_window',
+    disconnectReason: NO_WINDOW_DISCONNECT_REASON,
+    statuses: SWEPT_STATUSES,
+    callIds: ids,
   });
+  if (n === 0) return 0;
+  await tx.query(
+    `UPDATE batches SET queued = queued + $2::int, cancelled = cancelled + $3::int, updated_at = $4::timestamptz WHERE id = $1`,
+    [batchId, (CANCEL_WAITING.queued ?? 0) * n, (CANCEL_WAITING.cancelled ?? 0) * n, now.toISOString()],
+  );
+  await closeFinishedBatches(tx, [batchId], now);
+  return n;
 }

@@ -1,7 +1,7 @@
 // Claim rounds: due calls are leased to this worker, account by account (accounts take turns at
 // going first), within its free slots, each account's fair share of its batches and the dial
 // pacing of its provider, then dialled at once.
-import { accountsWithWaitingCalls, claimCalls } from '../store/claim-calls.ts';
+import { accountsWithWaitingCalls, claimCalls, type ClaimedCall } from '../store/claim-calls.ts';
 import { dialClaimed } from './call-session.ts';
 import { dialPacing, loadBatchSettings, refreshAccountProviders } from './providers.ts';
 import type { WorkerState } from './state.ts';
@@ -51,6 +51,7 @@ async function claimFor(s: WorkerState, only?: string[]): Promise<ClaimRound> {
     if (r.budgetExhausted) more = true;
     if (r.claimed.length === 0) continue;
     try {
+      forgetStaleWindows(s, r.claimed);
       await loadBatchSettings(s, r.claimed.map((c) => c.batchId));
     } catch (err) {
       s.log.error({ err }, 'could not load batch settings for claimed calls; their leases will lapse and be recovered');
@@ -61,4 +62,12 @@ async function claimFor(s: WorkerState, only?: string[]): Promise<ClaimRound> {
     await Promise.all(r.claimed.map((c) => dialClaimed(s, c)));
   }
   return { claimed, more };
+}
+
+/** Cached settings of a batch whose enforced window changed since they were read (calls in flight keep theirs). */
+function forgetStaleWindows(s: WorkerState, claimed: ClaimedCall[]): void {
+  for (const c of claimed) {
+    const cached = s.contexts.get(c.batchId);
+    if (cached && cached.windowsVersion !== c.windowsVersion) s.contexts.delete(c.batchId);
+  }
 }

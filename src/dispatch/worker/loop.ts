@@ -6,6 +6,7 @@ import { startDueBatches } from '../store/claim-calls.ts';
 import { requeueExpiredUndialled } from '../store/lease-recovery.ts';
 import { endUndialledCalls } from '../store/end-undialled-calls.ts';
 import { moveClosedWindows } from '../store/move-closed-windows.ts';
+import { resetWindows } from '../store/reset-windows.ts';
 import { pruneNumberDials } from '../store/prune-number-dials.ts';
 import { recoverAnalyses } from './analysis.ts';
 import { enforceCallLimits } from './call-limits.ts';
@@ -66,7 +67,9 @@ export async function tick(s: WorkerState, recover: boolean): Promise<TickReport
   }
   const windows = await moveClosedWindows(s.deps, now);
   if (windows.moved + windows.cancelled > 0) s.log.info(windows, 'calls moved to their next calling window');
-  expired += windows.cancelled;
+  const reset = await resetWindows(s.deps, now);
+  if (reset.replaced + reset.cancelled > 0 || reset.finished.length > 0) s.log.info(reset, 'calls re-placed under a changed calling window');
+  expired += windows.cancelled + reset.cancelled;
   const hungUp = await enforceCallLimits(s, now);
   const { claimed, more } = await claimRound(s);
   return { started: started.length, claimed, more, requeued: requeued.length, settled, analysisRecovered, hungUp, expired };

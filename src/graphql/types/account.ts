@@ -45,7 +45,7 @@ export const AccountType = builder.prismaObject('Account', {
     enforcedCallingWindow: t.field({
       type: CallingWindowType,
       nullable: true,
-      description: 'Narrows every batch created while it is set: its calls are placed only when this window is open too',
+      description: 'Narrows every unfinished batch of the account: its calls are placed only when this window is open too',
       resolve: (a) => storedWindow(a.enforcedCallingWindow),
     }),
     frequencyCap: t.field({
@@ -92,7 +92,7 @@ const accountInputFields = (t: Parameters<Parameters<typeof builder.inputType>[1
   defaultCallingWindow: t.field({ type: CallingWindowInput, description: 'A batch without a window of its own gets this one; null clears it' }),
   enforcedCallingWindow: t.field({
     type: CallingWindowInput,
-    description: 'Every batch created while it is set places calls only inside it too (batches created before keep theirs); null clears it',
+    description: 'Every unfinished batch places calls only inside it too, running ones once their calls are re-placed under it; null clears it',
   }),
   frequencyCap: t.field({ type: FrequencyCapInput, description: 'null clears the cap; absent leaves it as it is' }),
 });

@@ -79,7 +79,7 @@ export const CallBatchType = builder.prismaObject('Batch', {
     enforcedCallingWindow: t.field({
       type: CallingWindowType,
       nullable: true,
-      description: "The account's enforced window when the batch was created: calls are placed only when both windows are open",
+      description: "The account's enforced window (it follows the account's while the batch is unfinished): calls are placed only when both windows are open",
       select: { enforcedWindow: true },
       resolve: (b) => storedWindow(b.enforcedWindow),
     }),

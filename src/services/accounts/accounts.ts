@@ -6,6 +6,7 @@ import { Prisma, type Account } from '../../generated/prisma/client.ts';
 import { callingWindowProblems, normalizeWindow, RECIPIENT_ZONE } from '../../domain/calling-window.ts';
 import type { CallingWindowRequest } from '../../domain/create-batch-request.ts';
 import { issueApiKey } from '../auth/api-keys.ts';
+import { setEnforcedWindow } from './enforce-window.ts';
 import { formatIssue } from '../../domain/field-issue.ts';
 import { frequencyCapIssues, type FrequencyCap } from '../../domain/frequency-cap.ts';
 
@@ -48,11 +49,13 @@ function checkLengths(input: AccountInput): void {
   if (details.length) throw requestValidation(details);
 }
 
+const requestedWindow = (w: CallingWindowRequest) => normalizeWindow({ ...w, timezone: w.timezone ?? RECIPIENT_ZONE });
+
 /** A window to store: the normalised JSON, JSON null to clear, undefined to leave as is. */
 function windowData(w: CallingWindowRequest | null | undefined) {
   if (w === undefined) return undefined;
   if (w === null) return Prisma.DbNull;
-  return { ...normalizeWindow({ ...w, timezone: w.timezone ?? RECIPIENT_ZONE }) };
+  return { ...requestedWindow(w) };
 }
 
 function accountData(input: AccountInput) {
@@ -95,5 +98,9 @@ export async function createAccount(
 export async function updateAccount(db: Database, id: string, input: AccountInput): Promise<Account> {
   const existing = await db.prisma.account.findUnique({ where: { id } });
   if (!existing) throw notFound(`Account ${id} not found`);
-  return db.prisma.account.update({ where: { id }, data: accountData(input) });
+  const { enforcedCallingWindow: _set, ...data } = accountData(input);
+  // With the batches it reaches, in its own transaction; the other settings after it.
+  const enforced = input.enforcedCallingWindow;
+  if (enforced !== undefined) await setEnforcedWindow(db, id, enforced === null ? null : requestedWindow(enforced));
+  return db.prisma.account.update({ where: { id }, data });
 }
