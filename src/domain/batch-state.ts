@@ -60,6 +60,9 @@ export function initialStatusAfterCreate(startMode: StartMode): BatchStatus {
 
 export const STATUS_RETURNED_BY_CREATE: BatchStatus = 'pending';
 
+/** Stored statuses of a batch that can still place a call. */
+export const UNFINISHED_BATCH_STATUSES: readonly string[] = ['pending', 'queued', 'dispatching', 'running', 'paused'];
+
 // The spec's `active` list filter; it names call statuses too, which a batch never has, so they
 // are harmless in an `IN (...)` and kept for fidelity with the contract.
 export const ACTIVE_FILTER_STATUSES: readonly string[] = [

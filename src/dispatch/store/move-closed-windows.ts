@@ -10,7 +10,7 @@ import { withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
 import { effectiveWindows, nextOpening, NO_WINDOW_DISCONNECT_REASON, recipientZonesOf, storedWindow, type CallingWindow } from '../../domain/calling-window.ts';
 import { CANCEL_WAITING, cancelWaitingCalls } from '../../services/calls/cancel-waiting-calls.ts';
 import { closeFinishedBatches } from '../../services/calls/call-transitions.ts';
-import { UNFINISHED_BATCH_STATUSES } from '../../services/accounts/enforce-window.ts';
+import { UNFINISHED_BATCH_STATUSES } from '../../domain/batch-state.ts';
 
 const SWEPT_STATUSES = UNFINISHED_BATCH_STATUSES;
 const BATCHES_PER_TURN = 50;

@@ -10,7 +10,7 @@ import { withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
 import { openingsOf, replaceWaitingCall, type WaitingCall } from '../../domain/call-windows.ts';
 import { effectiveWindows, storedWindow } from '../../domain/calling-window.ts';
 import { zonesForNumber } from '../../domain/number-zones.ts';
-import { UNFINISHED_BATCH_STATUSES } from '../../services/accounts/enforce-window.ts';
+import { UNFINISHED_BATCH_STATUSES } from '../../domain/batch-state.ts';
 import { numberZoneTable } from '../../services/batches/number-zone-table.ts';
 import { cancelUnplaceable } from './move-closed-windows.ts';
 

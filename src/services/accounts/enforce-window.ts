@@ -4,10 +4,9 @@
 // batch created before a narrowing would go on calling at hours the operator has just ruled out.
 import type { Database } from '../../db/client.ts';
 import { withSqlTransaction } from '../../db/sql-transaction.ts';
+import { UNFINISHED_BATCH_STATUSES } from '../../domain/batch-state.ts';
 import type { CallingWindow } from '../../domain/calling-window.ts';
 
-/** Every batch that can still place a call. */
-export const UNFINISHED_BATCH_STATUSES = ['pending', 'queued', 'dispatching', 'running', 'paused'];
 
 /**
  * Sets the account's enforced window (null clears it) and hands it to its unfinished batches.
