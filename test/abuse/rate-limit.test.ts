@@ -82,7 +82,7 @@ describe('per-account limit over REST', () => {
     expect((await send(t.app, 'GET', ME, { key: a.apiKey })).status).toBe(200);
     expect((await send(t.app, 'GET', ME, { key: a.apiKey })).status).toBe(429);
     expect((await send(t.app, 'GET', ME, { key: b.apiKey })).status).toBe(200);
-    await updateAccount(t.deps.db, a.account.id, { limits: { rateLimitPerMinute: 3 } });
+    await updateAccount(t.deps.db, a.account.id, { limits: { rateLimitPerMinute: 3 } }, t.clock.now());
     const raised = await send(t.app, 'GET', ME, { key: a.apiKey });
     expect(raised.status).toBe(200);
     expect(budget(raised.headers)).toMatchObject({ limit: 3, remaining: 1 });

@@ -306,7 +306,7 @@ describe('POST /call-batches: resolution and defaults', () => {
 
   it('the account change of voices applies to later batches', async () => {
     const b = await t.seedAccount();
-    await updateAccount(t.deps.db, b.account.id, { voices: ['verse'] });
+    await updateAccount(t.deps.db, b.account.id, { voices: ['verse'] }, t.clock.now());
     const res = await t.request('POST', CALL_BATCHES, { key: b.apiKey, body: batchBody(b) });
     expect(res).toMatchObject({ status: 422, body: { detail: "Voice 'alloy' is not available on this account" } });
   });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { batchBody, CALL_BATCHES } from '../helpers/batch-requests.ts';
 import { callEvents, expectConsistentBatch, manualSimulator, testWorker } from '../helpers/dispatch.ts';
+import { resetWindows } from '../../src/dispatch/store/reset-windows.ts';
 
 // Friday 2026-03-06 13:30Z: 08:30 in New York (EST), 05:30 in Los Angeles, 13:30 in London.
 const FRIDAY = new Date('2026-03-06T13:30:00.000Z');
@@ -203,6 +204,8 @@ describe('account windows', () => {
   });
 });
 
+type WindowResetTurn = [replaced: number, finished: number];
+
 describe('an enforced window set while batches run', () => {
   const enforce = async (account: SeededAccount, window: Record<string, unknown> | null) => {
     const r = await t.gql(
@@ -296,6 +299,26 @@ describe('an enforced window set while batches run', () => {
     await worker.drain();
     // Its second attempt at 12:30 is due again at 13:30, after the window: Monday 10:00 EDT.
     expect(await placement(id)).toEqual([['queued', 2, 'America/New_York', '2026-03-09T14:00:00.000Z', null]]);
+  });
+
+  it('re-places a turn\'s worth of calls at a time, the batches taking turns', async () => {
+    const b = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
+    const first = await create(b, Array.from({ length: 5 }, () => ({ phone: NY })), { start_mode: 'manual' });
+    const second = await create(b, Array.from({ length: 3 }, () => ({ phone: LA })), { start_mode: 'manual' });
+    await enforce(b, { start: '09:00', end: '20:00' });
+    const cursors = async () => [(await batchRow(first.batch_id)).windowResetCursor, (await batchRow(second.batch_id)).windowResetCursor];
+    const turns: WindowResetTurn[] = [];
+    for (let i = 0; i < 6 && (await cursors()).some((c) => c !== null); i++) {
+      setClock(new Date(FRIDAY.getTime() + (i + 1) * 1000).toISOString());
+      const r = await resetWindows(t.deps, t.clock.now(), 3);
+      turns.push([r.replaced, r.finished.length]);
+    }
+    // Three calls a turn: three of one batch, then three of the other (the one re-placed longer
+    // ago goes first), then the last two of the first, and with the budget left the second is
+    // found done.
+    expect(turns).toEqual([[3, 0], [3, 0], [2, 2]]);
+    expect((await calls(first.batch_id)).map((r) => r.nextAttemptAt?.toISOString())).toEqual(Array(5).fill('2026-03-06T14:00:00.000Z'));
+    expect((await calls(second.batch_id)).map((r) => r.nextAttemptAt?.toISOString())).toEqual(Array(3).fill('2026-03-06T17:00:00.000Z'));
   });
 
   it('clearing it lets a batch that had only that window dial at once', async () => {

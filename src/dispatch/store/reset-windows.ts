@@ -15,7 +15,10 @@ import { numberZoneTable } from '../../services/batches/number-zone-table.ts';
 import { cancelUnplaceable } from './move-closed-windows.ts';
 
 const BATCHES_PER_TURN = 20;
-/** Calls re-placed per batch and turn: one set-based write, like the window sweep's turns. */
+/**
+ * Calls re-placed per turn over all batches (the claim shares the tick); the batch re-placed
+ * longest ago goes first, so batches reset at once take turns.
+ */
 export const RESET_CALLS_PER_TURN = 2_000;
 
 export interface WindowReset {
@@ -57,16 +60,18 @@ SELECT * FROM (
 /** A concurrent change of the batch (a newer window, a call in flight): the turn is undone. */
 class TurnSuperseded extends Error {}
 
-export async function resetWindows(deps: Pick<AppDeps, 'db'>, now: Date): Promise<WindowReset> {
+export async function resetWindows(deps: Pick<AppDeps, 'db'>, now: Date, callsPerTurn = RESET_CALLS_PER_TURN): Promise<WindowReset> {
   const batches = await runStatement<{ id: string }>(
     deps.db,
-    `SELECT id FROM batches WHERE window_reset_cursor IS NOT NULL AND in_progress = 0 LIMIT $1`,
+    `SELECT id FROM batches WHERE window_reset_cursor IS NOT NULL AND in_progress = 0 ORDER BY updated_at, id LIMIT $1`,
     [BATCHES_PER_TURN],
   );
   const total: WindowReset = { replaced: 0, cancelled: 0, finished: [] };
   for (const { id } of batches) {
+    const budget = callsPerTurn - total.replaced - total.cancelled;
+    if (budget <= 0) break;
     try {
-      const r = await withSqlTransaction(deps.db, (tx) => resetTurn(tx, id, now));
+      const r = await withSqlTransaction(deps.db, (tx) => resetTurn(tx, id, budget, now));
       total.replaced += r.replaced;
       total.cancelled += r.cancelled;
       total.finished.push(...r.finished);
@@ -77,7 +82,7 @@ export async function resetWindows(deps: Pick<AppDeps, 'db'>, now: Date): Promis
   return total;
 }
 
-async function resetTurn(tx: SqlTx, batchId: string, now: Date): Promise<WindowReset> {
+async function resetTurn(tx: SqlTx, batchId: string, limit: number, now: Date): Promise<WindowReset> {
   const none: WindowReset = { replaced: 0, cancelled: 0, finished: [] };
   // One worker per batch at a time; another skips it this turn.
   const [lock] = await tx.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok`, [batchId]);
@@ -92,7 +97,7 @@ async function resetTurn(tx: SqlTx, batchId: string, now: Date): Promise<WindowR
     await tx.query(`UPDATE batches SET window_reset_cursor = NULL WHERE id = $1`, [batchId]);
     return none;
   }
-  const rows = await tx.query<WaitingRow>(WAITING_CHUNK_SQL, [batchId, b.cursor, RESET_CALLS_PER_TURN]);
+  const rows = await tx.query<WaitingRow>(WAITING_CHUNK_SQL, [batchId, b.cursor, limit]);
   const windows = effectiveWindows(storedWindow(b.calling_window), storedWindow(b.enforced_window));
   const table = numberZoneTable();
   const input = { windows, recipientKeys: b.recipient_keys === true, zonesOf: (e164: string) => zonesForNumber(table, e164), now };
@@ -107,7 +112,7 @@ async function resetTurn(tx: SqlTx, batchId: string, now: Date): Promise<WindowR
   }
   await writePlacements(tx, placed, now);
   const cancelled = never.length > 0 ? await cancelUnplaceable(tx, batchId, never, now) : 0;
-  const done = rows.length < RESET_CALLS_PER_TURN;
+  const done = rows.length < limit;
   const advanced = await tx.query(
     `UPDATE batches SET window_reset_cursor = $2, updated_at = $4::timestamptz
       WHERE id = $1 AND windows_version = $3 AND in_progress = 0 AND window_reset_cursor IS NOT NULL RETURNING 1`,

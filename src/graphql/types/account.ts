@@ -150,12 +150,12 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: AdminUpdateAccountInput, required: true }) },
     authScopes: { admin: true },
     resolve: async (_r, { id, input }, ctx) => {
-      return updateAccount(ctx.deps.db, String(id), {
-        ...nonNull(input),
-        ...windowsOf(input),
-        limits: input.limits ? nonNull(input.limits) : undefined,
-        frequencyCap: input.frequencyCap,
-      });
+      return updateAccount(
+        ctx.deps.db,
+        String(id),
+        { ...nonNull(input), ...windowsOf(input), limits: input.limits ? nonNull(input.limits) : undefined, frequencyCap: input.frequencyCap },
+        ctx.deps.clock.now(),
+      );
     },
   }),
   adminCreateApiKey: t.field({
@@ -163,7 +163,7 @@ builder.mutationFields((t) => ({
     args: { accountId: t.arg.id({ required: true }) },
     authScopes: { admin: true },
     resolve: async (_r, { accountId }, ctx) => {
-      await updateAccount(ctx.deps.db, String(accountId), {});
+      await updateAccount(ctx.deps.db, String(accountId), {}, ctx.deps.clock.now());
       return issueApiKey(ctx.deps.db, String(accountId));
     },
   }),

@@ -95,12 +95,12 @@ export async function createAccount(
   return { account, apiKey, apiKeyId: id };
 }
 
-export async function updateAccount(db: Database, id: string, input: AccountInput): Promise<Account> {
+export async function updateAccount(db: Database, id: string, input: AccountInput, now: Date): Promise<Account> {
   const existing = await db.prisma.account.findUnique({ where: { id } });
   if (!existing) throw notFound(`Account ${id} not found`);
   const { enforcedCallingWindow: _set, ...data } = accountData(input);
   // With the batches it reaches, in its own transaction; the other settings after it.
   const enforced = input.enforcedCallingWindow;
-  if (enforced !== undefined) await setEnforcedWindow(db, id, enforced === null ? null : requestedWindow(enforced));
+  if (enforced !== undefined) await setEnforcedWindow(db, id, enforced === null ? null : requestedWindow(enforced), now);
   return db.prisma.account.update({ where: { id }, data });
 }

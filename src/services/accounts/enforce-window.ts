@@ -14,7 +14,7 @@ import type { CallingWindow } from '../../domain/calling-window.ts';
  * `recipient` window: its windows have not changed before), so a later reset never takes a
  * window's fixed zone for a recipient's. Returns how many batches took it.
  */
-export async function setEnforcedWindow(db: Database, accountId: string, window: CallingWindow | null): Promise<number> {
+export async function setEnforcedWindow(db: Database, accountId: string, window: CallingWindow | null, now: Date): Promise<number> {
   const json = window === null ? null : JSON.stringify(window);
   return withSqlTransaction(db, async (tx) => {
     await tx.query(`UPDATE accounts SET enforced_calling_window = $2::jsonb WHERE id = $1`, [accountId, json]);
@@ -22,10 +22,10 @@ export async function setEnforcedWindow(db: Database, accountId: string, window:
       `UPDATE batches SET enforced_window = $2::jsonb, windows_version = windows_version + 1, window_reset_cursor = 0,
               recipient_keys = COALESCE(recipient_keys, COALESCE(calling_window ->> 'timezone' = 'recipient', false)
                                                          OR COALESCE(enforced_window ->> 'timezone' = 'recipient', false)),
-              updated_at = now()
+              updated_at = $4::timestamptz
         WHERE account_id = $1 AND status = ANY($3::text[]) AND enforced_window IS DISTINCT FROM $2::jsonb
        RETURNING id`,
-      [accountId, json, UNFINISHED_BATCH_STATUSES],
+      [accountId, json, UNFINISHED_BATCH_STATUSES, now.toISOString()],
     );
     return rows.length;
   });
