@@ -42,3 +42,6 @@ export async function withSqlTransaction<T>(db: Database, fn: (tx: SqlTx) => Pro
     client.release(broken);
   }
 }
+
+/** PostgreSQL broke a deadlock by failing this side (SQLSTATE 40P01): the caller may try again. */
+export const isDeadlock = (e: unknown) => (e as { code?: string } | null)?.code === '40P01';

@@ -2,7 +2,17 @@
 // and the opening it waits for. A contact whose windows can never be met is rejected like any
 // other invalid contact, so no call is created that could only wait forever.
 import type { ContactRejection, NormalizedContact } from './contacts.ts';
-import { nextOpening, OPENING_HORIZON_DAYS, recipientZonesOf, usesRecipientZone, type CallingWindow, type WindowOpening } from './calling-window.ts';
+import {
+  firstOpening,
+  nextOpening,
+  openIntervals,
+  OPENING_HORIZON_DAYS,
+  recipientZonesOf,
+  usesRecipientZone,
+  type CallingWindow,
+  type Interval,
+  type WindowOpening,
+} from './calling-window.ts';
 import { zoneKey } from './number-zones.ts';
 
 export interface CallWindowPlacement {
@@ -130,12 +140,19 @@ export function replaceWaitingCall(call: WaitingCall, p: ReplaceInput, openingOf
   };
 }
 
-/** nextOpening for these windows, computed once per zone key and start. */
-export function openingsOf(windows: readonly CallingWindow[]): (key: string, from: Date) => WindowOpening | null {
-  const cache = new Map<string, WindowOpening | null>();
+/**
+ * nextOpening for these windows from `now` on: the open intervals are computed once per zone key
+ * (15 days of them through luxon cost milliseconds; a chunk of retries has as many due times as
+ * calls), and each due time looks its opening up among them. One past them is computed on its own.
+ */
+export function openingsOf(windows: readonly CallingWindow[], now: Date): (key: string, from: Date) => WindowOpening | null {
+  const intervals = new Map<string, Interval[] | null>();
   return (key, from) => {
-    const k = `${key}@${from.getTime()}`;
-    if (!cache.has(k)) cache.set(k, nextOpening(windows, recipientZonesOf(windows, key), from));
-    return cache.get(k)!;
+    const zones = recipientZonesOf(windows, key);
+    if (!intervals.has(key)) intervals.set(key, openIntervals(windows, zones, now));
+    const open = intervals.get(key)!;
+    const found = firstOpening(open, from);
+    if (found !== null || open === null || open.length === 0 || from.getTime() < open[open.length - 1][1]) return found;
+    return nextOpening(windows, zones, from);
   };
 }

@@ -36,7 +36,8 @@ export interface WindowOpening {
   closesAt: Date;
 }
 
-type Interval = [number, number];
+/** [opens, closes) in epoch milliseconds. */
+export type Interval = [number, number];
 
 export function usesRecipientZone(windows: readonly CallingWindow[]): boolean {
   return windows.some((w) => w.timezone === RECIPIENT_ZONE);
@@ -85,16 +86,29 @@ export function normalizeWindow(w: { start: string; end: string; days?: readonly
  * `recipientZones` are the zones of the call's number (or the contact's own zone).
  */
 export function nextOpening(windows: readonly CallingWindow[], recipientZones: readonly string[], from: Date): WindowOpening | null {
-  const t = from.getTime();
+  return firstOpening(openIntervals(windows, recipientZones, from), from);
+}
+
+/**
+ * When every window is open in every zone that applies, as sorted UTC intervals from the local day
+ * before `from` through the horizon; null without windows (always open).
+ */
+export function openIntervals(windows: readonly CallingWindow[], recipientZones: readonly string[], from: Date): Interval[] | null {
   let open: Interval[] | null = null;
   for (const w of windows) {
     const zones = w.timezone === RECIPIENT_ZONE ? recipientZones : [w.timezone];
     for (const zone of new Set(zones)) {
       const intervals = windowIntervals(w, zone, from);
       open = open === null ? intervals : intersect(open, intervals);
-      if (open.length === 0) return null;
+      if (open.length === 0) return open;
     }
   }
+  return open;
+}
+
+/** The opening at or after `from` among `open` (openIntervals); null when they hold none. */
+export function firstOpening(open: readonly Interval[] | null, from: Date): WindowOpening | null {
+  const t = from.getTime();
   if (open === null) return { opensAt: from, closesAt: new Date(8.64e15) };
   const first = open.find(([, end]) => end > t);
   return first ? { opensAt: new Date(Math.max(first[0], t)), closesAt: new Date(first[1]) } : null;

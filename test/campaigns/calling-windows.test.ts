@@ -3,9 +3,10 @@
 // sleeps: the test clock moves, and the worker drains what is due.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
-import { batchBody, CALL_BATCHES } from '../helpers/batch-requests.ts';
+import { asCreateRequest, batchBody, CALL_BATCHES } from '../helpers/batch-requests.ts';
 import { callEvents, expectConsistentBatch, manualSimulator, testWorker } from '../helpers/dispatch.ts';
 import { resetWindows } from '../../src/dispatch/store/reset-windows.ts';
+import { createBatch } from '../../src/services/batches/create-batch.ts';
 
 // Friday 2026-03-06 13:30Z: 08:30 in New York (EST), 05:30 in Los Angeles, 13:30 in London.
 const FRIDAY = new Date('2026-03-06T13:30:00.000Z');
@@ -319,6 +320,27 @@ describe('an enforced window set while batches run', () => {
     expect(turns).toEqual([[3, 0], [3, 0], [2, 2]]);
     expect((await calls(first.batch_id)).map((r) => r.nextAttemptAt?.toISOString())).toEqual(Array(5).fill('2026-03-06T14:00:00.000Z'));
     expect((await calls(second.batch_id)).map((r) => r.nextAttemptAt?.toISOString())).toEqual(Array(3).fill('2026-03-06T17:00:00.000Z'));
+  });
+
+  it('reaches a batch whose create was under way when it changed', async () => {
+    const b = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
+    // The request read the account without an enforced window; the change commits while its
+    // calls are being written, before the batch is there for the change to reach.
+    const body = batchBody(b, { contacts: [{ contact_id: 'c1', phone_number: NY }] });
+    const created = await createBatch(t.deps, b.account, asCreateRequest(body), {
+      insert: {
+        afterChunk: async (_chunk, tx) => {
+          await tx.query(`UPDATE accounts SET enforced_calling_window = $2::jsonb WHERE id = $1`, [
+            b.account.id,
+            JSON.stringify({ start: '09:00', end: '20:00', days: WEEKDAYS, timezone: 'recipient' }),
+          ]);
+        },
+      },
+    });
+    const row = await batchRow(created.batchId);
+    expect([row.windowsVersion, row.windowResetCursor, row.recipientKeys]).toEqual([1, 0, false]);
+    await drain();
+    expect(await placement(created.batchId)).toEqual([['pending', 0, 'America/New_York', '2026-03-06T14:00:00.000Z', null]]);
   });
 
   it('clearing it lets a batch that had only that window dial at once', async () => {

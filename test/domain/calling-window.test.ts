@@ -157,7 +157,7 @@ describe('replaceWaitingCall: a waiting call under changed windows', () => {
     replaceWaitingCall(
       { status: 'pending', phoneNumber: '+12125550100', timezone: null, nextAttemptAt: null, waitReason: null, ...call },
       { windows, recipientKeys, zonesOf, now },
-      openingsOf(windows),
+      openingsOf(windows, now),
     );
   const iso = (r: ReturnType<typeof replace>) => r && [r.timezone, r.nextAttemptAt?.toISOString() ?? null, r.windowClosesAt?.toISOString() ?? null];
 
@@ -189,6 +189,15 @@ describe('replaceWaitingCall: a waiting call under changed windows', () => {
     expect(iso(replace({ nextAttemptAt: new Date('2026-03-09T13:00:00.000Z') }, [{ ...nine, start: '08:00' }]))).toEqual([
       'America/New_York', null, '2026-03-07T01:00:00.000Z',
     ]);
+  });
+
+  it('openingsOf answers as nextOpening does, for due times inside and past the horizon it caches', () => {
+    const windows = [nine, noonNY];
+    const openingOf = openingsOf(windows, now);
+    for (let h = 0; h < 24 * 20; h += 7) {
+      const from = new Date(now.getTime() + h * 3_600_000 + 123);
+      expect(openingOf('Europe/London', from), from.toISOString()).toEqual(nextOpening(windows, ['Europe/London'], from));
+    }
   });
 
   it('without windows, a call waits only for what held it', () => {

@@ -12,8 +12,7 @@
 import type { AppDeps } from '../../deps.ts';
 import type { CallStatus } from '../../domain/call-state.ts';
 import { runStatement } from '../../db/sql-statement.ts';
-
-const isDeadlock = (e: unknown) => (e as { code?: string } | null)?.code === '40P01';
+import { isDeadlock } from '../../db/sql-transaction.ts';
 
 /** Extends this worker's leases; returns the calls it still holds (the others were taken over). */
 export async function renewLeases(deps: Pick<AppDeps, 'db'>, workerId: string, callIds: string[], expiresAt: Date): Promise<Set<string>> {
@@ -80,6 +79,8 @@ export interface LostCall {
   externalId: string;
   name: string | null;
   metadata: Record<string, unknown>;
+  /** Its batch's windows version now: settings cached for an older one are stale. */
+  windowsVersion: number;
 }
 
 /** Dialled calls whose worker stopped renewing the lease (excluding calls the caller is handling itself). */
@@ -103,6 +104,7 @@ export async function findLostCalls(deps: Pick<AppDeps, 'db'>, now: Date, exclud
       external_id: string;
       name: string | null;
       metadata: Record<string, unknown> | null;
+      windows_version: number;
     }>(
       deps.db,
       `SELECT c.id, c.batch_id, c.account_id, c.status, c.lease_owner, c.lease_expires_at, c.provider_call_id,
@@ -111,8 +113,8 @@ export async function findLostCalls(deps: Pick<AppDeps, 'db'>, now: Date, exclud
                          WHERE e.call_id = c.id AND e.detail->>'event' = 'dial'
                          ORDER BY e.id DESC LIMIT 1), c."timestamp") AS dialled_at,
               c.attempts, c.phone_number, c.dialed_number, c.alternate_phone, c.used_alternate, c.timezone,
-              c.external_id, c.name, c.metadata
-         FROM calls c JOIN accounts a ON a.id = c.account_id
+              c.external_id, c.name, c.metadata, b.windows_version
+         FROM calls c JOIN accounts a ON a.id = c.account_id JOIN batches b ON b.id = c.batch_id
         WHERE c.status IN ('ringing', 'answered', 'in_progress') AND c.lease_expires_at < $1::timestamptz
           AND NOT (c.id = ANY($2::text[]))
         ORDER BY c.lease_expires_at
@@ -138,6 +140,7 @@ export async function findLostCalls(deps: Pick<AppDeps, 'db'>, now: Date, exclud
     externalId: r.external_id,
     name: r.name,
     metadata: r.metadata ?? {},
+    windowsVersion: r.windows_version,
   }));
 }
 

@@ -28,9 +28,9 @@ export interface WindowSweep {
 }
 
 export async function moveClosedWindows(deps: Pick<AppDeps, 'db'>, now: Date): Promise<WindowSweep> {
-  const batches = await runStatement<{ id: string; calling_window: unknown; enforced_window: unknown }>(
+  const batches = await runStatement<{ id: string; calling_window: unknown; enforced_window: unknown; windows_version: number }>(
     deps.db,
-    `SELECT id, calling_window, enforced_window FROM batches
+    `SELECT id, calling_window, enforced_window, windows_version FROM batches
       WHERE (calling_window IS NOT NULL OR enforced_window IS NOT NULL) AND status = ANY($1::text[]) AND queued > 0
         AND window_reset_cursor IS NULL
       LIMIT $2`,
@@ -40,7 +40,7 @@ export async function moveClosedWindows(deps: Pick<AppDeps, 'db'>, now: Date): P
   for (const b of batches) {
     const windows = effectiveWindows(storedWindow(b.calling_window), storedWindow(b.enforced_window));
     if (windows.length === 0) continue;
-    const r = await sweepBatch(deps, b.id, windows, now);
+    const r = await sweepBatch(deps, { id: b.id, windowsVersion: b.windows_version }, windows, now);
     total.moved += r.moved;
     total.cancelled += r.cancelled;
   }
@@ -58,7 +58,18 @@ SELECT id, timezone FROM calls
    AND window_closes_at <= $2::timestamptz AND lease_owner IS NULL
  LIMIT $3`;
 
-async function sweepBatch(deps: Pick<AppDeps, 'db'>, batchId: string, windows: CallingWindow[], now: Date): Promise<WindowSweep> {
+/** The batch as read, whose windows the sweep applies. */
+interface SweptBatch {
+  id: string;
+  windowsVersion: number;
+}
+
+/**
+ * Each write is made only while the batch's windows are still the ones read: one changed since
+ * is the reset's to place (reset-windows.ts).
+ */
+async function sweepBatch(deps: Pick<AppDeps, 'db'>, batch: SweptBatch, windows: CallingWindow[], now: Date): Promise<WindowSweep> {
+  const batchId = batch.id;
   const closed = await runStatement<{ id: string; timezone: string | null }>(deps.db, CLOSED_WINDOW_CALLS_SQL, [
     batchId,
     now.toISOString(),
@@ -86,22 +97,23 @@ async function sweepBatch(deps: Pick<AppDeps, 'db'>, batchId: string, windows: C
       `WITH m AS (
          UPDATE calls SET next_attempt_at = $2::timestamptz, window_closes_at = $3::timestamptz, wait_reason = NULL, updated_at = $4::timestamptz
           WHERE id = ANY($1::text[]) AND status IN ('pending', 'queued') AND window_closes_at <= $4::timestamptz AND lease_owner IS NULL
+            AND EXISTS (SELECT 1 FROM batches WHERE id = $5 AND windows_version = $6 AND window_reset_cursor IS NULL)
          RETURNING 1)
        SELECT count(*)::int AS n FROM m`,
-      [ids, opening.opensAt.toISOString(), opening.closesAt.toISOString(), now.toISOString()],
+      [ids, opening.opensAt.toISOString(), opening.closesAt.toISOString(), now.toISOString(), batchId, batch.windowsVersion],
     );
     result.moved += moved[0]?.n ?? 0;
   }
-  if (never.length > 0) result.cancelled = await cancelNeverOpening(deps, batchId, never, now);
+  if (never.length > 0) result.cancelled = await withSqlTransaction(deps.db, (tx) => cancelUnplaceable(tx, batchId, never, now, batch.windowsVersion));
   return result;
 }
 
-async function cancelNeverOpening(deps: Pick<AppDeps, 'db'>, batchId: string, ids: string[], now: Date): Promise<number> {
-  return withSqlTransaction(deps.db, (tx) => cancelUnplaceable(tx, batchId, ids, now));
-}
-
-/** Ends these waiting calls `cancelled` / `no_calling_window` with their batch's counters; returns how many. */
-export async function cancelUnplaceable(tx: SqlTx, batchId: string, ids: string[], now: Date): Promise<number> {
+/**
+ * Ends these waiting calls `cancelled` / `no_calling_window` with their batch's counters; returns
+ * how many. With `windowsVersion`, only while the batch's windows are still that version and not
+ * being reset.
+ */
+export async function cancelUnplaceable(tx: SqlTx, batchId: string, ids: string[], now: Date, windowsVersion?: number): Promise<number> {
   const n = await cancelWaitingCalls(tx, {
     batchId,
     now,
@@ -109,6 +121,7 @@ export async function cancelUnplaceable(tx: SqlTx, batchId: string, ids: string[
     disconnectReason: NO_WINDOW_DISCONNECT_REASON,
     statuses: SWEPT_STATUSES,
     callIds: ids,
+    windowsVersion,
   });
   if (n === 0) return 0;
   await tx.query(

@@ -6,7 +6,7 @@
 // (no_calling_window), as in the window sweep.
 import type { AppDeps } from '../../deps.ts';
 import { runStatement } from '../../db/sql-statement.ts';
-import { withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
+import { isDeadlock, withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
 import { openingsOf, replaceWaitingCall, type WaitingCall } from '../../domain/call-windows.ts';
 import { effectiveWindows, storedWindow } from '../../domain/calling-window.ts';
 import { zonesForNumber } from '../../domain/number-zones.ts';
@@ -76,7 +76,8 @@ export async function resetWindows(deps: Pick<AppDeps, 'db'>, now: Date, callsPe
       total.cancelled += r.cancelled;
       total.finished.push(...r.finished);
     } catch (e) {
-      if (!(e instanceof TurnSuperseded)) throw e;
+      // A cancel or expiry locking the same calls in another order: this batch's turn comes again.
+      if (!(e instanceof TurnSuperseded) && !isDeadlock(e)) throw e;
     }
   }
   return total;
@@ -101,7 +102,7 @@ async function resetTurn(tx: SqlTx, batchId: string, limit: number, now: Date): 
   const windows = effectiveWindows(storedWindow(b.calling_window), storedWindow(b.enforced_window));
   const table = numberZoneTable();
   const input = { windows, recipientKeys: b.recipient_keys === true, zonesOf: (e164: string) => zonesForNumber(table, e164), now };
-  const openingOf = openingsOf(windows);
+  const openingOf = openingsOf(windows, now);
   const placed: { id: string; timezone: string | null; next: string | null; closes: string | null }[] = [];
   const never: string[] = [];
   for (const r of rows) {

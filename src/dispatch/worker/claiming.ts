@@ -1,9 +1,9 @@
 // Claim rounds: due calls are leased to this worker, account by account (accounts take turns at
 // going first), within its free slots, each account's fair share of its batches and the dial
 // pacing of its provider, then dialled at once.
-import { accountsWithWaitingCalls, claimCalls, type ClaimedCall } from '../store/claim-calls.ts';
+import { accountsWithWaitingCalls, claimCalls } from '../store/claim-calls.ts';
 import { dialClaimed } from './call-session.ts';
-import { dialPacing, loadBatchSettings, refreshAccountProviders } from './providers.ts';
+import { dialPacing, forgetStaleWindows, loadBatchSettings, refreshAccountProviders } from './providers.ts';
 import type { WorkerState } from './state.ts';
 
 export interface ClaimRound {
@@ -62,12 +62,4 @@ async function claimFor(s: WorkerState, only?: string[]): Promise<ClaimRound> {
     await Promise.all(r.claimed.map((c) => dialClaimed(s, c)));
   }
   return { claimed, more };
-}
-
-/** Cached settings of a batch whose enforced window changed since they were read (calls in flight keep theirs). */
-function forgetStaleWindows(s: WorkerState, claimed: ClaimedCall[]): void {
-  for (const c of claimed) {
-    const cached = s.contexts.get(c.batchId);
-    if (cached && cached.windowsVersion !== c.windowsVersion) s.contexts.delete(c.batchId);
-  }
 }

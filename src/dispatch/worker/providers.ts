@@ -25,6 +25,17 @@ export async function loadBatchSettings(s: WorkerState, batchIds: string[]): Pro
   }
 }
 
+/**
+ * Drops cached settings of a batch whose enforced window changed since they were read (its
+ * windows version moved); calls in flight keep the settings they started with.
+ */
+export function forgetStaleWindows(s: WorkerState, calls: readonly { batchId: string; windowsVersion: number }[]): void {
+  for (const c of calls) {
+    const cached = s.contexts.get(c.batchId);
+    if (cached && cached.windowsVersion !== c.windowsVersion) s.contexts.delete(c.batchId);
+  }
+}
+
 /** The provider of this name, or null when this process has none (or it cannot be built). */
 export function knownProvider(s: WorkerState, name: string): VoiceProvider | null {
   try {

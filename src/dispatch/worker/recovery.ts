@@ -12,7 +12,7 @@ import type { ProviderCallRef, VoiceProvider } from '../voice/provider.ts';
 import { markAnswered, newLiveCall, placeCallRequest, subscribedProvider } from './call-session.ts';
 import { afterCommit } from './commits.ts';
 import { keepLeases } from './leases.ts';
-import { knownProvider, loadBatchSettings } from './providers.ts';
+import { forgetStaleWindows, knownProvider, loadBatchSettings } from './providers.ts';
 import { heldCallIds, type WorkerState } from './state.ts';
 
 /** How long recovery keeps asking a failing provider about a lost call before failing it as lost. */
@@ -51,6 +51,7 @@ export async function recoverLostCalls(s: WorkerState, now: Date): Promise<numbe
   }
   const lost = await findLostCalls(s.deps, now, [...heldCallIds(s), ...waiting]);
   if (lost.length === 0) return 0;
+  forgetStaleWindows(s, lost);
   await loadBatchSettings(s, lost.map((l) => l.batchId)).catch((err) => s.log.warn({ err }, 'could not load batch settings of lost calls'));
   const deadline = Date.now() + s.settings.recoveryBudgetMs;
   const writes: CallWrite[] = [];

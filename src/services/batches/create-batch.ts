@@ -1,6 +1,7 @@
 // Use case: create a call batch (POST, and idempotent PUT keyed by the account's idempotency_key).
 // Both API surfaces land here with the domain's typed request, so the value checks, their legacy
 // wording and every business rule are the same on REST and GraphQL.
+import { catchUpEnforcedWindow } from '../accounts/enforce-window.ts';
 import type { AppDeps } from '../../deps.ts';
 import { initialStatusAfterCreate, STATUS_RETURNED_BY_CREATE } from '../../domain/batch-state.ts';
 import { normalizeContacts, type ContactRejection, type NormalizedContact } from '../../domain/contacts.ts';
@@ -117,6 +118,7 @@ export async function createBatch(
       calls,
       opts.insert,
     );
+    await catchUpEnforcedWindow(tx, result.batchId, account.id, result.createdAt);
     return true;
   });
   if (inserted) return result;

@@ -21,6 +21,8 @@ export interface CancelWaiting {
   limit?: number;
   /** Only these calls. */
   callIds?: readonly string[];
+  /** Only while the batch's windows are this version and not being reset (the window sweep). */
+  windowsVersion?: number;
 }
 
 /** Returns how many calls it cancelled. */
@@ -29,6 +31,7 @@ export async function cancelWaitingCalls(tx: SqlTx, c: CancelWaiting): Promise<n
     `WITH sel AS (
        SELECT c.id, c.status FROM calls c
          JOIN batches b ON b.id = c.batch_id AND ($3::text IS NULL OR b.account_id = $3) AND b.status = ANY($4::text[])
+                       AND ($9::int IS NULL OR (b.windows_version = $9 AND b.window_reset_cursor IS NULL))
         WHERE c.batch_id = $1 AND c.status IN ('pending', 'queued') AND ($8::text[] IS NULL OR c.id = ANY($8::text[]))
         LIMIT $7
         FOR UPDATE OF c
@@ -43,7 +46,7 @@ export async function cancelWaitingCalls(tx: SqlTx, c: CancelWaiting): Promise<n
        RETURNING 1
      )
      SELECT count(*)::int AS n FROM upd`,
-    [c.batchId, c.now.toISOString(), c.accountId ?? null, c.statuses, c.event, c.disconnectReason, c.limit ?? null, c.callIds ?? null],
+    [c.batchId, c.now.toISOString(), c.accountId ?? null, c.statuses, c.event, c.disconnectReason, c.limit ?? null, c.callIds ?? null, c.windowsVersion ?? null],
   );
   return rows[0]?.n ?? 0;
 }
