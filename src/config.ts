@@ -76,6 +76,11 @@ const configSchema = z.object({
   WS_INIT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
   /** Operations running at once on one socket (subscriptions mostly); more are refused one by one. */
   WS_MAX_OPERATIONS_PER_SOCKET: z.coerce.number().int().min(1).max(10_000).default(100),
+  /**
+   * How long an API key that authenticated is trusted without a lookup, per process: the bound on
+   * how late another process sees a revoked key, a disabled account or changed limits. 0: look up every request.
+   */
+  API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1_000),
   /** How often open subscriptions and sockets re-check their API key (revoked keys, disabled accounts end them). */
   CREDENTIAL_RECHECK_MS: z.coerce.number().int().min(100).max(300_000).default(2_000),
   /** Subscriptions (SSE or WebSocket) and sockets one API key holds open in one process; more are refused (RATE_LIMITED). */

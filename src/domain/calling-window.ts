@@ -158,7 +158,17 @@ export function storedWindow(value: unknown): CallingWindow | null {
   const days = Array.isArray(w.days) && w.days.every((d) => typeof d === 'string') ? (w.days as string[]) : undefined;
   if (typeof w.start !== 'string' || typeof w.end !== 'string' || typeof w.timezone !== 'string' || !days) return null;
   const window = { start: w.start, end: w.end, days, timezone: w.timezone };
-  return callingWindowProblems(window).length === 0 ? normalizeWindow(window) : null;
+  const zoneOk = w.timezone === RECIPIENT_ZONE || isStoredZone(w.timezone);
+  return zoneOk && callingWindowProblems({ ...window, timezone: undefined }).length === 0 ? normalizeWindow(window) : null;
+}
+
+/**
+ * isZone for a name read back from the database, on every read of a batch or account: luxon's
+ * zone cache answers it (isZone builds an Intl formatter, ~50 µs). The cache holds one entry per
+ * name, and stored names were checked by isZone when written, so it stays at the few hundred real zones.
+ */
+function isStoredZone(name: string): boolean {
+  return name.length <= 64 && IANAZone.create(name).isValid;
 }
 
 /** The windows a batch's calls are placed under: its own (or the account's default) and the enforced one. */

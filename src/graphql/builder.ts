@@ -51,7 +51,8 @@ export const builder = new SchemaBuilder<{
     defaultComplexity: 1,
     defaultListMultiplier: UNPAGED_LIST_SIZE,
     fieldComplexity: fieldCost,
-    limit: (ctx) => queryLimits(ctx.deps.config),
+    // No limits (so no second walk of the document) once query-cost.ts has checked this operation.
+    limit: (ctx) => (ctx.costChecked ? {} : queryLimits(ctx.deps.config)),
     complexityError: (kind, r) =>
       complexityError(kind, r, { complexity: r.maxComplexity ?? Infinity, depth: r.maxDepth ?? Infinity, breadth: r.maxBreadth ?? Infinity, lookups: Infinity }),
   },

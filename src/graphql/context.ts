@@ -18,6 +18,11 @@ export interface GraphQLContext {
   isAdmin: boolean;
   /** This request's loaders of the account's batches, calls, agents and prompt versions by id. */
   loaders: Loaders;
+  /**
+   * Set once query-cost.ts measured this operation, as executed, within the limits: Pothos's
+   * per-resolver check (builder.ts) then has nothing to add. Executions that skipped the plugin keep it.
+   */
+  costChecked?: boolean;
 }
 
 /** The operator acts on one account's catalogue with the admin token plus this header (the CLI does). */

@@ -1,14 +1,18 @@
-// The objects an API process builds once and every request shares: rate limiters, the live
-// event hub, the recording-link refresher, the outcome counts and the export slots. Built by app.ts and handed down explicitly.
+// The objects an API process builds once and every request shares: rate limiters, recently
+// authenticated keys, the live event hub, the recording-link refresher, the outcome counts and the
+// export slots. Built by app.ts and handed down explicitly.
 import type { AppDeps } from '../deps.ts';
 import { createRecordingRefresher, type RecordingRefresher } from '../dispatch/voice/retell/recording-refresh.ts';
 import { createLiveEvents, type LiveEvents } from '../events/live-events.ts';
 import { createRateLimiters, type RateLimiters } from '../services/auth/rate-limit.ts';
+import { createKeyCache, type KeyCache } from '../services/auth/key-cache.ts';
 import { createOutcomeBreakdowns, type OutcomeBreakdowns } from '../services/batches/outcome-breakdown.ts';
 import { createExportSlots, type ExportSlots } from '../services/batches/export-slots.ts';
 
 export interface AppServices {
   rateLimiters: RateLimiters;
+  /** API keys that authenticated in the last API_KEY_CACHE_MS (services/auth/key-cache.ts). */
+  keys: KeyCache;
   events: LiveEvents;
   recordings: RecordingRefresher;
   outcomes: OutcomeBreakdowns;
@@ -19,6 +23,7 @@ export interface AppServices {
 export function createAppServices(deps: AppDeps): AppServices {
   return {
     rateLimiters: createRateLimiters(deps),
+    keys: createKeyCache({ ttlMs: deps.config.API_KEY_CACHE_MS, clock: deps.clock }),
     events: createLiveEvents(deps),
     recordings: createRecordingRefresher(deps),
     outcomes: createOutcomeBreakdowns(deps),

@@ -44,7 +44,7 @@ export async function assertAddressNotBlocked(deps: ApiDeps, address: string | u
 export async function authenticateFrom(deps: ApiDeps, token: string | null, address: string | undefined): Promise<Account> {
   await assertAddressNotBlocked(deps, address);
   try {
-    return await authenticateApiKey(deps.db, token);
+    return await authenticateApiKey(deps.db, token, deps.keys);
   } catch (e) {
     if (address && e instanceof AppError && e.code === 'UNAUTHENTICATED') {
       await deps.rateLimiters.authFailures.consume(failureKey(address), deps.config.AUTH_FAILURES_PER_MINUTE);

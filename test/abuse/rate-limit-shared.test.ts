@@ -68,6 +68,42 @@ describe('shared per-account budget', () => {
   });
 });
 
+/** The same database, its statements counted (the store runs them on the raw driver). */
+function counted(db: Database): { db: Database; statements: () => number } {
+  let n = 0;
+  const count = <F extends (...args: never[]) => unknown>(f: F) => ((...args: Parameters<F>) => (n++, f(...args))) as F;
+  const wrapped: Database = db.pglite
+    ? { ...db, pglite: Object.assign(Object.create(db.pglite), { query: count(db.pglite.query.bind(db.pglite)) }) }
+    : { ...db, pool: Object.assign(Object.create(db.pool!), { query: count(db.pool!.query.bind(db.pool!)) }) };
+  return { db: wrapped, statements: () => n };
+}
+
+describe('the database store under a burst', () => {
+  const window = new Date('2031-05-01T00:00:00.000Z');
+
+  it('counts a burst of one key in a few statements, every request its own count', async () => {
+    const { db, statements } = counted(t.deps.db);
+    const store = new DatabaseRateLimitStore(db);
+    const counts = await Promise.all(Array.from({ length: 40 }, () => store.take('burst:a', window, 1000)));
+    expect([...counts].sort((x, y) => x! - y!)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    // The first take runs alone; the rest, arriving while it runs, are counted by one more statement.
+    expect(statements()).toBeLessThanOrEqual(3);
+  });
+
+  it('two stores (two processes) bursting at once admit exactly the limit, each admitted request a distinct count', async () => {
+    const one = counted(t.deps.db);
+    const other = counted(secondDb ?? t.deps.db);
+    const stores = [new DatabaseRateLimitStore(one.db), new DatabaseRateLimitStore(other.db)];
+    const counts = await Promise.all(Array.from({ length: 60 }, (_, i) => stores[i % 2].take('burst:b', window, 25)));
+    const admitted = counts.filter((c): c is number => c !== null).sort((x, y) => x - y);
+    expect(admitted).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+    expect(await stores[0].peek('burst:b', window)).toBe(25);
+    // Refused requests leave the window as it is.
+    expect(await stores[1].take('burst:b', window, 25)).toBeNull();
+    expect(await stores[1].peek('burst:b', window)).toBe(25);
+  });
+});
+
 describe.skipIf(!TEST_DATABASE_URL)('a real second server process on the same PostgreSQL database', () => {
   let child: ServerProcess | undefined;
   afterAll(async () => {

@@ -75,14 +75,27 @@ describe('per-account limit over REST', () => {
     expect((await send(t.app, 'GET', ME, { key: a.apiKey })).status).toBe(200);
   });
 
-  it('budgets are per account; a changed limit applies from the next request', async () => {
+  it('budgets are per account; a limit changed through this process applies from the next request', async () => {
     t.clock.set(inWindow(0));
     const a = await seed(1);
     const b = await seed(1);
     expect((await send(t.app, 'GET', ME, { key: a.apiKey })).status).toBe(200);
     expect((await send(t.app, 'GET', ME, { key: a.apiKey })).status).toBe(429);
     expect((await send(t.app, 'GET', ME, { key: b.apiKey })).status).toBe(200);
+    const updated = await gqlSend(t.app, `mutation { adminUpdateAccount(id: "${a.account.id}", input: { limits: { rateLimitPerMinute: 3 } }) { id } }`, {}, { key: ADMIN_TOKEN });
+    expect(updated.body.errors).toBeUndefined();
+    const raised = await send(t.app, 'GET', ME, { key: a.apiKey });
+    expect(raised.status).toBe(200);
+    expect(budget(raised.headers)).toMatchObject({ limit: 3, remaining: 1 });
+  });
+
+  it('a limit changed by another process applies once API_KEY_CACHE_MS has passed', async () => {
+    t.clock.set(inWindow(0, '2031-03-04T05:10:00.000Z'));
+    const a = await seed(1);
+    expect((await send(t.app, 'GET', ME, { key: a.apiKey })).status).toBe(200);
     await updateAccount(t.deps.db, a.account.id, { limits: { rateLimitPerMinute: 3 } }, t.clock.now());
+    expect(budget((await send(t.app, 'GET', ME, { key: a.apiKey })).headers)).toMatchObject({ limit: 1, remaining: 0 });
+    t.clock.advance(t.deps.config.API_KEY_CACHE_MS);
     const raised = await send(t.app, 'GET', ME, { key: a.apiKey });
     expect(raised.status).toBe(200);
     expect(budget(raised.headers)).toMatchObject({ limit: 3, remaining: 1 });

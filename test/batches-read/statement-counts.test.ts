@@ -5,6 +5,8 @@ import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.
 import { addAgent, callInState, insertBatch, type InsertedBatch } from '../helpers/fixtures.ts';
 import { countQueries } from '../helpers/query-counter.ts';
 import { trustedDocuments } from '../../src/http/trusted-documents.ts';
+import { buildApp } from '../../src/app.ts';
+import { send } from '../helpers/abuse.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -14,7 +16,9 @@ const AT = new Date('2026-09-01T00:00:00.000Z');
 const ids = trustedDocuments().idsByOperation;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  // Every request looks its key up here (at most once), so each list below shows it; the key
+  // cache, which spares the lookup altogether for a key seen within API_KEY_CACHE_MS, has its own case.
+  t = await createTestApp({ config: { API_KEY_CACHE_MS: '0' } });
   a = await t.seedAccount();
   const support = await addAgent(t.deps, a, 'Support Agent');
   big = await insertBatch(t.deps, a, { contacts: 30, status: 'running', createdAt: AT, callOverrides: (i) => callInState(i % 3 === 0 ? 'completed' : 'queued', i, AT) });
@@ -106,4 +110,17 @@ describe('statements per request: each row read once', () => {
       expect((await readsOf(run())).sort()).toEqual([...expected].sort());
     });
   }
+});
+
+describe('with the key cache (API_KEY_CACHE_MS, default 1 s)', () => {
+  it('a key that authenticated a moment ago is not looked up again', async () => {
+    const cached = buildApp({ ...t.deps, config: { ...t.deps.config, API_KEY_CACHE_MS: 1000 } });
+    try {
+      const details = () => send(cached, 'GET', `/api/v1/public/call-batches/${big.batch.id}`, { key: a.apiKey });
+      expect(await readsOf(details)).toEqual(['api key', 'batches']);
+      expect(await readsOf(details)).toEqual(['batches']);
+    } finally {
+      await cached.stop();
+    }
+  });
 });

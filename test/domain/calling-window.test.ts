@@ -88,6 +88,13 @@ describe('a window\'s values', () => {
     expect(storedWindow(JSON.parse(JSON.stringify(win)))).toEqual(win);
     expect(storedWindow({ start: '09:00', end: '08:00', days: [], timezone: 'x' })).toBeNull();
     expect(storedWindow(null)).toBeNull();
+    // The zone is checked too (through luxon's cache of zones), each time it is read.
+    const zoned = w('09:00', '20:00', 'Europe/Paris', ['mon']);
+    expect(storedWindow(JSON.parse(JSON.stringify(zoned)))).toEqual(zoned);
+    for (let i = 0; i < 2; i++) {
+      expect(storedWindow({ ...zoned, timezone: 'Fantasia/Castle' })).toBeNull();
+      expect(storedWindow({ ...zoned, timezone: 'Europe/' + 'x'.repeat(60) })).toBeNull();
+    }
   });
 });
 

@@ -37,12 +37,25 @@ describe('REST authentication', () => {
     }
   });
 
-  it('revoked key → 401, other keys of the account keep working', async () => {
+  it('revoked key → 401 at once when revoked through this process, other keys of the account keep working', async () => {
     const extra = await issueApiKey(t.deps.db, a.account.id);
     expect((await t.request('GET', ME, { key: extra.apiKey })).status).toBe(200);
-    await revokeApiKey(t.deps.db, extra.id);
+    const revoked = await t.gql('mutation($id: ID!) { adminRevokeApiKey(id: $id) }', { id: extra.id }, ADMIN_TOKEN);
+    expect(revoked.body.data).toEqual({ adminRevokeApiKey: true });
     expect(await t.request('GET', ME, { key: extra.apiKey })).toMatchObject({ status: 401, body: { detail: 'Invalid API key' } });
     expect((await t.request('GET', ME, { key: a.apiKey })).status).toBe(200);
+  });
+
+  it('a key revoked by another process stops working once API_KEY_CACHE_MS has passed since it last authenticated here', async () => {
+    t.clock.set(new Date());
+    const extra = await issueApiKey(t.deps.db, a.account.id);
+    expect((await t.request('GET', ME, { key: extra.apiKey })).status).toBe(200);
+    // Written straight to the database, as another API process or the CLI against it would.
+    await revokeApiKey(t.deps.db, extra.id);
+    t.clock.advance(t.deps.config.API_KEY_CACHE_MS - 1);
+    expect((await t.request('GET', ME, { key: extra.apiKey })).status).toBe(200);
+    t.clock.advance(1);
+    expect(await t.request('GET', ME, { key: extra.apiKey })).toMatchObject({ status: 401, body: { detail: 'Invalid API key' } });
   });
 
   it('account with API access disabled → 403 FORBIDDEN envelope', async () => {

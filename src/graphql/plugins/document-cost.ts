@@ -9,6 +9,7 @@ import {
   isInterfaceType,
   isObjectType,
   Kind,
+  visit,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
@@ -57,7 +58,15 @@ const INTROSPECTION_LISTS: ReadonlySet<string> = new Set([
 ]);
 
 type ComplexityOption = number | { field?: number; multiplier?: number };
-type FieldComplexity = ComplexityOption | ((args: Record<string, unknown>, ctx: unknown, field: GraphQLField<unknown, unknown>) => ComplexityOption);
+/**
+ * A field's complexity function. `reads` names the only arguments it looks at (it ignores the
+ * context), so a measure that called it depends on no other variable; without `reads` the
+ * measure depends on everything and is never reused.
+ */
+export type ComplexityFunction = ((args: Record<string, unknown>, ctx: unknown, field: GraphQLField<unknown, unknown>) => ComplexityOption) & {
+  reads?: ReadonlySet<string>;
+};
+type FieldComplexity = ComplexityOption | ComplexityFunction;
 
 interface Walk {
   schema: GraphQLSchema;
@@ -66,6 +75,8 @@ interface Walk {
   context: unknown;
   measured: Map<SelectionSetNode, Map<string, DocumentCost>>;
   active: Set<SelectionSetNode>;
+  /** Variables a complexity function was given through an argument it reads; null once one read them all. */
+  read: Set<string> | null;
 }
 
 function add(a: DocumentCost, b: DocumentCost): DocumentCost {
@@ -89,9 +100,26 @@ function argumentsOf(field: GraphQLField<unknown, unknown>, node: FieldNode, var
   }
 }
 
+/** Records the variables a complexity function may see: those in the arguments it reads. */
+function noteVariables(w: Walk, fn: ComplexityFunction, node: FieldNode): void {
+  if (!w.read) return;
+  if (!fn.reads) {
+    w.read = null;
+    return;
+  }
+  for (const arg of node.arguments ?? []) {
+    if (!fn.reads.has(arg.name.value)) continue;
+    const read = w.read;
+    visit(arg.value, { [Kind.VARIABLE]: (v) => void read.add(v.name.value) });
+  }
+}
+
 function complexityOf(w: Walk, field: GraphQLField<unknown, unknown>, node: FieldNode): { cost: number; multiplier: number } {
   let option = field.extensions?.complexity as FieldComplexity | undefined;
-  if (typeof option === 'function') option = option(argumentsOf(field, node, w.variables), w.context, field);
+  if (typeof option === 'function') {
+    noteVariables(w, option, node);
+    option = option(argumentsOf(field, node, w.variables), w.context, field);
+  }
   if (typeof option === 'number') return { cost: option, multiplier: 1 };
   return { cost: option?.field ?? 1, multiplier: Math.max(option?.multiplier ?? 1, 0) };
 }
@@ -161,6 +189,11 @@ export interface DocumentMeasure {
   operation?: DocumentCost;
   /** Fields the validator walks: every operation and fragment definition, used or not, expanded. */
   selections: number;
+  /**
+   * The variables whose values this measure depended on (sorted), or null when it may depend on
+   * anything (a complexity function without `reads`): the key under which it may be reused.
+   */
+  variables: string[] | null;
 }
 
 export function measureDocument(
@@ -170,7 +203,7 @@ export function measureDocument(
 ): DocumentMeasure {
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
-  const w: Walk = { schema, fragments, variables: opts.variables ?? {}, context: opts.context ?? {}, measured: new Map(), active: new Set() };
+  const w: Walk = { schema, fragments, variables: opts.variables ?? {}, context: opts.context ?? {}, measured: new Map(), active: new Set(), read: new Set() };
   const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
   const selected = opts.operationName ? operations.find((o) => o.name?.value === opts.operationName) : operations.length === 1 ? operations[0] : undefined;
   let selections = 0;
@@ -184,5 +217,5 @@ export function measureDocument(
       selections += measureSet(w, d.selectionSet, schema.getType(d.typeCondition.name.value) ?? undefined).selections;
     }
   }
-  return { operation, selections };
+  return { operation, selections, variables: w.read ? [...w.read].sort() : null };
 }

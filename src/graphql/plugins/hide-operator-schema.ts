@@ -27,9 +27,16 @@ function asksIntrospection(document: DocumentNode): boolean {
 
 export function useHideOperatorSchema(schema: GraphQLSchema): Plugin<GraphQLContext> {
   const tenantSchema = tenantSchemaOf(schema);
+  // Documents are reused (the REST route table's, Yoga's parse cache), so each is walked once.
+  const introspects = new WeakMap<DocumentNode, boolean>();
+  const asks = (document: DocumentNode) => {
+    let found = introspects.get(document);
+    if (found === undefined) introspects.set(document, (found = asksIntrospection(document)));
+    return found;
+  };
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
-      if ((args.contextValue as GraphQLContext).isAdmin || !asksIntrospection(args.document)) return;
+      if ((args.contextValue as GraphQLContext).isAdmin || !asks(args.document)) return;
       setExecuteFn((a) => executeFn({ ...a, schema: tenantSchema }));
     },
   };

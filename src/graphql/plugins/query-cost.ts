@@ -6,7 +6,8 @@
 // - introspection, which Pothos does not measure: bounded list nesting and a few roots per operation;
 // - the fields graphql-js validation will walk (its overlapping-fields rule is quadratic in them).
 // The document is measured by document-cost.ts in linear time and refused before validation runs.
-// The same numbers drive Pothos's own per-resolver check in builder.ts, which stays as a backstop.
+// The same numbers drive Pothos's own per-resolver check in builder.ts, a backstop for executions
+// this plugin did not check (an operation it passed is marked, and not measured twice).
 import {
   getNamedType,
   GraphQLError,
@@ -24,7 +25,7 @@ import type { Plugin } from 'graphql-yoga';
 import { ComplexityErrorKind, type ComplexityResult } from '@pothos/plugin-complexity';
 import type { Config } from '../../config.ts';
 import { AppError } from '../../errors.ts';
-import { measureDocument, type DocumentCost } from './document-cost.ts';
+import { measureDocument, type DocumentCost, type DocumentMeasure } from './document-cost.ts';
 
 /** Pagination arguments, in the order their values are read. */
 const PAGE_ARGS = ['limit', 'pageSize', 'first', 'last'] as const;
@@ -80,6 +81,8 @@ export function fieldCost<Context>(
   if (isList(field.type)) return { field: 1, multiplier: PAGE_ITEM_FIELDS.has(field.name) ? 1 : UNPAGED_LIST_SIZE };
   return 1;
 }
+// Only the page size counts: a measure is reused for any other argument values (document-cost.ts).
+fieldCost.reads = new Set<string>(PAGE_ARGS) as ReadonlySet<string>;
 
 export interface QueryLimits {
   complexity: number;
@@ -142,6 +145,54 @@ function introspectionProblem(cost: DocumentCost): string | null {
   return null;
 }
 
+/**
+ * Measures reused per document: documents are shared objects (the REST route table's, Yoga's parse
+ * cache), and a measure depends only on the operation and the variables it names
+ * (DocumentMeasure.variables), so a route asked again with another id is not walked again.
+ */
+export interface MeasureCache {
+  measure(input: CostInput): DocumentMeasure;
+}
+
+/** Operation names, and operation and variable values, kept per document; past it that list starts over. */
+const MEASURES_PER_DOCUMENT = 64;
+
+export function createMeasureCache(): MeasureCache {
+  const byDocument = new WeakMap<DocumentNode, { schema: GraphQLSchema; variables: Map<string, string[] | null>; measures: Map<string, DocumentMeasure> }>();
+  // An absent variable ([]) differs from a null one ([null]): the argument's default applies only to the first.
+  const keyOf = (operation: string, names: string[], variables: Record<string, unknown> | null | undefined): string | undefined => {
+    try {
+      return JSON.stringify([operation, ...names.map((n) => (variables?.[n] === undefined ? [] : [variables[n]]))]);
+    } catch {
+      return undefined; // a value JSON can't spell (not from a JSON request): measured every time
+    }
+  };
+  return {
+    measure(input) {
+      const operation = input.operationName ?? '';
+      let entry = byDocument.get(input.document);
+      if (!entry || entry.schema !== input.schema) {
+        entry = { schema: input.schema, variables: new Map(), measures: new Map() };
+        byDocument.set(input.document, entry);
+      }
+      const names = entry.variables.get(operation);
+      if (names === null) return measureDocument(input.schema, input.document, input);
+      const key = names && keyOf(operation, names, input.variables);
+      const known = key === undefined ? undefined : entry.measures.get(key);
+      if (known) return known;
+      const measured = measureDocument(input.schema, input.document, input);
+      if (entry.variables.size >= MEASURES_PER_DOCUMENT) entry.variables.clear();
+      entry.variables.set(operation, measured.variables);
+      const newKey = measured.variables && keyOf(operation, measured.variables, input.variables);
+      if (newKey !== null && newKey !== undefined) {
+        if (entry.measures.size >= MEASURES_PER_DOCUMENT) entry.measures.clear();
+        entry.measures.set(newKey, measured);
+      }
+      return measured;
+    },
+  };
+}
+
 export interface CostInput {
   schema: GraphQLSchema;
   document: DocumentNode;
@@ -151,8 +202,8 @@ export interface CostInput {
 }
 
 /** The refusal for a document that costs too much to validate or to run, or null. Linear in the document. */
-export function costRefusal(input: CostInput, limits: QueryLimits): AppError | null {
-  const { operation, selections } = measureDocument(input.schema, input.document, input);
+export function costRefusal(input: CostInput, limits: QueryLimits, cache?: MeasureCache): AppError | null {
+  const { operation, selections } = cache ? cache.measure(input) : measureDocument(input.schema, input.document, input);
   if (selections > MAX_VALIDATED_SELECTIONS) {
     return new AppError('QUERY_TOO_COMPLEX', `Document selects too many fields: ${selections} with fragments expanded exceeds the maximum of ${MAX_VALIDATED_SELECTIONS}`);
   }
@@ -191,9 +242,15 @@ function executionInput(args: ExecutionArgs): CostInput {
   return { schema: args.schema, document: args.document, operationName: args.operationName, variables: args.variableValues as Record<string, unknown> | null, context: args.contextValue };
 }
 
+/** Tells Pothos's per-resolver check (builder.ts) that this operation was measured within the limits. */
+function markChecked(context: unknown): void {
+  if (context && typeof context === 'object') (context as { costChecked?: boolean }).costChecked = true;
+}
+
 /** Envelop/Yoga plugin: size and nesting caps at parse, cost refusal before execute and subscribe. */
 export function useQueryCost(config: Config): Plugin {
   const limits = queryLimits(config);
+  const measures = createMeasureCache();
   const maxTokens = config.GRAPHQL_MAX_TOKENS;
   return {
     onParse({ setParseFn }) {
@@ -211,6 +268,7 @@ export function useQueryCost(config: Config): Plugin {
       const refusal = costRefusal(
         { schema: params.schema, document: params.documentAST, operationName: request?.operationName, variables: request?.variables, context },
         limits,
+        measures,
       );
       if (!refusal) return;
       // Yoga answers spec validation errors 200 to application/json clients; this one keeps its 400.
@@ -219,12 +277,14 @@ export function useQueryCost(config: Config): Plugin {
     },
     // Again with the variables as executed (also for documents run without the HTTP pipeline's validation).
     onExecute({ args, setResultAndStopExecution }) {
-      const refusal = costRefusal(executionInput(args), limits);
+      const refusal = costRefusal(executionInput(args), limits, measures);
       if (refusal) setResultAndStopExecution({ errors: [refusal] });
+      else markChecked(args.contextValue);
     },
     onSubscribe({ args, setResultAndStopExecution }) {
-      const refusal = costRefusal(executionInput(args), limits);
+      const refusal = costRefusal(executionInput(args), limits, measures);
       if (refusal) setResultAndStopExecution({ errors: [refusal] });
+      else markChecked(args.contextValue);
     },
   };
 }

@@ -17,9 +17,9 @@ import type { GraphQLContext } from '../context.ts';
  * operation). Other auth failures stay with the resolvers that need an account, as before:
  * the outcome is memoised per request, so they see the same error without a second check.
  */
-async function rateLimitRefusal(deps: ApiDeps, request: Request, scope: RequestScope): Promise<AppError | null> {
+async function rateLimitRefusal(deps: ApiDeps, request: Request, scope: RequestScope, isAdmin?: boolean): Promise<AppError | null> {
   const token = bearerToken(request.headers.get('authorization'));
-  if (isAdminToken(deps, token)) return null;
+  if (isAdmin ?? isAdminToken(deps, token)) return null;
   try {
     await authenticateRequest(deps, scope, token);
     return null;
@@ -35,11 +35,13 @@ export function useRateLimit(deps: ApiDeps): Plugin<GraphQLContext, ServerContex
       if (refusal) setResult({ errors: [refusal] });
     },
     async onExecute({ args, setResultAndStopExecution }) {
-      const refusal = await rateLimitRefusal(deps, args.contextValue.request, args.contextValue.scope);
+      const ctx = args.contextValue;
+      const refusal = await rateLimitRefusal(deps, ctx.request, ctx.scope, ctx.isAdmin);
       if (refusal) setResultAndStopExecution({ errors: [refusal] });
     },
     async onSubscribe({ args, setResultAndStopExecution }) {
-      const refusal = await rateLimitRefusal(deps, args.contextValue.request, args.contextValue.scope);
+      const ctx = args.contextValue;
+      const refusal = await rateLimitRefusal(deps, ctx.request, ctx.scope, ctx.isAdmin);
       if (refusal) setResultAndStopExecution({ errors: [refusal] });
     },
     onResponse({ serverContext, response }) {

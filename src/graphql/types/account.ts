@@ -150,12 +150,15 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: AdminUpdateAccountInput, required: true }) },
     authScopes: { admin: true },
     resolve: async (_r, { id, input }, ctx) => {
-      return updateAccount(
+      const account = await updateAccount(
         ctx.deps.db,
         String(id),
         { ...nonNull(input), ...windowsOf(input), limits: input.limits ? nonNull(input.limits) : undefined, frequencyCap: input.frequencyCap },
         ctx.deps.clock.now(),
       );
+      // This process sees the change at once; others within API_KEY_CACHE_MS.
+      ctx.deps.keys.clear();
+      return account;
     },
   }),
   adminCreateApiKey: t.field({
@@ -171,7 +174,9 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     authScopes: { admin: true },
     resolve: async (_r, { id }, ctx) => {
-      return revokeApiKey(ctx.deps.db, String(id));
+      const revoked = await revokeApiKey(ctx.deps.db, String(id));
+      ctx.deps.keys.clear();
+      return revoked;
     },
   }),
 }));

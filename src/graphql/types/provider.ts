@@ -19,6 +19,7 @@ builder.mutationFields((t) => ({
           ? { apiKey: retellApiKey ?? '', ...(dialRatePerNumber != null ? { dialRatePerNumber } : {}) }
           : null;
       await setAccountProvider(ctx.deps, String(accountId), name, config);
+      ctx.deps.keys.clear();
       return name;
     },
   }),

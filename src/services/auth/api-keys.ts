@@ -5,11 +5,12 @@ import { AppError, invalidApiKey } from '../../errors.ts';
 import { newId } from '../../domain/ids.ts';
 import type { Account } from '../../generated/prisma/client.ts';
 import { runStatement } from '../../db/sql-statement.ts';
+import type { KeyCache } from './key-cache.ts';
 
 const KEY_PATTERN = /^sk_[A-Za-z0-9_-]{32,128}$/;
 
 export function hashApiKey(key: string): string {
-  return crypto.createHash('sha256').update(key).digest('hex');
+  return crypto.hash('sha256', key, 'hex');
 }
 
 /** `sk_` + 32 random bytes in base64url: 256 bits, shown once, stored only as a SHA-256 hash. */
@@ -40,11 +41,15 @@ export function bearerToken(header: string | null | undefined): string | null {
 
 /**
  * Resolves an API key to its account. Unknown, revoked and malformed keys are indistinguishable to
- * the caller (401); a known key on an account without API access is a 403.
+ * the caller (401); a known key on an account without API access is a 403. With a cache, a key
+ * that authenticated within its TTL is not looked up again (key-cache.ts bounds the staleness).
  */
-export async function authenticateApiKey(db: Database, token: string | null): Promise<Account> {
+export async function authenticateApiKey(db: Database, token: string | null, cache?: KeyCache): Promise<Account> {
   if (!token || !KEY_PATTERN.test(token)) throw invalidApiKey();
   const hash = hashApiKey(token);
+  const cached = cache?.get(hash);
+  if (cached) return cached;
+  const ticket = cache?.begin();
   // Every request of both surfaces runs this, so it is one raw statement rather than a Prisma query.
   const [row] = await runStatement<Account & { keyHash: string; revokedAt: Date | null }>(db, KEY_ACCOUNT_SQL, [hash]);
   // The lookup is by hash (an index probe); the comparison after it is constant time anyway.
@@ -55,6 +60,7 @@ export async function authenticateApiKey(db: Database, token: string | null): Pr
   if (!account.apiAccessEnabled) {
     throw new AppError('FORBIDDEN', 'API access is not enabled for this account');
   }
+  if (cache && ticket) cache.set(hash, account, ticket);
   return account;
 }
 

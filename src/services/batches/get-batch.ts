@@ -14,18 +14,21 @@ export interface BatchQuery {
   select?: Prisma.BatchSelect;
 }
 
-const SCALAR_FIELDS = scalarFields('Batch');
+/** Each scalar field's select-list entry (`"column" AS "field"`), spelled once. */
+const COLUMN_SQL: ReadonlyMap<string, string> = new Map([...scalarFields('Batch')].map((f) => [f, `"${snakeCase(f)}" AS "${f}"`]));
 
-/** The columns of a selection that names only scalar fields; null when it loads relations. */
-function plainColumns(select: Prisma.BatchSelect | undefined): string[] | null {
+/** The select list of a selection that names only scalar fields; null when it loads relations. */
+function plainColumns(select: Prisma.BatchSelect | undefined): string | null {
   if (!select) return null;
-  const columns: string[] = [];
-  for (const [field, wanted] of Object.entries(select)) {
+  let list = '';
+  for (const field in select) {
+    const wanted = select[field as keyof Prisma.BatchSelect];
     if (wanted === false || wanted === undefined) continue;
-    if (wanted !== true || !SCALAR_FIELDS.has(field)) return null;
-    columns.push(field);
+    const sql = wanted === true ? COLUMN_SQL.get(field) : undefined;
+    if (!sql) return null;
+    list = list ? `${list}, ${sql}` : sql;
   }
-  return columns.length ? columns : null;
+  return list || null;
 }
 
 /**
@@ -37,10 +40,9 @@ function plainColumns(select: Prisma.BatchSelect | undefined): string[] | null {
  * was most of the request's CPU.
  */
 export async function getBatch(deps: AppDeps, account: Account, batchId: string, query: BatchQuery = {}): Promise<Batch> {
-  const columns = plainColumns(query.select);
+  const list = plainColumns(query.select);
   let batch: Batch | null;
-  if (columns) {
-    const list = columns.map((f) => `"${snakeCase(f)}" AS "${f}"`).join(', ');
+  if (list) {
     const rows = await runStatement<Batch>(deps.db, `SELECT ${list} FROM batches WHERE id = $1 AND account_id = $2`, [batchId, account.id]);
     batch = rows[0] ?? null;
   } else {
