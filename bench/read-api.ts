@@ -1,7 +1,8 @@
 // Read-side benchmark (not a test): `npm run bench:read`.
 //
-// Seeds a throwaway PostgreSQL database with one account holding a batch of 100k calls and 199
-// smaller batches (plus another account's calls, so the calls table is ~1M rows), then:
+// Seeds a throwaway PostgreSQL database with one account holding a batch of 100k calls, 199
+// smaller batches and a batch of 5,000 for the list pages (plus another account's calls, so the
+// calls table is ~1M rows), then:
 //   1. runs every read query shape once in-process and prints the scan nodes of its EXPLAIN ANALYZE
 //      (a Seq Scan on calls is flagged);
 //   2. starts the real server (src/main.ts, worker off) and measures each endpoint with autocannon
@@ -11,28 +12,30 @@
 //   3. the list pages against their bare bound: bench/bare-read-server.ts, a node:http process that
 //      answers the same page with one SQL statement through `pg` and JSON.stringify (no auth, no
 //      GraphQL). Its bytes are checked equal to the service's first; then service and bare alternate
-//      short autocannon runs at BENCH_BOUND_CONNECTIONS, and req/s, the ratio and the goal (0.7) print
-//      side by side. Pages: calls and results (limit 200) of a BENCH_PAGE_CALLS-call batch, call
-//      records (page_size 200) and the batch list (limit 200).
+//      short autocannon runs at 8 connections, and req/s of each, the ratio and the goal (0.7) print
+//      side by side, with the load average. Pages: calls and results (limit 200) of the 5,000-call
+//      batch, call records (page_size 200) and the batch list (limit 200).
 // On a machine shared with other work, latency follows the machine's load; CPU per request and the
-// REST/GraphQL ratios are the steadier figures.
+// ratios are the steadier figures.
 //
-// Environment: BENCH_PG_URL (a server where databases may be created; default
-// postgresql://postgres@127.0.0.1:5432/postgres), BENCH_SECONDS (per scenario and surface, default 10),
-// BENCH_CONNECTIONS (default 50), BENCH_BIG_CALLS (default 100000), BENCH_BATCHES (default 200),
-// BENCH_CALLS_PER_BATCH (other batches, default 100), BENCH_NOISE_CALLS (other account, default 880000),
-// BENCH_RATE_LIMIT_STORE (the server's RATE_LIMIT_STORE for the main runs, default memory: the
-// per-account budget is another module; one extra run shows batch details with the database store),
-// BENCH_SERVER_FLAGS (extra node flags for the server process, e.g. `--cpu-prof --cpu-prof-dir=prof`),
-// BENCH_PARTS (comma-separated of plans,load,bound; default all three), BENCH_BOUND_CONNECTIONS
-// (default 8), BENCH_BOUND_PAGES (of calls,results,records,list; default all), BENCH_PAGE_CALLS (the
-// list pages' batch, default 5000).
-// A quick run of the bound alone: BENCH_PARTS=bound BENCH_SECONDS=4 BENCH_NOISE_CALLS=0 BENCH_BIG_CALLS=10000.
+// Environment:
+//   BENCH_PG_URL            a server where databases may be created (postgresql://postgres@127.0.0.1:5432/postgres)
+//   BENCH_PARTS             which parts run, of plans,load,bound (all three)
+//   BENCH_SECONDS           per scenario and side (10), split into BENCH_ROUNDS alternating runs (3)
+//   BENCH_CONNECTIONS       part 2 (50); BENCH_BOUND_CONNECTIONS part 3 (8)
+//   BENCH_BOUND_PAGES       part 3's pages, of calls,results,records,list (all)
+//   BENCH_BIG_CALLS (100000), BENCH_BATCHES (200), BENCH_CALLS_PER_BATCH (other batches, 100),
+//   BENCH_PAGE_CALLS (the list pages' batch, 5000), BENCH_NOISE_CALLS (another account's, 880000)
+//   BENCH_RATE_LIMIT_STORE  the server's RATE_LIMIT_STORE for the main runs (memory: the per-account
+//                           budget is another module; one extra run shows batch details with the database store)
+//   BENCH_SERVER_FLAGS      extra node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=prof`
+// A quick run of the bound alone (~1.5 min): BENCH_PARTS=bound BENCH_SECONDS=4 BENCH_NOISE_CALLS=0 BENCH_BIG_CALLS=10000.
 import { createMetrics } from '../src/metrics.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -455,7 +458,7 @@ async function drain(url: string, headers: Record<string, string>) {
  * and both surfaces should see the same share of it). Requests and CPU add up; p50 is the median of
  * the runs', p99 the worst run's.
  */
-const ROUNDS = 3;
+const ROUNDS = env('BENCH_ROUNDS', 3);
 
 function combine(runs: Awaited<ReturnType<typeof run>>[]): Figures {
   const requests = runs.reduce((n, x) => n + x.r.requests.total, 0);
@@ -542,7 +545,7 @@ async function boundSection(dbUrl: string, s: Seeded, service: { base: string; c
   const targets: string[] = [];
   try {
     log(`\nList pages against the bare bound (${BOUND_CONNECTIONS} connections, ${SECONDS} s per side in ${ROUNDS} alternating runs; bare: node:http + pg, one statement, JSON.stringify):`);
-    log(`  ${'page'.padEnd(30)} ${'service'.padStart(8)} ${'bare'.padStart(8)} ${'ratio'.padStart(6)} ${'goal'.padStart(5)}  ${'CPU ms/req svc'.padStart(14)} ${'bare'.padStart(6)}  ${'p50 svc/bare ms'.padStart(15)}  ${'KB'.padStart(6)}  errors  bytes`);
+    log(`  ${'page'.padEnd(30)} ${'service'.padStart(8)} ${'bare'.padStart(8)} ${'ratio'.padStart(6)} ${'goal'.padStart(5)}  ${'CPU ms/req svc'.padStart(14)} ${'bare'.padStart(6)}  ${'p50 svc/bare ms'.padStart(15)}  ${'KB'.padStart(6)}  errors  bytes  load`);
     const probe = () => drain(service.base + boundPages(s)[0].path, auth);
     for (const page of boundPages(s)) {
       const svc = { pid: service.child.pid!, opts: { url: service.base + page.path, headers: auth, connections: BOUND_CONNECTIONS } };
@@ -557,7 +560,7 @@ async function boundSection(dbUrl: string, s: Seeded, service: { base: string; c
       log(
         `  ${page.name.padEnd(30)} ${a.rps.toFixed(0).padStart(8)} ${b.rps.toFixed(0).padStart(8)} ${ratio.toFixed(2).padStart(6)} ${BOUND_GOAL.toFixed(2).padStart(5)}  ` +
           `${a.cpuMs.toFixed(2).padStart(14)} ${b.cpuMs.toFixed(2).padStart(6)}  ${`${a.p50}/${b.p50}`.padStart(15)}  ${(a.bytes / 1024).toFixed(1).padStart(6)}  ` +
-          `${String(a.errors + b.errors).padStart(6)}  ${differs ? 'DIFFER' : 'same'}`,
+          `${String(a.errors + b.errors).padStart(6)}  ${(differs ? 'DIFFER' : 'same').padEnd(5)}  ${os.loadavg()[0].toFixed(1)}`,
       );
       if (differs) log(`    ${differs}`);
       targets.push(`  ${`${page.name} >= ${BOUND_GOAL} of bare:`.padEnd(41)} ${ratio.toFixed(2)}  ${met && !differs ? 'met' : 'MISSED'}`);
@@ -618,6 +621,8 @@ async function loadSection(dbUrl: string, seeded: Seeded, list: Scenario[], star
       await run(other.child.pid!, { ...opts, duration: 2 });
       await drain(other.base + list[0].rest, auth);
       dbStore = combine([await run(other.child.pid!, opts)]);
+      // Its last requests answered before it stops (a stopped pool would fail them, noisily).
+      await drain(other.base + list[0].rest, auth);
       row('batch details, RATE_LIMIT_STORE=database', 'REST', dbStore);
     } finally {
       other.child.kill('SIGTERM');
@@ -660,7 +665,7 @@ async function main() {
     if (PARTS.has('load')) targets.push(...(await loadSection(dbHandle.url, seeded, list, started, auth)));
     if (PARTS.has('bound')) targets.push(...(await boundSection(dbHandle.url, seeded, started, auth)));
     if (plansOk !== undefined) targets.push(`  no sequential scan on calls:             ${plansOk ? 'met' : 'MISSED'}`);
-    log('\nTargets:');
+    log(`\nTargets (load average now ${os.loadavg().map((l) => l.toFixed(1)).join(', ')} on ${os.cpus().length} cores):`);
     for (const t of targets) log(t);
   } finally {
     if (server) {
