@@ -1,27 +1,41 @@
 // Read-side benchmark (not a test): `npm run bench:read`.
 //
-// Seeds a throwaway PostgreSQL database with one account holding a batch of 100k calls and 199
-// smaller batches (plus another account's calls, so the calls table is ~1M rows), then:
+// Seeds a throwaway PostgreSQL database with one account holding a batch of 100k calls, 199
+// smaller batches and a batch of 5,000 for the list pages (plus another account's calls, so the
+// calls table is ~1M rows), then:
 //   1. runs every read query shape once in-process and prints the scan nodes of its EXPLAIN ANALYZE
 //      (a Seq Scan on calls is flagged);
 //   2. starts the real server (src/main.ts, worker off) and measures each endpoint with autocannon
 //      at 50 connections on loopback, through the REST facade and through /graphql directly with the
 //      same operation document (alternating short runs), printing req/s, p50/p99, the server's CPU
-//      per request and the REST/GraphQL ratios; then batch details at 1 and 10 connections.
+//      per request and the REST/GraphQL ratios; then batch details at 1 and 10 connections;
+//   3. the list pages against their bare bound: bench/bare-read-server.ts, a node:http process that
+//      answers the same page with one SQL statement through `pg` and JSON.stringify (no auth, no
+//      GraphQL). Its bytes are checked equal to the service's first; then service and bare alternate
+//      short autocannon runs at 8 connections, and req/s of each, the ratio and the goal (0.7) print
+//      side by side, with the load average. Pages: calls and results (limit 200) of the 5,000-call
+//      batch, call records (page_size 200) and the batch list (limit 200).
 // On a machine shared with other work, latency follows the machine's load; CPU per request and the
-// REST/GraphQL ratios are the steadier figures.
+// ratios are the steadier figures.
 //
-// Environment: BENCH_PG_URL (a server where databases may be created; default
-// postgresql://postgres@127.0.0.1:5432/postgres), BENCH_SECONDS (per scenario and surface, default 10),
-// BENCH_CONNECTIONS (default 50), BENCH_BIG_CALLS (default 100000), BENCH_BATCHES (default 200),
-// BENCH_CALLS_PER_BATCH (other batches, default 100), BENCH_NOISE_CALLS (other account, default 880000),
-// BENCH_RATE_LIMIT_STORE (the server's RATE_LIMIT_STORE for the main runs, default memory: the
-// per-account budget is another module; one extra run shows batch details with the database store).
+// Environment:
+//   BENCH_PG_URL            a server where databases may be created (postgresql://postgres@127.0.0.1:5432/postgres)
+//   BENCH_PARTS             which parts run, of plans,load,bound (all three)
+//   BENCH_SECONDS           per scenario and side (10), split into BENCH_ROUNDS alternating runs (3)
+//   BENCH_CONNECTIONS       part 2 (50); BENCH_BOUND_CONNECTIONS part 3 (8)
+//   BENCH_BOUND_PAGES       part 3's pages, of calls,results,records,list (all)
+//   BENCH_BIG_CALLS (100000), BENCH_BATCHES (200), BENCH_CALLS_PER_BATCH (other batches, 100),
+//   BENCH_PAGE_CALLS (the list pages' batch, 5000), BENCH_NOISE_CALLS (another account's, 880000)
+//   BENCH_RATE_LIMIT_STORE  the server's RATE_LIMIT_STORE for the main runs (memory: the per-account
+//                           budget is another module; one extra run shows batch details with the database store)
+//   BENCH_SERVER_FLAGS      extra node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=prof`
+// A quick run of the bound alone (~1.5 min): BENCH_PARTS=bound BENCH_SECONDS=4 BENCH_NOISE_CALLS=0 BENCH_BIG_CALLS=10000.
 import { createMetrics } from '../src/metrics.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -46,6 +60,13 @@ const BATCHES = env('BENCH_BATCHES', 200);
 const CALLS_PER_BATCH = env('BENCH_CALLS_PER_BATCH', 100);
 const NOISE_CALLS = env('BENCH_NOISE_CALLS', 880_000);
 const RATE_LIMIT_STORE = process.env.BENCH_RATE_LIMIT_STORE ?? 'memory';
+const SERVER_FLAGS = (process.env.BENCH_SERVER_FLAGS ?? '').split(/\s+/).filter(Boolean);
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'plans,load,bound').split(',').map((p) => p.trim()));
+const BOUND_PAGES = new Set((process.env.BENCH_BOUND_PAGES ?? 'calls,results,records,list').split(',').map((p) => p.trim()));
+const BOUND_CONNECTIONS = env('BENCH_BOUND_CONNECTIONS', 8);
+const PAGE_CALLS = env('BENCH_PAGE_CALLS', 5000);
+/** The service's list pages must answer at least this share of the bare bound's req/s (issue 17). */
+const BOUND_GOAL = 0.7;
 const APP_SECRET = 'bench-app-secret-0123456789abcdef0123456789';
 
 const log = (msg: string) => process.stdout.write(msg + '\n');
@@ -78,6 +99,8 @@ interface Seeded {
   accountId: string;
   agentId: string;
   bigBatchId: string;
+  /** The list pages' batch (PAGE_CALLS calls). */
+  pageBatchId: string;
   /** UTC day of the big batch, for call records. */
   day: string;
 }
@@ -185,6 +208,10 @@ async function seedRows(
   log(`  big batch: ${BIG_CALLS} calls (${ms(t0)})`);
   await client.query(insertCallsSql(1400), [ids.accountId, 'a000001', 'a' + String(BATCHES - 1).padStart(6, '0')]);
   log(`  ${BATCHES - 1} other batches: ${(BATCHES - 1) * CALLS_PER_BATCH} calls (${ms(t0)})`);
+  // The list pages' batch, an hour older than the big one (same day for call records, mostly).
+  await client.query(insertBatches, [ids.accountId, 'p', ids.agentId, ids.versionId, 1, 1, now - 3_600_000, PAGE_CALLS, PAGE_CALLS]);
+  await client.query(insertCallsSql(1400), [ids.accountId, 'p000001', 'p000001']);
+  log(`  list-page batch: ${PAGE_CALLS} calls (${ms(t0)})`);
   for (let from = 1; NOISE_CALLS > 0 && from <= noiseBatches; from += 100) {
     const to = Math.min(noiseBatches, from + 99);
     await client.query(insertCallsSql(200), [ids.noiseId, 'n' + String(from).padStart(6, '0'), 'n' + String(to).padStart(6, '0')]);
@@ -209,7 +236,7 @@ async function seedRows(
 
   const bigBatchId = `sched_a${String(BATCHES).padStart(6, '0')}`;
   const big = await db.prisma.batch.findUniqueOrThrow({ where: { id: bigBatchId } });
-  return { apiKey: ids.apiKey, accountId: ids.accountId, agentId: ids.agentId, bigBatchId, day: big.createdAt.toISOString().slice(0, 10) };
+  return { apiKey: ids.apiKey, accountId: ids.accountId, agentId: ids.agentId, bigBatchId, pageBatchId: 'sched_p000001', day: big.createdAt.toISOString().slice(0, 10) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -298,8 +325,10 @@ async function explainAll(db: Database, s: Seeded, list: Scenario[]): Promise<bo
   const captured: { text: string; values: unknown[] }[] = [];
   const original = pool.query.bind(pool) as (...a: unknown[]) => Promise<unknown>;
   (pool as unknown as { query: unknown }).query = (...args: unknown[]) => {
-    const q = args[0] as { text?: string; values?: unknown[] };
-    if (q && typeof q === 'object' && q.text) captured.push({ text: q.text, values: q.values ?? [] });
+    // Prisma's adapter passes a query object; the raw statements (src/db/sql-statement.ts) text and values.
+    const q = args[0] as string | { text?: string; values?: unknown[] };
+    if (typeof q === 'string') captured.push({ text: q, values: (args[1] as unknown[] | undefined) ?? [] });
+    else if (q && typeof q === 'object' && q.text) captured.push({ text: q.text, values: q.values ?? [] });
     return original(...args);
   };
   const extra: Scenario[] = [
@@ -355,7 +384,7 @@ async function freePort(): Promise<number> {
 
 async function startServer(url: string, rateLimitStore: string): Promise<{ base: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, '--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...SERVER_FLAGS, '--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -429,7 +458,7 @@ async function drain(url: string, headers: Record<string, string>) {
  * and both surfaces should see the same share of it). Requests and CPU add up; p50 is the median of
  * the runs', p99 the worst run's.
  */
-const ROUNDS = 3;
+const ROUNDS = env('BENCH_ROUNDS', 3);
 
 function combine(runs: Awaited<ReturnType<typeof run>>[]): Figures {
   const requests = runs.reduce((n, x) => n + x.r.requests.total, 0);
@@ -446,20 +475,178 @@ function combine(runs: Awaited<ReturnType<typeof run>>[]): Figures {
 }
 
 async function compare(pid: number, rest: autocannon.Options, gql: autocannon.Options, probe: () => Promise<void>, rounds = ROUNDS) {
-  const acc = { rest: [] as Awaited<ReturnType<typeof run>>[], gql: [] as Awaited<ReturnType<typeof run>>[] };
-  const duration = Math.max(2, Math.round(SECONDS / rounds));
+  const both = await alternate([{ pid, opts: rest }, { pid, opts: gql }], probe, rounds);
+  return { rest: both[0], gql: both[1] };
+}
+
+/** Short runs of each target in turn, the order flipping every round; each target's runs combined. */
+async function alternate(targets: { pid: number; opts: autocannon.Options }[], probe: () => Promise<void>, rounds: number, seconds = SECONDS): Promise<Figures[]> {
+  const acc = targets.map(() => [] as Awaited<ReturnType<typeof run>>[]);
+  const duration = Math.max(2, Math.round(seconds / rounds));
   for (let round = 0; round < rounds; round++) {
-    const order: ('rest' | 'gql')[] = round % 2 ? ['gql', 'rest'] : ['rest', 'gql'];
-    for (const surface of order) {
-      acc[surface].push(await run(pid, { ...(surface === 'rest' ? rest : gql), duration }));
+    const order = targets.map((_, i) => i);
+    if (round % 2) order.reverse();
+    for (const i of order) {
+      acc[i].push(await run(targets[i].pid, { ...targets[i].opts, duration }));
       await probe();
     }
   }
-  return { rest: combine(acc.rest), gql: combine(acc.gql) };
+  return acc.map(combine);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The list pages against their bare bound (bench/bare-read-server.ts).
+
+function boundPages(s: Seeded): { key: string; name: string; path: string }[] {
+  const b = s.pageBatchId;
+  return [
+    { key: 'calls', name: `calls page (200 of ${PAGE_CALLS})`, path: `/api/v1/public/call-batches/${b}/calls?limit=200` },
+    { key: 'results', name: `results page (200 of ${PAGE_CALLS})`, path: `/api/v1/public/call-batches/${b}/results?limit=200` },
+    { key: 'records', name: 'call records page (200)', path: `/api/v1/public/call-records?start_date=${s.day}&end_date=${s.day}&page_size=200` },
+    { key: 'list', name: 'batch list (200)', path: `/api/v1/public/call-batches?limit=200` },
+  ].filter((p) => BOUND_PAGES.has(p.key));
+}
+
+async function startBare(url: string, accountId: string, publicUrl: string): Promise<{ base: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, '--import', 'tsx', 'bench/bare-read-server.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, BARE_DATABASE_URL: url, BARE_ACCOUNT_ID: accountId, BARE_PUBLIC_URL: publicUrl, BARE_APP_SECRET: APP_SECRET, PORT: String(port), NODE_ENV: 'production' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    try {
+      await fetch(`${base}/`);
+      return { base, child };
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  child.kill('SIGTERM');
+  throw new Error('bare server did not start');
+}
+
+/** The service's and the bare server's bodies for one page, fetched back to back (the signed links' expiry moves each minute). */
+async function sameBytes(service: string, bare: string, headers: Record<string, string>): Promise<string> {
+  let why = '';
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const [a, b] = [await (await fetch(service, { headers })).text(), await (await fetch(bare)).text()];
+    if (a === b) return '';
+    let i = 0;
+    while (i < a.length && a[i] === b[i]) i++;
+    why = `differ at byte ${i} of ${a.length}/${b.length}: service …${a.slice(Math.max(0, i - 40), i + 40)}… bare …${b.slice(Math.max(0, i - 40), i + 40)}…`;
+  }
+  return why;
+}
+
+async function boundSection(dbUrl: string, s: Seeded, service: { base: string; child: ChildProcess }, auth: Record<string, string>): Promise<string[]> {
+  const bare = await startBare(dbUrl, s.accountId, service.base);
+  const targets: string[] = [];
+  try {
+    log(`\nList pages against the bare bound (${BOUND_CONNECTIONS} connections, ${SECONDS} s per side in ${ROUNDS} alternating runs; bare: node:http + pg, one statement, JSON.stringify):`);
+    log(`  ${'page'.padEnd(30)} ${'service'.padStart(8)} ${'bare'.padStart(8)} ${'ratio'.padStart(6)} ${'goal'.padStart(5)}  ${'CPU ms/req svc'.padStart(14)} ${'bare'.padStart(6)}  ${'p50 svc/bare ms'.padStart(15)}  ${'KB'.padStart(6)}  errors  bytes  load`);
+    const probe = () => drain(service.base + boundPages(s)[0].path, auth);
+    for (const page of boundPages(s)) {
+      const svc = { pid: service.child.pid!, opts: { url: service.base + page.path, headers: auth, connections: BOUND_CONNECTIONS } };
+      const raw = { pid: bare.child.pid!, opts: { url: bare.base + page.path, connections: BOUND_CONNECTIONS } };
+      const differs = await sameBytes(svc.opts.url, raw.opts.url, auth);
+      await run(svc.pid, { ...svc.opts, duration: 2 });
+      await run(raw.pid, { ...raw.opts, duration: 2 });
+      await probe();
+      const [a, b] = await alternate([svc, raw], probe, ROUNDS);
+      const ratio = a.rps / b.rps;
+      const met = ratio >= BOUND_GOAL;
+      log(
+        `  ${page.name.padEnd(30)} ${a.rps.toFixed(0).padStart(8)} ${b.rps.toFixed(0).padStart(8)} ${ratio.toFixed(2).padStart(6)} ${BOUND_GOAL.toFixed(2).padStart(5)}  ` +
+          `${a.cpuMs.toFixed(2).padStart(14)} ${b.cpuMs.toFixed(2).padStart(6)}  ${`${a.p50}/${b.p50}`.padStart(15)}  ${(a.bytes / 1024).toFixed(1).padStart(6)}  ` +
+          `${String(a.errors + b.errors).padStart(6)}  ${(differs ? 'DIFFER' : 'same').padEnd(5)}  ${os.loadavg()[0].toFixed(1)}`,
+      );
+      if (differs) log(`    ${differs}`);
+      targets.push(`  ${`${page.name} >= ${BOUND_GOAL} of bare:`.padEnd(41)} ${ratio.toFixed(2)}  ${met && !differs ? 'met' : 'MISSED'}`);
+    }
+  } finally {
+    bare.child.kill('SIGTERM');
+    await new Promise((r) => bare.child.once('exit', r));
+  }
+  return targets;
+}
+
+async function loadSection(dbUrl: string, seeded: Seeded, list: Scenario[], started: { base: string; child: ChildProcess }, auth: Record<string, string>): Promise<string[]> {
+  const server = started.child;
+  log(`\nLoad (${CONNECTIONS} connections, ${SECONDS} s each, server: node src/main.ts, worker off, pool 10, RATE_LIMIT_STORE=${RATE_LIMIT_STORE}):`);
+  log(`  ${'scenario'.padEnd(36)} ${'surface'.padEnd(8)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU ms/req'.padStart(8)} ${'KB/resp'.padStart(8)} ${'errors'.padStart(6)}  REST/GraphQL`);
+  const summary: { name: string; rest: Figures; gql: Figures }[] = [];
+  const probe = () => drain(started.base + list[0].rest, auth);
+  const row = (name: string, surface: string, f: Figures, ratio = '') =>
+    log(
+      `  ${name.padEnd(36)} ${surface.padEnd(8)} ${f.rps.toFixed(0).padStart(8)} ${String(f.p50).padStart(7)} ${String(f.p99).padStart(7)} ` +
+        `${(f.rps > 0 ? f.cpuMs.toFixed(2) : '-').padStart(8)} ${(f.bytes / 1024).toFixed(1).padStart(8)} ${String(f.errors).padStart(6)}  ${ratio}`,
+    );
+  for (const sc of list) {
+    const restOpts: autocannon.Options = { url: started.base + sc.rest, headers: auth };
+    const gqlOpts: autocannon.Options = {
+      url: `${started.base}/graphql`,
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: OPERATIONS_TEXT, operationName: sc.operation, variables: sc.variables }),
+    };
+    // Warm both paths (JIT, Yoga's parse/validate caches, PostgreSQL buffers).
+    const warm = await run(server.pid!, { ...restOpts, duration: 3 });
+    await run(server.pid!, { ...gqlOpts, duration: 3 });
+    await probe();
+    // An endpoint answering a few requests a second has responses seconds long: short
+    // alternating runs would end before most of them complete, so it gets one long run each.
+    const rounds = warm.r.requests.average < 20 ? 1 : ROUNDS;
+    const { rest, gql } = await compare(server.pid!, restOpts, gqlOpts, probe, rounds);
+    summary.push({ name: sc.name, rest, gql });
+    const ratio = (a: number, b: number) => (a > 0 && b > 0 ? (a / b).toFixed(2) : '-');
+    row(sc.name, 'REST', rest, `req/s ${ratio(rest.rps, gql.rps)}, CPU/req ${ratio(rest.cpuMs, gql.cpuMs)}`);
+    row('', 'GraphQL', gql);
+  }
+  const details = summary[0];
+  // The same endpoint below saturation: what a request costs end to end, without the queue.
+  for (const connections of [1, 10]) {
+    const opts = { url: started.base + list[0].rest, headers: auth, connections };
+    const rest = combine([await run(server.pid!, opts)]);
+    await probe();
+    row(`batch details, ${connections} connection${connections > 1 ? 's' : ''}`, 'REST', rest);
+  }
+  let dbStore: Figures | undefined;
+  if (RATE_LIMIT_STORE !== 'database') {
+    // Its own server, stopped here: the main one keeps serving the other parts.
+    const other = await startServer(dbUrl, 'database');
+    try {
+      const opts = { url: other.base + list[0].rest, headers: auth };
+      await run(other.child.pid!, { ...opts, duration: 2 });
+      await drain(other.base + list[0].rest, auth);
+      dbStore = combine([await run(other.child.pid!, opts)]);
+      // Its last requests answered before it stops (a stopped pool would fail them, noisily).
+      await drain(other.base + list[0].rest, auth);
+      row('batch details, RATE_LIMIT_STORE=database', 'REST', dbStore);
+    } finally {
+      other.child.kill('SIGTERM');
+      await new Promise((r) => other.child.once('exit', r));
+    }
+    await probe();
+  }
+  const measured = summary.filter((s) => s.rest.rps > 0 && s.gql.rps > 0);
+  const overheads = measured.map((s) => 1 - s.rest.rps / s.gql.rps);
+  const cpuOverheads = measured.map((s) => s.rest.cpuMs / s.gql.cpuMs - 1);
+  const worst = overheads.length ? Math.max(...overheads) : NaN;
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  const targets = [
+    `  batch details p99 < 25 ms (REST):        ${details.rest.p99} ms  ${details.rest.p99 < 25 ? 'met' : 'MISSED'}`,
+    `  REST facade overhead < 20% vs GraphQL:   req/s worst ${(worst * 100).toFixed(1)}%, mean ${(mean(overheads) * 100).toFixed(1)}% fewer; ` +
+      `server CPU/req worst ${(Math.max(...cpuOverheads) * 100).toFixed(1)}%, mean ${(mean(cpuOverheads) * 100).toFixed(1)}% more  ` +
+      `${worst < 0.2 ? 'met' : 'MISSED'}`,
+  ];
+  if (dbStore) targets.push(`  (with the database rate-limit store batch details p99 is ${dbStore.p99} ms at ${dbStore.rps.toFixed(0)} req/s)`);
+  return targets;
 }
 
 async function main() {
-  log(`Read API benchmark: PostgreSQL ${BASE_URL.replace(/\/\/[^@]*@/, '//')}, ${CONNECTIONS} connections, ${SECONDS} s per run`);
+  log(`Read API benchmark: PostgreSQL ${BASE_URL.replace(/\/\/[^@]*@/, '//')}, ${CONNECTIONS} connections, ${SECONDS} s per run, parts ${[...PARTS].join(',')}`);
   const dbHandle = await createThrowawayDatabase();
   let db: Database | undefined;
   let server: ChildProcess | undefined;
@@ -469,76 +656,17 @@ async function main() {
     log('Seeding:');
     const seeded = await seed(db);
     const list = scenarios(seeded);
-    const plansOk = await explainAll(db, seeded, list);
+    const plansOk = PARTS.has('plans') ? await explainAll(db, seeded, list) : undefined;
 
-    let started = await startServer(dbHandle.url, RATE_LIMIT_STORE);
+    const started = await startServer(dbHandle.url, RATE_LIMIT_STORE);
     server = started.child;
     const auth = { authorization: `Bearer ${seeded.apiKey}` };
-    log(`\nLoad (${CONNECTIONS} connections, ${SECONDS} s each, server: node src/main.ts, worker off, pool 10, RATE_LIMIT_STORE=${RATE_LIMIT_STORE}):`);
-    log(`  ${'scenario'.padEnd(36)} ${'surface'.padEnd(8)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU ms/req'.padStart(8)} ${'KB/resp'.padStart(8)} ${'errors'.padStart(6)}  REST/GraphQL`);
-    const summary: { name: string; rest: Figures; gql: Figures }[] = [];
-    const probe = () => drain(started.base + list[0].rest, auth);
-    const row = (name: string, surface: string, f: Figures, ratio = '') =>
-      log(
-        `  ${name.padEnd(36)} ${surface.padEnd(8)} ${f.rps.toFixed(0).padStart(8)} ${String(f.p50).padStart(7)} ${String(f.p99).padStart(7)} ` +
-          `${(f.rps > 0 ? f.cpuMs.toFixed(2) : '-').padStart(8)} ${(f.bytes / 1024).toFixed(1).padStart(8)} ${String(f.errors).padStart(6)}  ${ratio}`,
-      );
-    for (const sc of list) {
-      const restOpts: autocannon.Options = { url: started.base + sc.rest, headers: auth };
-      const gqlOpts: autocannon.Options = {
-        url: `${started.base}/graphql`,
-        method: 'POST',
-        headers: { ...auth, 'content-type': 'application/json' },
-        body: JSON.stringify({ query: OPERATIONS_TEXT, operationName: sc.operation, variables: sc.variables }),
-      };
-      // Warm both paths (JIT, Yoga's parse/validate caches, PostgreSQL buffers).
-      const warm = await run(server.pid!, { ...restOpts, duration: 3 });
-      await run(server.pid!, { ...gqlOpts, duration: 3 });
-      await probe();
-      // An endpoint answering a few requests a second has responses seconds long: short
-      // alternating runs would end before most of them complete, so it gets one long run each.
-      const rounds = warm.r.requests.average < 20 ? 1 : ROUNDS;
-      const { rest, gql } = await compare(server.pid!, restOpts, gqlOpts, probe, rounds);
-      summary.push({ name: sc.name, rest, gql });
-      const ratio = (a: number, b: number) => (a > 0 && b > 0 ? (a / b).toFixed(2) : '-');
-      row(sc.name, 'REST', rest, `req/s ${ratio(rest.rps, gql.rps)}, CPU/req ${ratio(rest.cpuMs, gql.cpuMs)}`);
-      row('', 'GraphQL', gql);
-    }
-    const details = summary[0];
-    // The same endpoint below saturation: what a request costs end to end, without the queue.
-    for (const connections of [1, 10]) {
-      const opts = { url: started.base + list[0].rest, headers: auth, connections };
-      const rest = combine([await run(server.pid!, opts)]);
-      await probe();
-      row(`batch details, ${connections} connection${connections > 1 ? 's' : ''}`, 'REST', rest);
-    }
-    let dbStore: Figures | undefined;
-    if (RATE_LIMIT_STORE !== 'database') {
-      server.kill('SIGTERM');
-      await new Promise((r) => server!.once('exit', r));
-      started = await startServer(dbHandle.url, 'database');
-      server = started.child;
-      const opts = { url: started.base + list[0].rest, headers: auth };
-      await run(server.pid!, { ...opts, duration: 2 });
-      await probe();
-      dbStore = combine([await run(server.pid!, opts)]);
-      await probe();
-      row('batch details, RATE_LIMIT_STORE=database', 'REST', dbStore);
-    }
-    const measured = summary.filter((s) => s.rest.rps > 0 && s.gql.rps > 0);
-    const overheads = measured.map((s) => 1 - s.rest.rps / s.gql.rps);
-    const cpuOverheads = measured.map((s) => s.rest.cpuMs / s.gql.cpuMs - 1);
-    const worst = overheads.length ? Math.max(...overheads) : NaN;
-    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-    log('\nTargets:');
-    log(`  batch details p99 < 25 ms (REST):        ${details.rest.p99} ms  ${details.rest.p99 < 25 ? 'met' : 'MISSED'}`);
-    log(
-      `  REST facade overhead < 20% vs GraphQL:   req/s worst ${(worst * 100).toFixed(1)}%, mean ${(mean(overheads) * 100).toFixed(1)}% fewer; ` +
-        `server CPU/req worst ${(Math.max(...cpuOverheads) * 100).toFixed(1)}%, mean ${(mean(cpuOverheads) * 100).toFixed(1)}% more  ` +
-        `${worst < 0.2 ? 'met' : 'MISSED'}`,
-    );
-    if (dbStore) log(`  (with the database rate-limit store batch details p99 is ${dbStore.p99} ms at ${dbStore.rps.toFixed(0)} req/s)`);
-    log(`  no sequential scan on calls:             ${plansOk ? 'met' : 'MISSED'}`);
+    const targets: string[] = [];
+    if (PARTS.has('load')) targets.push(...(await loadSection(dbHandle.url, seeded, list, started, auth)));
+    if (PARTS.has('bound')) targets.push(...(await boundSection(dbHandle.url, seeded, started, auth)));
+    if (plansOk !== undefined) targets.push(`  no sequential scan on calls:             ${plansOk ? 'met' : 'MISSED'}`);
+    log(`\nTargets (load average now ${os.loadavg().map((l) => l.toFixed(1)).join(', ')} on ${os.cpus().length} cores):`);
+    for (const t of targets) log(t);
   } finally {
     if (server) {
       server.kill('SIGTERM');

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createServerAdapter } from '@whatwg-node/server';
 import type { AppDeps } from './deps.ts';
 import { createYogaServer, type Yoga } from './graphql/yoga.ts';
-import { createRestRouter, routePatterns } from './rest/router.ts';
+import { compiledDocuments, createRestRouter, routePatterns } from './rest/router.ts';
 import { routes } from './rest/routes.ts';
 import { json } from './http/responses.ts';
 import { serveRecording } from './http/recordings.ts';
@@ -51,7 +51,7 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
   const graphiql = createGraphiql();
   // The dashboard's documents, run by hash (docs/api.md#trusted-documents).
   const trusted = trustedDocuments();
-  const yoga = createYogaServer(deps, sessions, graphiql, trusted);
+  const yoga = createYogaServer(deps, sessions, graphiql, trusted, compiledDocuments(routes));
   // Bodies held in memory at once, counted by every reader of a body.
   const bodies = createBodyBudget(Math.max(deps.config.MAX_BODY_BYTES_IN_FLIGHT, deps.config.MAX_BODY_BYTES));
   const handleRest = createRestRouter(yoga, routes, { maxBodyBytes: deps.config.MAX_BODY_BYTES, bodyBudget: bodies, logger: deps.logger });

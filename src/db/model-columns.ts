@@ -15,5 +15,32 @@ export function scalarFields(model: ModelName): ReadonlySet<string> {
 
 /** `a."max_batch_size" AS "maxBatchSize", …` for every scalar field of the model. */
 export function modelSelectList(model: ModelName, alias: string): string {
-  return [...scalarFields(model)].map((f) => `${alias}."${snakeCase(f)}" AS "${f}"`).join(', ');
+  return selectList([...scalarFields(model)], alias);
+}
+
+/** A Prisma query argument as a GraphQL resolver hands it down (plugin-prisma's planned selection). */
+export interface ModelQuery {
+  select?: object;
+  include?: object;
+}
+
+/**
+ * The scalar fields a query argument reads when it loads no relation: the selected ones, or every
+ * scalar field without a selection; null when it loads a relation (only Prisma can plan that).
+ */
+export function plainFields(model: ModelName, query: ModelQuery, scalars: ReadonlySet<string> = scalarFields(model)): string[] | null {
+  const wanted = (entries: object | undefined) => Object.entries(entries ?? {}).filter(([, v]) => v !== false && v !== undefined);
+  if (wanted(query.include).length) return null;
+  if (!query.select) return [...scalars];
+  const fields: string[] = [];
+  for (const [field, v] of wanted(query.select)) {
+    if (v !== true || !scalars.has(field)) return null;
+    fields.push(field);
+  }
+  return fields.length ? fields : null;
+}
+
+/** `c."created_at" AS "createdAt", …`: raw rows keyed like Prisma's. */
+export function selectList(fields: readonly string[], alias: string): string {
+  return fields.map((f) => `${alias}."${snakeCase(f)}" AS "${f}"`).join(', ');
 }

@@ -13,6 +13,12 @@ import { retryReasonsByCallIds } from '../services/calls/retry-reasons.ts';
 export type Loaders = { [K in NodeKind]: DataLoader<string, OwnedRows[K] | null> } & {
   /** Voice, agent name and version name of a batch, by batch id (what a call shows of its batch). */
   batchLabels: DataLoader<string, BatchLabels | null>;
+  /**
+   * The labels this request has read or primed so far, by batch id: a page's calls answer their
+   * agentName, versionName and voice from here synchronously (a promise per field of 200 rows was
+   * a measurable share of a page's CPU). Filled only through the loader and primeBatchLabels.
+   */
+  batchLabelsRead: Map<string, BatchLabels>;
   /** Why a call waiting for a retry waits (Call.retryReason), by call id: asked only for waiting calls. */
   retryReasons: DataLoader<string, string | null>;
 };
@@ -21,8 +27,19 @@ export type Loaders = { [K in NodeKind]: DataLoader<string, OwnedRows[K] | null>
 export function createLoaders(db: Database, account: () => Promise<Account>): Loaders {
   const loaderFor = <K extends NodeKind>(kind: K) =>
     new DataLoader<string, OwnedRows[K] | null>(async (ids) => ownedByIds(db, (await account()).id, kind, ids));
-  const byKind = Object.fromEntries(NODE_KINDS.map((kind) => [kind, loaderFor(kind)])) as Omit<Loaders, 'batchLabels' | 'retryReasons'>;
-  const batchLabels = new DataLoader<string, BatchLabels | null>(async (ids) => batchLabelsByIds(db, (await account()).id, ids));
+  const byKind = Object.fromEntries(NODE_KINDS.map((kind) => [kind, loaderFor(kind)])) as Omit<Loaders, 'batchLabels' | 'batchLabelsRead' | 'retryReasons'>;
+  const batchLabelsRead = new Map<string, BatchLabels>();
+  const batchLabels = new DataLoader<string, BatchLabels | null>(async (ids) => {
+    const rows = await batchLabelsByIds(db, (await account()).id, ids);
+    for (const row of rows) if (row) batchLabelsRead.set(row.id, row);
+    return rows;
+  });
   const retryReasons = new DataLoader<string, string | null>(async (ids) => retryReasonsByCallIds(db, (await account()).id, ids));
-  return { ...byKind, batchLabels, retryReasons };
+  return { ...byKind, batchLabels, batchLabelsRead, retryReasons };
+}
+
+/** A batch's labels the request already read with its page: its calls need no statement and no promise for them. */
+export function primeBatchLabels(loaders: Loaders, labels: BatchLabels): void {
+  loaders.batchLabels.prime(labels.id, labels);
+  loaders.batchLabelsRead.set(labels.id, labels);
 }

@@ -12,10 +12,13 @@ import type { Graphiql } from '../http/graphiql.ts';
 import type { ServerContext } from '../http/request-scope.ts';
 import type { TrustedDocuments } from '../http/trusted-documents.ts';
 import { useTrustedDocuments } from './plugins/trusted-documents.ts';
+import { useCompiledDocuments } from './plugins/compiled-documents.ts';
+import type { DocumentNode } from 'graphql';
 
 export type Yoga = YogaServerInstance<ServerContext, GraphQLContext>;
 
-export function createYogaServer(deps: ApiDeps, sessions: LiveSessions, graphiql: Graphiql, trusted: TrustedDocuments): Yoga {
+/** `compiled`: the documents run compiled by graphql-jit (the REST facade's, plugins/compiled-documents.ts). */
+export function createYogaServer(deps: ApiDeps, sessions: LiveSessions, graphiql: Graphiql, trusted: TrustedDocuments, compiled: Iterable<DocumentNode> = []): Yoga {
   return createYoga<ServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -38,6 +41,8 @@ export function createYogaServer(deps: ApiDeps, sessions: LiveSessions, graphiql
       useQueryCost(deps.config),
       useEndRevokedSubscriptions(sessions, deps.config.MAX_SUBSCRIPTIONS_PER_KEY),
       useHideOperatorSchema(schema),
+      // Last: the hooks above run first, on every document alike.
+      useCompiledDocuments(schema, compiled),
     ],
     context: ({ request, scope }) => createContext(deps, request, scope),
   });

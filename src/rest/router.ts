@@ -45,6 +45,13 @@ export type RestRoute = DocumentRoute | StreamRoute;
 
 export interface DocumentRoute extends RouteBase {
   operation: string;
+  /**
+   * Run the document compiled by graphql-jit (graphql/plugins/compiled-documents.ts): for long lists.
+   * Only where the items' fields declare no `select` of columns: plugin-prisma looks such a field up
+   * by its response path on every row, which graphql-jit builds anew for each field (slower than
+   * graphql-js, whose path links are shared). docs/architecture.md, "Hot reads".
+   */
+  compiled?: boolean;
   /** The route takes no input in its body: an empty body is fine (a JSON one is still checked). */
   bodyOptional?: boolean;
   /**
@@ -79,6 +86,11 @@ function match(route: { segments: string[] }, parts: string[]): Record<string, s
     else if (seg !== parts[i]) return null;
   }
   return params;
+}
+
+/** The documents of the routes that run compiled, for Yoga (graphql/yoga.ts). */
+export function compiledDocuments(routeTable: RestRoute[]): DocumentNode[] {
+  return routeTable.flatMap((r) => ('operation' in r && r.compiled ? [restOperations.get(r.operation)!] : []));
 }
 
 /** Finds the route-table path (`:name` segments) a URL path matches, for logs; undefined if none. */

@@ -1,5 +1,6 @@
 // The fields a batch and its live progress share: one definition, so `CallBatch` and
-// `BatchProgress` cannot drift apart. On the Prisma-backed type `expose` also selects the column.
+// `BatchProgress` cannot drift apart. On the Prisma-backed type their columns are in its
+// type-level select (BATCH_STATE_COLUMNS).
 import type { builder } from '../builder.ts';
 
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
@@ -25,26 +26,50 @@ export interface BatchState {
 type StateFieldBuilder = PothosSchemaTypes.ObjectFieldBuilder<Types, BatchState>;
 
 /**
+ * The columns these fields read, for a Prisma-backed type's type-level `select`: loaded with every
+ * row, so the fields read the row directly (graphql/types/batch.ts says why).
+ */
+export const BATCH_STATE_COLUMNS = {
+  status: true,
+  startMode: true,
+  agentId: true,
+  totalContacts: true,
+  acceptedContacts: true,
+  rejectedContacts: true,
+  queued: true,
+  inProgress: true,
+  completed: true,
+  failed: true,
+  cancelled: true,
+  callbacks: true,
+  createdAt: true,
+  startedAt: true,
+  completedAt: true,
+} as const satisfies Record<keyof BatchState, true>;
+
+/**
  * Takes any object type's field builder whose parent has the BatchState fields (Pothos cannot
  * express "a builder of some shape with these keys" without instantiating every plugin's types).
+ * Plain resolvers rather than `expose`: on a select-mode Prisma type `expose` declares a column
+ * per field, and plugin-prisma then wraps each with a per-row lookup.
  */
 export function batchStateFields(builderOfType: object) {
   const t = builderOfType as StateFieldBuilder;
   return {
-    status: t.exposeString('status'),
-    startMode: t.exposeString('startMode'),
-    agentId: t.exposeString('agentId'),
-    totalContacts: t.exposeInt('totalContacts'),
-    acceptedContacts: t.exposeInt('acceptedContacts'),
-    rejectedContacts: t.exposeInt('rejectedContacts'),
-    queued: t.exposeInt('queued'),
-    inProgress: t.exposeInt('inProgress'),
-    completed: t.exposeInt('completed'),
-    failed: t.exposeInt('failed'),
-    cancelled: t.exposeInt('cancelled'),
-    callbacks: t.exposeInt('callbacks'),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
-    completedAt: t.expose('completedAt', { type: 'DateTime', nullable: true }),
+    status: t.string({ resolve: (b) => b.status }),
+    startMode: t.string({ resolve: (b) => b.startMode }),
+    agentId: t.string({ resolve: (b) => b.agentId }),
+    totalContacts: t.int({ resolve: (b) => b.totalContacts }),
+    acceptedContacts: t.int({ resolve: (b) => b.acceptedContacts }),
+    rejectedContacts: t.int({ resolve: (b) => b.rejectedContacts }),
+    queued: t.int({ resolve: (b) => b.queued }),
+    inProgress: t.int({ resolve: (b) => b.inProgress }),
+    completed: t.int({ resolve: (b) => b.completed }),
+    failed: t.int({ resolve: (b) => b.failed }),
+    cancelled: t.int({ resolve: (b) => b.cancelled }),
+    callbacks: t.int({ resolve: (b) => b.callbacks }),
+    createdAt: t.field({ type: 'DateTime', resolve: (b) => b.createdAt }),
+    startedAt: t.field({ type: 'DateTime', nullable: true, resolve: (b) => b.startedAt }),
+    completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (b) => b.completedAt }),
   };
 }

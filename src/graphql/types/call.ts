@@ -18,6 +18,12 @@ async function labelsOf(ctx: GraphQLContext, batchId: string): Promise<BatchLabe
   return labels;
 }
 
+/** One label of a call's batch: synchronous when the request already read the batch (a page's own). */
+function labelOf(ctx: GraphQLContext, batchId: string, label: 'agentName' | 'versionName' | 'voice'): string | Promise<string> {
+  const read = ctx.loaders.batchLabelsRead.get(batchId);
+  return read ? read[label] : labelsOf(ctx, batchId).then((l) => l[label]);
+}
+
 builder.prismaObject('CallEvent', {
   fields: (t) => ({
     fromStatus: t.exposeString('fromStatus', { nullable: true }),
@@ -41,6 +47,10 @@ const CallAttemptType = builder.objectRef<CallAttempt>('CallAttempt').implement(
   }),
 });
 
+// Include mode (no `select` on the type): every Call row carries all its columns, so the computed
+// fields below read them without declaring a `select` of columns. A field with one is wrapped by
+// plugin-prisma's per-row mapping lookup, a few µs per field and row: most of a 200-call page's
+// GraphQL time. Only the fields that load relations (agent, promptVersion, attempts) declare theirs.
 export const CallType = builder.prismaObject('Call', {
   interfaces: [NodeInterface],
   fields: (t) => ({
@@ -52,7 +62,6 @@ export const CallType = builder.prismaObject('Call', {
     name: t.exposeString('name', { nullable: true }),
     phoneNumber: t.string({
       description: 'Number dialled (the alternate number when it was used)',
-      select: { phoneNumber: true, dialedNumber: true },
       resolve: numberDialled,
     }),
     metadata: t.expose('metadata', { type: 'JSON' }),
@@ -73,7 +82,6 @@ export const CallType = builder.prismaObject('Call', {
     recordingUrl: t.string({
       nullable: true,
       description: 'Signed, expiring URL of the recording',
-      select: { id: true, recordingAvailable: true },
       resolve: (c, _a, ctx) => recordingUrlOf(ctx.deps, c),
     }),
     llmTranscript: t.exposeString('llmTranscript', { nullable: true, complexity: HEAVY_TEXT_COMPLEXITY }),
@@ -82,12 +90,11 @@ export const CallType = builder.prismaObject('Call', {
     // A call's agent and prompt version are its batch's (one foreign key holds them together).
     // The names and voice come from the request's batch-labels loader: one statement for all the
     // batches of a page, none when the page's own batch read primed it (calls, results).
-    agentName: t.string({ select: { batchId: true }, resolve: async (c, _a, ctx) => (await labelsOf(ctx, c.batchId)).agentName }),
-    versionName: t.string({ select: { batchId: true }, resolve: async (c, _a, ctx) => (await labelsOf(ctx, c.batchId)).versionName }),
+    agentName: t.string({ resolve: (c, _a, ctx) => labelOf(ctx, c.batchId, 'agentName') }),
+    versionName: t.string({ resolve: (c, _a, ctx) => labelOf(ctx, c.batchId, 'versionName') }),
     voice: t.string({
       description: "Voice used for the call (the batch's voice)",
-      select: { batchId: true },
-      resolve: async (c, _a, ctx) => (await labelsOf(ctx, c.batchId)).voice,
+      resolve: (c, _a, ctx) => labelOf(ctx, c.batchId, 'voice'),
     }),
     agent: t.field({
       type: AgentType,
@@ -113,14 +120,12 @@ export const CallType = builder.prismaObject('Call', {
       nullable: true,
       description:
         'Why a call waiting for a retry waits: how its last attempt ended (no_answer, busy, failed or voicemail); null unless it waits (nextAttemptAt set)',
-      select: { id: true, status: true, nextAttemptAt: true },
       resolve: (c, _a, ctx) => (waitsForRetry(c) ? ctx.loaders.retryReasons.load(c.id) : null),
     }),
     waitReason: t.field({
       type: CallWaitReason,
       nullable: true,
       description: 'Why a waiting call (pending or queued) waits until nextAttemptAt; null when it is not held back, or not waiting',
-      select: { status: true, waitReason: true, nextAttemptAt: true, timezone: true },
       resolve: (c) => waitReasonOf(c),
     }),
     attempts: t.field({

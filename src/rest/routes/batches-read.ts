@@ -116,6 +116,7 @@ export const batchesReadRoutes: RestRoute[] = [
     method: 'GET',
     path: `${BASE}/call-batches`,
     operation: 'RestBatches',
+    compiled: true,
     variables: batchesVariables,
     respond: (data: RestBatchesQuery) => ({
       message: MESSAGES.list,
@@ -163,6 +164,7 @@ export const batchesReadRoutes: RestRoute[] = [
     method: 'GET',
     path: `${BASE}/call-batches/:batch_id/calls`,
     operation: 'RestBatchCalls',
+    compiled: true,
     variables: callsVariables,
     respond: (data: RestBatchCallsQuery) => ({
       message: MESSAGES.calls,
@@ -183,6 +185,7 @@ export const batchesReadRoutes: RestRoute[] = [
     method: 'GET',
     path: `${BASE}/call-batches/:batch_id/results`,
     operation: 'RestBatchResults',
+    compiled: true,
     variables: resultsVariables,
     respond: (data: RestBatchResultsQuery) => ({
       message: MESSAGES.results,
@@ -212,6 +215,7 @@ export const batchesReadRoutes: RestRoute[] = [
     method: 'GET',
     path: `${BASE}/call-records`,
     operation: 'RestCallRecords',
+    compiled: true,
     variables: callRecordsVariables,
     respond: (data: RestCallRecordsQuery) => ({
       message: MESSAGES.records,

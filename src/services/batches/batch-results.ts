@@ -13,13 +13,10 @@ import {
 } from '../calls/list-batch-calls.ts';
 import {
   BATCH_RESULTS_PAGE,
-  offsetOf,
   pageIssues,
   pageRequest,
-  pagination,
   throwIfIssues,
   type PageArgs,
-  type PageRequest,
   type Pagination,
 } from '../pagination.ts';
 
@@ -65,27 +62,6 @@ export function outcomeWhere(batchId: string, filter: ResultFilter & { outcome: 
   return Prisma.join(conditions, ' AND ');
 }
 
-// Prisma has no "some value of the object equals" JSON filter, so the outcome filter picks the
-// page's ids in SQL and Prisma then loads those rows with the GraphQL selection.
-async function pageByOutcome(
-  deps: AppDeps,
-  batch: BatchScope,
-  filter: ResultFilter & { outcome: string },
-  req: PageRequest,
-  query: CallQuery,
-): Promise<{ items: Call[]; pagination: Pagination }> {
-  const where = outcomeWhere(batch.id, filter);
-  const prisma = deps.db.prisma;
-  const [ids, counted] = await Promise.all([
-    prisma.$queryRaw<{ id: string }[]>`SELECT c.id FROM calls c WHERE ${where} ORDER BY c.seq LIMIT ${req.limit} OFFSET ${offsetOf(req)}`,
-    prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM calls c WHERE ${where}`,
-  ]);
-  const items = ids.length
-    ? ((await prisma.call.findMany({ ...query, where: { id: { in: ids.map((r) => r.id) } }, orderBy: { seq: 'asc' } })) as Call[])
-    : [];
-  return { items, pagination: pagination(req, Number(counted[0]?.n ?? 0)) };
-}
-
 export async function batchResults(
   deps: AppDeps,
   account: Account,
@@ -97,9 +73,9 @@ export async function batchResults(
   throwIfIssues([...callFilterIssues(filter), ...pageIssues(input, BATCH_RESULTS_PAGE)]);
   const batch = await batchScope(deps, account, batchId);
   const req = pageRequest(input, BATCH_RESULTS_PAGE);
-  const page =
-    filter.outcome != null
-      ? await pageByOutcome(deps, batch, { ...filter, outcome: filter.outcome }, req, query)
-      : await pageOfBatchCalls(deps, batch, filter, req, query);
+  // The outcome filter has its own conditions (a jsonpath on outcomes); either way the page and its
+  // count are statements on `calls c`.
+  const where = filter.outcome != null ? outcomeWhere(batch.id, { ...filter, outcome: filter.outcome }) : undefined;
+  const page = await pageOfBatchCalls(deps, batch, filter, req, query, where);
   return { status: batchResultsStatus(batch), ...page, batch };
 }

@@ -1,12 +1,12 @@
 // The account's batches, newest first, with the contract's filters.
 import type { AppDeps } from '../../deps.ts';
 import { ACTIVE_FILTER_STATUSES } from '../../domain/batch-state.ts';
-import type { Account, Batch, Prisma } from '../../generated/prisma/client.ts';
+import { Prisma, type Account, type Batch } from '../../generated/prisma/client.ts';
 import type { BatchQuery } from './get-batch.ts';
+import { readPage, type PageSource } from '../page-rows.ts';
 import {
   BATCH_LIST_PAGE,
   clampBound,
-  offsetOf,
   pageIssues,
   pageRequest,
   pagination,
@@ -63,6 +63,16 @@ export function batchWhere(account: Account, filter: BatchFilter): Prisma.BatchW
   return where;
 }
 
+/** batchWhere in SQL on `batches b` (the offset page, read by statement). */
+function batchConditions(account: Account, filter: BatchFilter): Prisma.Sql {
+  const conditions = [Prisma.sql`b.account_id = ${account.id}`];
+  if (filter.agentId != null) conditions.push(Prisma.sql`b.agent_id = ${filter.agentId}`);
+  if (filter.status != null) conditions.push(Prisma.sql`b.status = ANY(${[...STORED_STATUSES[filter.status as BatchListStatusFilter]]}::text[])`);
+  if (filter.createdAtFrom) conditions.push(Prisma.sql`b.created_at >= ${clampBound(filter.createdAtFrom).toISOString()}::timestamptz`);
+  if (filter.createdAtTo) conditions.push(Prisma.sql`b.created_at <= ${clampBound(filter.createdAtTo).toISOString()}::timestamptz`);
+  return Prisma.join(conditions, ' AND ');
+}
+
 /** Newest first; the id breaks ties between batches created in the same millisecond. */
 export const BATCH_ORDER: Prisma.BatchOrderByWithRelationInput[] = [{ createdAt: 'desc' }, { id: 'desc' }];
 
@@ -74,12 +84,20 @@ export async function listBatches(
 ): Promise<{ items: Batch[]; pagination: Pagination }> {
   throwIfIssues([...batchFilterIssues(input), ...pageIssues(input, BATCH_LIST_PAGE)]);
   const req = pageRequest(input, BATCH_LIST_PAGE);
-  const where = batchWhere(account, input);
-  const [items, total] = await Promise.all([
-    deps.db.prisma.batch.findMany({ ...query, where, orderBy: BATCH_ORDER, skip: offsetOf(req), take: req.limit }),
-    deps.db.prisma.batch.count({ where }),
-  ]);
-  return { items: items as Batch[], pagination: pagination(req, total) };
+  const source: PageSource<Batch> = {
+    model: 'Batch',
+    table: 'batches',
+    alias: 'b',
+    where: batchConditions(account, input),
+    // BATCH_ORDER
+    orderBy: 'b.created_at DESC, b.id DESC',
+    relations: {
+      findPage: async (skip, take) => (await deps.db.prisma.batch.findMany({ ...query, where: batchWhere(account, input), orderBy: BATCH_ORDER, skip, take })) as Batch[],
+      count: () => deps.db.prisma.batch.count({ where: batchWhere(account, input) }),
+    },
+  };
+  const { items, total } = await readPage(deps.db, source, req, query);
+  return { items, pagination: pagination(req, total) };
 }
 
 /** Rows for a relay connection: the plugin's query carries take/skip/cursor. */

@@ -1,11 +1,11 @@
 // Calls of one batch in submission order (seq), with the contract's filters.
 import type { AppDeps } from '../../deps.ts';
 import { CALL_STATUSES, isCallStatus, TRANSCRIPT_STATUSES } from '../../domain/call-state.ts';
-import type { Account, Call, Prisma } from '../../generated/prisma/client.ts';
+import { Prisma, type Account, type Call } from '../../generated/prisma/client.ts';
 import { batchScope, callCount, type BatchScope } from '../batches/get-batch.ts';
+import { readPage, type PageSource } from '../page-rows.ts';
 import {
   BATCH_CALLS_PAGE,
-  offsetOf,
   pageIssues,
   pageRequest,
   pagination,
@@ -65,27 +65,61 @@ export function callFilterWhere(filter: CallFilter): Prisma.CallWhereInput {
 
 export const CALL_ORDER: Prisma.CallOrderByWithRelationInput = { seq: 'asc' };
 
-function hasFilter(filter: CallFilter): boolean {
-  return filter.status != null || filter.externalId != null || filter.transcriptStatus != null;
+/** callWhere in SQL, on `calls c` (the offset pages read by statement, src/services/page-rows.ts). */
+export function callConditions(batchId: string, filter: CallFilter): Prisma.Sql {
+  const conditions = [Prisma.sql`c.batch_id = ${batchId}`];
+  if (filter.status != null) conditions.push(Prisma.sql`c.status = ${filter.status}`);
+  if (filter.externalId != null) conditions.push(Prisma.sql`c.external_id = ${filter.externalId}`);
+  if (filter.transcriptStatus != null) conditions.push(Prisma.sql`c.transcript_status = ${transcriptStatusValue(filter.transcriptStatus)}`);
+  return Prisma.join(conditions, ' AND ');
 }
 
-/** One page of a batch's calls; the total comes from the counters when nothing is filtered. */
+/**
+ * A page source over `calls c` (CALL_ORDER is `c.seq`); `prismaWhere` the same conditions for a
+ * selection with relations, null when Prisma can't express them (the page's ids are then picked by SQL).
+ */
+export function callsSource(
+  deps: AppDeps,
+  sql: { where: Prisma.Sql; orderBy: string },
+  prisma: { where: Prisma.CallWhereInput; orderBy: Prisma.CallOrderByWithRelationInput | Prisma.CallOrderByWithRelationInput[] } | null,
+  query: CallQuery,
+): PageSource<Call> {
+  const calls = deps.db.prisma.call;
+  return {
+    model: 'Call',
+    table: 'calls',
+    alias: 'c',
+    ...sql,
+    relations: prisma
+      ? {
+          findPage: async (skip, take) => (await calls.findMany({ ...query, where: prisma.where, orderBy: prisma.orderBy, skip, take })) as Call[],
+          count: () => calls.count({ where: prisma.where }),
+        }
+      : { loadByIds: async (ids) => (await calls.findMany({ ...query, where: { id: { in: ids } } })) as Call[] },
+  };
+}
+
+function hasFilter(filter: CallFilter & { outcome?: string | null }): boolean {
+  return filter.status != null || filter.externalId != null || filter.transcriptStatus != null || filter.outcome != null;
+}
+
+/**
+ * One page of a batch's calls; the total comes from the counters when nothing is filtered.
+ * `where` (SQL on `calls c`) is the results' outcome filter's own conditions, else the filter's.
+ */
 export async function pageOfBatchCalls(
   deps: AppDeps,
   batch: BatchScope,
-  filter: CallFilter,
+  filter: CallFilter & { outcome?: string | null },
   req: PageRequest,
   query: CallQuery,
+  where?: Prisma.Sql,
 ): Promise<{ items: Call[]; pagination: Pagination }> {
-  const where = callWhere(batch.id, filter);
-  const known = hasFilter(filter) ? null : callCount(batch);
-  // A page past the end would still walk the index up to its offset; with the total known, skip it.
-  const pastEnd = known !== null && offsetOf(req) >= known;
-  const [items, total] = await Promise.all([
-    pastEnd ? [] : deps.db.prisma.call.findMany({ ...query, where, orderBy: CALL_ORDER, skip: offsetOf(req), take: req.limit }),
-    known ?? deps.db.prisma.call.count({ where }),
-  ]);
-  return { items: items as Call[], pagination: pagination(req, total) };
+  const source = where
+    ? callsSource(deps, { where, orderBy: 'c.seq' }, null, query)
+    : callsSource(deps, { where: callConditions(batch.id, filter), orderBy: 'c.seq' }, { where: callWhere(batch.id, filter), orderBy: CALL_ORDER }, query);
+  const { items, total } = await readPage(deps.db, source, req, query, hasFilter(filter) ? null : callCount(batch));
+  return { items, pagination: pagination(req, total) };
 }
 
 export async function listBatchCalls(

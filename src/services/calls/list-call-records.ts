@@ -1,11 +1,11 @@
 // Call records of the whole account over an inclusive range of UTC days, newest first.
 import type { AppDeps } from '../../deps.ts';
 import { unprocessable } from '../../errors.ts';
-import type { Account, Call, Prisma } from '../../generated/prisma/client.ts';
-import type { CallQuery } from './list-batch-calls.ts';
+import { Prisma, type Account, type Call } from '../../generated/prisma/client.ts';
+import { callsSource, type CallQuery } from './list-batch-calls.ts';
+import { readPage } from '../page-rows.ts';
 import {
   CALL_RECORDS_PAGE,
-  offsetOf,
   pageIssues,
   pageRequest,
   pagination,
@@ -70,22 +70,45 @@ export function callRecordsIssues(
   return issues;
 }
 
-/** Validates the request and returns the rows' filter; both error forms of the contract live here. */
-export function callRecordsWhere(account: Account, input: CallRecordsInput): Prisma.CallWhereInput {
+interface RecordsRange {
+  accountId: string;
+  from: Date;
+  /** The last millisecond of the end day (timestamps are stored at millisecond precision), so that 9999-12-31 needs no year 10000. */
+  to: Date;
+  agentIds: string[];
+}
+
+/** Validates the request and returns what selects its rows; both error forms of the contract live here. */
+function recordsRange(account: Account, input: CallRecordsInput): RecordsRange {
   throwIfIssues(callRecordsIssues(input));
   const start = (parseUtcDay(input.startDate) as { date: Date }).date;
   const end = (parseUtcDay(input.endDate) as { date: Date }).date;
   if (start > end) throw unprocessable('start_date must be on or before end_date');
-  // The last millisecond of the end day (timestamps are stored at millisecond precision), so that
-  // 9999-12-31 needs no year 10000.
-  const where: Prisma.CallWhereInput = {
-    accountId: account.id,
-    createdAt: { gte: start, lte: new Date(end.getTime() + DAY_MS - 1) },
-  };
-  const agentIds = [...new Set(input.agentIds ?? [])];
-  if (agentIds.length === 1) where.agentId = agentIds[0];
-  else if (agentIds.length > 1) where.agentId = { in: agentIds };
+  return { accountId: account.id, from: start, to: new Date(end.getTime() + DAY_MS - 1), agentIds: [...new Set(input.agentIds ?? [])] };
+}
+
+/** The rows' filter for Prisma (the relay connection and its count). */
+export function callRecordsWhere(account: Account, input: CallRecordsInput): Prisma.CallWhereInput {
+  return recordsPrismaWhere(recordsRange(account, input));
+}
+
+function recordsPrismaWhere(range: RecordsRange): Prisma.CallWhereInput {
+  const where: Prisma.CallWhereInput = { accountId: range.accountId, createdAt: { gte: range.from, lte: range.to } };
+  if (range.agentIds.length === 1) where.agentId = range.agentIds[0];
+  else if (range.agentIds.length > 1) where.agentId = { in: range.agentIds };
   return where;
+}
+
+/** The same filter in SQL on `calls c` (the offset page, read by statement). */
+function callRecordsConditions(range: RecordsRange): Prisma.Sql {
+  const conditions = [
+    Prisma.sql`c.account_id = ${range.accountId}`,
+    Prisma.sql`c.created_at >= ${range.from.toISOString()}::timestamptz`,
+    Prisma.sql`c.created_at <= ${range.to.toISOString()}::timestamptz`,
+  ];
+  if (range.agentIds.length === 1) conditions.push(Prisma.sql`c.agent_id = ${range.agentIds[0]}`);
+  else if (range.agentIds.length > 1) conditions.push(Prisma.sql`c.agent_id = ANY(${range.agentIds}::text[])`);
+  return Prisma.join(conditions, ' AND ');
 }
 
 /** Newest first; id (time-ordered) breaks ties between calls created together. */
@@ -97,16 +120,20 @@ export async function listCallRecords(
   input: CallRecordsInput,
   query: CallQuery = {},
 ): Promise<{ items: Call[]; pagination: Pagination }> {
-  const where = callRecordsWhere(account, input);
+  const range = recordsRange(account, input);
   if (input.pageSize != null && input.pageSize > CALL_RECORDS_PAGE.maxLimit) {
     throw unprocessable(`page_size must be less than or equal to ${CALL_RECORDS_PAGE.maxLimit}`);
   }
   const req = pageRequest({ page: input.page, limit: input.pageSize }, CALL_RECORDS_PAGE);
-  const [items, total] = await Promise.all([
-    deps.db.prisma.call.findMany({ ...query, where, orderBy: CALL_RECORD_ORDER, skip: offsetOf(req), take: req.limit }),
-    deps.db.prisma.call.count({ where }),
-  ]);
-  return { items: items as Call[], pagination: pagination(req, total) };
+  const source = callsSource(
+    deps,
+    // CALL_RECORD_ORDER in SQL.
+    { where: callRecordsConditions(range), orderBy: 'c.created_at DESC, c.id DESC' },
+    { where: recordsPrismaWhere(range), orderBy: CALL_RECORD_ORDER },
+    query,
+  );
+  const { items, total } = await readPage(deps.db, source, req, query);
+  return { items, pagination: pagination(req, total) };
 }
 
 /** Rows for a relay connection over the same filter. */
