@@ -2,6 +2,7 @@ import type { AppDeps } from './deps.ts';
 import { createWorker } from './dispatch/worker.ts';
 import { startWebhookDeliveryWorker } from './services/webhooks/delivery-worker.ts';
 import { startWebhookPruner } from './services/webhooks/prune-deliveries.ts';
+import { startRetention } from './services/retention/retention-loop.ts';
 
 export interface Background {
   stop(): Promise<void>;
@@ -23,6 +24,7 @@ export async function startBackground(deps: AppDeps): Promise<StartedBackground>
   loops.push(dispatch);
   loops.push(startWebhookDeliveryWorker(deps));
   loops.push(startWebhookPruner(deps));
+  loops.push(startRetention(deps));
   const staleMs = workerStaleMs(deps.config.WORKER_POLL_MS);
   return {
     problem(now = Date.now()) {

@@ -109,6 +109,15 @@ const configSchema = z.object({
     .transform((s) => s.split(',').map((v) => Number(v.trim()))),
   /** Finished webhook deliveries (delivered, failed, disabled) are deleted this many days after their last attempt; 0 keeps them forever. */
   WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
+  /**
+   * Finished batches (completed, cancelled) are deleted with their calls, history, recordings and
+   * webhook deliveries this many days after their last call ended; 0 keeps them forever.
+   */
+  BATCH_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(0),
+  /** Recordings are deleted this many days after they were stored (the call stays, without one); 0: kept as long as their call. */
+  RECORDING_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(0),
+  /** The voice provider's stored webhooks (provider_events) are deleted this many days after they were processed or arrived; 0 keeps them forever. */
+  PROVIDER_EVENT_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(7),
   /** After a secret rotation, the previous secret also signs for this long. */
   WEBHOOK_SECRET_OVERLAP_HOURS: z.coerce.number().min(0).max(24 * 30).default(24),
   /** Retell (voice provider 'retell') API address; tests point it at the local fake. Its origin is trusted for recording downloads. */

@@ -19,6 +19,8 @@ export interface Metrics {
   readonly callsEnded: Counter<'status'>;
   readonly retriesScheduled: Counter;
   readonly webhookDeliveries: Counter<'outcome'>;
+  /** Rows the retention settings deleted, by table (history and recordings that went with their calls not counted). */
+  readonly retentionDeleted: Counter<'table'>;
   /** Adds a source to `callbatch_calls_in_flight` / `callbatch_subscriptions`; returns its removal. */
   addInFlightSource(source: GaugeSource): () => void;
   addSubscriptionSource(source: GaugeSource): () => void;
@@ -94,6 +96,12 @@ export function createMetrics(db: Database): Metrics {
       name: `${PREFIX}webhook_deliveries_total`,
       help: 'Webhook delivery attempts by outcome (delivered, retry, failed, disabled, superseded)',
       labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    retentionDeleted: new Counter({
+      name: `${PREFIX}retention_deleted_total`,
+      help: 'Rows deleted by retention, by table (batches, calls, recordings, webhook_deliveries, provider_events)',
+      labelNames: ['table'],
       registers: [registry],
     }),
     addInFlightSource: adder(inFlight),

@@ -8,13 +8,12 @@
 // holds many locks for long. A delivery's next_attempt_at is the time its last attempt was due.
 import type { AppDeps } from '../../deps.ts';
 import { runStatement } from '../../db/sql-statement.ts';
+import { RETENTION_SCHEDULE, startPeriodic, type PeriodicJob } from '../retention/periodic.ts';
+import { inChunks } from '../retention/chunks.ts';
+import { retentionCutoff } from '../../domain/retention.ts';
 
-const DAY_MS = 86_400_000;
 /** Rows deleted per statement. */
 export const PRUNE_CHUNK = 5_000;
-/** How often a worker prunes (and once shortly after it starts). */
-const PRUNE_EVERY_MS = 60 * 60_000;
-const FIRST_PRUNE_AFTER_MS = 60_000;
 
 const PRUNE_SQL = `
 DELETE FROM webhook_deliveries
@@ -29,45 +28,36 @@ RETURNING 1`;
  * time until none is left; returns how many. Nothing with a retention of 0 (keep forever).
  */
 export async function pruneWebhookDeliveries(deps: Pick<AppDeps, 'config' | 'db' | 'clock'>, opts: { chunk?: number } = {}): Promise<number> {
-  const days = deps.config.WEBHOOK_RETENTION_DAYS;
-  if (days === 0) return 0;
-  const before = new Date(deps.clock.now().getTime() - days * DAY_MS).toISOString();
+  const cutoff = retentionCutoff(deps.clock.now(), deps.config.WEBHOOK_RETENTION_DAYS);
+  if (!cutoff) return 0;
+  const before = cutoff.toISOString();
   const chunk = opts.chunk ?? PRUNE_CHUNK;
   let total = 0;
-  for (;;) {
+  await inChunks(async () => {
     const n = (await runStatement(deps.db, PRUNE_SQL, [before, chunk])).length;
     total += n;
-    if (n < chunk) return total;
-  }
+    return n === chunk;
+  });
+  return total;
 }
 
-export interface DeliveryPruner {
-  stop(): Promise<void>;
-}
+export type DeliveryPruner = PeriodicJob;
 
 /** Prunes a minute after start, then hourly; nothing runs with a retention of 0. */
 export function startWebhookPruner(deps: AppDeps, opts: { firstAfterMs?: number } = {}): DeliveryPruner {
   if (deps.config.WEBHOOK_RETENTION_DAYS === 0) return { stop: async () => {} };
   const log = deps.logger.child({ component: 'webhook-retention' });
-  let running: Promise<void> = Promise.resolve();
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  const run = () => {
-    running = pruneWebhookDeliveries(deps)
-      .then((deleted) => {
-        if (deleted > 0) log.info({ deleted, retentionDays: deps.config.WEBHOOK_RETENTION_DAYS }, 'old webhook deliveries deleted');
-      })
-      .catch((err: unknown) => log.error({ err }, 'pruning webhook deliveries failed'))
-      .finally(() => {
-        if (!stopped) timer = setTimeout(run, PRUNE_EVERY_MS).unref();
-      });
-  };
-  timer = setTimeout(run, opts.firstAfterMs ?? FIRST_PRUNE_AFTER_MS).unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
+  return startPeriodic(
+    async () => {
+      const deleted = await pruneWebhookDeliveries(deps);
+      if (deleted === 0) return;
+      deps.metrics.retentionDeleted.inc({ table: 'webhook_deliveries' }, deleted);
+      log.info({ deleted, retentionDays: deps.config.WEBHOOK_RETENTION_DAYS }, 'old webhook deliveries deleted');
     },
-  };
+    {
+      ...RETENTION_SCHEDULE,
+      firstAfterMs: opts.firstAfterMs ?? RETENTION_SCHEDULE.firstAfterMs,
+      onError: (err) => log.error({ err }, 'pruning webhook deliveries failed'),
+    },
+  );
 }
