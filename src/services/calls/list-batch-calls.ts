@@ -66,7 +66,7 @@ export function callFilterWhere(filter: CallFilter): Prisma.CallWhereInput {
 export const CALL_ORDER: Prisma.CallOrderByWithRelationInput = { seq: 'asc' };
 
 /** callWhere in SQL, on `calls c` (the offset pages read by statement, src/services/page-rows.ts). */
-export function callConditions(batchId: string, filter: CallFilter): Prisma.Sql {
+function callConditions(batchId: string, filter: CallFilter): Prisma.Sql {
   const conditions = [Prisma.sql`c.batch_id = ${batchId}`];
   if (filter.status != null) conditions.push(Prisma.sql`c.status = ${filter.status}`);
   if (filter.externalId != null) conditions.push(Prisma.sql`c.external_id = ${filter.externalId}`);
@@ -75,8 +75,9 @@ export function callConditions(batchId: string, filter: CallFilter): Prisma.Sql 
 }
 
 /**
- * A page source over `calls c` (CALL_ORDER is `c.seq`); `prismaWhere` the same conditions for a
- * selection with relations, null when Prisma can't express them (the page's ids are then picked by SQL).
+ * A page source over `calls c` (CALL_ORDER is `c.seq`); `prisma` the same conditions and order in
+ * Prisma's terms, for a selection with relations; null when Prisma can't express them (the page's
+ * ids are then picked by SQL and their rows loaded by Prisma).
  */
 export function callsSource(
   deps: AppDeps,
