@@ -257,7 +257,20 @@ describe('secrets never reach the logs', () => {
         return Reflect.get(target, prop, receiver);
       },
     });
-    const broken = buildApp({ ...t.deps, logger, db: { ...t.deps.db, prisma } } as AppDeps);
+    // List pages read batches through the raw driver: its statements on batches fail too.
+    const failBatchReads = <D extends object>(driver: D | undefined): D | undefined =>
+      driver &&
+      new Proxy(driver, {
+        get(target, prop) {
+          const v = Reflect.get(target, prop, target);
+          if (typeof v !== 'function') return v;
+          if (prop !== 'query') return v.bind(target);
+          return (sql: unknown, ...rest: unknown[]) =>
+            typeof sql === 'string' && /\bbatches\b/.test(sql) ? Promise.reject(failure) : v.call(target, sql, ...rest);
+        },
+      });
+    const db = { ...t.deps.db, prisma, pglite: failBatchReads(t.deps.db.pglite), pool: failBatchReads(t.deps.db.pool) };
+    const broken = buildApp({ ...t.deps, logger, db } as AppDeps);
     const crashed = await send(broken, 'GET', '/api/v1/public/call-batches', { key: a.apiKey });
     expect(crashed.status).toBe(500);
     const gqlCrash = await gqlSend(broken, '{ batches { items { id } } }', {}, { key: a.apiKey });
