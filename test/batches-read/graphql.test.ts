@@ -11,7 +11,8 @@ const batchIds: string[] = []; // newest first
 const AT = new Date('2026-09-01T00:00:00.000Z');
 
 beforeAll(async () => {
-  t = await createTestApp();
+  // The statement counts below include the key lookup of every request: no key cache.
+  t = await createTestApp({ config: { API_KEY_CACHE_MS: '0' } });
   a = await t.seedAccount();
   other = await t.seedAccount();
   const support = await addAgent(t.deps, a, 'Support Agent');
