@@ -636,12 +636,14 @@ async function loadSection(dbUrl: string, seeded: Seeded, list: Scenario[], star
   const worst = overheads.length ? Math.max(...overheads) : NaN;
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   const targets = [
-    `  batch details p99 < 25 ms (REST):        ${details.rest.p99} ms  ${details.rest.p99 < 25 ? 'met' : 'MISSED'}`,
+    `  batch details p99 < 25 ms at ${CONNECTIONS} connections (REST): ${details.rest.p99} ms beside 25 ms  ${details.rest.p99 < 25 ? 'met' : 'MISSED'}`,
+    // What that p99 needs of the server (issue 17); steadier than latency when other work shares the machine.
+    `  batch details CPU per request <= 0.30 ms:  ${details.rest.cpuMs.toFixed(2)} ms beside 0.30 ms  ${details.rest.cpuMs <= 0.3 ? 'met' : 'MISSED'}`,
     `  REST facade overhead < 20% vs GraphQL:   req/s worst ${(worst * 100).toFixed(1)}%, mean ${(mean(overheads) * 100).toFixed(1)}% fewer; ` +
       `server CPU/req worst ${(Math.max(...cpuOverheads) * 100).toFixed(1)}%, mean ${(mean(cpuOverheads) * 100).toFixed(1)}% more  ` +
       `${worst < 0.2 ? 'met' : 'MISSED'}`,
   ];
-  if (dbStore) targets.push(`  (with the database rate-limit store batch details p99 is ${dbStore.p99} ms at ${dbStore.rps.toFixed(0)} req/s)`);
+  if (dbStore) targets.push(`  (with the database rate-limit store batch details p99 is ${dbStore.p99} ms at ${dbStore.rps.toFixed(0)} req/s, ${dbStore.cpuMs.toFixed(2)} ms CPU per request)`);
   return targets;
 }
 

@@ -88,6 +88,37 @@ describe('complexity (estimated objects fetched)', () => {
     expectRefused(unsized, /too complex/);
   });
 
+  it('a refusal for one request\'s page sizes or operation does not refuse the next request carrying the same document text', async () => {
+    // Yoga caches validation results per document text, and measures are reused per document and
+    // page-size values (query-cost.ts): neither may carry one request's refusal over to another's.
+    const doc = `query($n: Int, $m: Int) { batchesConnection(first: $n) { edges { node { callsConnection(first: $m) { edges { node { id } } } } } } }`;
+    const tooComplex = /^Query is too complex/;
+    const tooManyLookups = /^Query needs too many database lookups: 151/;
+    for (const [n, m, refusal] of [
+      [150, 150, tooComplex],
+      [10, 10, null],
+      [150, 150, tooComplex],
+      [10, 150, null],
+      [150, 10, tooManyLookups],
+      [20, 150, tooComplex],
+      [10, 10, null],
+    ] as const) {
+      const r = await gql(doc, { n, m });
+      if (refusal) expectRefused(r, refusal);
+      else expect(r.body.errors, `${n} × ${m}`).toBeUndefined();
+    }
+    // Absent, the default page (100) applies to both: refused again.
+    expectRefused(await gql(doc, {}), /too complex/);
+    const twoOperations = `query Big { batchesConnection(first: 150) { edges { node { callsConnection(first: 150) { edges { node { id } } } } } } } query Small { me { id } }`;
+    for (let i = 0; i < 2; i++) {
+      const run = (operationName: string) => send(t.app, 'POST', '/graphql', { key: a.apiKey, body: { query: twoOperations, operationName } });
+      expectRefused(await run('Big'), tooComplex);
+      const small = await run('Small');
+      expect(small.body.errors).toBeUndefined();
+      expect(small.body.data.me.id).toBe(a.account.id);
+    }
+  });
+
   it('prices a transcript like 20 objects: one page of them per query, not 25', async () => {
     const page = (alias: string) =>
       `${alias}: callRecordsConnection(filter: { startDate: "2000-01-01", endDate: "2100-01-01" }, first: 200) { edges { node { id llmTranscript } } }`;

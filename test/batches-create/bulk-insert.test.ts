@@ -14,7 +14,8 @@ let t: TestApp;
 let a: SeededAccount;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  // The statement counts below include the key lookup of every request: no key cache.
+  t = await createTestApp({ config: { API_KEY_CACHE_MS: '0' } });
   a = await t.seedAccount({ limits: { maxBatchSize: N, rateLimitPerMinute: 100_000 } });
 });
 afterAll(() => t.close());

@@ -14,6 +14,7 @@ import {
   GraphQLList,
   GraphQLNonNull,
   isLeafType,
+  Kind,
   parse,
   type DocumentNode,
   type ExecutionArgs,
@@ -132,10 +133,11 @@ function lookupsProblem(r: DocumentCost, limits: QueryLimits): AppError | null {
   );
 }
 
-function exceeded(r: DocumentCost, limits: QueryLimits): ComplexityErrorKind | null {
+/** The first limit passed; with `shapeOnly`, only those the document alone decides (depth, breadth). */
+function exceeded(r: DocumentCost, limits: QueryLimits, shapeOnly = false): ComplexityErrorKind | null {
   if (r.depth > limits.depth) return ComplexityErrorKind.Depth;
   if (r.breadth > limits.breadth) return ComplexityErrorKind.Breadth;
-  if (r.complexity > limits.complexity) return ComplexityErrorKind.Complexity;
+  if (!shapeOnly && r.complexity > limits.complexity) return ComplexityErrorKind.Complexity;
   return null;
 }
 
@@ -201,17 +203,25 @@ export interface CostInput {
   context?: unknown;
 }
 
-/** The refusal for a document that costs too much to validate or to run, or null. Linear in the document. */
-export function costRefusal(input: CostInput, limits: QueryLimits, cache?: MeasureCache): AppError | null {
-  const { operation, selections } = cache ? cache.measure(input) : measureDocument(input.schema, input.document, input);
+/**
+ * The refusal for a document that costs too much to validate or to run, or null. Linear in the
+ * document. With `documentOnly`, only what holds for every request carrying this document text:
+ * what depends on the operation picked (in a document of several) or on page sizes given as
+ * variables (complexity, lookups) is left to the check at execution.
+ */
+export function costRefusal(input: CostInput, limits: QueryLimits, cache?: MeasureCache, documentOnly = false): AppError | null {
+  const { operation, selections, variables } = cache ? cache.measure(input) : measureDocument(input.schema, input.document, input);
   if (selections > MAX_VALIDATED_SELECTIONS) {
     return new AppError('QUERY_TOO_COMPLEX', `Document selects too many fields: ${selections} with fragments expanded exceeds the maximum of ${MAX_VALIDATED_SELECTIONS}`);
   }
   if (!operation) return null;
+  if (documentOnly && input.document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION).length > 1) return null;
   const introspection = introspectionProblem(operation);
   if (introspection) return new AppError('QUERY_TOO_COMPLEX', introspection);
-  const kind = exceeded(operation, limits);
-  return kind ? complexityError(kind, operation, limits) : lookupsProblem(operation, limits);
+  const shapeOnly = documentOnly && variables?.length !== 0;
+  const kind = exceeded(operation, limits, shapeOnly);
+  if (kind) return complexityError(kind, operation, limits);
+  return shapeOnly ? null : lookupsProblem(operation, limits);
 }
 
 /** Brackets nested deeper than this are refused before parsing (the parser and validator recurse). */
@@ -262,13 +272,17 @@ export function useQueryCost(config: Config): Plugin {
         return parse(source, { ...options, maxTokens });
       });
     },
-    // Before graphql-js validation, whose cost grows with the document: refused documents are never validated.
+    // Before graphql-js validation, whose cost grows with the document: refused documents are never
+    // validated. Yoga caches a validation result per document text, for every later request
+    // carrying that text: a refusal that depends on the operation name or the variables (a page
+    // size) would refuse them all, so those wait for onExecute, which judges each request's own.
     onValidate({ params, context, setResult }) {
       const request = (context as { params?: { operationName?: string | null; variables?: Record<string, unknown> | null } }).params;
       const refusal = costRefusal(
         { schema: params.schema, document: params.documentAST, operationName: request?.operationName, variables: request?.variables, context },
         limits,
         measures,
+        true,
       );
       if (!refusal) return;
       // Yoga answers spec validation errors 200 to application/json clients; this one keeps its 400.
