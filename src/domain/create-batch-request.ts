@@ -140,6 +140,7 @@ export interface RawContact {
   contactId: string;
   name: string | null;
   phoneNumber: string;
+  /** A copy without forbidden keys at any depth (sanitizeJson), owned by this request. */
   metadata: Record<string, unknown>;
   /** Why the metadata is refused (too large): the contact is rejected, not the request. */
   metadataProblem: string | null;

@@ -117,13 +117,25 @@ export function sanitizeJson(value: unknown): unknown {
 
 /** Top-level keys normalised (first occurrence wins); nested values sanitised, keys kept. */
 export function normalizeMetadata(obj: Record<string, unknown>): Record<string, unknown> {
+  return renameKeys(obj, sanitizeJson);
+}
+
+/**
+ * The same for metadata that is already a sanitised copy (sanitizeJson's output, as a checked
+ * contact's is): its values are kept as they are instead of being copied a second time.
+ */
+export function normalizeSanitizedMetadata(obj: Record<string, unknown>): Record<string, unknown> {
+  return renameKeys(obj, (value) => value);
+}
+
+function renameKeys(obj: Record<string, unknown>, valueOf: (value: unknown) => unknown): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [rawKey, value] of Object.entries(obj)) {
-    if (isForbiddenKey(rawKey)) continue;
+  for (const rawKey in obj) {
+    if (!Object.hasOwn(obj, rawKey) || isForbiddenKey(rawKey)) continue;
     const key = normalizeMetadataKey(rawKey);
     // 'Constructor' or 'PROTOTYPE' only become dangerous after normalisation.
     if (isForbiddenKey(key) || Object.hasOwn(out, key)) continue;
-    out[key] = sanitizeJson(value);
+    out[key] = valueOf(obj[rawKey]);
   }
   return out;
 }
