@@ -114,9 +114,9 @@ SELECT 'call_' || $9 || lpad(g::text, 8, '0'), b.account_id, b.id, b.agent_id, b
        CASE WHEN s.status NOT IN ('pending', 'queued') THEN 'prov_' || $9 || g END,
        CASE WHEN s.status IN ('ringing', 'in_progress') THEN 'worker-gone' END,
        CASE WHEN s.status IN ('ringing', 'in_progress') THEN now() - interval '1 minute' END,
-       CASE WHEN s.status = 'queued' THEN now() + interval '1 day' END,
+       CASE WHEN $8 OR s.status = 'queued' THEN now() + interval '1 day' END,
        CASE WHEN $8 THEN 'America/New_York' END,
-       CASE WHEN $8 THEN now() + interval '1 day' END
+       CASE WHEN $8 THEN now() + interval '35 hours' END
   FROM batches b CROSS JOIN generate_series($2::int, $3::int) g
   CROSS JOIN LATERAL (SELECT CASE WHEN g % 100 < $4 THEN 'completed' WHEN g % 100 < $5 THEN 'no_answer'
                                   WHEN g % 100 < $6 THEN 'queued' WHEN g % 100 < $7 THEN 'in_progress' ELSE 'pending' END AS status) s

@@ -234,7 +234,7 @@ async function serve(dbArg: string): Promise<void> {
     else if (m.cmd === 'rss') process.send!({ maxRssMb: peakRssMb(), lifeMaxRssMb: Math.max(lifePeakMb, peakRssMb()) });
     else if (m.cmd === 'resetPeak') {
       lifePeakMb = Math.max(lifePeakMb, peakRssMb());
-      process.send!({ reset: resetPeakRss() });
+      process.send!({ reset: resetPeakRss() ? process.memoryUsage().rss / MB : null });
     }
     else if (m.cmd === 'stop') {
       await monitor?.end();
@@ -306,7 +306,8 @@ interface Row {
   /** The server's peak RSS during the creates of this size (reset before each), and over its life. */
   createPeakRssMb: number;
   lifePeakRssMb: number;
-  peakReset: boolean;
+  /** RSS when the peak was reset before the create (the highest of the runs); null: no reset, the peak is the process's. */
+  rssBeforeMb: number | null;
   idleRssMb: number;
   load: string;
 }
@@ -374,17 +375,18 @@ async function benchTarget(label: string, dbArg: string, sizes: number[], runs: 
     for (const size of sizes) {
       const sizeRuns = size >= 100_000 ? Math.max(1, Math.min(runs, 2)) : runs;
       const row: Row = {
-        db: label, size, runs: sizeRuns, e2eMs: [], minMs: [], callsMs: [], e2eCpu: [], minCpu: [], callsCpu: [], createPeakRssMb: 0, lifePeakRssMb: 0, peakReset: false,
+        db: label, size, runs: sizeRuns, e2eMs: [], minMs: [], callsMs: [], e2eCpu: [], minCpu: [], callsCpu: [], createPeakRssMb: 0, lifePeakRssMb: 0, rssBeforeMb: null,
         idleRssMb: info.idleMaxRssMb, load: loadNow(),
       };
       for (let r = 0; r < sizeRuns; r++) {
         const payload = body(size, `bench-${size}-${r}-${crypto.randomUUID()}`);
         const service = async () => {
-          row.peakReset = await ask<boolean>(child, { cmd: 'resetPeak' }, 'reset');
-          const before = await cpu();
+          const before = await ask<number | null>(child, { cmd: 'resetPeak' }, 'reset');
+          row.rssBeforeMb = before === null ? null : Math.max(row.rssBeforeMb ?? 0, before);
+          const c0 = await cpu();
           row.e2eMs.push(await put(payload, size));
-          const after = await cpu();
-          row.e2eCpu.push({ node: after.node - before.node, db: after.db === null || before.db === null ? null : after.db - before.db });
+          const c1 = await cpu();
+          row.e2eCpu.push({ node: c1.node - c0.node, db: c1.db === null || c0.db === null ? null : c1.db - c0.db });
           const { maxRssMb } = await askMany<{ maxRssMb: number }>(child, { cmd: 'rss' });
           row.createPeakRssMb = Math.max(row.createPeakRssMb, maxRssMb);
         };
@@ -446,7 +448,8 @@ function printRow(r: Row) {
       `  bound min    ${f(min).padStart(6)} ms = ${f(rate(r.size, min)).padStart(7)} rows/s${spread(r.minMs)}   service/min   ${f(min / e2e, 2)} (goal ≥ ${GOAL_VS_MIN} on postgres)\n` +
       `  bound calls  ${f(calls).padStart(6)} ms = ${f(rate(r.size, calls)).padStart(7)} rows/s${spread(r.callsMs)}   service/calls ${f(calls / e2e, 2)}\n` +
       cpuLine(r) +
-      `  server peak RSS during the create ${f(r.createPeakRssMb)} MB (bound ${RSS_BOUND_MB} MB at 100k${r.peakReset ? '' : '; not reset: the whole process'}); ` +
+      `  server peak RSS during the create ${f(r.createPeakRssMb)} MB (bound ${RSS_BOUND_MB} MB at 100k; ` +
+      `${r.rssBeforeMb === null ? 'not reset: the whole process' : `RSS before it ${f(r.rssBeforeMb)} MB`}); ` +
       `whole process ${f(r.lifePeakRssMb)} MB, of which startup ${f(r.idleRssMb)} MB`,
   );
 }

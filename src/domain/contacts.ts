@@ -46,7 +46,8 @@ export function normalizePhone(raw: string): string | null {
   if (digits.length === 0 || digits.length > E164_MAX_DIGITS) return null;
   // Same verdict as the libphonenumber call below, without its per-call regex construction.
   const fast = fastE164(digits);
-  if (fast !== undefined) return fast;
+  // The submitted string when it already is the E.164 form: a 100k-contact batch keeps one copy.
+  if (fast !== undefined) return fast === trimmed ? trimmed : fast;
   const parsed = parsePhoneNumberFromString(`+${digits}`);
   return parsed?.isValid() ? parsed.number : null;
 }
@@ -89,7 +90,7 @@ export function normalizeContacts(
       continue;
     }
 
-    // A checked contact's metadata is already a sanitised copy (create-batch-request.ts).
+    // A checked contact's metadata is already sanitised (create-batch-request.ts).
     const metadata = normalizeSanitizedMetadata(contact.metadata);
     accepted.push({
       index,
