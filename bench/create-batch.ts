@@ -54,7 +54,7 @@ function contact(i: number) {
 // Server side (child process).
 
 interface ServeInfo {
-  /** Peak RSS of the started, idle server (PGlite alone reserves ~800 MB of WASM memory). */
+  /** Peak RSS of the started, idle server (PGlite's WebAssembly, compiled in its first queries, peaks at ~850 MB). */
   idleMaxRssMb: number;
   baseUrl: string;
   apiKey: string;
