@@ -1,9 +1,15 @@
 // A transaction on the raw driver under Prisma (pg pool client or PGlite), for bulk statements
 // whose array parameters Prisma's raw-query path would serialise several times slower.
 import type { Database } from './client.ts';
+import { copyRowsPg, copyRowsPglite, type CopyRows } from './copy-rows.ts';
 
 export interface SqlTx {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+}
+
+/** An explicit transaction also takes COPY of rows in the text format (copy-rows.ts). */
+export interface SqlTransaction extends SqlTx {
+  copyRows: CopyRows;
 }
 
 /**
@@ -11,10 +17,10 @@ export interface SqlTx {
  * `fn` must not use Prisma: on PGlite this holds the only session, so a Prisma call would wait
  * for this transaction forever.
  */
-export async function withSqlTransaction<T>(db: Database, fn: (tx: SqlTx) => Promise<T>): Promise<T> {
+export async function withSqlTransaction<T>(db: Database, fn: (tx: SqlTransaction) => Promise<T>): Promise<T> {
   if (db.pglite) {
     return db.pglite.transaction(async (tx) =>
-      fn({ query: async <R>(sql: string, params?: unknown[]) => (await tx.query<R>(sql, params)).rows }),
+      fn({ query: async <R>(sql: string, params?: unknown[]) => (await tx.query<R>(sql, params)).rows, copyRows: copyRowsPglite(tx) }),
     );
   }
   if (!db.pool) throw new Error('withSqlTransaction: the database exposes no raw driver');
@@ -29,6 +35,7 @@ export async function withSqlTransaction<T>(db: Database, fn: (tx: SqlTx) => Pro
   try {
     const result = await fn({
       query: async <R>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as R[],
+      copyRows: copyRowsPg(client),
     });
     await client.query('COMMIT');
     return result;

@@ -17,7 +17,23 @@ export interface ContactListReading {
   issues: PathIssue[];
 }
 
-export function readContactList(list: unknown, at: IssuePath): ContactListReading {
+/** Where each field of a contact is found in an item: the domain's names, or a surface's spelling. */
+export type ContactKeys = Readonly<Record<'contactId' | 'name' | 'phoneNumber' | 'metadata' | 'status' | 'timezone', string>>;
+
+export const CONTACT_KEYS: ContactKeys = { contactId: 'contactId', name: 'name', phoneNumber: 'phoneNumber', metadata: 'metadata', status: 'status', timezone: 'timezone' };
+
+// Marks a list this reader returned without issues, so a second reading of the same list (the REST
+// facade reads the body, then GraphQL parses the same value as its variable) is skipped. A symbol
+// can't come from JSON, so a client can't mark a list it sends.
+const READ = Symbol('contact list read');
+
+/** True when `list` is a reading of this reader that had no issues. */
+export function isReadContactList(list: unknown): list is ContactRequest[] {
+  return Array.isArray(list) && (list as unknown as Record<symbol, unknown>)[READ] === true;
+}
+
+/** Issues are named by the domain's field names whatever `keys` the items use. */
+export function readContactList(list: unknown, at: IssuePath, keys: ContactKeys = CONTACT_KEYS): ContactListReading {
   const issues: PathIssue[] = [];
   if (!Array.isArray(list)) return { contacts: [], issues: [{ path: at, reason: REASON_LIST }] };
   const contacts: ContactListReading['contacts'] = new Array(list.length);
@@ -29,24 +45,27 @@ export function readContactList(list: unknown, at: IssuePath): ContactListReadin
       continue;
     }
     contacts[i] = {
-      contactId: readText(item, 'contactId', true, at, i, issues) ?? undefined,
-      name: readText(item, 'name', false, at, i, issues),
-      phoneNumber: readText(item, 'phoneNumber', true, at, i, issues) ?? undefined,
-      metadata: item.metadata,
-      status: readStatus(item.status, at, i, issues),
-      timezone: readText(item, 'timezone', false, at, i, issues),
+      contactId: readText(item, 'contactId', keys.contactId, true, at, i, issues) ?? undefined,
+      name: readText(item, 'name', keys.name, false, at, i, issues),
+      phoneNumber: readText(item, 'phoneNumber', keys.phoneNumber, true, at, i, issues) ?? undefined,
+      metadata: own(item, keys.metadata),
+      status: readStatus(own(item, keys.status), at, i, issues),
+      timezone: readText(item, 'timezone', keys.timezone, false, at, i, issues),
     };
   }
+  if (issues.length === 0) Object.defineProperty(contacts, READ, { value: true });
   return { contacts, issues };
 }
 
+const own = (item: Record<string, unknown>, key: string): unknown => (Object.hasOwn(item, key) ? item[key] : undefined);
+
 /** The string, null when an optional one is absent, undefined after an issue. */
-function readText(item: Record<string, unknown>, key: string, required: boolean, at: IssuePath, i: number, issues: PathIssue[]) {
-  const value = item[key];
+function readText(item: Record<string, unknown>, field: string, key: string, required: boolean, at: IssuePath, i: number, issues: PathIssue[]) {
+  const value = own(item, key);
   if (typeof value === 'string') return value;
-  if (value === undefined && required) issues.push({ path: [...at, i, key], reason: REASON_REQUIRED });
+  if (value === undefined && required) issues.push({ path: [...at, i, field], reason: REASON_REQUIRED });
   else if (value == null && !required) return null;
-  else issues.push({ path: [...at, i, key], reason: REASON_STRING });
+  else issues.push({ path: [...at, i, field], reason: REASON_STRING });
   return undefined;
 }
 

@@ -3,7 +3,7 @@
 // lax reader); the checks here are worded as the contract's (pydantic v2) messages, which legacy
 // clients parse, and reported at surface-neutral paths in the contract's field order.
 import { inFieldOrder, literalReason, type FieldOrder, type IssuePath, type PathIssue } from './field-issue.ts';
-import { exceedsDepth, isPlainRecord, MAX_METADATA_DEPTH, metadataSizeProblem, sanitizeJson } from './metadata.ts';
+import { exceedsDepth, isPlainRecord, MAX_METADATA_DEPTH, metadataSizeProblem, sanitizedJson, sanitizeJson } from './metadata.ts';
 import {
   BATCH_METADATA_LIMITS,
   charLength,
@@ -140,6 +140,7 @@ export interface RawContact {
   contactId: string;
   name: string | null;
   phoneNumber: string;
+  /** Without forbidden keys at any depth (sanitizedJson): the submitted value, or a copy. Only read. */
   metadata: Record<string, unknown>;
   /** Why the metadata is refused (too large): the contact is rejected, not the request. */
   metadataProblem: string | null;
@@ -334,7 +335,7 @@ function checkContact(c: ValueChecker, item: Partial<ContactRequest>, at: IssueP
   // A contact whose metadata is too large is rejected on its own (validation_errors); its
   // metadata is neither walked further, nor copied, nor kept.
   const metadataProblem = sized?.problem ?? null;
-  const metadata = sized && !metadataProblem ? (sanitizeJson(sized.value) as Record<string, unknown>) : {};
+  const metadata = sized && !metadataProblem ? (sanitizedJson(sized.value) as Record<string, unknown>) : {};
   const timezone = c.text(at, 'timezone', item.timezone ?? undefined, { max: 64 });
   if (timezone !== null && !isZone(timezone)) c.fail(at, 'timezone', `Value error, Unknown time zone '${timezone}'`);
   return { contactId, name, phoneNumber, metadata, metadataProblem, status: item.status ?? 'pending', timezone };

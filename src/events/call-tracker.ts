@@ -87,6 +87,9 @@ SELECT ${CALL_COLUMNS}
   FROM calls WHERE batch_id = $1 AND status <> 'pending' AND updated_at >= $2::timestamptz
  ORDER BY updated_at DESC, seq DESC LIMIT $3`;
 
+/** The tracker's statements, for bench/calls-indexes.ts, which EXPLAINs every read of calls. */
+export const CALL_READS = { top: CALLS_TOP_SQL, signatures: CALL_SIGNATURES_SQL, rows: CALL_ROWS_SQL, recent: CALL_RECENT_SQL } as const;
+
 interface SignatureRow {
   id: string;
   status: string;

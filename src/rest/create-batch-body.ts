@@ -16,7 +16,7 @@ import { WEEKDAYS } from '../domain/calling-window.ts';
 
 /** A list of 100,000 bad outcomes is reported by its first few. */
 const MAX_LISTED_ON_ISSUES = 10;
-import { readContactList, REASON_DICT, REASON_LIST, REASON_REQUIRED, REASON_STRING } from '../domain/contact-list.ts';
+import { readContactList, REASON_DICT, REASON_LIST, REASON_REQUIRED, REASON_STRING, type ContactKeys } from '../domain/contact-list.ts';
 import { formatIssue, inFieldOrder, literalReason, type PathIssue } from '../domain/field-issue.ts';
 import { laxBoolean, laxInteger } from '../domain/lax-scalars.ts';
 import { isPlainRecord } from '../domain/metadata.ts';
@@ -85,17 +85,15 @@ export function readCreateBatchBody(body: unknown, opts: CreateBodyOptions): Cre
   throw requestValidation(issues.map((i) => restDetail(i, body)));
 }
 
-function camelContact(c: unknown): unknown {
-  if (!isPlainRecord(c)) return c;
-  return {
-    contactId: own(c, 'contact_id'),
-    name: own(c, 'name'),
-    phoneNumber: own(c, 'phone_number'),
-    metadata: own(c, 'metadata'),
-    status: own(c, 'status'),
-    timezone: own(c, 'timezone'),
-  };
-}
+/** Where the contract spells each field of a contact. */
+const SNAKE_CONTACT_KEYS: ContactKeys = {
+  contactId: 'contact_id',
+  name: 'name',
+  phoneNumber: 'phone_number',
+  metadata: 'metadata',
+  status: 'status',
+  timezone: 'timezone',
+};
 
 const ABSENT = Symbol('absent');
 
@@ -218,7 +216,7 @@ class LaxReader {
   contacts(): CreateBatchRequestDraft['contacts'] {
     const value = this.take('contacts', true);
     if (value === ABSENT) return undefined;
-    const reading = readContactList(Array.isArray(value) ? value.map(camelContact) : value, ['contacts']);
+    const reading = readContactList(value, ['contacts'], SNAKE_CONTACT_KEYS);
     this.issues.push(...reading.issues);
     return Array.isArray(value) ? reading.contacts : undefined;
   }

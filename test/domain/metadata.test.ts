@@ -3,6 +3,7 @@ import {
   exceedsDepth,
   normalizeMetadata,
   normalizeMetadataKey,
+  sanitizedJson,
   sanitizeJson,
 } from '../../src/domain/metadata.ts';
 
@@ -79,6 +80,21 @@ describe('normalizeMetadata', () => {
     input.Tags.push('z');
     input.info.y = 2;
     expect(result).toEqual({ tags: ['x'], info: { y: 1 } });
+  });
+});
+
+describe('sanitizedJson', () => {
+  it('hands back the value itself when no key at any depth is forbidden', () => {
+    const clean = { a: 1, b: [{ c: 'x' }, [{ d: null }]], e: { f: { g: true } } };
+    expect(sanitizedJson(clean)).toBe(clean);
+  });
+
+  it('copies without the forbidden keys when one is nested anywhere', () => {
+    const hostile = JSON.parse('{"a": 1, "b": [{"c": {"__proto__": {"polluted": true}, "ok": 2}}]}');
+    const out = sanitizedJson(hostile) as { b: Array<{ c: Record<string, unknown> }> };
+    expect(out).not.toBe(hostile);
+    expect(Object.hasOwn(out.b[0].c, '__proto__')).toBe(false);
+    expect(out.b[0].c.ok).toBe(2);
   });
 });
 

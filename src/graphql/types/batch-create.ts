@@ -1,7 +1,7 @@
 // Batch creation on the GraphQL surface, also the mutation the REST facade's create runs.
 import { GraphQLError } from 'graphql';
 import { builder } from '../builder.ts';
-import { readContactList } from '../../domain/contact-list.ts';
+import { isReadContactList, readContactList } from '../../domain/contact-list.ts';
 import type { ContactRejection } from '../../domain/contacts.ts';
 import type { ContactRequest, CreateBatchRequest } from '../../domain/create-batch-request.ts';
 import { formatIssue } from '../../domain/field-issue.ts';
@@ -77,6 +77,8 @@ const CallBatchContactList = builder.scalarType('CallBatchContactList', {
     throw new GraphQLError('CallBatchContactList is an input scalar');
   },
   parseValue: (value) => {
+    // The REST facade's body reader already read this very list.
+    if (isReadContactList(value)) return value;
     const { contacts, issues } = readContactList(value, ['contacts']);
     if (issues.length) throw new GraphQLError(issues.slice(0, MAX_LISTED_ISSUES).map((i) => formatIssue(i)).join('; '));
     // The reader recorded an issue for every missing or mistyped field, so none is left.

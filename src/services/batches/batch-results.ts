@@ -55,8 +55,8 @@ export function outcomeWhere(batchId: string, filter: ResultFilter & { outcome: 
   }
   // Lax jsonpath: `$.*` is every member value (array values are unwrapped), and a null or
   // non-object outcomes column simply doesn't match. The value is a literal of the path (a JSON
-  // string literal is a jsonpath one) because the GIN index on outcomes serves `@?` only with a
-  // path known when the statement is planned, which a bound parameter is.
+  // string literal is a jsonpath one), bound as one parameter. The batch's calls are read through
+  // its own indexes: a GIN index of outcome values matched the whole table (docs/indexes.md).
   const path = `$.* ? (@ == ${JSON.stringify(wellFormed(filter.outcome))})`;
   conditions.push(Prisma.sql`c.outcomes @? ${path}::jsonpath`);
   return Prisma.join(conditions, ' AND ');

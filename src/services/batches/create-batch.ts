@@ -13,7 +13,7 @@ import { checkCreateBatchRequest, type CreateBatchInput, type CreateBatchRequest
 import { newId } from '../../domain/ids.ts';
 import { invalidFields, unprocessable } from '../../errors.ts';
 import type { Account } from '../../generated/prisma/client.ts';
-import { insertCalls, type InitialCallStatus, type InsertCallsOptions, type NewCall } from './insert-calls.ts';
+import { CALL_CHUNK_SIZE, insertCalls, type InitialCallStatus, type InsertCallsOptions, type NewCall } from './insert-calls.ts';
 import { resolveBatchSettings, type BatchSettings } from './resolve-batch-settings.ts';
 import { withSqlTransaction } from '../../db/sql-transaction.ts';
 import { validateCallbackUrl } from '../webhooks/url-safety.ts';
@@ -116,7 +116,7 @@ export async function createBatch(
         createdAt: result.createdAt,
       },
       calls,
-      opts.insert,
+      { chunkSize: CALL_CHUNK_SIZE[deps.db.kind], ...opts.insert },
     );
     await catchUpEnforcedWindow(tx, result.batchId, account.id, result.createdAt);
     return true;
