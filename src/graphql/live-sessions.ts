@@ -22,16 +22,19 @@ export function createLiveSessions(db: Database, logger: Logger, intervalMs: num
 
   async function recheck(): Promise<void> {
     if (byKey.size === 0) return;
+    const checked = [...byKey.keys()];
     let valid: Set<string>;
     try {
-      valid = await validKeyHashes(db, [...byKey.keys()]);
+      valid = await validKeyHashes(db, checked);
     } catch (err) {
       // A database blip must not end every client's subscriptions; the next sweep decides.
       logger.warn({ err }, 'live sessions: key re-check failed');
       return;
     }
-    for (const [hash, ends] of byKey) {
-      if (valid.has(hash)) continue;
+    // Only the keys this sweep asked about: one first tracked while it was waiting was not checked.
+    for (const hash of checked) {
+      const ends = byKey.get(hash);
+      if (!ends || valid.has(hash)) continue;
       byKey.delete(hash);
       for (const end of ends) end();
     }
