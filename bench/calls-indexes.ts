@@ -13,7 +13,7 @@
 //
 //   npm run bench:indexes [-- --drop <index>,<index>]   BENCH_PG_URL picks another server (default
 //   127.0.0.1:5432); --drop shows the plans the same reads get without those indexes.
-import crypto from 'node:crypto';
+import { throwawayDatabase } from './throwaway-database.ts';
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
@@ -67,25 +67,6 @@ function callScans(node: PlanNode, out: { index: string | null; text: string }[]
   }
   for (const child of node.Plans ?? []) callScans(child, out);
   return out;
-}
-
-async function throwawayDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `cbs_indexes_${crypto.randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: BASE_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(BASE_URL);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: BASE_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
 }
 
 const BATCH_SQL = `
@@ -166,7 +147,7 @@ async function seed(db: Database) {
 }
 
 async function main() {
-  const target = await throwawayDatabase();
+  const target = await throwawayDatabase(BASE_URL, 'cbs_indexes');
   const db = await openDatabase({ databaseUrl: target.url });
   try {
     await migrate(db);

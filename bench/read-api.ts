@@ -30,9 +30,9 @@
 //                           budget is another module; one extra run shows batch details with the database store)
 //   BENCH_SERVER_FLAGS      extra node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=prof`
 // A quick run of the bound alone (~1.5 min): BENCH_PARTS=bound BENCH_SECONDS=4 BENCH_NOISE_CALLS=0 BENCH_BIG_CALLS=10000.
+import { throwawayDatabase } from './throwaway-database.ts';
 import { createMetrics } from '../src/metrics.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -74,25 +74,6 @@ const ms = (t0: number) => `${((performance.now() - t0) / 1000).toFixed(1)} s`;
 
 // ---------------------------------------------------------------------------------------------
 // Database
-
-async function createThrowawayDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `cbs_bench_${crypto.randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: BASE_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(BASE_URL);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: BASE_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
 
 interface Seeded {
   apiKey: string;
@@ -649,7 +630,7 @@ async function loadSection(dbUrl: string, seeded: Seeded, list: Scenario[], star
 
 async function main() {
   log(`Read API benchmark: PostgreSQL ${BASE_URL.replace(/\/\/[^@]*@/, '//')}, ${CONNECTIONS} connections, ${SECONDS} s per run, parts ${[...PARTS].join(',')}`);
-  const dbHandle = await createThrowawayDatabase();
+  const dbHandle = await throwawayDatabase(BASE_URL, 'cbs_bench');
   let db: Database | undefined;
   let server: ChildProcess | undefined;
   try {

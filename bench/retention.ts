@@ -11,10 +11,9 @@
 //
 //   npx tsx bench/retention.ts [--batches 100] [--calls 1000] [--dispatch 20000] [--db postgres]
 //   BENCH_PG_URL=postgresql://user@host:5432/postgres selects another PostgreSQL server.
-import crypto from 'node:crypto';
+import { openThrowawayDatabase } from './throwaway-database.ts';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase, type Database } from '../src/db/client.ts';
 import { migrate } from '../src/db/migrate.ts';
@@ -51,28 +50,6 @@ const MAX_STATEMENT_MS = 1_000;
 const RETENTION_DAYS = 30;
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const load = () => `load average ${os.loadavg().map((x) => x.toFixed(2)).join(', ')} (${os.cpus().length} cores)`;
-
-async function pgDatabase(): Promise<{ db: Database; drop(): Promise<void> } | null> {
-  const admin = new pg.Client({ connectionString: PG_URL });
-  try {
-    await admin.connect();
-  } catch {
-    return null;
-  }
-  const name = `cbs_bench_ret_${crypto.randomBytes(4).toString('hex')}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  const u = new URL(PG_URL);
-  u.pathname = `/${name}`;
-  const db = await openDatabase({ databaseUrl: u.toString(), poolSize: 12 });
-  return {
-    db,
-    async drop() {
-      await db.close();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    },
-  };
-}
 
 const KINDS: [RegExp, string][] = [
   [/DELETE FROM calls/, 'calls chunk'],
@@ -230,7 +207,7 @@ async function sizes(db: Database): Promise<string> {
 }
 
 async function run(kind: 'pglite' | 'postgres') {
-  const opened = kind === 'pglite' ? { db: await openDatabase({ inMemory: true }), drop: async () => {} } : await pgDatabase();
+  const opened = kind === 'pglite' ? { db: await openDatabase({ inMemory: true }), drop: async () => {} } : await openThrowawayDatabase(PG_URL, 'cbs_bench_ret', 12);
   if (!opened) return console.log(`${kind}: not reachable, skipped`);
   const { db } = opened;
   if (kind === 'pglite') opened.drop = () => db.close();

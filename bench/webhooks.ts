@@ -7,14 +7,13 @@
 //
 //   npx tsx bench/webhooks.ts [--events 2000] [--db pglite,postgres]
 //   BENCH_PG_URL=postgresql://user@host:5432/postgres selects another PostgreSQL server.
+import { openThrowawayDatabase } from './throwaway-database.ts';
 import { createMetrics } from '../src/metrics.ts';
-import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
-import { openDatabase, type Database } from '../src/db/client.ts';
+import { openDatabase } from '../src/db/client.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { systemClock, type AppDeps } from '../src/deps.ts';
 import { newId } from '../src/domain/ids.ts';
@@ -45,30 +44,8 @@ async function receiver() {
   return { url, count: () => count, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-async function pgDatabase(): Promise<{ db: Database; drop(): Promise<void> } | null> {
-  const admin = new pg.Client({ connectionString: PG_URL });
-  try {
-    await admin.connect();
-  } catch {
-    return null;
-  }
-  const name = `cbs_bench_wh_${crypto.randomBytes(4).toString('hex')}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  const u = new URL(PG_URL);
-  u.pathname = `/${name}`;
-  const db = await openDatabase({ databaseUrl: u.toString(), poolSize: 10 });
-  return {
-    db,
-    async drop() {
-      await db.close();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    },
-  };
-}
-
 async function run(kind: 'pglite' | 'postgres') {
-  const opened = kind === 'pglite' ? { db: await openDatabase({ inMemory: true }), drop: async () => {} } : await pgDatabase();
+  const opened = kind === 'pglite' ? { db: await openDatabase({ inMemory: true }), drop: async () => {} } : await openThrowawayDatabase(PG_URL, 'cbs_bench_wh', 10);
   if (!opened) return console.log(`${kind}: not reachable, skipped`);
   const { db } = opened;
   if (kind === 'pglite') opened.drop = () => db.close();
