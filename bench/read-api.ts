@@ -28,6 +28,7 @@
 //   BENCH_PAGE_CALLS (the list pages' batch, 5000), BENCH_NOISE_CALLS (another account's, 880000)
 //   BENCH_RATE_LIMIT_STORE  the server's RATE_LIMIT_STORE for the main runs (memory: the per-account
 //                           budget is another module; one extra run shows batch details with the database store)
+//   BENCH_SCENARIOS         part 2's scenarios whose names start with one of these, comma-separated (all)
 //   BENCH_SERVER_FLAGS      extra node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=prof`
 // A quick run of the bound alone (~1.5 min): BENCH_PARTS=bound BENCH_SECONDS=4 BENCH_NOISE_CALLS=0 BENCH_BIG_CALLS=10000.
 import { throwawayDatabase } from './throwaway-database.ts';
@@ -61,6 +62,7 @@ const CALLS_PER_BATCH = env('BENCH_CALLS_PER_BATCH', 100);
 const NOISE_CALLS = env('BENCH_NOISE_CALLS', 880_000);
 const RATE_LIMIT_STORE = process.env.BENCH_RATE_LIMIT_STORE ?? 'memory';
 const SERVER_FLAGS = (process.env.BENCH_SERVER_FLAGS ?? '').split(/\s+/).filter(Boolean);
+const SCENARIOS = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'plans,load,bound').split(',').map((p) => p.trim()));
 const BOUND_PAGES = new Set((process.env.BENCH_BOUND_PAGES ?? 'calls,results,records,list').split(',').map((p) => p.trim()));
 const BOUND_CONNECTIONS = env('BENCH_BOUND_CONNECTIONS', 8);
@@ -638,7 +640,7 @@ async function main() {
     await migrate(db);
     log('Seeding:');
     const seeded = await seed(db);
-    const list = scenarios(seeded);
+    const list = scenarios(seeded).filter((s) => SCENARIOS.length === 0 || SCENARIOS.some((name) => s.name.startsWith(name)));
     const plansOk = PARTS.has('plans') ? await explainAll(db, seeded, list) : undefined;
 
     const started = await startServer(dbHandle.url, RATE_LIMIT_STORE);

@@ -6,6 +6,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client.ts';
 import { initPgliteDataDir, lockDataDir } from './pglite-data-dir.ts';
+import { parseTimestamptz, TIMESTAMPTZ_OID } from './timestamp-parser.ts';
 
 export type { PrismaClient };
 
@@ -35,6 +36,7 @@ export interface DatabaseOptions {
 
 // PostgreSQL returns BIGINT/NUMERIC as strings by default; counts we select are small.
 pg.types.setTypeParser(20, (v) => Number(v));
+pg.types.setTypeParser(TIMESTAMPTZ_OID, parseTimestamptz);
 
 /**
  * The embedded database's buffer cache, inside the process's WebAssembly memory: PostgreSQL's

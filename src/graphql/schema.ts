@@ -1,5 +1,6 @@
 import { lexicographicSortSchema, printSchema } from 'graphql';
 import { builder } from './builder.ts';
+import { withoutOwnPropertyResolvers } from './plain-reads.ts';
 import './scalars.ts';
 import './types/account.ts';
 import './types/catalog.ts';
@@ -13,7 +14,7 @@ import './types/subscriptions.ts';
 import './types/provider.ts';
 import './types/suppressions.ts';
 
-export const schema = builder.toSchema();
+export const schema = withoutOwnPropertyResolvers(builder.toSchema());
 
 export function printedSchema(): string {
   return printSchema(lexicographicSortSchema(schema)) + '\n';

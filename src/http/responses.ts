@@ -1,9 +1,15 @@
+import { Response as ServerResponse } from '@whatwg-node/server';
 import { AppError, ERROR_CODES } from '../errors.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
+/**
+ * The server adapter's own Response class: the adapter writes its string body to the socket as it
+ * is. A global (undici) Response hands it a stream of encoded bytes to read instead, about a third
+ * of a 200-call page's CPU beside one statement and JSON.stringify (bench:read).
+ */
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
+  return new ServerResponse(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
 }
 
 /** The contract's success envelope. */

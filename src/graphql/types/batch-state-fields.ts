@@ -2,6 +2,7 @@
 // `BatchProgress` cannot drift apart. On the Prisma-backed type their columns are in its
 // type-level select (BATCH_STATE_COLUMNS).
 import type { builder } from '../builder.ts';
+import { READS_OWN_PROPERTY } from '../plain-reads.ts';
 
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 
@@ -51,25 +52,26 @@ export const BATCH_STATE_COLUMNS = {
  * Takes any object type's field builder whose parent has the BatchState fields (Pothos cannot
  * express "a builder of some shape with these keys" without instantiating every plugin's types).
  * Plain resolvers rather than `expose`: on a select-mode Prisma type `expose` declares a column
- * per field, and plugin-prisma then wraps each with a per-row lookup.
+ * per field, and plugin-prisma then wraps each with a per-row lookup; the schema then drops them
+ * (graphql/plain-reads.ts).
  */
 export function batchStateFields(builderOfType: object) {
   const t = builderOfType as StateFieldBuilder;
   return {
-    status: t.string({ resolve: (b) => b.status }),
-    startMode: t.string({ resolve: (b) => b.startMode }),
-    agentId: t.string({ resolve: (b) => b.agentId }),
-    totalContacts: t.int({ resolve: (b) => b.totalContacts }),
-    acceptedContacts: t.int({ resolve: (b) => b.acceptedContacts }),
-    rejectedContacts: t.int({ resolve: (b) => b.rejectedContacts }),
-    queued: t.int({ resolve: (b) => b.queued }),
-    inProgress: t.int({ resolve: (b) => b.inProgress }),
-    completed: t.int({ resolve: (b) => b.completed }),
-    failed: t.int({ resolve: (b) => b.failed }),
-    cancelled: t.int({ resolve: (b) => b.cancelled }),
-    callbacks: t.int({ resolve: (b) => b.callbacks }),
-    createdAt: t.field({ type: 'DateTime', resolve: (b) => b.createdAt }),
-    startedAt: t.field({ type: 'DateTime', nullable: true, resolve: (b) => b.startedAt }),
-    completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (b) => b.completedAt }),
+    status: t.string({ ...READS_OWN_PROPERTY, resolve: (b) => b.status }),
+    startMode: t.string({ ...READS_OWN_PROPERTY, resolve: (b) => b.startMode }),
+    agentId: t.string({ ...READS_OWN_PROPERTY, resolve: (b) => b.agentId }),
+    totalContacts: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.totalContacts }),
+    acceptedContacts: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.acceptedContacts }),
+    rejectedContacts: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.rejectedContacts }),
+    queued: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.queued }),
+    inProgress: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.inProgress }),
+    completed: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.completed }),
+    failed: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.failed }),
+    cancelled: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.cancelled }),
+    callbacks: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.callbacks }),
+    createdAt: t.field({ type: 'DateTime', ...READS_OWN_PROPERTY, resolve: (b) => b.createdAt }),
+    startedAt: t.field({ type: 'DateTime', nullable: true, ...READS_OWN_PROPERTY, resolve: (b) => b.startedAt }),
+    completedAt: t.field({ type: 'DateTime', nullable: true, ...READS_OWN_PROPERTY, resolve: (b) => b.completedAt }),
   };
 }

@@ -1,4 +1,5 @@
 import { builder } from '../builder.ts';
+import { READS_OWN_PROPERTY } from '../plain-reads.ts';
 import { NodeInterface } from './node.ts';
 import { AppError } from '../../errors.ts';
 import { BATCH_STATE_COLUMNS, batchStateFields } from './batch-state-fields.ts';
@@ -43,7 +44,7 @@ export const CallBatchType = builder.prismaObject('Batch', {
   // a 200-batch page's CPU. Any other resolver reading a column itself must declare it in `select`.
   select: { id: true, promptVersionId: true, ...BATCH_STATE_COLUMNS },
   fields: (t) => ({
-    id: t.id({ resolve: (b) => b.id }),
+    id: t.id({ ...READS_OWN_PROPERTY, resolve: (b) => b.id }),
     ...batchStateFields(t),
     scheduledAt: t.expose('scheduledAt', { type: 'DateTime' }),
     timezone: t.string({

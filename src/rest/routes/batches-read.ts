@@ -145,6 +145,7 @@ export const batchesReadRoutes: RestRoute[] = [
     method: 'GET',
     path: `${BASE}/call-batches/:batch_id`,
     operation: 'RestBatch',
+    compiled: true,
     variables: ({ params }) => ({ id: params.batch_id }),
     respond: ({ batch: b }: RestBatchQuery) => ({
       message: MESSAGES.details,
