@@ -4,4 +4,4 @@ import fs from 'node:fs';
 
 const { scripts } = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
 
-export const SERVER_NODE_FLAGS: string[] = scripts.start.split(/\s+/).filter((a) => /^--max-old-space-size=/.test(a));
+export const SERVER_NODE_FLAGS: string[] = scripts.start.split(/\s+/).filter((a) => /^--max-(old|semi)-space-size=/.test(a));
