@@ -2,7 +2,7 @@ import { builder } from '../builder.ts';
 import { READS_OWN_PROPERTY } from '../plain-reads.ts';
 import { NodeInterface } from './node.ts';
 import { AppError } from '../../errors.ts';
-import { BATCH_STATE_COLUMNS, batchStateFields } from './batch-state-fields.ts';
+import { BATCH_ROW_COLUMNS, batchStateFields } from './batch-state-fields.ts';
 import { CallingWindowType } from './calling-window.ts';
 import { storedWindow } from '../../domain/calling-window.ts';
 import { MAX_OUTCOME_PAIRS, OUTCOME_TTL_MS, type OutcomeCount } from '../../services/batches/outcome-breakdown.ts';
@@ -42,10 +42,10 @@ export const CallBatchType = builder.prismaObject('Batch', {
   // Their fields read the row with plain resolvers: a field declaring its column (as `expose` does
   // in select mode) is wrapped by plugin-prisma's per-row mapping lookup, a few µs a field, most of
   // a 200-batch page's CPU. Any other resolver reading a column itself must declare it in `select`.
-  select: { id: true, promptVersionId: true, ...BATCH_STATE_COLUMNS },
+  select: { id: true, promptVersionId: true, ...BATCH_ROW_COLUMNS },
   fields: (t) => ({
     id: t.id({ ...READS_OWN_PROPERTY, resolve: (b) => b.id }),
-    ...batchStateFields(t),
+    ...batchStateFields(t, { prismaSelect: true }),
     scheduledAt: t.expose('scheduledAt', { type: 'DateTime' }),
     timezone: t.string({
       description: 'Plain IANA zone name',
