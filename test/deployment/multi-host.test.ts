@@ -319,6 +319,16 @@ describe.skipIf(skipReason !== null)(`two APIs and two workers on hosts of their
     // --- Webhooks: every event of the outbox delivered; each under one webhook-id (the body's id),
     // signed with the account's secret; one terminal event per call (and call.analyzed per answered
     // call); an event received twice only when the dead worker was sending it.
+    // A call's analysis runs after it ends, so some are still running when the batch completes (the
+    // dead worker's only once their lease has expired and the survivor takes them over); their
+    // call.analyzed events are written when they finish.
+    const analysing = () => db.prisma.call.count({ where: { batchId, transcriptStatus: { in: ['pending', 'processing'] } } });
+    await waitFor(async () => (await analysing()) === 0, {
+      timeoutMs: 90_000,
+      intervalMs: 250,
+      what: 'every analysis settled',
+      abortIf: abortIfDied('worker-b'),
+    });
     await waitFor(async () => (await db.prisma.webhookDelivery.count({ where: { batchId, status: { not: 'delivered' } } })) === 0, {
       timeoutMs: 60_000,
       intervalMs: 100,
