@@ -46,8 +46,9 @@ export type RestRoute = DocumentRoute | StreamRoute;
 export interface DocumentRoute extends RouteBase {
   operation: string;
   /**
-   * Run the document compiled by graphql-jit (graphql/plugins/compiled-documents.ts): for long lists.
-   * Only where the items' fields declare no `select` of columns: plugin-prisma looks such a field up
+   * Run the document compiled by graphql-jit (graphql/plugins/compiled-documents.ts): for long lists,
+   * and batch details (0.32-0.44 against 0.42-0.53 ms of CPU a request, alternating runs). In a list,
+   * only where the items' fields declare no `select` of columns: plugin-prisma looks such a field up
    * by its response path on every row, which graphql-jit builds anew for each field (slower than
    * graphql-js, whose path links are shared). docs/architecture.md, "Hot reads".
    */
