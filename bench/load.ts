@@ -30,8 +30,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { SERVER_NODE_FLAGS } from './server-flags.ts';
+import { throwawayDatabase } from './throwaway-database.ts';
 import type { AttackReport, AttackTarget } from './hostile-attacks.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -68,23 +68,9 @@ interface Storage {
 async function storage(): Promise<Storage> {
   if (DB_BASE !== 'pglite') {
     try {
-      const name = `cbs_load_${crypto.randomBytes(5).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: DB_BASE });
-      await admin.connect();
-      await admin.query(`CREATE DATABASE ${name}`);
-      await admin.end();
-      const u = new URL(DB_BASE);
-      u.pathname = `/${name}`;
-      return {
-        env: { DATABASE_URL: u.toString() },
-        label: `PostgreSQL (${u.host}, throwaway database ${name})`,
-        async drop() {
-          const c = new pg.Client({ connectionString: DB_BASE });
-          await c.connect();
-          await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-          await c.end();
-        },
-      };
+      const { url, drop } = await throwawayDatabase(DB_BASE, 'cbs_load');
+      const u = new URL(url);
+      return { env: { DATABASE_URL: url }, label: `PostgreSQL (${u.host}, throwaway database ${u.pathname.slice(1)})`, drop };
     } catch (e) {
       log(`PostgreSQL at ${DB_BASE} not usable (${(e as Error).message}); using embedded PGlite.`);
     }
