@@ -29,12 +29,21 @@ const BATCH_CALLS_SQL = `SELECT b.status AS batch_status, b.queued AS b_queued, 
   LEFT JOIN LATERAL (SELECT * FROM calls WHERE batch_id = b.id ORDER BY seq LIMIT $3 OFFSET $4) c ON true
   WHERE b.id = $1 AND b.account_id = $2 ORDER BY c.seq`;
 
-const RECORDS_SQL = `SELECT t.total, ${CALL_COLUMNS}
-  FROM (SELECT count(*)::int AS total FROM calls WHERE account_id = $1 AND created_at >= $2 AND created_at <= $3) t
-  LEFT JOIN LATERAL (SELECT * FROM calls WHERE account_id = $1 AND created_at >= $2 AND created_at <= $3
-                     ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5) c ON true
+// Call records through their batches, as the service reads them (src/services/calls/call-record-ranges.ts):
+// a running sum over the range's batches places the page and gives the total, then each batch the
+// page overlaps gives a range of seq.
+const RECORDS_SQL = `WITH r AS (
+    SELECT id, accepted_contacts AS n, sum(accepted_contacts) OVER (ORDER BY created_at DESC, id DESC ROWS UNBOUNDED PRECEDING) AS upto
+      FROM batches WHERE account_id = $1 AND created_at >= $2 AND created_at <= $3),
+  t AS (SELECT COALESCE(sum(n), 0)::int AS total FROM r),
+  p AS (SELECT id, n, upto FROM r WHERE upto > $5 ORDER BY upto LIMIT $4)
+  SELECT t.total, ${CALL_COLUMNS}
+  FROM t LEFT JOIN LATERAL (
+    SELECT c.*, p.upto FROM p CROSS JOIN LATERAL (
+      SELECT * FROM calls WHERE batch_id = p.id AND seq <= p.n - GREATEST(0, $5 - (p.upto - p.n)) ORDER BY seq DESC LIMIT $4) c
+    ORDER BY p.upto, c.seq DESC LIMIT $4) c ON true
   LEFT JOIN batches b ON b.id = c.batch_id LEFT JOIN agents ag ON ag.id = b.agent_id LEFT JOIN prompt_versions pv ON pv.id = b.prompt_version_id
-  ORDER BY c.created_at DESC, c.id DESC`;
+  ORDER BY c.upto, c.seq DESC`;
 
 const BATCHES_SQL = `SELECT t.total, b.id AS batch_id, b.agent_id, b.prompt_version_id AS version_id, b.status, b.total_contacts,
   b.queued, b.in_progress, b.completed, b.failed, b.cancelled, b.created_at

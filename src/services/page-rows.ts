@@ -63,9 +63,14 @@ export async function readPage<T extends { id: string }>(
   const rows = await runStatement<T & { [TOTAL]?: number }>(db, sql.text, sql.values);
   const total = knownTotal ?? rows[0]?.[TOTAL] ?? (offsetOf(req) > 0 ? await countRows(db, source) : 0);
   if (fields || rows.length === 0 || !('loadByIds' in relations)) return { items: rows, total };
-  const ids = rows.map((r) => r.id);
-  const byId = new Map((await relations.loadByIds(ids)).map((r) => [r.id, r]));
-  return { items: ids.map((id) => byId.get(id)).filter((r): r is T => r !== undefined), total };
+  return { items: await loadInOrder(rows.map((r) => r.id), relations.loadByIds), total };
+}
+
+/** The rows of `ids` in that order, loaded by `load`; a row gone meanwhile is left out. */
+export async function loadInOrder<T extends { id: string }>(ids: string[], load: (ids: string[]) => Promise<T[]>): Promise<T[]> {
+  if (ids.length === 0) return [];
+  const byId = new Map((await load(ids)).map((r) => [r.id, r]));
+  return ids.map((id) => byId.get(id)).filter((r): r is T => r !== undefined);
 }
 
 export async function countRows(db: Database, source: Pick<PageSource<unknown>, 'table' | 'alias' | 'where'>): Promise<number> {

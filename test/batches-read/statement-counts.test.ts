@@ -48,6 +48,8 @@ function readOf(sql: string): string {
   if (/AS "pageTotal"/.test(sql)) return `${/FROM (?:"public"\.)?"?(\w+)"? \w\b/.exec(sql)?.[1]}+count`;
   if (/SELECT COUNT\(\*\)/i.test(sql)) return `count ${/FROM (?:"public"\.)?"?(\w+)"? c\b|FROM "public"\."(\w+)"/.exec(sql)?.slice(1).find(Boolean)}`;
   if (/JOIN prompt_versions pv/.test(sql)) return 'batches+labels';
+  // Call records: ranges of seq, one per batch (src/services/calls/call-record-ranges.ts).
+  if (/LATERAL \(\s*SELECT \* FROM calls/.test(sql)) return 'calls by ranges';
   return /FROM (?:"public"\.)?"?(\w+)"?/.exec(sql)?.[1] ?? sql.slice(0, 40);
 }
 
@@ -83,7 +85,8 @@ describe('statements per request: each row read once', () => {
     [
       'REST call records page',
       () => rest(`/api/v1/public/call-records?start_date=2026-09-01&end_date=2026-09-01&page_size=20`),
-      ['api key', 'calls+count', 'batches+labels'],
+      // The batches' sizes place the page and give the total; then the page's calls; then labels.
+      ['api key', 'batches', 'calls by ranges', 'batches+labels'],
     ],
     ['REST batch list', () => rest(`/api/v1/public/call-batches?limit=20`), ['api key', 'batches+count']],
     ['DashboardMe', () => dashboard('DashboardMe'), ['api key']],

@@ -20,10 +20,13 @@ export const CALL_RECORD_KEYS = [
   'recording_url', 'llm_transcript', 'attempts', 'next_attempt_at', 'timezone',
 ] as const;
 
-/** Call columns a test may set; the batch linkage (ids, account, batch, seq) is the fixture's. */
-/** A call's agent and prompt version are its batch's (see InsertBatchOptions.agent). */
-export type CallFields = Partial<Omit<Prisma.CallCreateManyInput, 'id' | 'accountId' | 'batchId' | 'seq' | 'agentId' | 'promptVersionId'>>;
-export type BatchFields = Partial<Omit<Prisma.BatchCreateManyInput, 'id' | 'accountId'>>;
+/**
+ * Call and batch columns a test may set. What a create guarantees is the fixture's: a call's
+ * account, batch, agent and prompt version (see InsertBatchOptions.agent), seq (1..accepted) and
+ * created_at are its batch's; call records are read through batches (call-record-ranges.ts).
+ */
+export type CallFields = Partial<Omit<Prisma.CallCreateManyInput, 'id' | 'accountId' | 'batchId' | 'seq' | 'agentId' | 'promptVersionId' | 'createdAt'>>;
+export type BatchFields = Partial<Omit<Prisma.BatchCreateManyInput, 'id' | 'accountId' | 'acceptedContacts' | 'createdAt'>>;
 
 export interface InsertBatchOptions {
   contacts: number;

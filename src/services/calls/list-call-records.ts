@@ -1,11 +1,23 @@
 // Call records of the whole account over an inclusive range of UTC days, newest first.
 import type { AppDeps } from '../../deps.ts';
 import { unprocessable } from '../../errors.ts';
-import { Prisma, type Account, type Call } from '../../generated/prisma/client.ts';
-import { callsSource, type CallQuery } from './list-batch-calls.ts';
-import { readPage } from '../page-rows.ts';
+import type { Account, Call } from '../../generated/prisma/client.ts';
+import { plainFields } from '../../db/model-columns.ts';
+import type { CallQuery } from './list-batch-calls.ts';
+import { loadInOrder } from '../page-rows.ts';
+import {
+  countRecords,
+  findCursorCall,
+  offsetPageRanges,
+  readRanges,
+  walkRanges,
+  type Direction,
+  type RecordsRange,
+  type SeqRange,
+} from './call-record-ranges.ts';
 import {
   CALL_RECORDS_PAGE,
+  offsetOf,
   pageIssues,
   pageRequest,
   pagination,
@@ -70,14 +82,6 @@ export function callRecordsIssues(
   return issues;
 }
 
-interface RecordsRange {
-  accountId: string;
-  from: Date;
-  /** The last millisecond of the end day (timestamps are stored at millisecond precision), so that 9999-12-31 needs no year 10000. */
-  to: Date;
-  agentIds: string[];
-}
-
 /** Validates the request and returns what selects its rows; both error forms of the contract live here. */
 function recordsRange(account: Account, input: CallRecordsInput): RecordsRange {
   throwIfIssues(callRecordsIssues(input));
@@ -87,33 +91,18 @@ function recordsRange(account: Account, input: CallRecordsInput): RecordsRange {
   return { accountId: account.id, from: start, to: new Date(end.getTime() + DAY_MS - 1), agentIds: [...new Set(input.agentIds ?? [])] };
 }
 
-/** The rows' filter for Prisma (the relay connection and its count). */
-export function callRecordsWhere(account: Account, input: CallRecordsInput): Prisma.CallWhereInput {
-  return recordsPrismaWhere(recordsRange(account, input));
+/**
+ * The calls of the ranges in their order: plain columns by statement, or, for a selection that
+ * loads relations, the ids by statement and the rows through Prisma.
+ */
+async function callsOfRanges(deps: AppDeps, ranges: SeqRange[], direction: Direction, query: CallQuery): Promise<Call[]> {
+  const fields = plainFields('Call', query);
+  if (fields) return readRanges<Call>(deps.db, ranges, direction, fields);
+  const ids = (await readRanges<{ id: string }>(deps.db, ranges, direction, null)).map((r) => r.id);
+  return loadInOrder(ids, async (some) => (await deps.db.prisma.call.findMany({ ...query, where: { id: { in: some } } })) as Call[]);
 }
 
-function recordsPrismaWhere(range: RecordsRange): Prisma.CallWhereInput {
-  const where: Prisma.CallWhereInput = { accountId: range.accountId, createdAt: { gte: range.from, lte: range.to } };
-  if (range.agentIds.length === 1) where.agentId = range.agentIds[0];
-  else if (range.agentIds.length > 1) where.agentId = { in: range.agentIds };
-  return where;
-}
-
-/** The same filter in SQL on `calls c` (the offset page, read by statement). */
-function callRecordsConditions(range: RecordsRange): Prisma.Sql {
-  const conditions = [
-    Prisma.sql`c.account_id = ${range.accountId}`,
-    Prisma.sql`c.created_at >= ${range.from.toISOString()}::timestamptz`,
-    Prisma.sql`c.created_at <= ${range.to.toISOString()}::timestamptz`,
-  ];
-  if (range.agentIds.length === 1) conditions.push(Prisma.sql`c.agent_id = ${range.agentIds[0]}`);
-  else if (range.agentIds.length > 1) conditions.push(Prisma.sql`c.agent_id = ANY(${range.agentIds}::text[])`);
-  return Prisma.join(conditions, ' AND ');
-}
-
-/** Newest first; id (time-ordered) breaks ties between calls created together. */
-export const CALL_RECORD_ORDER: Prisma.CallOrderByWithRelationInput[] = [{ createdAt: 'desc' }, { id: 'desc' }];
-
+/** Newest first: batches by (created_at, id) descending, a batch's calls by seq descending (call-record-ranges.ts). */
 export async function listCallRecords(
   deps: AppDeps,
   account: Account,
@@ -125,28 +114,33 @@ export async function listCallRecords(
     throw unprocessable(`page_size must be less than or equal to ${CALL_RECORDS_PAGE.maxLimit}`);
   }
   const req = pageRequest({ page: input.page, limit: input.pageSize }, CALL_RECORDS_PAGE);
-  const source = callsSource(
-    deps,
-    // CALL_RECORD_ORDER in SQL.
-    { where: callRecordsConditions(range), orderBy: 'c.created_at DESC, c.id DESC' },
-    { where: recordsPrismaWhere(range), orderBy: CALL_RECORD_ORDER },
-    query,
-  );
-  const { items, total } = await readPage(deps.db, source, req, query);
-  return { items, pagination: pagination(req, total) };
+  const { ranges, total } = await offsetPageRanges(deps.db, range, offsetOf(req), req.limit);
+  return { items: await callsOfRanges(deps, ranges, 'newest', query), pagination: pagination(req, total) };
 }
 
-/** Rows for a relay connection over the same filter. */
+/**
+ * Rows for a relay connection over the same records, as Prisma's cursor pagination returns them:
+ * from the cursor call (inclusive) or an end, `skip` rows skipped, `take` rows (negative: backwards,
+ * returned in order). A cursor that is not one of the account's calls gives no rows.
+ */
 export async function callRecordsForConnection(
   deps: AppDeps,
   account: Account,
   input: Omit<CallRecordsInput, 'page' | 'pageSize'>,
-  query: CallQuery & { take?: number; skip?: number; cursor?: Prisma.CallWhereUniqueInput },
+  { take = 0, skip = 0, cursor, ...query }: CallQuery & { take?: number; skip?: number; cursor?: { id?: string } },
 ): Promise<Call[]> {
-  const where = callRecordsWhere(account, input);
-  return (await deps.db.prisma.call.findMany({ ...query, where, orderBy: CALL_RECORD_ORDER })) as Call[];
+  const range = recordsRange(account, input);
+  let at = null;
+  if (cursor) {
+    at = cursor.id ? await findCursorCall(deps.db, account.id, cursor.id) : null;
+    if (!at) return [];
+  }
+  const direction: Direction = take < 0 ? 'oldest' : 'newest';
+  const ranges = await walkRanges(deps.db, range, direction, at, skip, Math.abs(take));
+  const rows = await callsOfRanges(deps, ranges, direction, query);
+  return direction === 'oldest' ? rows.reverse() : rows;
 }
 
 export async function countCallRecords(deps: AppDeps, account: Account, input: Omit<CallRecordsInput, 'page' | 'pageSize'>): Promise<number> {
-  return deps.db.prisma.call.count({ where: callRecordsWhere(account, input) });
+  return countRecords(deps.db, recordsRange(account, input));
 }
