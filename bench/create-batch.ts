@@ -69,6 +69,8 @@ interface CpuSnapshot {
   node: number;
   /** null when the database's processes can't be read (not on this machine); PGlite: inside node. */
   db: number | null;
+  /** Of `node`, the main thread's share (Linux: /proc/self/task/<pid>/schedstat); the rest is V8's helper threads (GC). */
+  mainThread: number | null;
 }
 
 /** A raw insert's wall time and the CPU it cost the server process and its database backend. */
@@ -86,6 +88,15 @@ const nodeCpuMs = () => {
 function backendCpuMs(pid: number): number | null {
   try {
     return Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU time of this process's main thread (its JavaScript); the rest of the process's is V8's helper threads. */
+function mainThreadCpuMs(): number | null {
+  try {
+    return Number(fs.readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
   } catch {
     return null;
   }
@@ -154,15 +165,16 @@ async function serve(dbArg: string): Promise<void> {
   await monitor?.connect();
   async function cpuNow(): Promise<CpuSnapshot> {
     const node = nodeCpuMs();
-    if (!monitor) return { node, db: 0 };
+    const mainThread = mainThreadCpuMs();
+    if (!monitor) return { node, db: 0, mainThread };
     const { rows } = await monitor.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
     let db = 0;
     for (const { pid } of rows) {
       const ms = backendCpuMs(pid);
-      if (ms === null) return { node, db: null };
+      if (ms === null) return { node, db: null, mainThread };
       db += ms;
     }
-    return { node, db };
+    return { node, db, mainThread };
   }
 
   async function rawInsert(n: number, chunk: number, table: RawTable): Promise<RawResult> {
@@ -391,7 +403,8 @@ async function benchTarget(label: string, dbArg: string, sizes: number[], runs: 
           const c0 = await cpu();
           row.e2eMs.push(await put(payload, size));
           const c1 = await cpu();
-          row.e2eCpu.push({ node: c1.node - c0.node, db: c1.db === null || c0.db === null ? null : c1.db - c0.db });
+          const diff = (x: number | null, y: number | null) => (x === null || y === null ? null : y - x);
+          row.e2eCpu.push({ node: c1.node - c0.node, db: diff(c0.db, c1.db), mainThread: diff(c0.mainThread, c1.mainThread) });
           const { maxRssMb } = await askMany<{ maxRssMb: number }>(child, { cmd: 'rss' });
           if (measuresRss) row.createPeakRssMb = Math.max(row.createPeakRssMb, maxRssMb);
         };
@@ -436,7 +449,9 @@ function cpuLine(r: Row): string {
   const node = median(r.e2eCpu.map((c) => us(c.node)!));
   const min = median(r.minCpu.map((x) => us(x)!));
   const calls = median(r.callsCpu.map((x) => us(x)!));
-  const where = r.db === 'pglite' ? 'all in the server process' : `server process ${f(node, 1)}`;
+  const main = r.e2eCpu.every((c) => c.mainThread !== null) ? median(r.e2eCpu.map((c) => us(c.mainThread)!)) : null;
+  const threads = main === null ? '' : `: main thread ${f(main, 1)}, V8's helper threads ${f(Math.max(0, node - main), 1)}`;
+  const where = r.db === 'pglite' ? `all in the server process${threads}` : `server process ${f(node, 1)}${threads}`;
   return (
     `  CPU per contact (server process + database): service ${f(s, 1)} µs (${where}), bound min ${f(min, 1)} µs, bound calls ${f(calls, 1)} µs;` +
     ` by CPU service/min ${f(min / s, 2)}, service/calls ${f(calls / s, 2)}\n`

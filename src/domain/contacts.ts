@@ -62,16 +62,26 @@ function digitsOf(s: string): string {
   return out;
 }
 
-export function normalizeContacts(
-  contacts: RawContact[],
-  opts: { deduplicateByPhone: boolean },
-): { accepted: NormalizedContact[]; rejected: ContactRejection[] } {
+export interface NormalizeOptions {
+  deduplicateByPhone: boolean;
+  /** Only contacts[from, to) (default: all); indexes stay positions in the whole list. */
+  from?: number;
+  to?: number;
+  /**
+   * The first contact id seen with each number, carried from one range of the list to the next so
+   * that ranges taken in order find the duplicates the whole list would.
+   */
+  firstOwnerOfPhone?: Map<string, string>;
+}
+
+export function normalizeContacts(contacts: RawContact[], opts: NormalizeOptions): { accepted: NormalizedContact[]; rejected: ContactRejection[] } {
   const accepted: NormalizedContact[] = [];
   const rejected: ContactRejection[] = [];
-  const firstOwnerOfPhone = new Map<string, string>();
+  const firstOwnerOfPhone = opts.firstOwnerOfPhone ?? new Map<string, string>();
+  const to = Math.min(opts.to ?? contacts.length, contacts.length);
 
   // A plain loop: per-contact closures are measurably slow at 100k contacts.
-  for (let i = 0; i < contacts.length; i++) {
+  for (let i = opts.from ?? 0; i < to; i++) {
     const contact = contacts[i];
     const index = i + 1;
     const phoneNumber = normalizePhone(contact.phoneNumber);

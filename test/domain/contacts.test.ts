@@ -88,6 +88,30 @@ describe('normalizeContacts', () => {
     ]);
   });
 
+  it('ranges taken in order, sharing the first owners, give what the whole list gives', () => {
+    const list = [
+      contact('a', '+14155552671'),
+      contact('bad', 'nope'),
+      contact('b', '1 (415) 555-2671'),
+      contact('c', '+447911123456'),
+      contact('d', '+44 7911 123456'),
+      contact('e', '+1.415.555.2671'),
+      contact('f', '+12025550143'),
+    ];
+    const whole = normalizeContacts(list, { deduplicateByPhone: true });
+    for (const size of [1, 2, 3, 4, 7]) {
+      const firstOwnerOfPhone = new Map<string, string>();
+      const parts = { accepted: [] as typeof whole.accepted, rejected: [] as typeof whole.rejected };
+      for (let from = 0; from < list.length; from += size) {
+        const part = normalizeContacts(list, { deduplicateByPhone: true, from, to: from + size, firstOwnerOfPhone });
+        parts.accepted.push(...part.accepted);
+        parts.rejected.push(...part.rejected);
+      }
+      expect({ size, ...parts }).toEqual({ size, ...whole });
+    }
+    expect(whole.rejected.map((r) => r.index)).toEqual([2, 3, 5, 6]);
+  });
+
   it('does not let an invalid contact claim a number for deduplication', () => {
     const { accepted, rejected } = normalizeContacts(
       [contact('bad', 'not a number'), contact('a', '+14155552671'), contact('b', '+14155552671')],

@@ -4,22 +4,18 @@
 import { catchUpEnforcedWindow } from '../accounts/enforce-window.ts';
 import type { AppDeps } from '../../deps.ts';
 import { initialStatusAfterCreate, STATUS_RETURNED_BY_CREATE } from '../../domain/batch-state.ts';
-import { normalizeContacts, type ContactRejection, type NormalizedContact } from '../../domain/contacts.ts';
-import { effectiveWindows, storedWindow, type CallingWindow } from '../../domain/calling-window.ts';
-import { placeInWindows, type CallWindowPlacement } from '../../domain/call-windows.ts';
-import { zonesForNumber } from '../../domain/number-zones.ts';
-import { numberZoneTable } from './number-zone-table.ts';
+import type { ContactRejection } from '../../domain/contacts.ts';
+import { storedWindow } from '../../domain/calling-window.ts';
 import { checkCreateBatchRequest, type CreateBatchInput, type CreateBatchRequest, type StartMode } from '../../domain/create-batch-request.ts';
 import { newId } from '../../domain/ids.ts';
 import { invalidFields, unprocessable } from '../../errors.ts';
 import type { Account } from '../../generated/prisma/client.ts';
-import { CALL_CHUNK_SIZE, insertCalls, type InitialCallStatus, type InsertCallsOptions, type NewCall } from './insert-calls.ts';
+import { CALL_CHUNK_SIZE, FIRST_CALL_CHUNK_SIZE, insertCalls, type InsertCallsOptions } from './insert-calls.ts';
 import { resolveBatchSettings, type BatchSettings } from './resolve-batch-settings.ts';
-import { withSqlTransaction } from '../../db/sql-transaction.ts';
+import { acceptsAny, screenContacts, type BatchWindows, type ScreenedContacts } from './screen-contacts.ts';
+import { withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
 import { validateCallbackUrl } from '../webhooks/url-safety.ts';
-import { numbersToCheck, withoutSuppressed } from '../../domain/suppressions.ts';
-import { suppressedNumbers } from '../suppressions/suppressed-numbers.ts';
-import { autocommit } from '../../db/sql-statement.ts';
+import { autocommit, spareConnectionOr } from '../../db/sql-statement.ts';
 
 /** The contract's Create result. */
 export interface CreateBatchResult {
@@ -39,8 +35,8 @@ export interface CreateBatchResult {
 }
 
 export interface CreateBatchOptions {
-  /** Tuning and test seams of the bulk insert. */
-  insert?: InsertCallsOptions;
+  /** Tuning and test seams of the bulk insert: contacts per chunk (the first one too), default CALL_CHUNK_SIZE. */
+  insert?: InsertCallsOptions & { chunkSize?: number };
 }
 
 /** With an idempotency key the request is idempotent (the contract's PUT), without one a POST. */
@@ -70,22 +66,12 @@ export async function createBatch(
       `Too many contacts: ${input.contacts.length} submitted, the account's max_batch_size is ${account.maxBatchSize}`,
     );
   }
-  const normalized = normalizeContacts(input.contacts, { deduplicateByPhone: input.deduplicateByPhone });
-  // One statement on the list's primary key for the whole contact list.
-  const listed = await suppressedNumbers(autocommit(deps.db), account.id, numbersToCheck(normalized.accepted));
-  const allowed = withoutSuppressed(normalized.accepted, normalized.rejected, listed);
   const windows = batchWindows(account, input);
-  const { accepted, rejected, placements } = placeContacts(allowed, windows, input, deps.clock.now());
-  if (accepted.length === 0) throw unprocessable('All contacts are invalid');
-  if (input.callbackUrl !== null) await validateCallbackUrl(deps, input.callbackUrl);
+  const chunkSize = Math.max(1, opts.insert?.chunkSize ?? CALL_CHUNK_SIZE[deps.db.kind]);
+  const chunks = { firstChunkSize: opts.insert?.chunkSize ? chunkSize : Math.min(FIRST_CALL_CHUNK_SIZE, chunkSize), chunkSize };
+  const screen = (lookup: SqlTx) => screenContacts(input, { accountId: account.id, windows, now: deps.clock.now(), ...chunks, lookup });
+  if (input.callbackUrl !== null) await validateCallbackUrlAfterContacts(deps, input.callbackUrl, () => screen(autocommit(deps.db)));
 
-  // A contact's initial status: `pending` (the contract's default) until it is dialled, or
-  // `queued` when the contact says so; the worker dials both.
-  const calls: NewCall[] = accepted.map((contact, i) => ({
-    contact,
-    status: input.contacts[contact.index - 1].status as InitialCallStatus,
-    window: placements?.[i] ?? null,
-  }));
   const result: CreateBatchResult = {
     batchId: newId('batch'),
     agentId: settings.agent.id,
@@ -93,9 +79,9 @@ export async function createBatch(
     status: STATUS_RETURNED_BY_CREATE,
     startMode: input.startMode,
     totalContacts: input.contacts.length,
-    acceptedContacts: accepted.length,
-    rejectedContacts: rejected.length,
-    validationErrors: rejected,
+    acceptedContacts: 0,
+    rejectedContacts: 0,
+    validationErrors: [],
     concurrency: settings.concurrency,
     // Millisecond precision is what the column stores, so the replay returns the same instant.
     createdAt: deps.clock.now(),
@@ -103,21 +89,19 @@ export async function createBatch(
   };
 
   const inserted = await withSqlTransaction(deps.db, async (tx) => {
+    // The row first, so that a concurrent request with the same key waits here, before any call.
     const rows = await tx.query(INSERT_BATCH_SQL, [...batchRowParams(account, input, settings, result), ...windowParams(windows)]);
     // Another request committed this idempotency key first: write nothing, return its batch.
     if (rows.length === 0) return false;
-    await insertCalls(
-      tx,
-      {
-        accountId: account.id,
-        batchId: result.batchId,
-        agentId: result.agentId,
-        promptVersionId: result.versionId,
-        createdAt: result.createdAt,
-      },
-      calls,
-      { chunkSize: CALL_CHUNK_SIZE[deps.db.kind], ...opts.insert },
-    );
+    // The do-not-call list is read beside the COPY on a spare connection, or between two chunks'
+    // COPYs in this transaction when none is free.
+    const screened = screen(spareConnectionOr(deps.db, tx));
+    const owner = { accountId: account.id, batchId: result.batchId, agentId: result.agentId, promptVersionId: result.versionId, createdAt: result.createdAt };
+    const accepted = await insertCalls(tx, owner, screened.chunks, opts.insert);
+    // Nothing was copied: the rollback costs nothing.
+    if (accepted === 0) throw unprocessable('All contacts are invalid');
+    Object.assign(result, { acceptedContacts: accepted, rejectedContacts: screened.rejected.length, validationErrors: screened.rejected });
+    await tx.query(SET_CONTACT_COUNTS_SQL, [result.batchId, accepted, screened.rejected.length, JSON.stringify(screened.rejected)]);
     await catchUpEnforcedWindow(tx, result.batchId, account.id, result.createdAt);
     return true;
   });
@@ -128,6 +112,23 @@ export async function createBatch(
   if (!winner) throw new Error('Idempotency conflict without a committed batch');
   return winner;
 }
+
+/**
+ * A refused callback_url, checked before anything is written; when every contact is invalid as
+ * well, that is the answer (as it was when contacts were screened first).
+ */
+async function validateCallbackUrlAfterContacts(deps: AppDeps, url: string, screen: () => ScreenedContacts): Promise<void> {
+  try {
+    await validateCallbackUrl(deps, url);
+  } catch (e) {
+    if (!(await acceptsAny(screen()))) throw unprocessable('All contacts are invalid');
+    throw e;
+  }
+}
+
+// The contact counts are known once every chunk is screened; `queued` starts at the accepted.
+const SET_CONTACT_COUNTS_SQL = `
+UPDATE batches SET accepted_contacts = $2, queued = $2, rejected_contacts = $3, validation_errors = $4::jsonb WHERE id = $1`;
 
 const INSERT_BATCH_SQL = `
 INSERT INTO batches (id, account_id, agent_id, prompt_version_id, did_number_id, status, start_mode,
@@ -175,36 +176,12 @@ function batchRowParams(account: Account, input: CreateBatchInput, s: BatchSetti
   ];
 }
 
-interface BatchWindows {
-  /** The batch's own window, else the account's default. */
-  own: CallingWindow | null;
-  enforced: CallingWindow | null;
-}
-
 function batchWindows(account: Account, input: CreateBatchInput): BatchWindows {
   return { own: input.callingWindow ?? storedWindow(account.defaultCallingWindow), enforced: storedWindow(account.enforcedCallingWindow) };
 }
 
 function windowParams(w: BatchWindows): unknown[] {
   return [w.own && JSON.stringify(w.own), w.enforced && JSON.stringify(w.enforced)];
-}
-
-/** Without windows the contacts stand as they are; with them, each gets its zones and first opening. */
-function placeContacts(
-  allowed: { accepted: NormalizedContact[]; rejected: ContactRejection[] },
-  w: BatchWindows,
-  input: CreateBatchInput,
-  now: Date,
-): { accepted: NormalizedContact[]; rejected: ContactRejection[]; placements: CallWindowPlacement[] | null } {
-  const windows = effectiveWindows(w.own, w.enforced);
-  if (windows.length === 0) return { ...allowed, placements: null };
-  const table = numberZoneTable();
-  return placeInWindows(allowed.accepted, allowed.rejected, {
-    windows,
-    zonesOf: (e164) => zonesForNumber(table, e164),
-    ownZone: (index) => input.contacts[index - 1].timezone,
-    now,
-  });
 }
 
 /** The original create result of the account's batch with this key, marked idempotent. */

@@ -10,12 +10,18 @@ import { copyField } from '../../db/copy-rows.ts';
 import type { SqlTransaction, SqlTx } from '../../db/sql-transaction.ts';
 
 /**
- * Rows per COPY. On PostgreSQL large enough to amortise round trips, small enough to bound what one
+ * Contacts per COPY. On PostgreSQL large enough to amortise round trips, small enough to bound what one
  * holds. PGlite has no round trips, and every chunk's text is copied into the embedded database's
  * memory (a blob, its file, the WebAssembly heap it grows): 1,000 kept a 100k-contact create ~35 MB
  * lower than 5,000, at the same speed (bench/create-batch).
  */
 export const CALL_CHUNK_SIZE = { postgres: 5_000, pglite: 1_000 } as const;
+
+/**
+ * Contacts in the first chunk, when that is smaller: the database starts writing once it is
+ * screened, and the later, larger chunks are screened while it writes (screen-contacts.ts).
+ */
+export const FIRST_CALL_CHUNK_SIZE = 1_000;
 
 export type InitialCallStatus = 'pending' | 'queued';
 
@@ -35,8 +41,6 @@ export interface CallsOwner {
 }
 
 export interface InsertCallsOptions {
-  /** Default CALL_CHUNK_SIZE.postgres. */
-  chunkSize?: number;
   /**
    * Test seam: runs after each chunk, inside the transaction, which it may use (a throw, or a
    * failing statement, rolls everything back). It must not use Prisma (see withSqlTransaction).
@@ -50,45 +54,63 @@ const CALL_COLUMNS = [
 ] as const;
 
 /**
- * Inserts `calls` in submission order; seq is the 1-based position among them. While one chunk
- * is written by the database, the next one's rows are built, so on PostgreSQL the two processes
- * work side by side instead of taking turns.
+ * Inserts the chunks' calls in order, one COPY each; seq is the 1-based position among all of
+ * them. The next chunk is asked for only once this one's COPY is under way, so the work that
+ * produces it (screen-contacts.ts) runs while the database writes: on PostgreSQL the two
+ * processes work side by side instead of taking turns.
+ * Returns the number of calls inserted.
  */
-export async function insertCalls(tx: SqlTransaction, owner: CallsOwner, calls: NewCall[], opts: InsertCallsOptions = {}): Promise<void> {
-  const chunkSize = Math.max(1, opts.chunkSize ?? CALL_CHUNK_SIZE.postgres);
+export async function insertCalls(
+  tx: SqlTransaction,
+  owner: CallsOwner,
+  chunks: AsyncIterable<NewCall[]> | Iterable<NewCall[]>,
+  opts: InsertCallsOptions = {},
+): Promise<number> {
   const createdAt = owner.createdAt.toISOString();
   // The columns every row of the batch shares, between its seq and its external id.
   const shared = [owner.accountId, owner.batchId, owner.agentId, owner.promptVersionId].map(copyField).join('\t') + `\t${createdAt}\t${createdAt}`;
   let inFlight: Promise<unknown> | null = null;
   let chunk = 0;
+  let inserted = 0;
   try {
-    for (let start = 0; start < calls.length; start += chunkSize) {
-      const rows = chunkRows(calls, start, Math.min(start + chunkSize, calls.length), shared);
+    for await (const calls of chunks) {
+      if (calls.length === 0) continue;
+      const rows = chunkRows(calls, inserted, shared);
+      inserted += calls.length;
       if (inFlight) {
         await inFlight;
         await opts.afterChunk?.(chunk++, tx);
       }
       inFlight = tx.copyRows('calls', CALL_COLUMNS, rows);
+      // Observed at once: it may fail while the next chunk is screened, before it is awaited.
+      inFlight.catch(() => {});
+      // One turn of the event loop hands the rows to the socket before the next chunk's
+      // synchronous work would hold them back.
+      await new Promise((resolve) => setImmediate(resolve));
     }
     if (inFlight) {
       await inFlight;
       await opts.afterChunk?.(chunk, tx);
     }
   } catch (e) {
-    // Never leave a statement running unobserved: its failure would be an unhandled rejection.
-    await inFlight?.catch(() => {});
-    throw e;
+    // A failed COPY is the cause; a lookup queued behind it only failed because it did.
+    const copyError = await inFlight?.then(
+      () => null,
+      (err: unknown) => err,
+    );
+    throw copyError ?? e;
   }
+  return inserted;
 }
 
-/** calls[start, end) as COPY text rows in CALL_COLUMNS order; the window columns null in a plain batch. */
-function chunkRows(calls: NewCall[], start: number, end: number, shared: string): string {
-  const ids = newIds('call', end - start);
+/** The calls as COPY text rows in CALL_COLUMNS order, seq from `before` + 1; the window columns null in a plain batch. */
+function chunkRows(calls: NewCall[], before: number, shared: string): string {
+  const ids = newIds('call', calls.length);
   let out = '';
-  for (let i = start; i < end; i++) {
+  for (let i = 0; i < calls.length; i++) {
     const { contact, status, window } = calls[i];
     out +=
-      `${ids[i - start]}\t${i + 1}\t${shared}\t${copyField(contact.externalId)}\t${copyField(contact.name)}\t` +
+      `${ids[i]}\t${before + i + 1}\t${shared}\t${copyField(contact.externalId)}\t${copyField(contact.name)}\t` +
       `${copyField(contact.phoneNumber)}\t${copyField(contact.alternatePhone)}\t${copyField(JSON.stringify(contact.metadata))}\t${status}\t` +
       (window
         ? `${copyField(window.timezone)}\t${window.nextAttemptAt?.toISOString() ?? '\\N'}\t${window.windowClosesAt.toISOString()}\n`

@@ -1,0 +1,89 @@
+// The contacts of a create request, screened a chunk at a time into the calls the batch gets:
+// numbers normalised (duplicates found across the whole list), the do-not-call list asked about
+// the chunk's numbers, and, under calling windows, each contact placed in its window. Rejections
+// gather in submission order. insertCalls asks for the next chunk while the database writes the
+// previous one, so a chunk's normalising runs beside the previous chunk's COPY (bench/create-batch).
+import type { CreateBatchInput } from '../../domain/create-batch-request.ts';
+import { normalizeContacts, type ContactRejection, type NormalizedContact } from '../../domain/contacts.ts';
+import { effectiveWindows, type CallingWindow } from '../../domain/calling-window.ts';
+import { placeInWindows, type CallWindowPlacement } from '../../domain/call-windows.ts';
+import { zonesForNumber } from '../../domain/number-zones.ts';
+import { numbersToCheck, withoutSuppressed } from '../../domain/suppressions.ts';
+import type { SqlTx } from '../../db/sql-transaction.ts';
+import { suppressedNumbers } from '../suppressions/suppressed-numbers.ts';
+import type { InitialCallStatus, NewCall } from './insert-calls.ts';
+import { numberZoneTable } from './number-zone-table.ts';
+
+export interface BatchWindows {
+  /** The batch's own window, else the account's default. */
+  own: CallingWindow | null;
+  enforced: CallingWindow | null;
+}
+
+export interface ScreenContext {
+  accountId: string;
+  windows: BatchWindows;
+  now: Date;
+  /** Contacts in the first chunk, and in each later one. */
+  firstChunkSize: number;
+  chunkSize: number;
+  /** Where the do-not-call list is read: the create's transaction, or any connection when nothing is written. */
+  lookup: SqlTx;
+}
+
+export interface ScreenedContacts {
+  /** The accepted calls, a chunk of contacts at a time (a chunk may accept none). */
+  chunks: AsyncIterable<NewCall[]>;
+  /** Every rejection so far, in submission order; complete once `chunks` is done. */
+  rejected: ContactRejection[];
+}
+
+export function screenContacts(input: CreateBatchInput, ctx: ScreenContext): ScreenedContacts {
+  const rejected: ContactRejection[] = [];
+  async function* chunks(): AsyncGenerator<NewCall[]> {
+    const firstOwnerOfPhone = new Map<string, string>();
+    const windows = effectiveWindows(ctx.windows.own, ctx.windows.enforced);
+    for (let from = 0, size = ctx.firstChunkSize; from < input.contacts.length; from += size, size = ctx.chunkSize) {
+      const normalized = normalizeContacts(input.contacts, {
+        deduplicateByPhone: input.deduplicateByPhone,
+        from,
+        to: from + size,
+        firstOwnerOfPhone,
+      });
+      const listed = await suppressedNumbers(ctx.lookup, ctx.accountId, numbersToCheck(normalized.accepted));
+      const allowed = withoutSuppressed(normalized.accepted, normalized.rejected, listed);
+      const placed = windows.length ? placeContacts(allowed, windows, input, ctx.now) : { ...allowed, placements: null };
+      for (const r of placed.rejected) rejected.push(r);
+      // A contact's initial status: `pending` (the contract's default) until it is dialled, or
+      // `queued` when the contact says so; the worker dials both.
+      yield placed.accepted.map((contact, i) => ({
+        contact,
+        status: input.contacts[contact.index - 1].status as InitialCallStatus,
+        window: placed.placements?.[i] ?? null,
+      }));
+    }
+  }
+  return { chunks: chunks(), rejected };
+}
+
+/** True when some contact would be accepted (read to the end only when none is). */
+export async function acceptsAny(screened: ScreenedContacts): Promise<boolean> {
+  for await (const calls of screened.chunks) if (calls.length > 0) return true;
+  return false;
+}
+
+/** Under calling windows, each contact gets its zones and first opening. */
+function placeContacts(
+  allowed: { accepted: NormalizedContact[]; rejected: ContactRejection[] },
+  windows: CallingWindow[],
+  input: CreateBatchInput,
+  now: Date,
+): { accepted: NormalizedContact[]; rejected: ContactRejection[]; placements: CallWindowPlacement[] } {
+  const table = numberZoneTable();
+  return placeInWindows(allowed.accepted, allowed.rejected, {
+    windows,
+    zonesOf: (e164) => zonesForNumber(table, e164),
+    ownZone: (index) => input.contacts[index - 1].timezone,
+    now,
+  });
+}

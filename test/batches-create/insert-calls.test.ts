@@ -1,0 +1,54 @@
+// insertCalls asks for the next chunk while the previous chunk's COPY runs. A COPY that fails
+// meanwhile must be the error the create fails with, never an unhandled rejection (which would
+// end the process), and a failing source must not leave the COPY unobserved.
+import { describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SqlTransaction } from '../../src/db/sql-transaction.ts';
+import { insertCalls, type NewCall } from '../../src/services/batches/insert-calls.ts';
+
+const owner = { accountId: 'acc_1', batchId: 'sched_1', agentId: 'agt-1', promptVersionId: 'pmt-1', createdAt: new Date('2026-01-01T00:00:00Z') };
+const call = (i: number): NewCall => ({
+  contact: { index: i, externalId: `c${i}`, name: null, phoneNumber: `+1415555${String(1000 + i)}`, alternatePhone: null, metadata: {} },
+  status: 'pending',
+});
+
+function fakeTx(copy: (rows: string) => Promise<void>): SqlTransaction {
+  return { query: async () => [], copyRows: (_table, _columns, rows) => copy(rows) };
+}
+
+describe('insertCalls', () => {
+  it('a COPY failing while the next chunk is screened is the error, and is never unhandled', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      async function* chunks() {
+        yield [call(1), call(2)];
+        // The next chunk's lookup: slower than the COPY takes to fail.
+        await sleep(50);
+        throw new Error('current transaction is aborted');
+      }
+      const tx = fakeTx(async () => {
+        await sleep(5);
+        throw new Error('COPY failed: connection lost');
+      });
+      await expect(insertCalls(tx, owner, chunks())).rejects.toThrow('COPY failed: connection lost');
+      await sleep(20);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
+  it('numbers calls 1..n across chunks, skips empty chunks and returns how many it copied', async () => {
+    const copied: string[] = [];
+    const tx = fakeTx(async (rows) => {
+      copied.push(rows);
+    });
+    const inserted = await insertCalls(tx, owner, [[call(1), call(2)], [], [call(3)]]);
+    expect(inserted).toBe(3);
+    expect(copied).toHaveLength(2);
+    const seqs = copied.join('').trimEnd().split('\n').map((row) => row.split('\t')[1]);
+    expect(seqs).toEqual(['1', '2', '3']);
+  });
+});
