@@ -13,7 +13,7 @@ import { Prisma } from '../../generated/prisma/client.ts';
 export interface RecordsRange {
   accountId: string;
   from: Date;
-  /** The last millisecond of the end day (timestamps are stored at millisecond precision). */
+  /** The last millisecond of the end day (timestamps are stored at millisecond precision), so that 9999-12-31 needs no year 10000. */
   to: Date;
   agentIds: string[];
 }

@@ -11,6 +11,7 @@ import {
   offsetPageRanges,
   readRanges,
   walkRanges,
+  type CursorCall,
   type Direction,
   type RecordsRange,
   type SeqRange,
@@ -130,7 +131,7 @@ export async function callRecordsForConnection(
   { take = 0, skip = 0, cursor, ...query }: CallQuery & { take?: number; skip?: number; cursor?: { id?: string } },
 ): Promise<Call[]> {
   const range = recordsRange(account, input);
-  let at = null;
+  let at: CursorCall | null = null;
   if (cursor) {
     at = cursor.id ? await findCursorCall(deps.db, account.id, cursor.id) : null;
     if (!at) return [];
