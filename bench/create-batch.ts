@@ -84,23 +84,19 @@ const nodeCpuMs = () => {
   return (u.user + u.system) / 1000;
 };
 
-/** CPU time of a local PostgreSQL backend (Linux /proc schedstat: ns on the CPU), or null. */
-function backendCpuMs(pid: number): number | null {
+/** CPU time of one task, from its Linux schedstat (ns on the CPU), or null where it can't be read. */
+function schedstatCpuMs(path: string): number | null {
   try {
-    return Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+    return Number(fs.readFileSync(path, 'utf8').split(' ')[0]) / 1e6;
   } catch {
     return null;
   }
 }
 
-/** CPU time of this process's main thread (its JavaScript); the rest of the process's is V8's helper threads. */
-function mainThreadCpuMs(): number | null {
-  try {
-    return Number(fs.readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
-  } catch {
-    return null;
-  }
-}
+/** A local PostgreSQL backend's CPU time. */
+const backendCpuMs = (pid: number) => schedstatCpuMs(`/proc/${pid}/schedstat`);
+/** This process's main thread (its JavaScript); the rest of the process's CPU is V8's helper threads. */
+const mainThreadCpuMs = () => schedstatCpuMs(`/proc/self/task/${process.pid}/schedstat`);
 
 /** `calls`, or the minimal table: the same columns, a primary key and one index. */
 type RawTable = 'calls' | 'min';

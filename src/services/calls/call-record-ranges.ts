@@ -86,7 +86,8 @@ export interface CursorCall {
 export async function findCursorCall(db: Database, accountId: string, callId: string): Promise<CursorCall | null> {
   const [row] = await runStatement<{ batch_id: string; seq: number; created_at: Date }>(
     db,
-    'SELECT c.batch_id, c.seq, b.created_at FROM calls c JOIN batches b ON b.id = c.batch_id WHERE c.id = $1 AND c.account_id = $2',
+    // A call's created_at is its batch's.
+    'SELECT batch_id, seq, created_at FROM calls WHERE id = $1 AND account_id = $2',
     [callId, accountId],
   );
   return row ? { batchId: row.batch_id, seq: row.seq, createdAt: row.created_at } : null;

@@ -96,8 +96,13 @@ export function callsSource(
           findPage: async (skip, take) => (await calls.findMany({ ...query, where: prisma.where, orderBy: prisma.orderBy, skip, take })) as Call[],
           count: () => calls.count({ where: prisma.where }),
         }
-      : { loadByIds: async (ids) => (await calls.findMany({ ...query, where: { id: { in: ids } } })) as Call[] },
+      : { loadByIds: callsByIds(deps, query) },
   };
+}
+
+/** Loads calls by id with a selection that loads relations (Prisma plans it); order not kept. */
+export function callsByIds(deps: AppDeps, query: CallQuery): (ids: string[]) => Promise<Call[]> {
+  return async (ids) => (await deps.db.prisma.call.findMany({ ...query, where: { id: { in: ids } } })) as Call[];
 }
 
 function hasFilter(filter: CallFilter & { outcome?: string | null }): boolean {

@@ -3,7 +3,7 @@ import type { AppDeps } from '../../deps.ts';
 import { unprocessable } from '../../errors.ts';
 import type { Account, Call } from '../../generated/prisma/client.ts';
 import { plainFields } from '../../db/model-columns.ts';
-import type { CallQuery } from './list-batch-calls.ts';
+import { callsByIds, type CallQuery } from './list-batch-calls.ts';
 import { loadInOrder } from '../page-rows.ts';
 import {
   countRecords,
@@ -100,7 +100,7 @@ async function callsOfRanges(deps: AppDeps, ranges: SeqRange[], direction: Direc
   const fields = plainFields('Call', query);
   if (fields) return readRanges<Call>(deps.db, ranges, direction, fields);
   const ids = (await readRanges<{ id: string }>(deps.db, ranges, direction, null)).map((r) => r.id);
-  return loadInOrder(ids, async (some) => (await deps.db.prisma.call.findMany({ ...query, where: { id: { in: some } } })) as Call[]);
+  return loadInOrder(ids, callsByIds(deps, query));
 }
 
 /** Newest first: batches by (created_at, id) descending, a batch's calls by seq descending (call-record-ranges.ts). */
