@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
 
-const pool = new pg.Pool({ connectionString: process.env.BARE_DATABASE_URL, max: 10 });
+const pool = new pg.Pool({ connectionString: process.env.BARE_DATABASE_URL, max: 10, options: '-c jit=off' });
 pool.on('error', () => {});
 const ACCOUNT = process.env.BARE_ACCOUNT_ID!;
 const PUBLIC_URL = process.env.BARE_PUBLIC_URL!;
@@ -26,7 +26,7 @@ const CALL_COLUMNS = `c.id AS call_id, c.batch_id, c.external_id, coalesce(c.dia
 const BATCH_CALLS_SQL = `SELECT b.status AS batch_status, b.queued AS b_queued, b.in_progress AS b_in_progress,
   b.queued + b.in_progress + b.completed + b.failed + b.cancelled AS total, ${CALL_COLUMNS}
   FROM batches b JOIN agents ag ON ag.id = b.agent_id JOIN prompt_versions pv ON pv.id = b.prompt_version_id
-  LEFT JOIN LATERAL (SELECT * FROM calls WHERE batch_id = b.id ORDER BY seq LIMIT $3 OFFSET $4) c ON true
+  LEFT JOIN LATERAL (SELECT * FROM calls WHERE batch_id = $1 ORDER BY seq LIMIT $3 OFFSET $4) c ON true
   WHERE b.id = $1 AND b.account_id = $2 ORDER BY c.seq`;
 
 // Call records through their batches, as the service reads them (src/services/calls/call-record-ranges.ts):
@@ -36,11 +36,13 @@ const RECORDS_SQL = `WITH r AS (
     SELECT id, accepted_contacts AS n, sum(accepted_contacts) OVER (ORDER BY created_at DESC, id DESC ROWS UNBOUNDED PRECEDING) AS upto
       FROM batches WHERE account_id = $1 AND created_at >= $2 AND created_at <= $3),
   t AS (SELECT COALESCE(sum(n), 0)::int AS total FROM r),
-  p AS (SELECT id, n, upto FROM r WHERE upto > $5 ORDER BY upto LIMIT $4)
+  p AS (SELECT id, n, upto FROM r WHERE upto > $5 AND upto - n < $5 + $4)
   SELECT t.total, ${CALL_COLUMNS}
   FROM t LEFT JOIN LATERAL (
     SELECT c.*, p.upto FROM p CROSS JOIN LATERAL (
-      SELECT * FROM calls WHERE batch_id = p.id AND seq <= p.n - GREATEST(0, $5 - (p.upto - p.n)) ORDER BY seq DESC LIMIT $4) c
+      SELECT * FROM calls WHERE batch_id = p.id
+        AND seq BETWEEN p.n - GREATEST(0, $5 - (p.upto - p.n)) - $4 + 1 AND p.n - GREATEST(0, $5 - (p.upto - p.n))
+        ORDER BY seq DESC LIMIT $4) c
     ORDER BY p.upto, c.seq DESC LIMIT $4) c ON true
   LEFT JOIN batches b ON b.id = c.batch_id LEFT JOIN agents ag ON ag.id = b.agent_id LEFT JOIN prompt_versions pv ON pv.id = b.prompt_version_id
   ORDER BY c.upto, c.seq DESC`;
