@@ -162,6 +162,47 @@ describe('GraphQL batch(id): the plain-column fast path and the Prisma path agre
   });
 });
 
+describe('GraphQL: the detail fields of a batch read alike wherever the batch comes from', () => {
+  // Batch details reads their columns with the row; a list asking for them reads them with its
+  // page; a call's batch relation loads them through the request's batch loader.
+  const DETAIL = `startMode scheduledAt timezone concurrency acceptedContacts rejectedContacts callbacks startedAt completedAt
+    retry { maxAttempts on delaySeconds } expiresAt callingWindow { start end days timezone }`;
+
+  it('batch(id), a batches page and call.batch give the same values', async () => {
+    const { batch, calls } = await insertBatch(t.deps, a, {
+      contacts: 2,
+      status: 'running',
+      startMode: 'scheduled',
+      batch: {
+        scheduledAt: new Date('2026-04-02T14:00:00.000Z'),
+        timezone: 'Europe/Berlin',
+        concurrency: 4,
+        rejectedContacts: 1,
+        callbacks: 2,
+        startedAt: new Date('2026-04-02T14:00:01.500Z'),
+        retryMaxAttempts: 3,
+        retryOn: ['no_answer', 'busy'],
+        retryDelaySeconds: 900,
+        expiresAt: new Date('2026-05-01T00:00:00.000Z'),
+        callingWindow: { start: '09:00', end: '17:30', days: ['mon', 'tue'], timezone: 'Europe/Berlin' },
+      },
+    });
+    const expected = {
+      startMode: 'scheduled', scheduledAt: '2026-04-02T14:00:00.000Z', timezone: 'Europe/Berlin', concurrency: 4,
+      acceptedContacts: 2, rejectedContacts: 1, callbacks: 2, startedAt: '2026-04-02T14:00:01.500Z', completedAt: null,
+      retry: { maxAttempts: 3, on: ['no_answer', 'busy'], delaySeconds: 900 }, expiresAt: '2026-05-01T00:00:00.000Z',
+      callingWindow: { start: '09:00', end: '17:30', days: ['mon', 'tue'], timezone: 'Europe/Berlin' },
+    };
+    const one = await t.gql(`query($id: ID!) { batch(id: $id) { ${DETAIL} } }`, { id: batch.id }, a.apiKey);
+    expect(one.body).toEqual({ data: { batch: expected } });
+    const page = await t.gql(`{ batches(limit: 200) { items { id ${DETAIL} } } }`, {}, a.apiKey);
+    expect(page.body.errors).toBeUndefined();
+    expect(page.body.data.batches.items.find((i: { id: string }) => i.id === batch.id)).toEqual({ id: batch.id, ...expected });
+    const viaCall = await t.gql(`query($id: ID!) { call(id: $id) { batch { ${DETAIL} } } }`, { id: calls[0].id }, a.apiKey);
+    expect(viaCall.body).toEqual({ data: { call: { batch: expected } } });
+  });
+});
+
 describe('counters while the batch changes state', () => {
   // Paths a call can take through the worker, one step at a time.
   const PATHS: CallStatus[][] = [

@@ -7,11 +7,12 @@ import { builder } from '../builder.ts';
 import type { GraphQLContext } from '../context.ts';
 import { primeBatchLabels } from '../loaders.ts';
 import { selectsAny } from '../selection.ts';
+import { BATCH_DETAIL_FIELDS } from './batch-columns.ts';
 import { CallBatchType } from './batch.ts';
 import { CallType } from './call.ts';
 import type { Batch, Call } from '../../generated/prisma/client.ts';
 import { CALL_STATUSES } from '../../domain/call-state.ts';
-import { getBatch } from '../../services/batches/get-batch.ts';
+import { getBatch, withDetailColumns } from '../../services/batches/get-batch.ts';
 import { getCall } from '../../services/calls/get-call.ts';
 import {
   BATCH_LIST_STATUS_FILTERS,
@@ -176,7 +177,7 @@ builder.queryFields((t) => ({
         ctx.deps,
         await ctx.account(),
         { ...batchFilter(args.filter), page: args.page, limit: args.limit },
-        itemsQuery(ctx, info),
+        selectsAny(info, ['items'], BATCH_DETAIL_FIELDS) ? withDetailColumns(itemsQuery(ctx, info)) : itemsQuery(ctx, info),
       ),
   }),
 

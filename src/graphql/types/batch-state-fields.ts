@@ -3,6 +3,8 @@
 // type-level select (BATCH_ROW_COLUMNS), and the other fields declare theirs.
 import type { builder } from '../builder.ts';
 import { READS_OWN_PROPERTY } from '../plain-reads.ts';
+import type { GraphQLContext } from '../context.ts';
+import { withBatchColumns } from './batch-columns.ts';
 
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 
@@ -43,9 +45,10 @@ export const BATCH_ROW_COLUMNS = {
 } as const satisfies Partial<Record<keyof BatchState, true>>;
 
 /**
- * The other state fields. On the Prisma-backed type each declares its column, loaded only when it
- * is asked for: a 200-row list page read and parsed them (two of them timestamps) for nothing, about
- * a tenth of its CPU (bench:read).
+ * The other state fields: on the Prisma-backed type, read from the row when its query loaded them
+ * (batch details always does, services/batches/get-batch.ts), else from the request's batch loader
+ * (graphql/types/batch-columns.ts). A 200-row list page reading and parsing them (two of them
+ * timestamps) for nothing cost about a tenth of its CPU (bench:read).
  */
 type DetailField = 'startMode' | 'acceptedContacts' | 'rejectedContacts' | 'callbacks' | 'startedAt' | 'completedAt';
 
@@ -58,23 +61,26 @@ type DetailField = 'startMode' | 'acceptedContacts' | 'rejectedContacts' | 'call
  */
 export function batchStateFields(builderOfType: object, opts: { prismaSelect?: boolean } = {}) {
   const t = builderOfType as StateFieldBuilder;
-  // Spread into each field's options: no resolver for a row field, a column for a detail field.
-  const own = (field: DetailField) => (opts.prismaSelect ? ({ select: { [field]: true } } as object) : READS_OWN_PROPERTY);
+  // A detail field of the Prisma-backed type reads the row or the loader; anywhere else, the row.
+  const detail =
+    <F extends DetailField>(field: F) =>
+    (b: BatchState, _args: object, ctx: GraphQLContext): BatchState[F] | Promise<BatchState[F]> =>
+      opts.prismaSelect ? withBatchColumns(b as BatchState & { id: string }, [field], ctx, (r) => r[field]) : b[field];
   return {
     status: t.string({ ...READS_OWN_PROPERTY, resolve: (b) => b.status }),
-    startMode: t.string({ ...own('startMode'), resolve: (b) => b.startMode }),
+    startMode: t.string({ resolve: detail('startMode') }),
     agentId: t.string({ ...READS_OWN_PROPERTY, resolve: (b) => b.agentId }),
     totalContacts: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.totalContacts }),
-    acceptedContacts: t.int({ ...own('acceptedContacts'), resolve: (b) => b.acceptedContacts }),
-    rejectedContacts: t.int({ ...own('rejectedContacts'), resolve: (b) => b.rejectedContacts }),
+    acceptedContacts: t.int({ resolve: detail('acceptedContacts') }),
+    rejectedContacts: t.int({ resolve: detail('rejectedContacts') }),
     queued: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.queued }),
     inProgress: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.inProgress }),
     completed: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.completed }),
     failed: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.failed }),
     cancelled: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.cancelled }),
-    callbacks: t.int({ ...own('callbacks'), resolve: (b) => b.callbacks }),
+    callbacks: t.int({ resolve: detail('callbacks') }),
     createdAt: t.field({ type: 'DateTime', ...READS_OWN_PROPERTY, resolve: (b) => b.createdAt }),
-    startedAt: t.field({ type: 'DateTime', nullable: true, ...own('startedAt'), resolve: (b) => b.startedAt }),
-    completedAt: t.field({ type: 'DateTime', nullable: true, ...own('completedAt'), resolve: (b) => b.completedAt }),
+    startedAt: t.field({ type: 'DateTime', nullable: true, resolve: detail('startedAt') }),
+    completedAt: t.field({ type: 'DateTime', nullable: true, resolve: detail('completedAt') }),
   };
 }

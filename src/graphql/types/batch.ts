@@ -3,6 +3,7 @@ import { READS_OWN_PROPERTY } from '../plain-reads.ts';
 import { NodeInterface } from './node.ts';
 import { AppError } from '../../errors.ts';
 import { BATCH_ROW_COLUMNS, batchStateFields } from './batch-state-fields.ts';
+import { withBatchColumns } from './batch-columns.ts';
 import { CallingWindowType } from './calling-window.ts';
 import { storedWindow } from '../../domain/calling-window.ts';
 import { MAX_OUTCOME_PAIRS, OUTCOME_TTL_MS, type OutcomeCount } from '../../services/batches/outcome-breakdown.ts';
@@ -46,15 +47,14 @@ export const CallBatchType = builder.prismaObject('Batch', {
   fields: (t) => ({
     id: t.id({ ...READS_OWN_PROPERTY, resolve: (b) => b.id }),
     ...batchStateFields(t, { prismaSelect: true }),
-    scheduledAt: t.expose('scheduledAt', { type: 'DateTime' }),
+    scheduledAt: t.field({ type: 'DateTime', resolve: (b, _a, ctx) => withBatchColumns(b, ['scheduledAt'], ctx, (r) => r.scheduledAt) }),
     timezone: t.string({
       description: 'Plain IANA zone name',
       // Stored plain by design; a label that slipped through (`Area/City (ABBR, UTC±hh:mm)`) is
       // still never shown.
-      select: { timezone: true },
-      resolve: (b) => b.timezone.replace(/\s*\(.*\)\s*$/, ''),
+      resolve: (b, _a, ctx) => withBatchColumns(b, ['timezone'], ctx, (r) => r.timezone.replace(/\s*\(.*\)\s*$/, '')),
     }),
-    concurrency: t.exposeInt('concurrency'),
+    concurrency: t.int({ resolve: (b, _a, ctx) => withBatchColumns(b, ['concurrency'], ctx, (r) => r.concurrency) }),
     voice: t.exposeString('voice'),
     interruption: t.exposeBoolean('interruption'),
     useAlternateNumber: t.exposeBoolean('useAlternateNumber'),
@@ -68,17 +68,22 @@ export const CallBatchType = builder.prismaObject('Batch', {
       type: CallBatchRetryType,
       nullable: true,
       description: 'The retry policy; null: each contact is dialled once (plus its alternate number)',
-      select: { retryMaxAttempts: true, retryOn: true, retryDelaySeconds: true },
-      resolve: (b) =>
-        b.retryMaxAttempts === null ? null : { maxAttempts: b.retryMaxAttempts, on: b.retryOn, delaySeconds: b.retryDelaySeconds ?? 0 },
+      resolve: (b, _a, ctx) =>
+        withBatchColumns(b, ['retryMaxAttempts', 'retryOn', 'retryDelaySeconds'], ctx, (r) =>
+          r.retryMaxAttempts === null ? null : { maxAttempts: r.retryMaxAttempts, on: r.retryOn, delaySeconds: r.retryDelaySeconds ?? 0 },
+        ),
     }),
-    expiresAt: t.expose('expiresAt', { type: 'DateTime', nullable: true, description: 'No call is placed after this; null: never expires' }),
+    expiresAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'No call is placed after this; null: never expires',
+      resolve: (b, _a, ctx) => withBatchColumns(b, ['expiresAt'], ctx, (r) => r.expiresAt),
+    }),
     callingWindow: t.field({
       type: CallingWindowType,
       nullable: true,
       description: "Local hours and days in which its calls are placed (its own window or the account's default); null: any time",
-      select: { callingWindow: true },
-      resolve: (b) => storedWindow(b.callingWindow),
+      resolve: (b, _a, ctx) => withBatchColumns(b, ['callingWindow'], ctx, (r) => storedWindow(r.callingWindow)),
     }),
     enforcedCallingWindow: t.field({
       type: CallingWindowType,

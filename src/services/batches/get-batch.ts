@@ -32,6 +32,33 @@ function plainColumns(select: Prisma.BatchSelect | undefined): string | null {
 }
 
 /**
+ * The columns of the CallBatch fields that declare none (graphql/types/batch-columns.ts): batch
+ * details, which shows them all, reads them with any selection, and a list whose document asks for
+ * one of those fields reads them with its page, so neither reads its rows a second time.
+ */
+const DETAIL_COLUMNS = {
+  startMode: true,
+  scheduledAt: true,
+  timezone: true,
+  concurrency: true,
+  acceptedContacts: true,
+  rejectedContacts: true,
+  callbacks: true,
+  startedAt: true,
+  completedAt: true,
+  retryMaxAttempts: true,
+  retryOn: true,
+  retryDelaySeconds: true,
+  expiresAt: true,
+  callingWindow: true,
+} as const satisfies Prisma.BatchSelect;
+
+/** The selection with the detail columns added; a query without one reads every column anyway. */
+export function withDetailColumns<Q extends BatchQuery>(query: Q): Q {
+  return query.select ? { ...query, select: { ...query.select, ...DETAIL_COLUMNS } } : query;
+}
+
+/**
  * A batch of the account; absent and foreign batches are the same 404.
  *
  * Batch details is the hottest read (dashboards poll it) and every batch-scoped list starts here.
@@ -40,13 +67,14 @@ function plainColumns(select: Prisma.BatchSelect | undefined): string | null {
  * was most of the request's CPU.
  */
 export async function getBatch(deps: AppDeps, account: Account, batchId: string, query: BatchQuery = {}): Promise<Batch> {
-  const list = plainColumns(query.select);
+  const { select } = withDetailColumns(query);
+  const list = plainColumns(select);
   let batch: Batch | null;
   if (list) {
     const rows = await runStatement<Batch>(deps.db, `SELECT ${list} FROM batches WHERE id = $1 AND account_id = $2`, [batchId, account.id]);
     batch = rows[0] ?? null;
   } else {
-    batch = (await deps.db.prisma.batch.findFirst({ ...query, where: { id: batchId, accountId: account.id } })) as Batch | null;
+    batch = (await deps.db.prisma.batch.findFirst({ ...query, ...(select && { select }), where: { id: batchId, accountId: account.id } })) as Batch | null;
   }
   if (!batch) throw batchNotFound();
   return batch;
