@@ -9,6 +9,7 @@ import { NODE_KINDS, type NodeKind } from '../domain/global-ids.ts';
 import { ownedByIds, type OwnedRows } from '../services/accounts/owned-by-ids.ts';
 import { batchLabelsByIds, type BatchLabels } from '../services/batches/batch-labels.ts';
 import { retryReasonsByCallIds } from '../services/calls/retry-reasons.ts';
+import { batchDetailsByIds, type BatchDetails } from '../services/batches/get-batch.ts';
 
 export type Loaders = { [K in NodeKind]: DataLoader<string, OwnedRows[K] | null> } & {
   /** Voice, agent name and version name of a batch, by batch id (what a call shows of its batch). */
@@ -19,6 +20,8 @@ export type Loaders = { [K in NodeKind]: DataLoader<string, OwnedRows[K] | null>
    * a measurable share of a page's CPU). Filled only through the loader and primeBatchLabels.
    */
   batchLabelsRead: Map<string, BatchLabels>;
+  /** A batch's detail columns, by batch id (CallBatch fields of a batch read without them: graphql/types/batch-columns.ts). */
+  batchDetails: DataLoader<string, BatchDetails | null>;
   /** Why a call waiting for a retry waits (Call.retryReason), by call id: asked only for waiting calls. */
   retryReasons: DataLoader<string, string | null>;
 };
@@ -27,15 +30,16 @@ export type Loaders = { [K in NodeKind]: DataLoader<string, OwnedRows[K] | null>
 export function createLoaders(db: Database, account: () => Promise<Account>): Loaders {
   const loaderFor = <K extends NodeKind>(kind: K) =>
     new DataLoader<string, OwnedRows[K] | null>(async (ids) => ownedByIds(db, (await account()).id, kind, ids));
-  const byKind = Object.fromEntries(NODE_KINDS.map((kind) => [kind, loaderFor(kind)])) as Omit<Loaders, 'batchLabels' | 'batchLabelsRead' | 'retryReasons'>;
+  const byKind = Object.fromEntries(NODE_KINDS.map((kind) => [kind, loaderFor(kind)])) as Omit<Loaders, 'batchLabels' | 'batchLabelsRead' | 'batchDetails' | 'retryReasons'>;
   const batchLabelsRead = new Map<string, BatchLabels>();
   const batchLabels = new DataLoader<string, BatchLabels | null>(async (ids) => {
     const rows = await batchLabelsByIds(db, (await account()).id, ids);
     for (const row of rows) if (row) batchLabelsRead.set(row.id, row);
     return rows;
   });
+  const batchDetails = new DataLoader<string, BatchDetails | null>(async (ids) => batchDetailsByIds(db, (await account()).id, ids));
   const retryReasons = new DataLoader<string, string | null>(async (ids) => retryReasonsByCallIds(db, (await account()).id, ids));
-  return { ...byKind, batchLabels, batchLabelsRead, retryReasons };
+  return { ...byKind, batchLabels, batchLabelsRead, batchDetails, retryReasons };
 }
 
 /** A batch's labels the request already read with its page: its calls need no statement and no promise for them. */

@@ -3,6 +3,7 @@ import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.
 import { callInState, insertBatch, moveCall } from '../helpers/fixtures.ts';
 import { COUNTER_BUCKETS, counterBucket, type CallStatus } from '../../src/domain/call-state.ts';
 import { createSimulatorProvider } from '../../src/dispatch/voice/simulator.ts';
+import { batchDetailsByIds } from '../../src/services/batches/get-batch.ts';
 import { expectConsistentBatch, phoneEndingIn, registryOf, testWorker } from '../helpers/dispatch.ts';
 
 let t: TestApp;
@@ -200,6 +201,18 @@ describe('GraphQL: the detail fields of a batch read alike wherever the batch co
     expect(page.body.data.batches.items.find((i: { id: string }) => i.id === batch.id)).toEqual({ id: batch.id, ...expected });
     const viaCall = await t.gql(`query($id: ID!) { call(id: $id) { batch { ${DETAIL} } } }`, { id: calls[0].id }, a.apiKey);
     expect(viaCall.body).toEqual({ data: { call: { batch: expected } } });
+  });
+
+  it("a batch read without them loads its detail columns alone (not its validation errors), the account's only", async () => {
+    const { batch } = await insertBatch(t.deps, a, { contacts: 1, batch: { validationErrors: [{ index: 2, reason: 'x'.repeat(1000) }] } });
+    const { batch: foreign } = await insertBatch(t.deps, b, { contacts: 1 });
+    const [own, absent, theirs] = await batchDetailsByIds(t.deps.db, a.account.id, [batch.id, 'sched_missing', foreign.id]);
+    expect(Object.keys(own!).sort()).toEqual(
+      ['id', 'startMode', 'scheduledAt', 'timezone', 'concurrency', 'acceptedContacts', 'rejectedContacts', 'callbacks', 'startedAt',
+        'completedAt', 'retryMaxAttempts', 'retryOn', 'retryDelaySeconds', 'expiresAt', 'callingWindow'].sort(),
+    );
+    expect(own!.id).toBe(batch.id);
+    expect([absent, theirs]).toEqual([null, null]);
   });
 });
 

@@ -64,7 +64,7 @@ export function batchStateFields(builderOfType: object, opts: { prismaSelect?: b
   // A detail field of the Prisma-backed type reads the row or the loader; anywhere else, the row.
   const detail =
     <F extends DetailField>(field: F) =>
-    (b: BatchState, _args: object, ctx: GraphQLContext): BatchState[F] | Promise<BatchState[F]> =>
+    (b: BatchState, _args: object, ctx: GraphQLContext) =>
       opts.prismaSelect ? withBatchColumns(b as BatchState & { id: string }, [field], ctx, (r) => r[field]) : b[field];
   return {
     status: t.string({ ...READS_OWN_PROPERTY, resolve: (b) => b.status }),

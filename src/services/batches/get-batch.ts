@@ -6,6 +6,7 @@ import { scalarFields } from '../../db/model-columns.ts';
 import { snakeCase } from '../../domain/text-forms.ts';
 import type { Account, Batch, Prisma } from '../../generated/prisma/client.ts';
 import { runStatement } from '../../db/sql-statement.ts';
+import type { Database } from '../../db/client.ts';
 import { LABEL_COLUMNS, LABEL_JOINS, type BatchLabels } from './batch-labels.ts';
 
 /** The include/select a GraphQL resolver hands down, so nested fields load in the same round. */
@@ -52,6 +53,20 @@ const DETAIL_COLUMNS = {
   expiresAt: true,
   callingWindow: true,
 } as const satisfies Prisma.BatchSelect;
+
+export type BatchDetailColumn = keyof typeof DETAIL_COLUMNS;
+/** A batch's detail columns alone. */
+export type BatchDetails = Pick<Batch, 'id' | BatchDetailColumn>;
+
+/**
+ * The account's batches' detail columns by id, in the order of `ids` (null where it has none): for
+ * a batch read without them. Only these columns: a whole row holds its validation errors too.
+ */
+export async function batchDetailsByIds(db: Database, accountId: string, ids: readonly string[]): Promise<(BatchDetails | null)[]> {
+  const rows = await db.prisma.batch.findMany({ where: { id: { in: [...new Set(ids)] }, accountId }, select: { id: true, ...DETAIL_COLUMNS } });
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => byId.get(id) ?? null);
+}
 
 /** The selection with the detail columns added; a query without one reads every column anyway. */
 export function withDetailColumns<Q extends BatchQuery>(query: Q): Q {
