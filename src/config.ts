@@ -89,6 +89,10 @@ const configSchema = z.object({
   EXPORTS_PER_PROCESS: z.coerce.number().int().min(1).max(1_000).default(4),
   /** CSV exports one account streams at once in one process; more get 429. */
   EXPORTS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(2),
+  /** Result pages filtered by outcome (each walks its whole batch) one process reads at once; more get 429. */
+  OUTCOME_READS_PER_PROCESS: z.coerce.number().int().min(1).max(1_000).default(8),
+  /** Result pages filtered by outcome one account reads at once in one process; more get 429. */
+  OUTCOME_READS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1_000).default(2),
   /** Longest a CSV export may stream; past it the connection is cut (the file is visibly truncated). */
   EXPORT_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   /** Longest a CSV export waits for its client to take the next page; past it the connection is cut and the slot freed. */

@@ -1,13 +1,13 @@
 // The objects an API process builds once and every request shares: rate limiters, recently
 // authenticated keys, the live event hub, the recording-link refresher, the outcome counts and the
-// export slots. Built by app.ts and handed down explicitly.
+// slots of the reads that walk a whole batch. Built by app.ts and handed down explicitly.
 import type { AppDeps } from '../deps.ts';
 import { createRecordingRefresher, type RecordingRefresher } from '../dispatch/voice/retell/recording-refresh.ts';
 import { createLiveEvents, type LiveEvents } from '../events/live-events.ts';
 import { createRateLimiters, type RateLimiters } from '../services/auth/rate-limit.ts';
 import { createKeyCache, type KeyCache } from '../services/auth/key-cache.ts';
 import { createOutcomeBreakdowns, type OutcomeBreakdowns } from '../services/batches/outcome-breakdown.ts';
-import { createExportSlots, type ExportSlots } from '../services/batches/export-slots.ts';
+import { createScanSlots, type ScanSlots } from '../services/batches/scan-slots.ts';
 
 export interface AppServices {
   rateLimiters: RateLimiters;
@@ -16,8 +16,10 @@ export interface AppServices {
   events: LiveEvents;
   recordings: RecordingRefresher;
   outcomes: OutcomeBreakdowns;
-  /** CSV exports streaming now, per account and in all (services/batches/export-slots.ts). */
-  exports: ExportSlots;
+  /** CSV exports streaming now, per account and in all (services/batches/scan-slots.ts). */
+  exports: ScanSlots;
+  /** Result pages filtered by outcome being read now, per account and in all (services/batches/scan-slots.ts). */
+  outcomeReads: ScanSlots;
 }
 
 export function createAppServices(deps: AppDeps): AppServices {
@@ -27,7 +29,14 @@ export function createAppServices(deps: AppDeps): AppServices {
     events: createLiveEvents(deps),
     recordings: createRecordingRefresher(deps),
     outcomes: createOutcomeBreakdowns(deps),
-    exports: createExportSlots({ perProcess: deps.config.EXPORTS_PER_PROCESS, perAccount: deps.config.EXPORTS_PER_ACCOUNT }),
+    // An export of a large batch streams for tens of seconds; an outcome-filtered page takes well under one.
+    exports: createScanSlots({ perProcess: deps.config.EXPORTS_PER_PROCESS, perAccount: deps.config.EXPORTS_PER_ACCOUNT, what: 'exports', retryAfterSeconds: 10 }),
+    outcomeReads: createScanSlots({
+      perProcess: deps.config.OUTCOME_READS_PER_PROCESS,
+      perAccount: deps.config.OUTCOME_READS_PER_ACCOUNT,
+      what: 'outcome-filtered reads',
+      retryAfterSeconds: 2,
+    }),
   };
 }
 

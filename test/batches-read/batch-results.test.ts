@@ -93,6 +93,31 @@ describe('GET /call-batches/{batch_id}/results', () => {
     expect(past.body.data).toEqual({ status: 'pending', items: [], pagination: { page: 3, limit: 3, total: 4, has_more: false } });
   });
 
+  it("outcome-filtered reads hold a slot each: beyond the account's, 429 before anything is read; unfiltered pages need none", async () => {
+    // Two held by this account (the default per-account limit), as two slow reads would.
+    const held = [t.deps.outcomeReads.acquire(a.account.id), t.deps.outcomeReads.acquire(a.account.id)];
+    try {
+      const busy = await results(batch.batch.id, '?outcome=yes');
+      expect(busy.status).toBe(429);
+      expect(busy.headers.get('retry-after')).toBe('2');
+      expect(busy.body).toMatchObject({ status_code: 429, error: { code: 'RATE_LIMITED' }, data: null });
+      expect(JSON.stringify(busy.body)).toContain('At most 2 outcome-filtered reads at once per account');
+      const gql = await t.gql(`query($id: ID!) { results(batchId: $id, filter: { outcome: "yes" }) { items { id } } }`, { id: batch.batch.id }, a.apiKey);
+      expect(gql.body.errors?.[0]).toMatchObject({ extensions: { code: 'RATE_LIMITED' } });
+      // Without the filter, and for another account, nothing waits.
+      expect((await results(batch.batch.id, '?status=completed')).status).toBe(200);
+      const theirs = await insertBatch(t.deps, other, { contacts: 1, status: 'running', createdAt: AT, callOverrides: () => CALLS[0] });
+      expect(seqs(await results(theirs.batch.id, '?outcome=yes', other.apiKey))).toEqual([1]);
+    } finally {
+      for (const release of held) release();
+    }
+    expect(t.deps.outcomeReads.held()).toBe(0);
+    expect(seqs(await results(batch.batch.id, '?outcome=yes'))).toEqual([1, 2, 4, 11]);
+    // A refused or failed read gives its slot back.
+    expect((await results('sched_missing', '?outcome=yes')).status).toBe(404);
+    expect(t.deps.outcomeReads.held()).toBe(0);
+  });
+
   it('status and transcript_status filters', async () => {
     expect(seqs(await results(batch.batch.id, '?status=completed'))).toEqual([1, 2, 3, 4, 7, 8, 9, 11]);
     expect(seqs(await results(batch.batch.id, '?status=no_answer'))).toEqual([5]);

@@ -1,6 +1,6 @@
 // The fields a batch and its live progress share: one definition, so `CallBatch` and
 // `BatchProgress` cannot drift apart. On the Prisma-backed type a list row's columns are in its
-// type-level select (BATCH_ROW_COLUMNS), and the other fields declare theirs.
+// type-level select (BATCH_ROW_COLUMNS), and the other fields read theirs through withBatchColumns.
 import type { builder } from '../builder.ts';
 import { READS_OWN_PROPERTY } from '../plain-reads.ts';
 import type { GraphQLContext } from '../context.ts';
@@ -46,8 +46,8 @@ export const BATCH_ROW_COLUMNS = {
 
 /**
  * The other state fields: on the Prisma-backed type, read from the row when its query loaded them
- * (batch details always does, services/batches/get-batch.ts), else from the request's batch loader
- * (graphql/types/batch-columns.ts). A 200-row list page reading and parsing them (two of them
+ * (batch details always does, services/batches/get-batch.ts), else through the request's
+ * batchDetails loader (graphql/types/batch-columns.ts). A 200-row list page reading and parsing them (two of them
  * timestamps) for nothing cost about a tenth of its CPU (bench:read).
  */
 type DetailField = 'startMode' | 'acceptedContacts' | 'rejectedContacts' | 'callbacks' | 'startedAt' | 'completedAt';

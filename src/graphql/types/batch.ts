@@ -42,7 +42,8 @@ export const CallBatchType = builder.prismaObject('Batch', {
   // measurable on hot reads), and always these small ones, which every list and dashboard shows.
   // Their fields read the row with plain resolvers: a field declaring its column (as `expose` does
   // in select mode) is wrapped by plugin-prisma's per-row mapping lookup, a few µs a field, most of
-  // a 200-batch page's CPU. Any other resolver reading a column itself must declare it in `select`.
+  // a 200-batch page's CPU. The fields batch details shows besides read theirs through
+  // withBatchColumns (batch-columns.ts); any other resolver reading a column must declare it in `select`.
   select: { id: true, promptVersionId: true, ...BATCH_ROW_COLUMNS },
   fields: (t) => ({
     id: t.id({ ...READS_OWN_PROPERTY, resolve: (b) => b.id }),

@@ -4,6 +4,7 @@ import type { AppDeps } from '../../deps.ts';
 import { isBatchStatus, resultsStatus } from '../../domain/batch-state.ts';
 import { Prisma, type Account, type Call } from '../../generated/prisma/client.ts';
 import { batchScope, type BatchScope } from './get-batch.ts';
+import type { ScanSlots } from './scan-slots.ts';
 import {
   callFilterIssues,
   pageOfBatchCalls,
@@ -62,8 +63,11 @@ export function outcomeWhere(batchId: string, filter: ResultFilter & { outcome: 
   return Prisma.join(conditions, ' AND ');
 }
 
+/** An outcome-filtered page holds one of these while it reads (scan-slots.ts). */
+export type ResultsDeps = AppDeps & { outcomeReads: ScanSlots };
+
 export async function batchResults(
-  deps: AppDeps,
+  deps: ResultsDeps,
   account: Account,
   batchId: string,
   input: ResultFilter & PageArgs,
@@ -75,7 +79,13 @@ export async function batchResults(
   const req = pageRequest(input, BATCH_RESULTS_PAGE);
   // The outcome filter has its own conditions (a jsonpath on outcomes); either way the page and its
   // count are statements on `calls c`.
-  const where = filter.outcome != null ? outcomeWhere(batch.id, { ...filter, outcome: filter.outcome }) : undefined;
-  const page = await pageOfBatchCalls(deps, batch, filter, req, query, where);
-  return { status: batchResultsStatus(batch), ...page, batch };
+  if (filter.outcome == null) return { status: batchResultsStatus(batch), ...(await pageOfBatchCalls(deps, batch, filter, req, query)), batch };
+  // Its count reads every call of the batch: a few at a time per account and per process.
+  const release = deps.outcomeReads.acquire(account.id);
+  try {
+    const page = await pageOfBatchCalls(deps, batch, filter, req, query, outcomeWhere(batch.id, { ...filter, outcome: filter.outcome }));
+    return { status: batchResultsStatus(batch), ...page, batch };
+  } finally {
+    release();
+  }
 }

@@ -13,13 +13,13 @@ import { recordingUrlOf } from '../calls/recording-url.ts';
 import { BATCH_RESULTS_PAGE, throwIfIssues } from '../pagination.ts';
 import { numberDialled, type CallRecordSource } from '../representations.ts';
 import { outcomeWhere, type ResultFilter } from './batch-results.ts';
-import type { ExportSlots } from './export-slots.ts';
+import type { ScanSlots } from './scan-slots.ts';
 import { batchScope } from './get-batch.ts';
 
 /** Rows per page: the JSON route's largest page, so a unit of budget buys the same rows on both. */
 export const EXPORT_PAGE_ROWS = BATCH_RESULTS_PAGE.maxLimit;
 
-export type ExportDeps = AppDeps & { rateLimiters: RateLimiters; exports: ExportSlots };
+export type ExportDeps = AppDeps & { rateLimiters: RateLimiters; exports: ScanSlots };
 
 export interface ResultsExport {
   /** The next rows in submission order; `last` once no more follow. Throws RATE_LIMITED when the budget is spent. */
