@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
 
-const pool = new pg.Pool({ connectionString: process.env.BARE_DATABASE_URL, max: 10, options: '-c jit=off' });
+const pool = new pg.Pool({ connectionString: process.env.BARE_DATABASE_URL, max: 10 });
 pool.on('error', () => {});
 const ACCOUNT = process.env.BARE_ACCOUNT_ID!;
 const PUBLIC_URL = process.env.BARE_PUBLIC_URL!;

@@ -19,7 +19,7 @@ export type BatchListStatus =
   | 'pending';
 
 export type BatchResultFilter = {
-  /** Matches calls whose extracted outcomes hold this value */
+  /** Matches calls whose extracted outcomes hold this value. Reads every call of the batch: an account's requests read two at once per server (RATE_LIMITED beyond); one document's such fields count once */
   outcome?: string | null | undefined;
   status?: CallStatusFilter | null | undefined;
   transcriptStatus?: TranscriptStatusFilter | null | undefined;

@@ -6,6 +6,7 @@ import { authenticateRequest } from '../http/authenticate-request.ts';
 import type { RequestScope } from '../http/request-scope.ts';
 import { isAdminToken } from '../services/auth/admin-token.ts';
 import { createLoaders, type Loaders } from './loaders.ts';
+import { oneSlotPerRequest, type ScanSlots } from '../services/batches/scan-slots.ts';
 
 export interface GraphQLContext {
   deps: ApiDeps;
@@ -18,6 +19,8 @@ export interface GraphQLContext {
   isAdmin: boolean;
   /** This request's loaders of the account's batches, calls, agents and prompt versions by id. */
   loaders: Loaders;
+  /** The process's outcome-read slots, one of them shared by all of this request's reads (services/batches/scan-slots.ts). */
+  outcomeReads: ScanSlots;
   /**
    * Set once query-cost.ts measured this operation, as executed, within the limits: Pothos's
    * per-resolver check (builder.ts) then has nothing to add. Executions that skipped the plugin keep it.
@@ -41,5 +44,5 @@ export function createContext(deps: ApiDeps, request: Request, scope: RequestSco
   // API keys go through the failed-attempt and per-account budgets (memoised per request);
   // the operator acting for an account does not spend that account's budget.
   const account = () => (actAsId ? (scope.account ??= actAs(deps, actAsId)) : authenticateRequest(deps, scope, token));
-  return { deps, request, scope, isAdmin, account, loaders: createLoaders(deps.db, account) };
+  return { deps, request, scope, isAdmin, account, loaders: createLoaders(deps.db, account), outcomeReads: oneSlotPerRequest(deps.outcomeReads) };
 }

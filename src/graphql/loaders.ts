@@ -37,7 +37,9 @@ export function createLoaders(db: Database, account: () => Promise<Account>): Lo
     for (const row of rows) if (row) batchLabelsRead.set(row.id, row);
     return rows;
   });
-  const batchDetails = new DataLoader<string, BatchDetails | null>(async (ids) => batchDetailsByIds(db, (await account()).id, ids));
+  // Batched within a tick, never cached: a subscription keeps its context, and so these loaders,
+  // for its whole life, and each of its events must read the batch as it is then.
+  const batchDetails = new DataLoader<string, BatchDetails | null>(async (ids) => batchDetailsByIds(db, (await account()).id, ids), { cache: false });
   const retryReasons = new DataLoader<string, string | null>(async (ids) => retryReasonsByCallIds(db, (await account()).id, ids));
   return { ...byKind, batchLabels, batchLabelsRead, batchDetails, retryReasons };
 }

@@ -113,6 +113,11 @@ describe('GET /call-batches/{batch_id}/results', () => {
     }
     expect(t.deps.outcomeReads.held()).toBe(0);
     expect(seqs(await results(batch.batch.id, '?outcome=yes'))).toEqual([1, 2, 4, 11]);
+    // One document's outcome-filtered fields share its one slot: aliases run at once, and are not refused by each other.
+    const field = (alias: string, outcome: string) => `${alias}: results(batchId: $id, filter: { outcome: "${outcome}" }) { pagination { total } }`;
+    const three = await t.gql(`query($id: ID!) { ${field('y', 'yes')} ${field('n', 'no')} ${field('m', 'Yes')} }`, { id: batch.batch.id }, a.apiKey);
+    expect(three.body).toEqual({ data: { y: { pagination: { total: 4 } }, n: { pagination: { total: 4 } }, m: { pagination: { total: 1 } } } });
+    expect(t.deps.outcomeReads.held()).toBe(0);
     // A refused or failed read gives its slot back.
     expect((await results('sched_missing', '?outcome=yes')).status).toBe(404);
     expect(t.deps.outcomeReads.held()).toBe(0);

@@ -118,6 +118,20 @@ describe('batchProgress over graphql-ws', () => {
     await eventually(() => held() === 0);
   });
 
+  it('the batch an event carries is read as it is at that event, its detail fields too', async () => {
+    const id = await createBatch(a, 2, 'manual');
+    const client = wsClient(url, `Bearer ${a.apiKey}`);
+    type WithBatch = { batchProgress: { status: string; batch: { status: string; completedAt: string | null; acceptedContacts: number } } };
+    const s = wsStream<WithBatch>(client, 'subscription($id: ID!) { batchProgress(batchId: $id) { status batch { status completedAt acceptedContacts } } }', { id });
+    const first = await s.until(() => true);
+    expect(first.batchProgress.batch).toEqual({ status: 'paused', completedAt: null, acceptedContacts: 2 });
+    const cancelled = await t.gql('mutation($id: ID!) { cancelBatch(id: $id) { completedAt } }', { id }, a.apiKey);
+    const last = await s.until((v) => v.batchProgress.status === 'cancelled');
+    expect(last.batchProgress.batch).toEqual({ status: 'cancelled', completedAt: cancelled.body.data.cancelBatch.completedAt, acceptedContacts: 2 });
+    s.close();
+    await client.dispose();
+  });
+
   it("refuses another account's batch and an unknown one with NOT_FOUND 'Call batch not found'", async () => {
     const foreign = await createBatch(b, 1, 'manual');
     const client = wsClient(url, `Bearer ${a.apiKey}`);

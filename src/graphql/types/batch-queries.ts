@@ -76,7 +76,10 @@ const BatchCallFilter = builder.inputType('BatchCallFilter', {
 
 const BatchResultFilter = builder.inputType('BatchResultFilter', {
   fields: (t) => ({
-    outcome: t.string({ description: 'Matches calls whose extracted outcomes hold this value' }),
+    outcome: t.string({
+      description:
+        "Matches calls whose extracted outcomes hold this value. Reads every call of the batch: an account's requests read two at once per server (RATE_LIMITED beyond); one document's such fields count once",
+    }),
     status: t.field({ type: CallStatusFilter }),
     transcriptStatus: t.field({ type: TranscriptStatusFilter }),
   }),
@@ -226,6 +229,7 @@ builder.queryFields((t) => ({
     resolve: async (_root, args, ctx, info) => {
       const results = await batchResults(
         ctx.deps,
+        ctx.outcomeReads,
         await ctx.account(),
         String(args.batchId),
         { ...args.filter, page: args.page, limit: args.limit },

@@ -61,26 +61,27 @@ type DetailField = 'startMode' | 'acceptedContacts' | 'rejectedContacts' | 'call
  */
 export function batchStateFields(builderOfType: object, opts: { prismaSelect?: boolean } = {}) {
   const t = builderOfType as StateFieldBuilder;
-  // A detail field of the Prisma-backed type reads the row or the loader; anywhere else, the row.
-  const detail =
-    <F extends DetailField>(field: F) =>
-    (b: BatchState, _args: object, ctx: GraphQLContext) =>
-      opts.prismaSelect ? withBatchColumns(b as BatchState & { id: string }, [field], ctx, (r) => r[field]) : b[field];
+  // Spread into a detail field's options: on the Prisma-backed type it reads the row or the
+  // loader; anywhere else it has no resolver (graphql/plain-reads.ts).
+  const detail = <F extends DetailField>(field: F) =>
+    opts.prismaSelect
+      ? { resolve: (b: BatchState, _args: object, ctx: GraphQLContext) => withBatchColumns(b as BatchState & { id: string }, [field], ctx, (r) => r[field]) }
+      : { ...READS_OWN_PROPERTY, resolve: (b: BatchState) => b[field] };
   return {
     status: t.string({ ...READS_OWN_PROPERTY, resolve: (b) => b.status }),
-    startMode: t.string({ resolve: detail('startMode') }),
+    startMode: t.string(detail('startMode')),
     agentId: t.string({ ...READS_OWN_PROPERTY, resolve: (b) => b.agentId }),
     totalContacts: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.totalContacts }),
-    acceptedContacts: t.int({ resolve: detail('acceptedContacts') }),
-    rejectedContacts: t.int({ resolve: detail('rejectedContacts') }),
+    acceptedContacts: t.int(detail('acceptedContacts')),
+    rejectedContacts: t.int(detail('rejectedContacts')),
     queued: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.queued }),
     inProgress: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.inProgress }),
     completed: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.completed }),
     failed: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.failed }),
     cancelled: t.int({ ...READS_OWN_PROPERTY, resolve: (b) => b.cancelled }),
-    callbacks: t.int({ resolve: detail('callbacks') }),
+    callbacks: t.int(detail('callbacks')),
     createdAt: t.field({ type: 'DateTime', ...READS_OWN_PROPERTY, resolve: (b) => b.createdAt }),
-    startedAt: t.field({ type: 'DateTime', nullable: true, resolve: detail('startedAt') }),
-    completedAt: t.field({ type: 'DateTime', nullable: true, resolve: detail('completedAt') }),
+    startedAt: t.field({ type: 'DateTime', nullable: true, ...detail('startedAt') }),
+    completedAt: t.field({ type: 'DateTime', nullable: true, ...detail('completedAt') }),
   };
 }

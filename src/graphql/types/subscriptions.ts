@@ -4,6 +4,7 @@
 import { builder } from '../builder.ts';
 import { CallWaitReason } from './wait-reason.ts';
 import { batchStateFields } from './batch-state-fields.ts';
+import { withDetailColumns } from '../../services/batches/get-batch.ts';
 import { HEAVY_TEXT_COMPLEXITY } from '../plugins/query-cost.ts';
 import type { BatchSnapshot } from '../../events/batch-channel.ts';
 import type { CallSnapshot } from '../../events/call-tracker.ts';
@@ -19,7 +20,7 @@ const BatchProgressType = builder.objectRef<BatchSnapshot>('BatchProgress').impl
     batch: t.prismaField({
       type: 'Batch',
       description: 'The whole batch, read when asked for',
-      resolve: (query, p, _a, ctx) => ctx.deps.db.prisma.batch.findUniqueOrThrow({ ...query, where: { id: p.id } }),
+      resolve: (query, p, _a, ctx) => ctx.deps.db.prisma.batch.findUniqueOrThrow({ ...withDetailColumns(query), where: { id: p.id } }),
     }),
   }),
 });

@@ -200,6 +200,7 @@ export const batchesReadRoutes: RestRoute[] = [
       operationId: 'getBatchResults',
       tag: 'Calls',
       summary: "A batch's calls with their AI results (summary, outcomes, transcript, recording)",
+      description: 'With `outcome`, the page reads every call of the batch: 429 also when the account or the server runs too many such reads at once.',
       query: [
         ...resultFilterParams,
         ...pageParams('limit', BATCH_RESULTS_PAGE),

@@ -22,7 +22,11 @@ const FINDERS: { [K in NodeKind]: Finder<K> } = {
 
 /** One statement for all the ids; the rows in the order of `ids`, null where the account has none. */
 export async function ownedByIds<K extends NodeKind>(db: Database, accountId: string, kind: K, ids: readonly string[]): Promise<(OwnedRows[K] | null)[]> {
-  const rows = await FINDERS[kind](db, { id: { in: [...new Set(ids)] }, accountId });
+  return inIdOrder(ids, await FINDERS[kind](db, { id: { in: [...new Set(ids)] }, accountId }));
+}
+
+/** The rows in the order of `ids`, null where none has that id (what a DataLoader's batch function returns). */
+export function inIdOrder<T extends { id: string }>(ids: readonly string[], rows: T[]): (T | null)[] {
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.map((id) => byId.get(id) ?? null);
 }

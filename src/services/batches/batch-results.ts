@@ -18,6 +18,7 @@ import {
   pageRequest,
   throwIfIssues,
   type PageArgs,
+  type PageRequest,
   type Pagination,
 } from '../pagination.ts';
 
@@ -63,11 +64,10 @@ export function outcomeWhere(batchId: string, filter: ResultFilter & { outcome: 
   return Prisma.join(conditions, ' AND ');
 }
 
-/** An outcome-filtered page holds one of these while it reads (scan-slots.ts). */
-export type ResultsDeps = AppDeps & { outcomeReads: ScanSlots };
-
+/** `outcomeReads`: an outcome-filtered page holds one while it reads (scan-slots.ts). */
 export async function batchResults(
-  deps: ResultsDeps,
+  deps: AppDeps,
+  outcomeReads: ScanSlots,
   account: Account,
   batchId: string,
   input: ResultFilter & PageArgs,
@@ -79,12 +79,23 @@ export async function batchResults(
   const req = pageRequest(input, BATCH_RESULTS_PAGE);
   // The outcome filter has its own conditions (a jsonpath on outcomes); either way the page and its
   // count are statements on `calls c`.
-  if (filter.outcome == null) return { status: batchResultsStatus(batch), ...(await pageOfBatchCalls(deps, batch, filter, req, query)), batch };
-  // Its count reads every call of the batch: a few at a time per account and per process.
-  const release = deps.outcomeReads.acquire(account.id);
+  const page = filter.outcome == null ? await pageOfBatchCalls(deps, batch, filter, req, query) : await outcomePage(deps, outcomeReads, account, batch, { ...filter, outcome: filter.outcome }, req, query);
+  return { status: batchResultsStatus(batch), ...page, batch };
+}
+
+/** Its count reads every call of the batch: a few at a time per account and per process. */
+async function outcomePage(
+  deps: AppDeps,
+  outcomeReads: ScanSlots,
+  account: Account,
+  batch: BatchScope,
+  filter: ResultFilter & { outcome: string },
+  req: PageRequest,
+  query: CallQuery,
+) {
+  const release = outcomeReads.acquire(account.id);
   try {
-    const page = await pageOfBatchCalls(deps, batch, filter, req, query, outcomeWhere(batch.id, { ...filter, outcome: filter.outcome }));
-    return { status: batchResultsStatus(batch), ...page, batch };
+    return await pageOfBatchCalls(deps, batch, filter, req, query, outcomeWhere(batch.id, filter));
   } finally {
     release();
   }

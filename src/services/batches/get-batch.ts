@@ -8,6 +8,7 @@ import type { Account, Batch, Prisma } from '../../generated/prisma/client.ts';
 import { runStatement } from '../../db/sql-statement.ts';
 import type { Database } from '../../db/client.ts';
 import { LABEL_COLUMNS, LABEL_JOINS, type BatchLabels } from './batch-labels.ts';
+import { inIdOrder } from '../accounts/owned-by-ids.ts';
 
 /** The include/select a GraphQL resolver hands down, so nested fields load in the same round. */
 export interface BatchQuery {
@@ -63,9 +64,7 @@ export type BatchDetails = Pick<Batch, 'id' | BatchDetailColumn>;
  * a batch read without them. Only these columns: a whole row holds its validation errors too.
  */
 export async function batchDetailsByIds(db: Database, accountId: string, ids: readonly string[]): Promise<(BatchDetails | null)[]> {
-  const rows = await db.prisma.batch.findMany({ where: { id: { in: [...new Set(ids)] }, accountId }, select: { id: true, ...DETAIL_COLUMNS } });
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return ids.map((id) => byId.get(id) ?? null);
+  return inIdOrder(ids, await db.prisma.batch.findMany({ where: { id: { in: [...new Set(ids)] }, accountId }, select: { id: true, ...DETAIL_COLUMNS } }));
 }
 
 /** The selection with the detail columns added; a query without one reads every column anyway. */

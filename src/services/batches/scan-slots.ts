@@ -2,7 +2,7 @@
 // filtered by outcome (a jsonpath over every call of the batch: ~180 ms at 100,000 calls). Each
 // such read holds one slot from before it reads anything until it ends, however it ends, so one
 // process runs at most `perProcess` of a kind and one account at most `perAccount`. A request
-// beyond either gets RATE_LIMITED before anything is read.
+// beyond either gets RATE_LIMITED before any of the batch's calls is read.
 import { AppError } from '../../errors.ts';
 
 export interface ScanSlots {
@@ -45,5 +45,30 @@ export function createScanSlots(limits: ScanSlotLimits): ScanSlots {
       };
     },
     held: () => total,
+  };
+}
+
+/**
+ * The slots as one request sees them: its reads of this kind share one slot, so the fields of one
+ * GraphQL document (aliases, which run at once) are never refused by each other. How many such
+ * fields a document may hold is its cost limits' business (graphql/plugins/query-cost.ts).
+ */
+export function oneSlotPerRequest(slots: ScanSlots): ScanSlots {
+  let shared: { release: () => void; readers: number } | null = null;
+  return {
+    acquire(accountId) {
+      shared ??= { release: slots.acquire(accountId), readers: 0 };
+      const mine = shared;
+      mine.readers++;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        if (--mine.readers > 0) return;
+        mine.release();
+        if (shared === mine) shared = null;
+      };
+    },
+    held: () => slots.held(),
   };
 }
