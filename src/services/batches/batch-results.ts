@@ -79,7 +79,10 @@ export async function batchResults(
   const req = pageRequest(input, BATCH_RESULTS_PAGE);
   // The outcome filter has its own conditions (a jsonpath on outcomes); either way the page and its
   // count are statements on `calls c`.
-  const page = filter.outcome == null ? await pageOfBatchCalls(deps, batch, filter, req, query) : await outcomePage(deps, outcomeReads, account, batch, { ...filter, outcome: filter.outcome }, req, query);
+  const page =
+    filter.outcome == null
+      ? await pageOfBatchCalls(deps, batch, filter, req, query)
+      : await outcomePage(deps, outcomeReads, account, batch, { ...filter, outcome: filter.outcome }, req, query);
   return { status: batchResultsStatus(batch), ...page, batch };
 }
 
