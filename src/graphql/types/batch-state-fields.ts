@@ -47,8 +47,8 @@ export const BATCH_ROW_COLUMNS = {
 /**
  * The other state fields: on the Prisma-backed type, read from the row when its query loaded them
  * (batch details always does, services/batches/get-batch.ts), else through the request's
- * batchDetails loader (graphql/types/batch-columns.ts). A 200-row list page reading and parsing them (two of them
- * timestamps) for nothing cost about a tenth of its CPU (bench:read).
+ * batchDetails loader (graphql/types/batch-columns.ts). A 200-row list page reading and parsing
+ * them (two of them timestamps) for nothing cost about a tenth of its CPU (bench:read).
  */
 type DetailField = 'startMode' | 'acceptedContacts' | 'rejectedContacts' | 'callbacks' | 'startedAt' | 'completedAt';
 
