@@ -18,7 +18,6 @@ import {
   pageRequest,
   throwIfIssues,
   type PageArgs,
-  type PageRequest,
   type Pagination,
 } from '../pagination.ts';
 
@@ -77,29 +76,14 @@ export async function batchResults(
   throwIfIssues([...callFilterIssues(filter), ...pageIssues(input, BATCH_RESULTS_PAGE)]);
   const batch = await batchScope(deps, account, batchId);
   const req = pageRequest(input, BATCH_RESULTS_PAGE);
-  // The outcome filter has its own conditions (a jsonpath on outcomes); either way the page and its
-  // count are statements on `calls c`.
-  const page =
-    filter.outcome == null
-      ? await pageOfBatchCalls(deps, batch, filter, req, query)
-      : await outcomePage(deps, outcomeReads, account, batch, { ...filter, outcome: filter.outcome }, req, query);
-  return { status: batchResultsStatus(batch), ...page, batch };
-}
-
-/** Its count reads every call of the batch: a few at a time per account and per process. */
-async function outcomePage(
-  deps: AppDeps,
-  outcomeReads: ScanSlots,
-  account: Account,
-  batch: BatchScope,
-  filter: ResultFilter & { outcome: string },
-  req: PageRequest,
-  query: CallQuery,
-) {
-  const release = outcomeReads.acquire(account.id);
+  // The outcome filter has its own conditions (a jsonpath on outcomes) and reads every call of the
+  // batch, so it holds a slot while it reads; either way the page and its count are statements on `calls c`.
+  const where = filter.outcome != null ? outcomeWhere(batch.id, { ...filter, outcome: filter.outcome }) : undefined;
+  const release = where ? outcomeReads.acquire(account.id) : null;
   try {
-    return await pageOfBatchCalls(deps, batch, filter, req, query, outcomeWhere(batch.id, filter));
+    const page = await pageOfBatchCalls(deps, batch, filter, req, query, where);
+    return { status: batchResultsStatus(batch), ...page, batch };
   } finally {
-    release();
+    release?.();
   }
 }
