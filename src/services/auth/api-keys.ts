@@ -4,7 +4,7 @@ import { modelSelectList } from '../../db/model-columns.ts';
 import { AppError, invalidApiKey } from '../../errors.ts';
 import { newId } from '../../domain/ids.ts';
 import type { Account } from '../../generated/prisma/client.ts';
-import { runStatement } from '../../db/sql-statement.ts';
+import { fixedStatement, runStatement } from '../../db/sql-statement.ts';
 import type { KeyCache } from './key-cache.ts';
 
 const KEY_PATTERN = /^sk_[A-Za-z0-9_-]{32,128}$/;
@@ -81,7 +81,7 @@ SELECT k.key_hash AS "keyHash"
   FROM api_keys k JOIN accounts a ON a.id = k.account_id
  WHERE k.key_hash = ANY($1::text[]) AND k.revoked_at IS NULL AND a.api_access_enabled`;
 
-const KEY_ACCOUNT_SQL = `
+const KEY_ACCOUNT_SQL = fixedStatement(`
 SELECT k.key_hash AS "keyHash", k.revoked_at AS "revokedAt", ${modelSelectList('Account', 'a')}
   FROM api_keys k JOIN accounts a ON a.id = k.account_id
- WHERE k.key_hash = $1`;
+ WHERE k.key_hash = $1`);

@@ -1,5 +1,5 @@
 import type { Database } from '../../db/client.ts';
-import { runStatement } from '../../db/sql-statement.ts';
+import { fixedStatement, runStatement } from '../../db/sql-statement.ts';
 import type { RateLimitStore } from './rate-limit-store.ts';
 
 /** One request waiting for its count. */
@@ -14,18 +14,20 @@ interface Lane {
 }
 
 // A full window is left untouched (no row returned), so refused requests don't inflate it.
-const TAKE_ONE_SQL = `
+const TAKE_ONE_SQL = fixedStatement(`
 INSERT INTO rate_limit_windows (key, window_start, count) VALUES ($1, $2::timestamptz, 1)
 ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limit_windows.count + 1
   WHERE rate_limit_windows.count < $3::int
-RETURNING count`;
+RETURNING count`);
 
 // n requests at once, all or none: a row comes back only if all n fit under the limit.
-const TAKE_MANY_SQL = `
+const TAKE_MANY_SQL = fixedStatement(`
 INSERT INTO rate_limit_windows (key, window_start, count) SELECT $1, $2::timestamptz, $3::int WHERE $3::int <= $4::int
 ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limit_windows.count + $3::int
   WHERE rate_limit_windows.count + $3::int <= $4::int
-RETURNING count`;
+RETURNING count`);
+
+const PEEK_SQL = fixedStatement(`SELECT count FROM rate_limit_windows WHERE key = $1 AND window_start = $2::timestamptz`);
 
 /**
  * Counters in `rate_limit_windows`, shared by every API process on the database. Every take is an
@@ -90,11 +92,7 @@ export class DatabaseRateLimitStore implements RateLimitStore {
   }
 
   async peek(key: string, windowStart: Date): Promise<number> {
-    const [row] = await runStatement<{ count: number }>(
-      this.db,
-      `SELECT count FROM rate_limit_windows WHERE key = $1 AND window_start = $2::timestamptz`,
-      [key, windowStart.toISOString()],
-    );
+    const [row] = await runStatement<{ count: number }>(this.db, PEEK_SQL, [key, windowStart.toISOString()]);
     return row ? Number(row.count) : 0;
   }
 
