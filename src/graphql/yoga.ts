@@ -31,8 +31,10 @@ export function createYogaServer(deps: ApiDeps, sessions: LiveSessions, graphiql
     landingPage: false,
     // CORS for every path (REST and GraphQL alike) is handled in src/http/cors.ts.
     cors: false,
-    // The front door (src/http/front-door.ts) enforces the same cap first; Yoga's default is 25 MB.
-    maxRequestBodySize: deps.config.MAX_BODY_BYTES,
+    // Off: the front door (src/http/front-door.ts) reads every GraphQL body under its cap before
+    // Yoga sees it and hands Yoga those bytes. Yoga's own cap re-read them through a web stream
+    // pipeline, a fifth of a small query's CPU.
+    maxRequestBodySize: false,
     // Order matters: the operation is counted against the rate limit even when refused later.
     plugins: [
       useRateLimit(deps),
