@@ -218,6 +218,16 @@ describe('GraphQL inputs', () => {
     expect(await t.deps.db.prisma.agent.count({ where: { name: { contains: 'a' }, accountId: a.account.id } })).toBe(1);
   });
 
+  it('an invalid JSON body is a 400 that does not quote the body back', async () => {
+    const secret = 'sk_live_' + 'q'.repeat(40);
+    for (const key of [a.apiKey, null]) {
+      const r = await send(t.app, 'POST', '/graphql', { key, raw: `{"query": "{ me { id } }", "note": "${secret}" oops`, headers: { 'content-type': 'application/json' } });
+      expect(r.status).toBe(400);
+      expect(r.body.errors).toEqual([{ message: 'POST body sent invalid JSON.', extensions: { code: 'BAD_REQUEST' } }]);
+      expect(JSON.stringify(r.body)).not.toContain(secret);
+    }
+  });
+
   it('malformed GraphQL bodies are 4xx', async () => {
     const post = (raw: string, type = 'application/json') => send(t.app, 'POST', '/graphql', { key: a.apiKey, raw, headers: { 'content-type': type } });
     for (const r of [await post('{"query": '), await post('[[[[' + ']]]]'), await post('{"query": 5}'), await post('"just a string"'), await post('['.repeat(1000))]) {

@@ -265,8 +265,9 @@ describe('secrets never reach the logs', () => {
           const v = Reflect.get(target, prop, target);
           if (typeof v !== 'function') return v;
           if (prop !== 'query') return v.bind(target);
+          // A statement is a string, or a config object for a prepared one (db/sql-statement.ts).
           return (sql: unknown, ...rest: unknown[]) =>
-            typeof sql === 'string' && /\bbatches\b/.test(sql) ? Promise.reject(failure) : v.call(target, sql, ...rest);
+            /\bbatches\b/.test(typeof sql === 'string' ? sql : String((sql as { text?: unknown })?.text ?? '')) ? Promise.reject(failure) : v.call(target, sql, ...rest);
         },
       });
     const db = { ...t.deps.db, prisma, pglite: failBatchReads(t.deps.db.pglite), pool: failBatchReads(t.deps.db.pool) };
