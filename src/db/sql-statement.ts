@@ -25,8 +25,23 @@ export async function runStatement<T = Record<string, unknown>>(db: Database, sq
   const text = typeof sql === 'string' ? sql : sql.text;
   if (db.pglite) return (await db.pglite.query<T>(text, params)).rows;
   if (!db.pool) throw new Error('runStatement: the database exposes no raw driver');
-  const result = typeof sql === 'string' ? await db.pool.query(text, params) : await db.pool.query({ name: sql.name, text, values: params });
-  return result.rows as T[];
+  if (typeof sql === 'string') return (await db.pool.query(text, params)).rows as T[];
+  try {
+    return (await db.pool.query({ name: sql.name, text, values: params })).rows as T[];
+  } catch (e) {
+    if (!isStalePreparation(e)) throw e;
+    // Refused before it ran, on a connection the pool has now dropped: once more, unprepared.
+    return (await db.pool.query(text, params)).rows as T[];
+  }
+}
+
+/**
+ * A connection's prepared statement that no longer fits: a migration changed the type of a column
+ * it returns, or a pooler reset the session. PostgreSQL refuses it before running anything.
+ */
+function isStalePreparation(e: unknown): boolean {
+  const { code, message } = (e ?? {}) as { code?: string; message?: string };
+  return code === '26000' || (code === '0A000' && message === 'cached plan must not change result type');
 }
 
 /** The same, shaped like a transaction handle, for code that runs either way. */

@@ -21,19 +21,23 @@ afterAll(() => t.close());
 
 const details = () => t.request('GET', `/api/v1/public/call-batches/${inserted.batch.id}`, { key: a.apiKey });
 
-/** The names the driver was given with each statement (undefined: run unprepared). */
-async function statementNames(run: () => Promise<unknown>): Promise<(string | undefined)[]> {
+/** Each statement the driver was given: its name (undefined: run unprepared) and the error code it was refused with. */
+async function statementsSent(run: () => Promise<unknown>): Promise<{ name?: string; refused?: string }[]> {
   const pool = t.deps.db.pool;
   if (!pool) return [];
-  const names: (string | undefined)[] = [];
+  const sent: { name?: string; refused?: string }[] = [];
   const original = pool.query;
   pool.query = ((config: unknown, ...rest: unknown[]) => {
-    names.push(typeof config === 'object' && config ? (config as { name?: string }).name : undefined);
-    return (original as (...args: unknown[]) => unknown).call(pool, config, ...rest);
+    const entry: { name?: string; refused?: string } = { name: typeof config === 'object' && config ? (config as { name?: string }).name : undefined };
+    sent.push(entry);
+    return ((original as (...args: unknown[]) => Promise<unknown>).call(pool, config, ...rest)).catch((e: { code?: string }) => {
+      entry.refused = e.code;
+      throw e;
+    });
   }) as typeof pool.query;
   try {
     await run();
-    return names;
+    return sent;
   } finally {
     pool.query = original;
   }
@@ -68,10 +72,10 @@ describe('fixed statements', () => {
   });
 
   it.skipIf(!TEST_DATABASE_URL)('on PostgreSQL the batch read is prepared once per connection and then only executed', async () => {
-    const names = await statementNames(async () => {
+    const sent = await statementsSent(async () => {
       for (let i = 0; i < 12; i++) expect((await details()).status).toBe(200);
     });
-    const [readName] = new Set(names.filter(Boolean));
+    const [readName] = new Set(sent.map((s) => s.name).filter(Boolean));
     expect(readName).toMatch(/^fixed_/);
     // What PostgreSQL holds on every pooled connection: one prepared statement by that name each,
     // executed (generic or custom plan) as often as the requests above sent it.
@@ -88,5 +92,21 @@ describe('fixed statements', () => {
       for (const c of clients) c.release();
     }
     expect(executions).toBeGreaterThanOrEqual(12);
+  });
+
+  it.skipIf(!TEST_DATABASE_URL)('a prepared read that a migration made stale is run once more unprepared: no request fails', async () => {
+    expect((await details()).status).toBe(200);
+    // A column it returns changes type under the running process (a rolling release's migration).
+    await t.deps.db.pool!.query('ALTER TABLE batches ALTER COLUMN timezone TYPE varchar(64)');
+    const sent = await statementsSent(async () => {
+      for (let i = 0; i < 12; i++) {
+        const res = await details();
+        expect(res.status).toBe(200);
+        expect(res.body.data.batch_id).toBe(inserted.batch.id);
+      }
+    });
+    // Each connection that held it refused it once (PostgreSQL: "cached plan must not change result type").
+    expect(sent.filter((s) => s.refused === '0A000').length).toBeGreaterThan(0);
+    expect(sent.filter((s) => s.refused && s.refused !== '0A000')).toEqual([]);
   });
 });
