@@ -1,6 +1,7 @@
 // The fields a batch and its live progress share: one definition, so `CallBatch` and
 // `BatchProgress` cannot drift apart. On the Prisma-backed type a list row's columns are in its
-// type-level select (BATCH_ROW_COLUMNS), and the other fields read theirs through withBatchColumns.
+// type-level select (BATCH_ROW_COLUMNS, services/batches/get-batch.ts), and the other fields read
+// theirs through withBatchColumns.
 import type { builder } from '../builder.ts';
 import { READS_OWN_PROPERTY } from '../plain-reads.ts';
 import type { GraphQLContext } from '../context.ts';
@@ -27,22 +28,6 @@ export interface BatchState {
 }
 
 type StateFieldBuilder = PothosSchemaTypes.ObjectFieldBuilder<Types, BatchState>;
-
-/**
- * The columns every read of a Prisma-backed batch loads (its type-level `select`): what a row of the
- * batch list shows, so its fields read the row directly (graphql/types/batch.ts says why).
- */
-export const BATCH_ROW_COLUMNS = {
-  status: true,
-  agentId: true,
-  totalContacts: true,
-  queued: true,
-  inProgress: true,
-  completed: true,
-  failed: true,
-  cancelled: true,
-  createdAt: true,
-} as const satisfies Partial<Record<keyof BatchState, true>>;
 
 /**
  * The other state fields: on the Prisma-backed type, read from the row when its query loaded them

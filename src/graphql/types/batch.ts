@@ -2,7 +2,8 @@ import { builder } from '../builder.ts';
 import { READS_OWN_PROPERTY } from '../plain-reads.ts';
 import { NodeInterface } from './node.ts';
 import { AppError } from '../../errors.ts';
-import { BATCH_ROW_COLUMNS, batchStateFields } from './batch-state-fields.ts';
+import { batchStateFields } from './batch-state-fields.ts';
+import { BATCH_ROW_COLUMNS } from '../../services/batches/get-batch.ts';
 import { withBatchColumns } from './batch-columns.ts';
 import { CallingWindowType } from './calling-window.ts';
 import { storedWindow } from '../../domain/calling-window.ts';
@@ -44,7 +45,7 @@ export const CallBatchType = builder.prismaObject('Batch', {
   // in select mode) is wrapped by plugin-prisma's per-row mapping lookup, a few µs a field, most of
   // a 200-batch page's CPU. The fields batch details shows besides read theirs through
   // withBatchColumns (batch-columns.ts); any other resolver reading a column must declare it in `select`.
-  select: { id: true, promptVersionId: true, ...BATCH_ROW_COLUMNS },
+  select: BATCH_ROW_COLUMNS,
   fields: (t) => ({
     id: t.id({ ...READS_OWN_PROPERTY, resolve: (b) => b.id }),
     ...batchStateFields(t, { prismaSelect: true }),
