@@ -31,6 +31,8 @@ export interface PlacementInput {
   /** A contact's own zone (the request's `timezone`), by its 1-based index. */
   ownZone: (index: number) => string | null;
   now: Date;
+  /** Openings by zone key already computed for this `now`: a create keeps one across its chunks. */
+  openings?: Map<string, WindowOpening | null>;
 }
 
 export const NO_ZONE_MESSAGE = 'No time zone is known for this number; give the contact a timezone';
@@ -56,7 +58,7 @@ export function placeInWindows(
 ): { accepted: NormalizedContact[]; rejected: ContactRejection[]; placements: CallWindowPlacement[] } {
   const recipient = usesRecipientZone(p.windows);
   // Contacts share a handful of zone sets: one opening computed per set.
-  const openings = new Map<string, WindowOpening | null>();
+  const openings = p.openings ?? new Map<string, WindowOpening | null>();
   const kept: NormalizedContact[] = [];
   const placements: CallWindowPlacement[] = [];
   const refused: ContactRejection[] = [];

