@@ -15,7 +15,9 @@
 //   BENCH_PG_URL=postgresql://user@host:5432/postgres selects another PostgreSQL server.
 //
 // The server runs in a child process (this file with --serve), so its RSS is its own and the
-// client's request building does not compete with it for the event loop.
+// client's request building does not compete with it for the event loop. On PostgreSQL the bounds
+// run in this client process: run in the server, their ~50 MB of parameter arrays a run left the
+// server's garbage collector work that landed on the service's next create.
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -23,7 +25,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { newId, newIds } from '../src/domain/ids.ts';
 import { SERVER_NODE_FLAGS } from './server-flags.ts';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -58,6 +62,7 @@ interface ServeInfo {
   idleMaxRssMb: number;
   baseUrl: string;
   apiKey: string;
+  accountId: string;
   agentId: string;
   versionId: string;
 }
@@ -124,7 +129,6 @@ async function serve(dbArg: string): Promise<void> {
   const { buildApp } = await import('../src/app.ts');
   const { createAccount } = await import('../src/services/accounts/accounts.ts');
   const { addDidNumber, createAgent, createPromptVersion } = await import('../src/services/accounts/catalog.ts');
-  const { newId, newIds } = await import('../src/domain/ids.ts');
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-create-'));
   const config = loadConfig({
@@ -155,7 +159,6 @@ async function serve(dbArg: string): Promise<void> {
   if (deps.db.pglite) await deps.db.pglite.exec(ddl);
   else await deps.db.pool!.query(ddl);
 
-  // The raw bound: the rows the service would insert, through the bare driver in one transaction.
   // The service's backends: every connection to the bench database but the monitor's own.
   const monitor = deps.db.pglite ? null : new pg.Client({ connectionString: deps.db.url });
   await monitor?.connect();
@@ -173,71 +176,14 @@ async function serve(dbArg: string): Promise<void> {
     return { node, db, mainThread };
   }
 
-  async function rawInsert(n: number, chunk: number, table: RawTable): Promise<RawResult> {
-    const batchId = newId('batch');
-    const now = new Date().toISOString();
-    const rows = Array.from({ length: n }, (_, i) => contact(i));
-    const cols = {
-      id: newIds('call', n),
-      seq: rows.map((_, i) => i + 1),
-      ext: rows.map((c) => c.contact_id),
-      name: rows.map((c) => c.name),
-      phone: rows.map((c) => c.phone_number),
-      alt: rows.map(() => null),
-      meta: rows.map((c) => ({ first_name: c.metadata['First Name'], account_tier: c.metadata['Account Tier'], customer_id: c.metadata.customerId })),
-      status: rows.map(() => 'queued'),
-    };
-    const batchSql = `INSERT INTO batches (id, account_id, agent_id, prompt_version_id, status, start_mode, scheduled_at, timezone,
-      concurrency, voice, interruption, use_alternate_number, recording_enabled, max_duration_seconds, deduplicate_by_phone,
-      total_contacts, accepted_contacts, rejected_contacts, created_at)
-      VALUES ($1, $2, $3, $4, 'paused', 'manual', now(), 'UTC', 1, 'alloy', false, false, false, 60, false, $5, $5, 0, now())`;
-    const callsSql = `INSERT INTO ${table === 'min' ? MIN_TABLE : 'calls'} (id, account_id, batch_id, agent_id, prompt_version_id, seq, external_id, name,
-      phone_number, alternate_phone, metadata, status, created_at, updated_at)
-      SELECT c.id, $1, $2, $3, $4, c.seq, c.ext, c.name, c.phone, c.alt, c.meta, c.status, $5::timestamptz, $5::timestamptz
-      FROM unnest($6::text[], $7::int[], $8::text[], $9::text[], $10::text[], $11::text[],
-                  ARRAY(SELECT m.value FROM jsonb_array_elements($12::jsonb) WITH ORDINALITY AS m(value, n) ORDER BY m.n), $13::text[])
-        AS c(id, seq, ext, name, phone, alt, meta, status)`;
-    const run = async (query: (sql: string, params: unknown[]) => Promise<unknown>) => {
-      if (table === 'calls') await query(batchSql, [batchId, account.id, agent.id, version.id, n]);
-      for (let start = 0; start < n; start += chunk) {
-        const end = Math.min(n, start + chunk);
-        const part = (a: unknown[]) => a.slice(start, end);
-        await query(callsSql, [
-          account.id, batchId, agent.id, version.id, now,
-          part(cols.id), part(cols.seq), part(cols.ext), part(cols.name), part(cols.phone), part(cols.alt), JSON.stringify(part(cols.meta)), part(cols.status),
-        ]);
-      }
-    };
-    const t0 = performance.now();
-    const c0 = nodeCpuMs();
-    if (deps.db.pglite) {
-      await deps.db.pglite.transaction(async (tx) => run((sql, params) => tx.query(sql, params)));
-      return { ms: performance.now() - t0, cpuMs: nodeCpuMs() - c0 };
-    }
-    const client = new pg.Client({ connectionString: deps.db.url });
-    await client.connect();
-    const [{ pid }] = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
-    // Connecting is not part of the bound.
-    const t1 = performance.now();
-    const c1 = nodeCpuMs();
-    const b1 = backendCpuMs(pid);
-    await client.query('BEGIN');
-    await run((sql, params) => client.query(sql, params));
-    await client.query('COMMIT');
-    const ms = performance.now() - t1;
-    const b2 = backendCpuMs(pid);
-    const cpuMs = b1 === null || b2 === null ? null : nodeCpuMs() - c1 + (b2 - b1);
-    await client.end();
-    return { ms, cpuMs };
-  }
-
+  const target: RawTarget = { accountId: account.id, agentId: agent.id, versionId: version.id, pglite: deps.db.pglite ?? null, url: deps.db.url ?? '' };
   const idleMaxRssMb = peakRssMb();
   // The process's peak over its life: a reset forgets the peak before it, so it is kept here.
   let lifePeakMb = idleMaxRssMb;
-  const info: ServeInfo = { baseUrl, apiKey, agentId: agent.id, versionId: version.id, idleMaxRssMb };
+  const info: ServeInfo = { baseUrl, apiKey, accountId: account.id, agentId: agent.id, versionId: version.id, idleMaxRssMb };
   process.send!({ ready: info });
   process.on('message', async (m: Command) => {
-    if (m.cmd === 'raw') process.send!({ raw: await rawInsert(m.n, m.chunk, m.table) });
+    if (m.cmd === 'raw') process.send!({ raw: await rawInsert(target, m.n, m.chunk, m.table) });
     else if (m.cmd === 'cpu') process.send!({ cpu: await cpuNow() });
     else if (m.cmd === 'rss') process.send!({ maxRssMb: peakRssMb(), lifeMaxRssMb: Math.max(lifePeakMb, peakRssMb()) });
     else if (m.cmd === 'resetPeak') {
@@ -252,6 +198,78 @@ async function serve(dbArg: string): Promise<void> {
       process.exit(0);
     }
   });
+}
+
+interface RawTarget {
+  accountId: string;
+  agentId: string;
+  versionId: string;
+  /** The server's embedded database, or null for a PostgreSQL server at `url`. */
+  pglite: PGlite | null;
+  url: string;
+}
+
+/**
+ * The raw bound: the rows the service would insert, through the bare driver in one transaction.
+ * On PGlite it runs in the server process (its database is embedded there); on PostgreSQL in this
+ * client process, so that the server's heap carries only the service's garbage.
+ */
+async function rawInsert(target: RawTarget, n: number, chunk: number, table: RawTable): Promise<RawResult> {
+  const batchId = newId('batch');
+  const now = new Date().toISOString();
+  const rows = Array.from({ length: n }, (_, i) => contact(i));
+  const cols = {
+    id: newIds('call', n),
+    seq: rows.map((_, i) => i + 1),
+    ext: rows.map((c) => c.contact_id),
+    name: rows.map((c) => c.name),
+    phone: rows.map((c) => c.phone_number),
+    alt: rows.map(() => null),
+    meta: rows.map((c) => ({ first_name: c.metadata['First Name'], account_tier: c.metadata['Account Tier'], customer_id: c.metadata.customerId })),
+    status: rows.map(() => 'queued'),
+  };
+  const batchSql = `INSERT INTO batches (id, account_id, agent_id, prompt_version_id, status, start_mode, scheduled_at, timezone,
+    concurrency, voice, interruption, use_alternate_number, recording_enabled, max_duration_seconds, deduplicate_by_phone,
+    total_contacts, accepted_contacts, rejected_contacts, created_at)
+    VALUES ($1, $2, $3, $4, 'paused', 'manual', now(), 'UTC', 1, 'alloy', false, false, false, 60, false, $5, $5, 0, now())`;
+  const callsSql = `INSERT INTO ${table === 'min' ? MIN_TABLE : 'calls'} (id, account_id, batch_id, agent_id, prompt_version_id, seq, external_id, name,
+    phone_number, alternate_phone, metadata, status, created_at, updated_at)
+    SELECT c.id, $1, $2, $3, $4, c.seq, c.ext, c.name, c.phone, c.alt, c.meta, c.status, $5::timestamptz, $5::timestamptz
+    FROM unnest($6::text[], $7::int[], $8::text[], $9::text[], $10::text[], $11::text[],
+                ARRAY(SELECT m.value FROM jsonb_array_elements($12::jsonb) WITH ORDINALITY AS m(value, n) ORDER BY m.n), $13::text[])
+      AS c(id, seq, ext, name, phone, alt, meta, status)`;
+  const run = async (query: (sql: string, params: unknown[]) => Promise<unknown>) => {
+    if (table === 'calls') await query(batchSql, [batchId, target.accountId, target.agentId, target.versionId, n]);
+    for (let start = 0; start < n; start += chunk) {
+      const end = Math.min(n, start + chunk);
+      const part = (a: unknown[]) => a.slice(start, end);
+      await query(callsSql, [
+        target.accountId, batchId, target.agentId, target.versionId, now,
+        part(cols.id), part(cols.seq), part(cols.ext), part(cols.name), part(cols.phone), part(cols.alt), JSON.stringify(part(cols.meta)), part(cols.status),
+      ]);
+    }
+  };
+  const t0 = performance.now();
+  const c0 = nodeCpuMs();
+  if (target.pglite) {
+    await target.pglite.transaction(async (tx) => run((sql, params) => tx.query(sql, params)));
+    return { ms: performance.now() - t0, cpuMs: nodeCpuMs() - c0 };
+  }
+  const client = new pg.Client({ connectionString: target.url });
+  await client.connect();
+  const [{ pid }] = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
+  // Connecting is not part of the bound.
+  const t1 = performance.now();
+  const c1 = nodeCpuMs();
+  const b1 = backendCpuMs(pid);
+  await client.query('BEGIN');
+  await run((sql, params) => client.query(sql, params));
+  await client.query('COMMIT');
+  const ms = performance.now() - t1;
+  const b2 = backendCpuMs(pid);
+  const cpuMs = b1 === null || b2 === null ? null : nodeCpuMs() - c1 + (b2 - b1);
+  await client.end();
+  return { ms, cpuMs };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -369,7 +387,9 @@ async function benchTarget(label: string, dbArg: string, sizes: number[], runs: 
     }
     return ms;
   };
-  const raw = (n: number, c: number, table: RawTable) => ask<RawResult>(child, { cmd: 'raw', n, chunk: c, table }, 'raw');
+  const onPostgres: RawTarget | null = dbArg === 'pglite' ? null : { accountId: info.accountId, agentId: info.agentId, versionId: info.versionId, pglite: null, url: dbArg };
+  const raw = (n: number, c: number, table: RawTable) =>
+    onPostgres ? rawInsert(onPostgres, n, c, table) : ask<RawResult>(child, { cmd: 'raw', n, chunk: c, table }, 'raw');
   const cpu = () => ask<CpuSnapshot>(child, { cmd: 'cpu' }, 'cpu');
 
   const rows: Row[] = [];

@@ -1,6 +1,7 @@
 // One statement on the raw driver, outside any explicit transaction (a statement is atomic on its
 // own). Hot paths use it where a BEGIN/COMMIT pair would only add two round trips.
 import crypto from 'node:crypto';
+import type pg from 'pg';
 import type { Database } from './client.ts';
 import type { SqlTx } from './sql-transaction.ts';
 
@@ -50,16 +51,42 @@ function isStalePreparation(e: unknown): boolean {
 export const autocommit = (db: Database): SqlTx => ({ query: (sql, params) => runStatement(db, sql, params) });
 
 /**
- * Statements on a pooled connection that is idle at that moment, else on `busy` (a transaction's
- * own, say). It never waits for the pool: a caller that holds a connection and waited for a second
- * one could deadlock a pool that concurrent callers have drained the same way.
+ * Statements on a pooled connection that is spare at that moment (idle, or one the pool may still
+ * open), else on `busy` (a transaction's own, say), which runs them after what it is doing. It
+ * never waits for the pool: a caller that holds a connection and waited for a second one could
+ * deadlock a pool that concurrent callers have drained the same way.
  */
 export function spareConnectionOr(db: Database, busy: SqlTx): SqlTx {
   const pool = db.pool;
   if (db.pglite || !pool) return busy;
   return {
-    // pg-pool queues connect() and hands idle clients out a tick later, first come first served:
-    // an idle client is ours only if it is not already promised to a caller queued before us.
-    query: async (sql, params) => (pool.idleCount > pool.waitingCount ? ((await pool.query(sql, params)).rows as never) : busy.query(sql, params)),
+    query: async (sql, params) => {
+      if (!hasSpareConnection(pool)) return busy.query(sql, params);
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch {
+        // Opening one failed (the server's connection limit, say): the busy one still works.
+        return busy.query(sql, params);
+      }
+      let broken: Error | undefined;
+      try {
+        return (await client.query(sql, params)).rows as never;
+      } catch (e) {
+        broken = e as Error;
+        throw e;
+      } finally {
+        client.release(broken);
+      }
+    },
   };
+}
+
+/**
+ * pg-pool hands idle clients out a tick later, first come first served: an idle client is ours
+ * only if it is not already promised to a caller queued before us. With none idle and none
+ * queued, a pool below its size opens a new one for us at once.
+ */
+function hasSpareConnection(pool: pg.Pool): boolean {
+  return pool.idleCount > pool.waitingCount || (pool.waitingCount === 0 && pool.totalCount < (pool.options.max ?? 10));
 }

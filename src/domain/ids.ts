@@ -30,13 +30,10 @@ const random = {
 };
 const generator = new V7Generator(random);
 
-const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
-
 export function newId(kind: IdKind): string {
   const bytes = generator.generate().bytes;
-  let id: string = ID_PREFIX[kind];
-  for (let i = 0; i < 16; i++) id += HEX[bytes[i]];
-  return id;
+  // Hex of the 16 bytes in one native call: a bulk create makes 10k ids at a time.
+  return ID_PREFIX[kind] + Buffer.from(bytes.buffer, bytes.byteOffset, 16).toString('hex');
 }
 
 /** Generates `n` ids in one go, still strictly increasing. */

@@ -44,12 +44,16 @@ export const MAX_SUMMARY_LENGTH = 10_000;
 export const MAX_OUTCOME_VALUE_LENGTH = 1_000;
 export const MAX_PROVIDER_TEXT_LENGTH = 255;
 
+const SURROGATE = /[\uD800-\uDFFF]/;
+
 /**
  * Characters as pydantic counts them (code points, not UTF-16 units). It does not scan a string
  * that is clearly longer than `cap` (a code point is at most two UTF-16 units).
  */
 export function charLength(value: string, cap: number): number {
   if (value.length > 2 * cap) return value.length;
+  // Without surrogates each unit is a code point; the native test spares the iterator (per contact field).
+  if (!SURROGATE.test(value)) return value.length;
   let length = 0;
   for (const _ of value) length++;
   return length;

@@ -174,8 +174,8 @@ describe('POST /call-batches: stored state', () => {
     expect(call.metadata).toEqual({ phone_number: 'a', customer_id: 7 });
   });
 
-  it('stores awkward text exactly (quotes, backslashes, braces, commas, "NULL", emoji)', async () => {
-    const awkward = ['He said "hi"', 'back\\slash\\', '{braces},commas', 'NULL', 'ünïcødé 📞', "it's", ' spaced '];
+  it('stores awkward text exactly (quotes, backslashes, braces, commas, "NULL", \\N, tabs, line breaks, emoji)', async () => {
+    const awkward = ['He said "hi"', 'back\\slash\\', '{braces},commas', 'NULL', '\\N', 'tab\tand\nbreak\r\n', 'ünïcødé 📞', "it's", ' spaced '];
     const res = await post(
       batchBody(a, {
         contacts: awkward.map((text, i) => ({
@@ -190,6 +190,10 @@ describe('POST /call-batches: stored state', () => {
     const calls = await storedCalls(res.body.data.batch_id);
     expect(calls.map((c) => [c.externalId, c.name, c.metadata])).toEqual(
       awkward.map((text) => [text, text, { note: text, nested: { list: [text, null, 1.5] } }]),
+    );
+    // The bulk insert writes the rest of each row too: numbering, owner and the batch's instant.
+    expect(calls.map((c) => [c.seq, c.batchId, c.accountId, c.status, c.createdAt.toISOString(), c.alternatePhone, c.windowClosesAt])).toEqual(
+      awkward.map((_, i) => [i + 1, res.body.data.batch_id, a.account.id, 'pending', res.body.data.created_at, null, null]),
     );
   });
 });

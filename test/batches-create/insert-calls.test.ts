@@ -12,8 +12,35 @@ const call = (i: number): NewCall => ({
   status: 'pending',
 });
 
-function fakeTx(copy: (rows: string) => Promise<void>): SqlTransaction {
-  return { query: async () => [], copyRows: (_table, _columns, rows) => copy(rows) };
+/** COPY's binary format read back: each row's fields (null for NULL). */
+function copiedRows(data: Uint8Array): Array<Array<Buffer | null>> {
+  const buf = Buffer.from(data);
+  expect(buf.subarray(0, 11).toString('latin1')).toBe('PGCOPY\n\xff\r\n\0');
+  const rows: Array<Array<Buffer | null>> = [];
+  for (let at = 19; ; ) {
+    const fields = buf.readInt16BE(at);
+    at += 2;
+    if (fields === -1) break;
+    const row: Array<Buffer | null> = [];
+    for (let f = 0; f < fields; f++) {
+      const length = buf.readInt32BE(at);
+      at += 4;
+      row.push(length < 0 ? null : buf.subarray(at, (at += length)));
+    }
+    rows.push(row);
+  }
+  return rows;
+}
+
+function fakeTx(copy: (rows: Array<Array<Buffer | null>>) => Promise<void>): SqlTransaction {
+  return {
+    query: async () => [],
+    copyRows: (_table, _columns, rows) => {
+      const done = copy(copiedRows(rows));
+      // Sent at once, as pg-copy-streams has it once the database answers the COPY.
+      return { sent: Promise.resolve(), done };
+    },
+  };
 }
 
 describe('insertCalls', () => {
@@ -41,14 +68,14 @@ describe('insertCalls', () => {
   });
 
   it('numbers calls 1..n across chunks, skips empty chunks and returns how many it copied', async () => {
-    const copied: string[] = [];
+    const copied: Array<Array<Array<Buffer | null>>> = [];
     const tx = fakeTx(async (rows) => {
       copied.push(rows);
     });
     const inserted = await insertCalls(tx, owner, [[call(1), call(2)], [], [call(3)]]);
     expect(inserted).toBe(3);
     expect(copied).toHaveLength(2);
-    const seqs = copied.join('').trimEnd().split('\n').map((row) => row.split('\t')[1]);
-    expect(seqs).toEqual(['1', '2', '3']);
+    const seqs = copied.flat().map((row) => row[1]!.readInt32BE(0));
+    expect(seqs).toEqual([1, 2, 3]);
   });
 });

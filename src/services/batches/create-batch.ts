@@ -54,13 +54,14 @@ export async function createBatch(
   if (!checked.ok) throw invalidFields(checked.issues);
   const input = checked.value;
 
-  // A repeated key returns the original result whatever the retry carries (contacts, settings).
-  if (input.idempotencyKey !== null) {
-    const existing = await findByIdempotencyKey(deps, account.id, input.idempotencyKey);
-    if (existing) return existing;
-  }
-
-  const settings = await resolveBatchSettings(deps, account, input);
+  // Both lookups at once. A repeated key returns the original result whatever the retry carries
+  // (contacts, settings), so the settings' refusals count only when the key is new.
+  const existing = input.idempotencyKey === null ? null : findByIdempotencyKey(deps, account.id, input.idempotencyKey);
+  const resolved = resolveBatchSettings(deps, account, input);
+  resolved.catch(() => {});
+  const original = await existing;
+  if (original) return original;
+  const settings = await resolved;
   if (input.contacts.length > account.maxBatchSize) {
     throw unprocessable(
       `Too many contacts: ${input.contacts.length} submitted, the account's max_batch_size is ${account.maxBatchSize}`,

@@ -18,10 +18,13 @@ export interface BatchSettings {
 }
 
 export async function resolveBatchSettings(deps: AppDeps, account: Account, input: CreateBatchInput): Promise<BatchSettings> {
+  // Looked up beside the agent and version; its refusal still comes after theirs.
+  const didNumber = resolveDidNumber(deps, account, input.didNumberId);
+  didNumber.catch(() => {});
   const agent = await resolveAgent(deps, account, input);
   const version = await resolveVersion(deps, account, agent, input);
   const voice = resolveVoice(account, agent, input.voice);
-  const didNumberId = await resolveDidNumber(deps, account, input.didNumberId);
+  const didNumberId = await didNumber;
   return {
     agent,
     version,
