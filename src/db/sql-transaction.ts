@@ -7,7 +7,7 @@ export interface SqlTx {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
 }
 
-/** An explicit transaction also takes COPY of rows in the text format (copy-rows.ts). */
+/** An explicit transaction also takes COPY of rows in the binary format (copy-rows.ts). */
 export interface SqlTransaction extends SqlTx {
   copyRows: CopyRows;
 }

@@ -119,7 +119,7 @@ export function isOpenAt(windows: readonly CallingWindow[], recipientZones: read
 /** The window's open intervals in UTC, from the local day before `from` through the horizon. */
 function windowIntervals(w: CallingWindow, zone: string, from: Date): Interval[] {
   const tz = luxonZone(zone);
-  const before = DateTime.fromJSDate(from, { zone: tz }).minus({ days: 1 });
+  const before = DateTime.fromJSDate(from, { zone: tz }).startOf('day').minus({ days: 1 });
   // Local dates as UTC midnights: consecutive days and their weekdays need no zone.
   const firstDay = Date.UTC(before.year, before.month - 1, before.day);
   const days = OPENING_HORIZON_DAYS + 2;

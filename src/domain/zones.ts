@@ -5,21 +5,20 @@
 // (`us/EASTERN`, `+0500`): it is only ever given a name's resolution (luxonZone).
 import { IANAZone } from 'luxon';
 
-const LISTED = Intl.supportedValuesOf('timeZone');
-const LISTED_ZONES: ReadonlySet<string> = new Set([...LISTED, 'UTC']);
+const LISTED = [...Intl.supportedValuesOf('timeZone'), 'UTC'];
 const CANONICAL_SPELLING: ReadonlyMap<string, string> = new Map(LISTED.map((z) => [z.toLowerCase(), z]));
 
-/** A name of the runtime's list (canonical IANA names, and UTC): checked by a set lookup. */
+/** A name of the runtime's list (canonical IANA names, and UTC) in any case, as Intl reads names: a map lookup. */
 export function isListedZone(name: string): boolean {
-  return LISTED_ZONES.has(name);
+  return name.length <= 64 && CANONICAL_SPELLING.has(name.toLowerCase());
 }
 
 /**
  * A valid zone name; bounded before luxon sees it. Any name outside the list (an alias such as
- * US/Eastern, another spelling, an offset such as +05:00) costs luxon an Intl formatter.
+ * US/Eastern, an offset such as +05:00) costs luxon an Intl formatter.
  */
 export function isZone(name: string): boolean {
-  return name.length <= 64 && (LISTED_ZONES.has(name) || IANAZone.isValidZone(name));
+  return isListedZone(name) || (name.length <= 64 && IANAZone.isValidZone(name));
 }
 
 /** Names are matched case-insensitively: a listed zone in the list's spelling, any other as written. */
