@@ -22,7 +22,7 @@
 // BENCH_PHASES (`calm,hostile`), BENCH_ATTACKS (comma-separated parts of attack names: only those),
 // BENCH_ATTACKER_RATE_LIMIT (the attacking account's requests per minute, 600 = the default),
 // BENCH_ATTACK_IN_FLIGHT (the attacker's requests in flight, going round the attacks: 4; `fleet` =
-// every attack at once with its own loops, 19 in flight plus socket storms).
+// every attack at once with its own loops, 20 in flight plus socket storms).
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';

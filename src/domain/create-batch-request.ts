@@ -351,8 +351,8 @@ class ValueChecker {
   readonly issues: PathIssue[] = [];
   /** A required value was missing: its surface reported it, so the request cannot pass. */
   incomplete = false;
-  /** Contact zone names outside the runtime's list, checked once each: valid or not. */
-  private readonly unlistedZones = new Map<string, boolean>();
+  /** Contact zone names outside the runtime's list, lower-cased. */
+  private readonly unlistedZones = new Set<string>();
 
   present<T>(value: T | undefined): T {
     if (value === undefined) this.incomplete = true;
@@ -376,21 +376,19 @@ class ValueChecker {
   }
 
   /**
-   * A contact's own zone. Names outside the runtime's list cost ~75 µs each to check, so a request's
-   * repeated names are checked once, and at most MAX_UNLISTED_CONTACT_ZONES distinct ones are.
+   * A contact's own zone. A name outside the runtime's list may cost ~75 µs to check (zones.ts), so
+   * a request names at most MAX_UNLISTED_CONTACT_ZONES distinct ones, told apart as Intl reads them:
+   * in any case.
    */
   contactZone(at: IssuePath, field: string, value: string | undefined): string | null {
     const zone = this.text(at, field, value, { max: 64 });
     if (zone === null || isListedZone(zone)) return zone;
-    let valid = this.unlistedZones.get(zone);
-    if (valid === undefined) {
-      if (this.unlistedZones.size >= MAX_UNLISTED_CONTACT_ZONES) {
-        return this.fail(at, field, `Value error, more than ${MAX_UNLISTED_CONTACT_ZONES} distinct time zones that are not canonical IANA names (such as US/Eastern or +05:00)`);
-      }
-      valid = isZone(zone);
-      this.unlistedZones.set(zone, valid);
+    const key = zone.toLowerCase();
+    if (!this.unlistedZones.has(key) && this.unlistedZones.size >= MAX_UNLISTED_CONTACT_ZONES) {
+      return this.fail(at, field, `Value error, more than ${MAX_UNLISTED_CONTACT_ZONES} distinct time zones that are not canonical IANA names (such as US/Eastern or +05:00)`);
     }
-    return valid ? zone : this.fail(at, field, `Value error, Unknown time zone '${zone}'`);
+    this.unlistedZones.add(key);
+    return isZone(zone) ? zone : this.fail(at, field, `Value error, Unknown time zone '${zone}'`);
   }
 
   /** Optional text where blank means "not given" (legacy forms send "" for unset fields). */

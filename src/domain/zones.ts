@@ -1,4 +1,4 @@
-// Time zone names. luxon checks a name by building an Intl formatter (~75 µs), so the runtime's own
+// Time zone names. Checking a name by building an Intl formatter costs ~75 µs, so the runtime's own
 // list of canonical names answers most checks at once: a create names a zone per contact, and a
 // calling window's openings are computed day by day in each zone. And luxon keeps a zone and an
 // Intl formatter for every name it computes in, for good, while names come in endless spellings
@@ -13,12 +13,9 @@ export function isListedZone(name: string): boolean {
   return name.length <= 64 && CANONICAL_SPELLING.has(name.toLowerCase());
 }
 
-/**
- * A valid zone name; bounded before luxon sees it. Any name outside the list (an alias such as
- * US/Eastern, an offset such as +05:00) costs luxon an Intl formatter.
- */
+/** A valid zone name: listed, or one the runtime resolves (an alias such as US/Eastern, an offset such as +05:00). */
 export function isZone(name: string): boolean {
-  return isListedZone(name) || (name.length <= 64 && IANAZone.isValidZone(name));
+  return isListedZone(name) || resolvedZone(name) !== null;
 }
 
 /** Names are matched case-insensitively: a listed zone in the list's spelling, any other as written. */
@@ -27,27 +24,38 @@ export function canonicalZoneSpelling(name: string): string {
 }
 
 /**
- * The luxon zone to compute in for a checked name (isZone): a listed zone in the list's spelling,
- * any other name as the runtime resolves it (US/Eastern → America/New_York, +0500 → +05:00), so
- * luxon's caches hold at most the zones that exist, however a client spells them. Resolving an
- * unlisted name builds a formatter once; the last RESOLVED_NAMES names are remembered.
+ * The luxon zone to compute in for a name: a listed zone in the list's spelling, any other name
+ * as the runtime resolves it (US/Eastern → America/New_York, +0500 → +05:00), so luxon's caches
+ * hold at most the zones that exist, however a client spells them. A name that is no zone gives
+ * an invalid zone luxon does not keep.
  */
 export function luxonZone(name: string): IANAZone {
   const listed = CANONICAL_SPELLING.get(name.toLowerCase());
   if (listed !== undefined) return IANAZone.create(listed);
-  let resolved = resolvedNames.get(name);
+  const resolved = resolvedZone(name);
+  return resolved === null ? new IANAZone(name) : IANAZone.create(resolved);
+}
+
+/**
+ * The zone the runtime resolves an unlisted name to, or null when it is none. Resolving builds a
+ * formatter (~75 µs); names are read in any case, so the answer is remembered by the lower-cased
+ * name, for the last RESOLVED_NAMES of them.
+ */
+function resolvedZone(name: string): string | null {
+  if (name.length > 64) return null;
+  const key = name.toLowerCase();
+  let resolved = resolvedNames.get(key);
   if (resolved === undefined) {
     try {
       resolved = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
     } catch {
-      // Not a zone: an invalid zone luxon does not keep.
-      return new IANAZone(name);
+      resolved = null;
     }
     if (resolvedNames.size >= RESOLVED_NAMES) resolvedNames.clear();
-    resolvedNames.set(name, resolved);
+    resolvedNames.set(key, resolved);
   }
-  return IANAZone.create(resolved);
+  return resolved;
 }
 
 const RESOLVED_NAMES = 1_000;
-const resolvedNames = new Map<string, string>();
+const resolvedNames = new Map<string, string | null>();
