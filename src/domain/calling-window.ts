@@ -175,16 +175,8 @@ export function storedWindow(value: unknown): CallingWindow | null {
   const days = Array.isArray(w.days) && w.days.every((d) => typeof d === 'string') ? (w.days as string[]) : undefined;
   if (typeof w.start !== 'string' || typeof w.end !== 'string' || typeof w.timezone !== 'string' || !days) return null;
   const window = { start: w.start, end: w.end, days, timezone: w.timezone };
-  const zoneOk = w.timezone === RECIPIENT_ZONE || isStoredZone(w.timezone);
+  const zoneOk = w.timezone === RECIPIENT_ZONE || isZone(w.timezone);
   return zoneOk && callingWindowProblems({ ...window, timezone: undefined }).length === 0 ? normalizeWindow(window) : null;
-}
-
-/**
- * isZone for a name read back from the database, on every read of a batch or account: the zone
- * luxonZone keeps for it answers (isZone builds an Intl formatter, ~75 µs, for a name outside the list).
- */
-function isStoredZone(name: string): boolean {
-  return name.length <= 64 && luxonZone(name).isValid;
 }
 
 /** The windows a batch's calls are placed under: its own (or the account's default) and the enforced one. */
