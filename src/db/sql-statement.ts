@@ -61,22 +61,16 @@ export function spareConnectionOr(db: Database, busy: SqlTx): SqlTx {
   if (db.pglite || !pool) return busy;
   return {
     query: async (sql, params) => {
-      if (!hasSpareConnection(pool)) return busy.query(sql, params);
-      let client: pg.PoolClient;
+      // Opening one may fail (the server's connection limit, say): the busy one still works.
+      const client = hasSpareConnection(pool) ? await pool.connect().catch(() => null) : null;
+      if (!client) return busy.query(sql, params);
       try {
-        client = await pool.connect();
-      } catch {
-        // Opening one failed (the server's connection limit, say): the busy one still works.
-        return busy.query(sql, params);
-      }
-      let broken: Error | undefined;
-      try {
-        return (await client.query(sql, params)).rows as never;
+        const { rows } = await client.query(sql, params);
+        client.release();
+        return rows as never;
       } catch (e) {
-        broken = e as Error;
+        client.release(e as Error);
         throw e;
-      } finally {
-        client.release(broken);
       }
     },
   };

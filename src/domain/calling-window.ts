@@ -7,7 +7,7 @@
 // when the window is open in all of them. Openings are computed as UTC intervals per zone and day
 // and intersected, so DST changes fall where the zone database puts them.
 import { DateTime, type IANAZone } from 'luxon';
-import { computeScheduledAt, isValidScheduleTime } from './schedule.ts';
+import { computeScheduledAt, DAY_MS, isValidScheduleTime } from './schedule.ts';
 import { isZone, luxonZone } from './zones.ts';
 import { literalReason } from './field-issue.ts';
 import { zonesOfKey } from './number-zones.ts';
@@ -138,7 +138,6 @@ function windowIntervals(w: CallingWindow, zone: string, from: Date): Interval[]
   return out;
 }
 
-const DAY_MS = 86_400_000;
 const minutesOf = (time: string) => Number(time.slice(0, 2)) * 60 + Number(time.slice(3, 5));
 
 /**

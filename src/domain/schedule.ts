@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon';
 import { canonicalZoneSpelling, isZone, luxonZone } from './zones.ts';
 
-const DAY_MS = 86_400_000;
+export const DAY_MS = 86_400_000;
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const TIME_RE = /^([01]\d|2[0-3]):([0-5]\d)$/;
 // 'Area/City (ABBR, UTC±hh:mm)' or a plain name. The parenthesised part is informational:
