@@ -1,9 +1,10 @@
 // The attacks of the hostile mix in bench/load.ts: what the denial-of-service review found (issue
-// 13) and its neighbours, each a loop with a few requests in flight until stopped. Every request
+// 13), those of the second review (issue 31) and their neighbours, each a loop with a few requests in flight until stopped. Every request
 // claims its own client address (X-Forwarded-For, the server runs with TRUST_PROXY=true), so the
 // per-address unauthenticated budget cannot silence an attack and the server must refuse each one
 // on its merits. Statuses are counted per attack; none of them is expected to be a 5xx.
 import crypto from 'node:crypto';
+import net from 'node:net';
 import WebSocket from 'ws';
 
 export interface AttackTarget {
@@ -12,6 +13,9 @@ export interface AttackTarget {
   key: string;
   agentId: string;
   versionId: string;
+  /** The attacker's batch of many calls (export target) and how many do-not-call numbers it listed. */
+  bigBatchId: string;
+  suppressions: number;
 }
 
 export interface AttackReport {
@@ -106,6 +110,78 @@ const ZONE_SPELLINGS = Array.from({ length: 2_000 }, (_, i) => ({
   timezone: i < 512 ? [...'us/eastern'].map((c, k) => ((i >> k) & 1 ? c.toUpperCase() : c)).join('') : `Mars/Base${i}`,
 }));
 
+
+// Round two (issue 31): work or memory that grew with the input before a limit was checked.
+const PAD_2MB = 'c'.repeat(2 << 20);
+/** A 2 MB comment before a tiny document; a nonce makes every text new, so no cache can dedupe it. */
+const commentDocument = (tail: string) => JSON.stringify({ query: `# ${PAD_2MB} ${crypto.randomUUID()}\n${tail}` });
+const JUNK_CONTACTS = `[${'"x",'.repeat(999_999)}"x"]`;
+const MANY_VARIABLES_BODY = JSON.stringify({ query: '{ __typename }', variables: Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`v${i}`, i])) });
+const MANY_UNKNOWN_KEYS = JSON.stringify(Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`k${i}`, i]))).slice(1, -1);
+const junkContactListBody = (t: AttackTarget) =>
+  `{"query":"mutation($l: CallBatchContactList!) { createCallBatch(input: { agentId: \\"${t.agentId}\\", versionId: \\"${t.versionId}\\", interruption: true, useAlternateNumber: false, startMode: manual, scheduleDate: \\"2030-01-15\\", scheduleTime: \\"09:30\\", scheduleTimezone: \\"America/New_York\\", contactList: $l }) { batchId } }","variables":{"l":${JUNK_CONTACTS}}}`;
+
+/**
+ * Raw sockets that declare a body and send one byte of it, then wait to see what the server does:
+ * resolves with the first status it answers each, or `closed` when it just hangs up.
+ */
+function trickle(t: AttackTarget, address: string, sockets: number, declared: number, headers: Record<string, string>): Promise<string> {
+  const { hostname, port } = new URL(t.base);
+  const head = (path: string) =>
+    [`POST ${path} HTTP/1.1`, `Host: ${hostname}:${port}`, 'Content-Type: application/json', `Content-Length: ${declared}`, `X-Forwarded-For: ${address}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', '{'].join('\r\n');
+  const one = () =>
+    new Promise<string>((resolve) => {
+      const s = net.connect(Number(port), hostname, () => s.write(head(sockets > 1 ? '/graphql' : '/api/v1/public/call-batches')));
+      let seen = '';
+      const timer = setTimeout(() => {
+        s.destroy();
+        resolve('held 30 s');
+      }, 30_000);
+      const end = (outcome: string) => {
+        clearTimeout(timer);
+        s.destroy();
+        resolve(outcome);
+      };
+      s.on('data', (d) => {
+        seen += d.toString('latin1');
+        const m = /^HTTP\/1\.1 (\d{3})/.exec(seen);
+        if (m) end(m[1]);
+      });
+      s.on('close', () => end('closed'));
+      s.on('error', () => end('closed'));
+    });
+  return Promise.all(Array.from({ length: sockets }, one)).then((outcomes) => {
+    const counts = new Map<string, number>();
+    for (const o of outcomes) counts.set(o, (counts.get(o) ?? 0) + 1);
+    // A 5xx alone, so the report's check (a status starting with 5) sees it.
+    return outcomes.find((o) => o.startsWith('5')) ?? [...counts].sort().map(([o, n]) => `${o}x${n}`).join(',');
+  });
+}
+
+/** Opens `count` batchProgress subscriptions on one socket; resolves with how many were still running after 5 s. */
+function subscriptions(t: AttackTarget, address: string, count: number): Promise<string> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`${t.base.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws', { headers: { 'x-forwarded-for': address } });
+    let errors = 0;
+    const finish = (outcome: string) => {
+      clearTimeout(timer);
+      ws.terminate();
+      resolve(outcome);
+    };
+    const timer = setTimeout(() => finish(`${count - errors} open, ${errors} refused`), 5_000);
+    ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${t.key}` } })));
+    ws.on('message', (raw) => {
+      const m = JSON.parse(raw.toString()) as { type: string };
+      if (m.type === 'connection_ack') {
+        for (let i = 0; i < count; i++) ws.send(JSON.stringify({ id: String(i), type: 'subscribe', payload: { query: `subscription { batchProgress(batchId: "${t.bigBatchId}") { batch { id status } } }` } }));
+      } else if (m.type === 'error') errors++;
+    });
+    ws.on('close', (code) => finish(`ws:${code}`));
+    ws.on('unexpected-response', (_req, res) => finish(`ws-http:${res.statusCode}`));
+    ws.on('error', () => undefined);
+  });
+}
+
 const ATTACKS: Attack[] = [
   { name: 'fragment bomb, POST, no key', inFlight: 2, run: (t, ip) => post(t, ip, '/graphql', BOMB_BODY) },
   { name: 'fragment bomb, GET, no key', inFlight: 1, run: (t, ip) => get(t, ip, `/graphql?query=${encodeURIComponent(BOMB)}`) },
@@ -173,6 +249,28 @@ const ATTACKS: Attack[] = [
   { name: 'garbage: text/plain body', inFlight: 1, run: (t, ip) => post(t, ip, '/api/v1/public/call-batches', '{}', { ...keyed(t), 'content-type': 'text/plain' }) },
   { name: 'garbage: 15 KB query string', inFlight: 1, run: (t, ip) => get(t, ip, `/api/v1/public/call-batches?agent_id=${'a'.repeat(15_000)}`, keyed(t)) },
   { name: 'garbage: created_at_from +99:99', inFlight: 1, run: (t, ip) => get(t, ip, '/api/v1/public/call-batches?created_at_from=2026-01-01T00:00:00%2B99:99', keyed(t)) },
+  { name: 'GraphQL: 2 MB comment before { __typename }, with key', inFlight: 1, run: (t, ip) => post(t, ip, '/graphql', commentDocument('{ __typename }'), keyed(t)) },
+  { name: 'GraphQL: 2 MB comment before a syntax error, with key', inFlight: 1, run: (t, ip) => post(t, ip, '/graphql', commentDocument('{ __typename'), keyed(t)) },
+  { name: 'GraphQL: 200,000 unused variables, with key', inFlight: 1, run: (t, ip) => post(t, ip, '/graphql', MANY_VARIABLES_BODY, keyed(t)) },
+  { name: 'create: 1,000,000 junk contacts (4 MB), REST', inFlight: 1, run: (t, ip) => post(t, ip, '/api/v1/public/call-batches', createBody(t, []).replace('"contacts":[]', `"contacts":${JUNK_CONTACTS}`), keyed(t)) },
+  { name: 'create: 1,000,000 junk items in contactList, GraphQL', inFlight: 1, run: (t, ip) => post(t, ip, '/graphql', junkContactListBody(t), keyed(t)) },
+  { name: 'create: 200,000 unknown keys, REST', inFlight: 1, run: (t, ip) => post(t, ip, '/api/v1/public/call-batches', createBody(t, [{ contact_id: 'a', phone_number: '+14155552673' }]).replace(/}$/, `,${MANY_UNKNOWN_KEYS}}`), keyed(t)) },
+  { name: 'slow bodies: 200 anonymous sockets, 64 KiB declared, 1 byte sent', inFlight: 1, run: (t, ip) => trickle(t, ip, 200, 64 << 10, {}) },
+  { name: 'slow body with key: 48 MiB declared, 1 byte sent', inFlight: 1, run: (t, ip) => trickle(t, ip, 1, 48 << 20, keyed(t)) },
+  {
+    name: 'do-not-call: the deepest pages of the list',
+    inFlight: 1,
+    run: (t, ip) => get(t, ip, `/api/v1/public/suppressions?limit=200&page=${Math.max(1, Math.floor(t.suppressions / 200) - crypto.randomInt(5))}`, keyed(t)),
+  },
+  {
+    name: 'exports: 5 results.csv of the big batch at once',
+    inFlight: 1,
+    run: async (t, ip) => {
+      const outcomes = await Promise.all(Array.from({ length: 5 }, () => get(t, ip, `/api/v1/public/call-batches/${t.bigBatchId}/results.csv`, keyed(t))));
+      return outcomes.find((o) => o.startsWith('5')) ?? outcomes.sort().join(',');
+    },
+  },
+  { name: 'subscriptions: 1,000 on one socket for 5 s', inFlight: 1, run: (t, ip) => subscriptions(t, ip, 1_000) },
 ];
 
 /**

@@ -10,7 +10,7 @@
 // batch and call is present.
 //
 // It runs twice, each time on a fresh server and database: calm (the mix alone), then hostile (the
-// same mix while bench/hostile-attacks.ts, in a process of its own (bench/attacker.ts), sends the attacks of issue 13 from a third account and
+// same mix while bench/hostile-attacks.ts, in a process of its own (bench/attacker.ts), sends the attacks of issues 13 and 31 from a third account and
 // from no account at all). Side by side it prints the legitimate clients' p99 and unexpected
 // errors and the server's peak RSS, with the bounds: hostile p99 at most 2x the calm one, no
 // unexpected error, peak RSS under 600 MiB. Any bound missed exits 1.
@@ -22,7 +22,9 @@
 // BENCH_PHASES (`calm,hostile`), BENCH_ATTACKS (comma-separated parts of attack names: only those),
 // BENCH_ATTACKER_RATE_LIMIT (the attacking account's requests per minute, 600 = the default),
 // BENCH_ATTACK_IN_FLIGHT (the attacker's requests in flight, going round the attacks: 4; `fleet` =
-// every attack at once with its own loops, 20 in flight plus socket storms).
+// every attack at once with its own loops, 20 in flight plus socket storms),
+// BENCH_ATTACKER_BATCH (calls in the attacker's batch that the export attack reads: 10,000),
+// BENCH_ATTACKER_SUPPRESSIONS (do-not-call numbers the deep-page attack reads: 100,000).
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -44,6 +46,8 @@ const SIM_CALL_MS = num('BENCH_SIM_CALL_MS', 1500);
 const B_RATE = num('BENCH_B_RATE_LIMIT', 300);
 const CREATE_CONTACTS = num('BENCH_CREATE_CONTACTS', 10);
 const C_RATE = num('BENCH_ATTACKER_RATE_LIMIT', 600);
+const ATTACKER_BATCH = num('BENCH_ATTACKER_BATCH', 10_000);
+const ATTACKER_SUPPRESSIONS = num('BENCH_ATTACKER_SUPPRESSIONS', 100_000);
 const PHASES = (process.env.BENCH_PHASES ?? 'calm,hostile').split(',').map((p) => p.trim()) as Phase[];
 const ATTACK_FILTER = (process.env.BENCH_ATTACKS ?? '').split(',').map((a) => a.trim()).filter(Boolean);
 const ATTACK_IN_FLIGHT = process.env.BENCH_ATTACK_IN_FLIGHT === 'fleet' ? 'fleet' : num('BENCH_ATTACK_IN_FLIGHT', 4);
@@ -262,6 +266,33 @@ function fullMetadataContacts(n: number) {
   }));
 }
 
+/**
+ * What the round-two attacks read: a batch of BENCH_ATTACKER_BATCH calls (manual, never dialled) to
+ * export, and BENCH_ATTACKER_SUPPRESSIONS do-not-call numbers to page through, added as the operator
+ * (no budget) 1,000 a request.
+ */
+async function seedAttackerLists(base: string, c: Account): Promise<{ bigBatchId: string; suppressions: number }> {
+  const t0 = performance.now();
+  const r = await fetch(`${base}${API}/call-batches`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${c.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(createBody(c, ATTACKER_BATCH, 'manual', crypto.randomUUID())),
+  });
+  const body = (await r.json()) as { data: { batch_id: string } };
+  if (r.status !== 201) throw new Error(`attacker's big batch not created: ${r.status} ${JSON.stringify(body)}`);
+  const numbers = (from: number) => Array.from({ length: 1_000 }, (_, i) => `+1212${2_000_000 + from + i}`);
+  for (let from = 0; from < ATTACKER_SUPPRESSIONS; from += 1_000 * 4) {
+    await Promise.all(
+      [0, 1, 2, 3]
+        .map((k) => from + k * 1_000)
+        .filter((f) => f < ATTACKER_SUPPRESSIONS)
+        .map((f) => admin(base, `mutation($n: [String!]!) { addSuppressions(phoneNumbers: $n, reason: "bench") { added } }`, { n: numbers(f) }, c.id)),
+    );
+  }
+  log(`  and a ${ATTACKER_BATCH}-call batch to export, ${ATTACKER_SUPPRESSIONS} do-not-call numbers to page (seeded in ${((performance.now() - t0) / 1000).toFixed(1)} s).`);
+  return { bigBatchId: body.data.batch_id, suppressions: ATTACKER_SUPPRESSIONS };
+}
+
 /** Forks bench/attacker.ts (its own event loop, so it does not delay the measured clients) and starts the attacks. */
 async function startAttacker(target: AttackTarget): Promise<{ stop(): Promise<AttackReport[]> }> {
   const child = fork(path.join(ROOT, 'bench/attacker.ts'), [], { execArgv: ['--import', 'tsx'], serialization: 'advanced', stdio: 'inherit' });
@@ -294,6 +325,7 @@ async function runPhase(phase: Phase): Promise<PhaseFigures> {
     log(`Accounts: A (rate limit 10,000,000/min), B (rate limit ${B_RATE}/min: its 429s are intended).`);
     // "A normal key" (issue 13): the attacker's account has the default budget unless told otherwise.
     const C = phase === 'hostile' ? await seedAccount(base, 'C', C_RATE) : null;
+    let attackerBig: { bigBatchId: string; suppressions: number } | undefined;
     if (C) {
       const r = await fetch(`${base}${API}/call-batches`, {
         method: 'POST',
@@ -302,6 +334,7 @@ async function runPhase(phase: Phase): Promise<PhaseFigures> {
       });
       if (r.status !== 201) throw new Error(`attacker batch not created: ${r.status} ${await r.text()}`);
       log(`Attacker account C (rate limit ${C_RATE}/min): a 200-contact batch with 8 KiB of metadata per contact, dialling. Attacks in flight: ${ATTACK_IN_FLIGHT === 'fleet' ? 'fleet (every attack at once)' : ATTACK_IN_FLIGHT}.`);
+      attackerBig = await seedAttackerLists(base, C);
     }
 
     const auth = (a: Account) => ({ authorization: `Bearer ${a.key}` });
@@ -332,7 +365,7 @@ async function runPhase(phase: Phase): Promise<PhaseFigures> {
     const t0 = performance.now();
     const deadline = t0 + SECONDS * 1000;
     const sampler = setInterval(() => rss.push({ t: (performance.now() - t0) / 1000, mib: rssMiB(server!.pid!) }), 1000);
-    const attacks = C ? await startAttacker({ base, key: C.key, agentId: C.agentId, versionId: C.versionId }) : null;
+    const attacks = C ? await startAttacker({ base, key: C.key, agentId: C.agentId, versionId: C.versionId, ...attackerBig! }) : null;
 
     async function request(op: Op, account: Account): Promise<void> {
       const own = ids[account.label];
