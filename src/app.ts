@@ -20,6 +20,8 @@ import { buildOpenApiDocument, OPENAPI_PATH } from './rest/openapi/document.ts';
 import { createLiveSessions } from './graphql/live-sessions.ts';
 import { createBodyBudget } from './http/body-budget.ts';
 import { serveMetrics } from './http/metrics-endpoint.ts';
+import { serveOperatorProof } from './http/operator-proof.ts';
+import { OPERATOR_PROOF_PATH } from './services/auth/operator-proof.ts';
 import { processReadiness, type ReadinessCheck } from './http/readiness.ts';
 
 export interface App {
@@ -42,6 +44,8 @@ async function withoutBody(response: Response): Promise<Response> {
 export interface AppOptions {
   /** More reasons for /readyz to say not ready (e.g. this process's worker loop), beside the database's. */
   readiness?: ReadinessCheck[];
+  /** The token this process wrote to DATA_DIR/operator-token: it answers the CLI's proof challenges. */
+  operatorToken?: string;
 }
 
 export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
@@ -77,7 +81,8 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     if (p === '/providers/retell/webhook') return handleRetellWebhook(deps, request, bodies);
     if (p === '/healthz') return json(200, { status: 'ok' });
     if (p === '/readyz') return readiness();
-    if (p === '/metrics') return serveMetrics(deps, request);
+    if (p === '/metrics') return serveMetrics(deps, request, scope.clientAddress);
+    if (p === OPERATOR_PROOF_PATH) return serveOperatorProof(opts.operatorToken, request, url);
     if (dashboard.handles(p)) return dashboard.serve(request, p);
     if (graphiql.handles(p)) return graphiql.serve(request, p);
     return json(404, { detail: 'Not Found' });
@@ -93,7 +98,7 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     if (p.startsWith('/recordings/')) return '/recordings/:file';
     if (p.startsWith(DASHBOARD_ASSETS)) return `${DASHBOARD_ASSETS}:asset`;
     if (graphiql.handles(p)) return `${GRAPHIQL_ASSETS}:asset`;
-    if (['/providers/retell/webhook', '/healthz', '/readyz', '/metrics', '/', '/dashboard', '/dashboard/'].includes(p)) return p;
+    if (['/providers/retell/webhook', '/healthz', '/readyz', '/metrics', OPERATOR_PROOF_PATH, '/', '/dashboard', '/dashboard/'].includes(p)) return p;
     return '(unmatched)';
   }
 

@@ -10,7 +10,13 @@ import { createMetrics } from './metrics.ts';
 export async function createDeps(config: Config, overrides: { clock?: Clock } = {}): Promise<AppDeps> {
   const logger = createLogger(config.LOG_LEVEL);
   const appSecret = resolveAppSecret(config);
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: config.DB_POOL_SIZE });
+  const db = await openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    poolSize: config.DB_POOL_SIZE,
+    onLooseModes: (entries, dataDir) =>
+      logger.warn({ dataDir, entries }, 'data dir was readable or writable by other users; made private (directories 0700, files 0600)'),
+  });
   try {
     // PGlite is private to this process, so it is always migrated; PostgreSQL unless told not to.
     if (db.kind === 'pglite' || config.MIGRATE_ON_START) {

@@ -19,11 +19,12 @@ async function start(): Promise<Started> {
   const operatorToken = newOperatorToken(loaded);
   const config = operatorToken ? { ...loaded, ADMIN_TOKEN: operatorToken } : loaded;
   const deps = await createDeps(config);
-  if (operatorToken) writeOperatorToken(config.DATA_DIR, operatorToken);
-  else if (!config.DATABASE_URL) removeOperatorToken(config.DATA_DIR);
+  // An earlier start's file goes at once; this start's is written once its address is known.
+  if (!config.DATABASE_URL) removeOperatorToken(config.DATA_DIR);
   let background: StartedBackground | null = null;
-  const app = buildApp(deps, { readiness: [() => background?.problem() ?? null] });
+  const app = buildApp(deps, { readiness: [() => background?.problem() ?? null], operatorToken: operatorToken ?? undefined });
   const url = await app.listen();
+  if (operatorToken) writeOperatorToken(config.DATA_DIR, { token: operatorToken, url });
   background = config.RUN_WORKER ? await startBackground(deps) : null;
   const operatorTokenFile = operatorToken ? operatorTokenPath(config.DATA_DIR) : undefined;
   deps.logger.info({ url, database: deps.db.kind, worker: !!background, operatorTokenFile }, 'call batch service listening');

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import { loadConfig, type Config } from '../config.ts';
 import { ACT_AS_HEADER } from '../graphql/context.ts';
-import { OPERATOR_TOKEN_FILE, readOperatorToken } from '../operator-token.ts';
+import { OPERATOR_TOKEN_FILE, operatorTokenPath, readOperatorToken } from '../operator-token.ts';
+import { newChallenge, OPERATOR_PROOF_PATH, provesToken } from '../services/auth/operator-proof.ts';
 
 export interface GraphQLTransport {
   /** Runs a document with the admin token, optionally acting as one account. */
@@ -87,6 +88,41 @@ function makeTransport(send: Send, baseUrl: string, token: string, describe: str
   return { request: makeRequest(send, baseUrl, token), subscribe: makeSubscribe(send, baseUrl, token), describe, close };
 }
 
+/** Answers in time or not at all: the CLI tells what it found rather than waiting. */
+const PROOF_TIMEOUT_MS = 5_000;
+
+/**
+ * The token file's token, once the server at `url` has shown it wrote that file: the file names
+ * the address its server listened on, and the server proves it holds the token without the CLI
+ * sending it (services/auth/operator-proof.ts). Throws, naming the file and the URL, when not.
+ */
+async function tokenFileFor(url: string, dataDir: string): Promise<string | null> {
+  const file = readOperatorToken(dataDir);
+  if (!file) return null;
+  const where = operatorTokenPath(dataDir);
+  if (file.url !== null && new URL(file.url).origin !== new URL(url).origin) {
+    throw new Error(
+      `The operator token in ${where} belongs to the server at ${file.url}, not to ${url}; the CLI did not send it. ` +
+        `If that server still runs, set CLI_SERVER_URL=${file.url}; otherwise the file is stale (a server that has stopped left it).`,
+    );
+  }
+  const challenge = newChallenge();
+  let proof: unknown = null;
+  try {
+    const res = await fetch(`${url}${OPERATOR_PROOF_PATH}?challenge=${challenge}`, { signal: AbortSignal.timeout(PROOF_TIMEOUT_MS), redirect: 'error' });
+    if (res.ok) proof = ((await res.json()) as { proof?: unknown }).proof;
+  } catch {
+    // No proof: refused below.
+  }
+  if (!provesToken(file.token, challenge, proof)) {
+    throw new Error(
+      `The operator token file ${where} is stale: whatever answers at ${url} is not the server that wrote it (it could not prove it holds the token), so the CLI did not send the token. ` +
+        `Stop the process listening there and start the server again, or set ADMIN_TOKEN and CLI_SERVER_URL for the server you mean.`,
+    );
+  }
+  return file.token;
+}
+
 /**
  * The CLI speaks GraphQL either way: to the running server's admin API (PGlite allows one process,
  * so a running server owns the data dir), or, when none answers, to an in-process app on the same
@@ -98,7 +134,7 @@ export async function connect(env = process.env): Promise<GraphQLTransport> {
   if (await serverAnswers(url)) {
     // The embedded start leaves its token in the data dir, for a server on this machine only; a
     // server with ADMIN_TOKEN needs the same value here.
-    const token = config.ADMIN_TOKEN ?? (isLoopback(url) ? readOperatorToken(config.DATA_DIR) : null);
+    const token = config.ADMIN_TOKEN ?? (isLoopback(url) ? await tokenFileFor(url, config.DATA_DIR) : null);
     if (!token) {
       throw new Error(
         `A server is running at ${url}: set ADMIN_TOKEN (the same value the server has), or, for a server on this machine, DATA_DIR to its data dir (it holds ${OPERATOR_TOKEN_FILE}), to use the CLI.`,

@@ -5,7 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client.ts';
-import { initPgliteDataDir, lockDataDir } from './pglite-data-dir.ts';
+import { initPgliteDataDir, lockDataDir, PGLITE_DIR, tightenDataDir } from './pglite-data-dir.ts';
 import { parseTimestamptz, TIMESTAMPTZ_OID } from './timestamp-parser.ts';
 
 export type { PrismaClient };
@@ -31,6 +31,8 @@ export interface DatabaseOptions {
   inMemory?: boolean;
   /** With inMemory: start from this `dumpDataDir()` tarball, skipping initdb (tests clone one migrated database). */
   loadDataDir?: Blob;
+  /** Told once when an existing DATA_DIR had entries others could read or write (they are made private). */
+  onLooseModes?: (entries: number, dataDir: string) => void;
   poolSize?: number;
 }
 
@@ -66,15 +68,27 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   }
   let dataDir: string | undefined;
   let unlock = () => {};
+  const root = path.resolve(opts.dataDir ?? './data');
   if (!opts.inMemory) {
-    dataDir = path.resolve(opts.dataDir ?? './data', 'pglite');
-    fs.mkdirSync(dataDir, { recursive: true });
+    dataDir = path.join(root, PGLITE_DIR);
+    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     unlock = await lockDataDir(dataDir);
   }
   let pglite: PGlite;
   try {
+    const existed = dataDir !== undefined && fs.existsSync(path.join(dataDir, 'PG_VERSION'));
     if (dataDir) await initPgliteDataDir(dataDir);
-    pglite = await PGlite.create({ ...(dataDir ? { dataDir } : { loadDataDir: opts.loadDataDir }), startParams: PGLITE_START_PARAMS });
+    pglite = await PGlite.create({
+      ...(dataDir ? { dataDir } : { loadDataDir: opts.loadDataDir }),
+      startParams: PGLITE_START_PARAMS,
+      // PGlite's own reading of timestamptz text (`new Date(text)`) makes years 0001-0099 1950-2049.
+      parsers: { [TIMESTAMPTZ_OID]: parseTimestamptz },
+    });
+    if (dataDir) {
+      // A new database is written 0666 by PGlite: tightened silently. An existing one found loose is reported.
+      const loosened = tightenDataDir(root);
+      if (existed && loosened > 0) opts.onLooseModes?.(loosened, root);
+    }
   } catch (e) {
     unlock();
     throw e;

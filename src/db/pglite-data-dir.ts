@@ -19,6 +19,42 @@ export async function initPgliteDataDir(dataDir: string): Promise<void> {
 
 export class DataDirInUseError extends Error {}
 
+/** The embedded database's directory inside DATA_DIR. */
+export const PGLITE_DIR = 'pglite';
+
+/**
+ * Makes DATA_DIR private to this user: the directory 0700, the files directly in it (app secret,
+ * operator token, lock) 0600, and all of the embedded database (`pglite/`) 0700 / 0600. PGlite
+ * writes its initial files 0666 whatever the umask (a process umask doesn't help), so this runs
+ * after every open. Other subdirectories are left alone; links are not followed. Returns how many
+ * entries were looser than that (bounded by the entries in the directory, ~1,000 for a new database).
+ */
+export function tightenDataDir(root: string): number {
+  let loosened = 0;
+  const tighten = (file: string, stat: fs.Stats) => {
+    const wanted = stat.isDirectory() ? 0o700 : 0o600;
+    if ((stat.mode & 0o777 & ~wanted) === 0) return;
+    fs.chmodSync(file, stat.mode & 0o777 & wanted);
+    loosened++;
+  };
+  const walk = (dir: string, recurse: (name: string) => boolean) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.isFile() && !entry.isDirectory()) continue;
+      const file = path.join(dir, entry.name);
+      const stat = fs.lstatSync(file, { throwIfNoEntry: false });
+      if (!stat) continue; // removed meanwhile (a lock released)
+      if (stat.isFile()) tighten(file, stat);
+      else if (stat.isDirectory() && recurse(entry.name)) {
+        tighten(file, stat);
+        walk(file, () => true);
+      }
+    }
+  };
+  tighten(root, fs.statSync(root)); // DATA_DIR itself may be a link the operator made
+  walk(root, (name) => name === PGLITE_DIR);
+  return loosened;
+}
+
 /** Locks this process holds (a second open in the same process is refused too). */
 const held = new Set<string>();
 const TAKEOVER_STALE_MS = 30_000;
@@ -37,7 +73,7 @@ export async function lockDataDir(dataDir: string): Promise<() => void> {
   if (held.has(lockPath) || me === null) throw inUse(dataDir, lockPath, process.pid);
   for (let attempt = 0; ; attempt++) {
     try {
-      fs.writeFileSync(lockPath, me, { flag: 'wx' });
+      fs.writeFileSync(lockPath, me, { flag: 'wx', mode: 0o600 });
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
@@ -48,7 +84,7 @@ export async function lockDataDir(dataDir: string): Promise<() => void> {
     if (processToken(ownerPid) === owner) throw inUse(dataDir, lockPath, ownerPid);
     const marker = `${lockPath}.takeover`;
     try {
-      fs.writeFileSync(marker, me, { flag: 'wx' });
+      fs.writeFileSync(marker, me, { flag: 'wx', mode: 0o600 });
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 200) throw e;
       // Another process is taking the lock over; a marker left by one that died is cleared.

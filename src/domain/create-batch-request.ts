@@ -15,7 +15,7 @@ import {
   type MetadataLimits,
 } from './limits.ts';
 import { snakeCase } from './text-forms.ts';
-import { computeScheduledAt, extractZoneName, isValidScheduleDate, isValidScheduleTime, parseTimezoneLabel } from './schedule.ts';
+import { computeScheduledAt, extractZoneName, isStoredYear, isValidScheduleDate, isValidScheduleTime, parseTimezoneLabel, STORED_YEARS_REASON } from './schedule.ts';
 import {
   DEFAULT_RETRY_DELAY_SECONDS,
   DEFAULT_RETRY_ON,
@@ -199,7 +199,7 @@ export function checkCreateBatchRequest(request: CreateBatchRequestDraft, opts: 
   const [versionId, versionName] = oneOf(c, request, opts.refused, 'versionId', 'versionName');
   const voice = c.optionalText(ROOT, 'voice', request.voice, MAX_NAME_LENGTH);
   const didNumberId = c.optionalText(ROOT, 'didNumberId', request.didNumberId, MAX_NAME_LENGTH);
-  const scheduleDate = c.formatted(ROOT, 'scheduleDate', c.present(request.scheduleDate), isValidScheduleDate, 'Invalid date, expected YYYY-MM-DD');
+  const scheduleDate = checkScheduleDate(c, c.formatted(ROOT, 'scheduleDate', c.present(request.scheduleDate), isValidScheduleDate, 'Invalid date, expected YYYY-MM-DD'));
   const scheduleTime = c.formatted(ROOT, 'scheduleTime', c.present(request.scheduleTime), isValidScheduleTime, 'Invalid time, expected HH:MM');
   const timezone = checkTimezone(c, c.present(request.scheduleTimezone));
   const concurrency = c.integer(ROOT, 'concurrency', request.concurrency, 1);
@@ -268,6 +268,12 @@ function checkRetryOn(c: ValueChecker, on: string[]): AttemptOutcome[] | null {
   });
   if (c.issues.length > before) return null;
   return ATTEMPT_OUTCOMES.filter((o) => on.includes(o));
+}
+
+/** A well-formed date in the years the service stores exactly (schedule.ts, MIN_STORED_YEAR). */
+function checkScheduleDate(c: ValueChecker, date: string | null): string | null {
+  if (date === null || isStoredYear(Number(date.slice(0, 4)))) return date;
+  return c.fail(ROOT, 'scheduleDate', `Value error, ${STORED_YEARS_REASON}`);
 }
 
 export const EXPIRES_AT_FORMAT_REASON = 'Value error, Invalid datetime, expected ISO 8601 with a time zone (e.g. 2026-12-01T18:00:00Z)';

@@ -26,6 +26,15 @@ export function parseTimezoneLabel(label: string): string | null {
   return canonicalZoneSpelling(name);
 }
 
+/**
+ * Dates the service stores are in years 1000-9999. Before 1000 they are refused, not stored:
+ * JavaScript's Date.UTC and Date parsing turn years 0-99 into 1900-1999 or 1950-2049 (PGlite's
+ * driver read 0050 back as 1950), and no batch is scheduled then.
+ */
+export const MIN_STORED_YEAR = 1000;
+export const STORED_YEARS_REASON = `Invalid date, expected a year from ${MIN_STORED_YEAR} to 9999`;
+export const isStoredYear = (year: number): boolean => year >= MIN_STORED_YEAR && year <= 9999;
+
 export function isValidScheduleDate(value: string): boolean {
   const match = DATE_RE.exec(value);
   if (!match) return false;

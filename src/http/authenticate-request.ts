@@ -28,11 +28,18 @@ export function authenticatedKey(deps: ApiDeps, scope: RequestScope, token: stri
 
 const failureKey = (address: string) => `auth-failures:${address}`;
 
+type FailureDeps = Pick<ApiDeps, 'config' | 'rateLimiters'>;
+
 /** Refuses a client address that already spent its unauthenticated-request budget this window. */
-export async function assertAddressNotBlocked(deps: ApiDeps, address: string | undefined): Promise<void> {
+export async function assertAddressNotBlocked(deps: FailureDeps, address: string | undefined): Promise<void> {
   if (!address) return;
   const blocked = await deps.rateLimiters.authFailures.exceeded(failureKey(address), deps.config.AUTH_FAILURES_PER_MINUTE);
   if (blocked) throw authFailuresRateLimited(blocked);
+}
+
+/** Spends one unit of the address's budget: a wrong, malformed or missing credential. */
+export async function countFailedAuthentication(deps: FailureDeps, address: string | undefined): Promise<void> {
+  if (address) await deps.rateLimiters.authFailures.consume(failureKey(address), deps.config.AUTH_FAILURES_PER_MINUTE);
 }
 
 /**
@@ -46,9 +53,7 @@ export async function authenticateFrom(deps: ApiDeps, token: string | null, addr
   try {
     return await authenticateApiKey(deps.db, token, deps.keys);
   } catch (e) {
-    if (address && e instanceof AppError && e.code === 'UNAUTHENTICATED') {
-      await deps.rateLimiters.authFailures.consume(failureKey(address), deps.config.AUTH_FAILURES_PER_MINUTE);
-    }
+    if (e instanceof AppError && e.code === 'UNAUTHENTICATED') await countFailedAuthentication(deps, address);
     throw e;
   }
 }

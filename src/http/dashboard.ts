@@ -8,6 +8,9 @@ import { json } from './responses.ts';
 import { assetOf, assetResponse, type Asset } from './static-asset.ts';
 
 const WEB_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../web');
+// The bundle's (virtual) output directory is the project root, so a source map names its sources
+// relative to the project (`src/web/main.ts`), never by where the project was built or installed.
+const PROJECT_DIR = path.resolve(WEB_DIR, '../..');
 export const DASHBOARD_ASSETS = '/dashboard/assets/';
 
 interface Bundle {
@@ -55,7 +58,8 @@ function unavailablePage(): string {
 `;
 }
 
-async function build(documentIds: Readonly<Record<string, string>>): Promise<Bundle> {
+/** `sourceMap`: DASHBOARD_SOURCE_MAP; off, the script carries no map and no link to one. */
+async function build(documentIds: Readonly<Record<string, string>>, sourceMap: boolean): Promise<Bundle> {
   // Loaded on first use: processes that never serve the page never load esbuild.
   const esbuild = await import('esbuild');
   const result = await esbuild.build({
@@ -66,8 +70,9 @@ async function build(documentIds: Readonly<Record<string, string>>): Promise<Bun
     platform: 'browser',
     target: ['chrome111', 'firefox115', 'safari16'],
     minify: true,
-    sourcemap: 'linked',
-    outdir: '/out',
+    sourcemap: sourceMap ? 'linked' : false,
+    absWorkingDir: PROJECT_DIR,
+    outdir: PROJECT_DIR,
     entryNames: 'app-[hash]',
     assetNames: '[name]-[hash]',
     logLevel: 'silent',
@@ -94,11 +99,11 @@ export interface Dashboard {
   serve(request: Request, pathname: string): Promise<Response>;
 }
 
-export function createDashboard(deps: Pick<AppDeps, 'logger'>, documentIds: Readonly<Record<string, string>>): Dashboard {
+export function createDashboard(deps: Pick<AppDeps, 'logger' | 'config'>, documentIds: Readonly<Record<string, string>>): Dashboard {
   let bundle: Promise<Bundle> | undefined;
   const load = () => {
     // A failed build is not kept: the next request tries again (e.g. after fixing a source file).
-    bundle ??= build(documentIds).catch((err) => {
+    bundle ??= build(documentIds, deps.config.DASHBOARD_SOURCE_MAP).catch((err) => {
       bundle = undefined;
       throw err;
     });

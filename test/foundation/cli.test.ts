@@ -136,7 +136,10 @@ describe('operator CLI', () => {
           headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
           body: JSON.stringify({ query: '{ adminAccounts { id } }' }),
         }).then((r) => r.json() as Promise<any>);
-      expect((await admin(fs.readFileSync(file, 'utf8').trim())).data.adminAccounts.length).toBeGreaterThan(0);
+      const written = JSON.parse(fs.readFileSync(file, 'utf8'));
+      // It names where its server listens (the CLI checks it talks to that server before sending it).
+      expect(written.url).toBe(server.url);
+      expect((await admin(written.token)).data.adminAccounts.length).toBeGreaterThan(0);
       expect((await admin(ADMIN)).errors).toBeDefined();
     }, 60_000);
   });

@@ -19,7 +19,7 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${port}`;
   worker = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/worker.ts')], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, WORKER_PORT: String(port), HOST: '127.0.0.1', METRICS_TOKEN, LOG_LEVEL: 'warn' },
+    env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, WORKER_PORT: String(port), HOST: '127.0.0.1', METRICS_TOKEN, LOG_LEVEL: 'warn', AUTH_FAILURES_PER_MINUTE: '3' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
@@ -52,6 +52,16 @@ describe('worker-only process with WORKER_PORT', () => {
     const text = await res.text();
     expect(text).toContain('callbatch_calls_in_flight 0');
     expect(text).toContain('callbatch_calls_placed_total 0');
+  });
+
+  it('counts wrong metrics tokens per address: once spent, even the right token gets 429', async () => {
+    // One failure spent above; AUTH_FAILURES_PER_MINUTE is 3 here.
+    for (const token of ['wrong-token-0123456789', 'another-wrong-token-0123']) {
+      expect((await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
+    }
+    const refused = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 
   it('serves nothing else', async () => {

@@ -13,7 +13,7 @@ export function isAdminToken(deps: Pick<AppDeps, 'config'>, token: string | null
   return !!(token && deps.config.ADMIN_TOKEN && safeEqual(token, deps.config.ADMIN_TOKEN));
 }
 
-/** The metrics token, or the admin token (which may do everything). */
-export function mayReadMetrics(deps: Pick<AppDeps, 'config'>, token: string | null): boolean {
-  return isAdminToken(deps, token) || !!(token && deps.config.METRICS_TOKEN && safeEqual(token, deps.config.METRICS_TOKEN));
+/** The metrics token only: /metrics refuses the admin token. */
+export function isMetricsToken(deps: Pick<AppDeps, 'config'>, token: string | null): boolean {
+  return !!(token && deps.config.METRICS_TOKEN && safeEqual(token, deps.config.METRICS_TOKEN));
 }
