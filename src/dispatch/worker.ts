@@ -6,6 +6,7 @@
 //   worker/analysis.ts      summary and outcomes of answered calls (provider's or local)
 //   worker/ledger.ts        call writes, group-committed, applied only under this worker's lease
 //   worker/leases.ts        renewal on a timer of its own, hand-over on shutdown
+//   worker/ownership.ts     the lease proof a dial or hang-up needs; lost calls are left untouched
 //   worker/recovery.ts      lost calls of workers that went away: settled, adopted or failed
 //   worker/loop.ts          the tick and the loop; worker/shutdown.ts settle, wind-down, drain
 import crypto from 'node:crypto';
@@ -118,6 +119,7 @@ function createWorkerState(deps: AppDeps, opts: WorkerOptions): WorkerState {
     analysisQueue: [],
     analysisGroupsRunning: 0,
     dialsInFlight: 0,
+    confirming: 0,
     contexts: new Map(),
     accountProviders: new Map(),
     optOutKeys: new Map(),

@@ -33,6 +33,26 @@ export async function renewLeases(deps: Pick<AppDeps, 'db'>, workerId: string, c
   }
 }
 
+/**
+ * The proof a worker needs before it acts on a call at its provider when its last one has run short
+ * (docs/dispatch.md "Ownership"): the lease, extended to `expiresAt`, only while `workerId` still
+ * holds it - and, before a dial, only while the call is still in the dial it claimed (`dial`: its
+ * status and attempts). false: another worker took the call, or it moved on.
+ */
+export async function confirmLease(
+  deps: Pick<AppDeps, 'db'>,
+  c: { callId: string; workerId: string; expiresAt: Date; dial?: { status: CallStatus; attempts: number } },
+): Promise<boolean> {
+  const rows = await runStatement<{ id: string }>(
+    deps.db,
+    `UPDATE calls SET lease_expires_at = GREATEST(lease_expires_at, $3::timestamptz)
+      WHERE id = $1 AND lease_owner = $2 AND ($4::text IS NULL OR (status = $4 AND attempts = $5))
+      RETURNING id`,
+    [c.callId, c.workerId, c.expiresAt.toISOString(), c.dial?.status ?? null, c.dial?.attempts ?? null],
+  );
+  return rows.length > 0;
+}
+
 /** Not-yet-dialled calls whose lease expired go back to the queue (queued -> queued, history kept). */
 export async function requeueExpiredUndialled(deps: Pick<AppDeps, 'db'>, now: Date, limit = 500): Promise<{ id: string; batchId: string }[]> {
   const rows = await runStatement<{ id: string; batch_id: string }>(

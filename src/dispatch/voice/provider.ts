@@ -72,6 +72,29 @@ export class DialRejectedError extends Error {
   }
 }
 
+/**
+ * The dialling worker lost the call before the provider created it (CallOwnership.confirmDial said
+ * no): nothing was placed, and the worker touches the call no more (docs/dispatch.md "Ownership").
+ */
+export class DialForfeitedError extends Error {
+  override name = 'DialForfeitedError';
+  constructor(callId: string) {
+    super(`call ${callId} is no longer leased by this worker; not dialled`);
+  }
+}
+
+/** How a provider keeps acting for a worker only while that worker holds the call's lease. */
+export interface CallOwnership {
+  /** The lease holder (calls.lease_owner): provider events are taken for the call only while it holds it. */
+  owner: string;
+  /**
+   * Resolves true while the worker may still dial: its lease, confirmed by a conditional write,
+   * outlasts one request. A provider that waits or retries before a create asks again right before
+   * each one and throws DialForfeitedError on false.
+   */
+  confirmDial(): Promise<boolean>;
+}
+
 /** What identifies one dial of one of our calls at a provider (our ids travel in its metadata). */
 export interface ProviderCallRef {
   callId: string;
@@ -112,7 +135,12 @@ export type ProviderEventListener = (e: ProviderCallEvent & { providerCallId: st
 export interface VoiceProvider {
   readonly name: string;
   /** Starts a call; resolves once the provider accepted it. Events for it arrive through `onEvent`. */
-  placeCall(req: PlaceCallRequest): Promise<{ providerCallId: string }>;
+  placeCall(req: PlaceCallRequest, ownership?: CallOwnership): Promise<{ providerCallId: string }>;
+  /**
+   * The longest one request to the provider (a create, a stop) may take; a worker sends one only
+   * while its lease outlasts this (capped at half a lease). Absent: requests are instant (in-process).
+   */
+  readonly requestTimeoutMs?: number;
   /**
    * Ends an in-flight call (max duration reached, batch cancelled); the provider then emits 'ended'
    * with hangupBy 'system'. Unknown or already-ended calls are ignored. `call` names the account of a
@@ -136,7 +164,12 @@ export interface VoiceProvider {
    * Optional: takes over watching a call another (dead) worker placed; its events then arrive
    * through `onEvent` like those of calls placed here. Without it such calls are hung up and failed.
    */
-  adopt?(providerCallId: string, req: PlaceCallRequest, state: { answered: boolean; dialledAt: Date }): Promise<void>;
+  adopt?(providerCallId: string, req: PlaceCallRequest, state: { answered: boolean; dialledAt: Date; owner?: string }): Promise<void>;
+  /**
+   * Optional: stop watching a call without telling the provider anything (the worker lost its
+   * lease: the call's new owner watches it, and its events are left for that owner).
+   */
+  forget?(providerCallId: string): void;
   /**
    * Optional: the provider analyses its calls itself (summary, outcomes), so its analysis replaces
    * the local analyser for its calls. Resolves once the analysis is known, null when the provider

@@ -11,9 +11,10 @@ import { isOpenAt, recipientZonesOf } from '../../domain/calling-window.ts';
 import type { DispatchContext } from '../store/dispatch-context.ts';
 import { SUPPRESSED_DISCONNECT_REASON } from '../../domain/suppressions.ts';
 import { checkAlternateDial, type AlternateDialCheck } from '../store/alternate-dial-check.ts';
-import { DialRejectedError, type CallEndResult, type HangupReason, type PlaceCallRequest, type VoiceProvider } from '../voice/provider.ts';
+import { DialForfeitedError, DialRejectedError, type CallEndResult, type HangupReason, type PlaceCallRequest, type VoiceProvider } from '../voice/provider.ts';
 import { analyseCall } from './analysis.ts';
-import { abandonCall, callRef, checkTransition, enqueueWrite, recordTransition, stopWatching } from './ledger.ts';
+import { callRef, checkTransition, dropLostCall, enqueueWrite, recordTransition, stopWatching } from './ledger.ts';
+import { dialOwnership, mayAct } from './ownership.ts';
 import { sleep, type LiveCall, type ProviderEvent, type WorkerState } from './state.ts';
 
 const ALTERNATE_AFTER: ReadonlySet<string> = new Set(['no_answer', 'busy', 'failed']);
@@ -70,6 +71,8 @@ export function dialClaimed(s: WorkerState, c: ClaimedCall): Promise<void> {
     attempts: c.attempts,
     timezone: c.timezone,
     dialledAt: c.dialledAt,
+    // The claim's own lease: it ran from the claim's clock reading.
+    leaseUntil: c.dialledAt.getTime() + s.settings.leaseMs,
     contact: { externalId: c.externalId, name: c.name, metadata: c.metadata },
   });
   s.live.set(call.callId, call);
@@ -123,12 +126,16 @@ async function placeCall(s: WorkerState, call: LiveCall): Promise<void> {
   s.dialsInFlight += 1;
   try {
     await waitForDialSlot(s, call, provider);
-    if (s.live.get(call.callId) !== call) return;
-    const { providerCallId } = await provider.placeCall(placeCallRequest(call));
+    // Right before the dial, the lease must still be ours for longer than the dial can take: the
+    // claim's is, unless this process stalled since (else a conditional write confirms it).
+    const ownership = dialOwnership(s, call);
+    if (!(await ownership.confirmDial())) return forfeitDial(s, call);
+    const { providerCallId } = await provider.placeCall(placeCallRequest(call), ownership);
     s.deps.metrics.callsPlaced.inc();
     if (s.live.get(call.callId) !== call) {
-      // Abandoned while dialling (lease lost): the provider call must not run on unobserved.
-      await provider.hangup(providerCallId, 'shutdown', { accountId: call.accountId }).catch(() => undefined);
+      // Lost while dialling: whoever took the call over finds it at the provider (recovery looks
+      // it up) and watches it; this process touches it no more.
+      provider.forget?.(providerCallId);
       return;
     }
     call.providerCallId = providerCallId;
@@ -136,16 +143,18 @@ async function placeCall(s: WorkerState, call: LiveCall): Promise<void> {
     // Only recovery (provider lookup) reads it, and recovery starts a lease length later anyway.
     const idWrite: CallWrite = { ...callRef(call), owner: s.settings.id, from: call.status, to: call.status, events: [], set: { providerCallId } };
     void enqueueWrite(s, idWrite, call.ctx.callbackUrl, { deferMs: PROVIDER_ID_DEFER_MS }).then((ok) => {
-      if (!ok) abandonCall(s, call, 'provider id');
+      if (!ok) dropLostCall(s, call, 'provider id');
     });
-    if (call.hangup) await provider.hangup(providerCallId, call.hangup.reason, { accountId: call.accountId }).catch(() => undefined);
+    if (call.hangup) await requestHangup(s, call, call.hangup.reason);
     const buffered = s.eventsBeforeDial.get(providerCallId);
     if (buffered) {
       s.eventsBeforeDial.delete(providerCallId);
       for (const e of buffered) onProviderEvent(s, e);
     }
   } catch (err) {
-    if (err instanceof DialRejectedError) {
+    if (err instanceof DialForfeitedError) {
+      forfeitDial(s, call);
+    } else if (err instanceof DialRejectedError) {
       s.log.warn({ callId: call.callId, reason: err.disconnectReason, message: err.message }, 'provider rejected the call');
       callEnded(s, call, failedDial(s, call, err.disconnectReason, err.detail));
     } else {
@@ -155,6 +164,13 @@ async function placeCall(s: WorkerState, call: LiveCall): Promise<void> {
   } finally {
     s.dialsInFlight -= 1;
   }
+}
+
+/** Not dialled: the call is no longer surely ours. Nothing is written; its new owner or its lease's lapse settles it. */
+function forfeitDial(s: WorkerState, call: LiveCall): void {
+  if (s.live.get(call.callId) !== call) return;
+  s.log.warn({ callId: call.callId, batchId: call.batchId }, 'lease not confirmed before the dial; not dialled');
+  stopWatching(s, call);
 }
 
 function onProviderEvent(s: WorkerState, e: ProviderEvent): void {
@@ -328,7 +344,7 @@ async function dialAlternate(s: WorkerState, call: LiveCall, previous: CallEndRe
   call.dialledAt = s.clock.now();
   // The durable record of this dial commits before the dial: a crash in between never redials.
   const ok = await enqueueWrite(s, write, call.ctx.callbackUrl);
-  if (!ok) return abandonCall(s, call, 'alternate dial');
+  if (!ok) return dropLostCall(s, call, 'alternate dial');
   if (s.logTransitions) s.log.info({ callId: call.callId, batchId: call.batchId, number: alternate, previousNumber, previousStatus: previous.status }, 'dialling alternate number');
   await placeCall(s, call);
 }
@@ -347,9 +363,13 @@ export function hangUp(s: WorkerState, call: LiveCall, reason: HangupReason, now
     return false;
   }
   call.hangup = { reason, at: now };
-  if (call.provider && call.providerCallId) {
-    call.provider.hangup(call.providerCallId, reason, { accountId: call.accountId }).catch((err) => s.log.warn({ err, callId: call.callId }, 'hangup failed'));
-  }
+  if (call.providerCallId) void requestHangup(s, call, reason);
   s.log.info({ callId: call.callId, batchId: call.batchId, reason }, 'hanging up call');
   return true;
+}
+
+/** Sends the hang-up only while the call is still this worker's (a stale process may be deciding on an old view). */
+async function requestHangup(s: WorkerState, call: LiveCall, reason: HangupReason): Promise<void> {
+  if (!call.provider || !call.providerCallId || !(await mayAct(s, call, { during: 'hang-up' }))) return;
+  await call.provider.hangup(call.providerCallId, reason, { accountId: call.accountId }).catch((err) => s.log.warn({ err, callId: call.callId }, 'hangup failed'));
 }

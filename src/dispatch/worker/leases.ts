@@ -2,7 +2,7 @@
 // timer of their own while anyone needs them kept (the loop, a recovery round, shutdown), so no
 // slow step elsewhere lets them lapse; expired at once when calls are handed to another worker.
 import { expireLeasesNow, renewLeases } from '../store/lease-recovery.ts';
-import { abandonCall } from './ledger.ts';
+import { dropLostCall } from './ledger.ts';
 import { heldCallIds, type WorkerState } from './state.ts';
 
 /** Renews this worker's leases when a third of a lease has passed since the last renewal. */
@@ -21,12 +21,16 @@ async function renewIfDue(s: WorkerState, now: Date): Promise<void> {
     return;
   }
   const liveBefore = new Map(s.live);
-  const held = await renewLeases(s.deps, s.settings.id, ids, new Date(now.getTime() + s.settings.leaseMs));
+  const expiresAt = now.getTime() + s.settings.leaseMs;
+  const held = await renewLeases(s.deps, s.settings.id, ids, new Date(expiresAt));
   s.lastRenewal = now.getTime();
   // Only a call still in flight can have lost its lease to another worker: ended ones may simply
-  // have released theirs meanwhile, and their own writes notice if they were taken over.
+  // have released theirs meanwhile, and their own writes notice if they were taken over. A lost
+  // one is dropped untouched, however long this process was paused or cut off: its new owner has it.
   for (const [callId, call] of liveBefore) {
-    if (!held.has(callId) && s.live.get(callId) === call) abandonCall(s, call, 'lease renewal');
+    if (s.live.get(callId) !== call) continue;
+    if (held.has(callId)) call.leaseUntil = Math.max(call.leaseUntil, expiresAt);
+    else dropLostCall(s, call, 'lease renewal');
   }
 }
 

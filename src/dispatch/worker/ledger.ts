@@ -1,6 +1,6 @@
 // How the worker records what happens to its calls: every change is a call write queued for the
 // next group commit, applied only while this worker still holds the call's lease. A write that
-// did not apply means another worker took the call over, and this one lets it go.
+// did not apply means another worker took the call over, and this one lets it go untouched.
 import { canTransitionCall, type CallStatus } from '../../domain/call-state.ts';
 import type { CallWrite } from '../../services/calls/call-transitions.ts';
 import type { CallRef } from '../store/call-writes.ts';
@@ -24,18 +24,21 @@ export function recordTransition(s: WorkerState, call: LiveCall, to: CallStatus,
   call.status = to;
   const write: CallWrite = { ...callRef(call), owner: s.settings.id, from, to, events: [{ from, to, at, detail }], set: {} };
   void enqueueWrite(s, write, call.ctx.callbackUrl).then((ok) => {
-    if (!ok) abandonCall(s, call, 'transition');
+    if (!ok) dropLostCall(s, call, 'transition');
   });
 }
 
-/** Our write did not apply: someone else settled the call (our lease lapsed). Stop caring about it. */
-export function abandonCall(s: WorkerState, call: LiveCall, during: string): void {
+/**
+ * The call is no longer leased by this worker (a write did not apply, a renewal or confirmation
+ * did not find it): another worker took it over or settled it. Dropped from this worker's book
+ * without a word to the provider - no hang-up: the call may be talking under its new owner - and
+ * the provider stops watching it, leaving its events to that owner.
+ */
+export function dropLostCall(s: WorkerState, call: LiveCall, during: string): void {
   if (s.live.get(call.callId) !== call) return;
-  s.log.warn({ callId: call.callId, batchId: call.batchId, during }, 'call no longer leased by this worker; abandoning it');
+  s.log.warn({ callId: call.callId, batchId: call.batchId, during }, 'call no longer leased by this worker; dropped without touching it');
   stopWatching(s, call);
-  if (call.provider && call.providerCallId) {
-    call.provider.hangup(call.providerCallId, 'shutdown', { accountId: call.accountId }).catch((err) => s.log.warn({ err, callId: call.callId }, 'hangup failed'));
-  }
+  if (call.providerCallId) call.provider?.forget?.(call.providerCallId);
 }
 
 export function stopWatching(s: WorkerState, call: LiveCall): void {

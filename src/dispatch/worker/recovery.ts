@@ -2,7 +2,8 @@
 // provider's result when it ended, adopted (watched from here on) when the provider still has it
 // in flight and can report on it, or failed as dispatcher_lost when nobody can tell how it went;
 // never dialled again. The provider is asked about a few at a time and only until the round's
-// budget is spent; a call it could not tell about is asked again later with backoff.
+// budget is spent; a call it could not tell about is asked again later with backoff. It is told to
+// act (watch, hang up) only once the conditional write making the call this worker's applied.
 import { rejectAfter } from '../../deadline.ts';
 import { applyCallWrites, type CallWrite } from '../../services/calls/call-transitions.ts';
 import { endedWrite, lostCallWrite, type CallRef } from '../store/call-writes.ts';
@@ -55,6 +56,7 @@ export async function recoverLostCalls(s: WorkerState, now: Date): Promise<numbe
   await loadBatchSettings(s, lost.map((l) => l.batchId)).catch((err) => s.log.warn({ err }, 'could not load batch settings of lost calls'));
   const deadline = Date.now() + s.settings.recoveryBudgetMs;
   const writes: CallWrite[] = [];
+  const hangups = new Map<string, () => Promise<void>>();
   let adopted = 0;
   let deferred = 0;
   const release = keepLeases(s);
@@ -71,7 +73,10 @@ export async function recoverLostCalls(s: WorkerState, now: Date): Promise<numbe
       }
       s.recoveryRetry.delete(l.id);
       if (r === 'adopted') adopted += 1;
-      else writes.push(r);
+      else {
+        writes.push(r.write);
+        if (r.hangup) hangups.set(l.id, r.hangup);
+      }
     });
   } finally {
     release();
@@ -79,6 +84,7 @@ export async function recoverLostCalls(s: WorkerState, now: Date): Promise<numbe
   if (deferred > 0) s.log.info({ deferred }, 'recovery round budget spent; remaining lost calls wait for the next round');
   const result = await applyCallWrites(s.deps, writes, now);
   afterCommit(s, writes, result);
+  for (const [callId, hangup] of hangups) if (result.applied.has(callId)) void hangup();
   for (const l of lost) {
     if (result.applied.has(l.id)) s.log.warn({ callId: l.id, batchId: l.batchId, previousWorker: l.leaseOwner, status: l.status }, 'recovered call of a lost worker');
   }
@@ -91,11 +97,17 @@ function askAgainLater(s: WorkerState, callId: string, nowMs: number): void {
   s.recoveryRetry.set(callId, { at: nowMs + delay, failures });
 }
 
+/** The write that settles a lost call, and the hang-up to send once it applied (the call was still talking). */
+interface Settlement {
+  write: CallWrite;
+  hangup?: () => Promise<void>;
+}
+
 /**
- * The write that settles a lost call, 'adopted', or null: try later. Provider answers count only
- * if they come before `deadline` (Date.now() ms).
+ * How a lost call is settled, 'adopted', or null: try later. Provider answers count only if they
+ * come before `deadline` (Date.now() ms).
  */
-async function recoverCall(s: WorkerState, l: LostCall, now: Date, deadline: number): Promise<CallWrite | 'adopted' | null> {
+async function recoverCall(s: WorkerState, l: LostCall, now: Date, deadline: number): Promise<Settlement | 'adopted' | null> {
   const r: CallRef = { callId: l.id, batchId: l.batchId, accountId: l.accountId };
   const ctx = s.contexts.get(l.batchId);
   const provider = knownProvider(s, l.provider);
@@ -117,17 +129,18 @@ async function recoverCall(s: WorkerState, l: LostCall, now: Date, deadline: num
           providerAnalysis: !!provider.analyse,
           ...(l.providerCallId ? {} : { providerCallId: providerCallId! }),
         });
-        return write;
+        return { write };
       }
       if (found.state === 'in_flight') {
         if (provider.adopt && ctx) {
           const taken = await adopt(s, l, ctx, provider, providerCallId!, found.answeredAt ?? null);
           return taken ? 'adopted' : null;
         }
-        // Its events go to the process that died; nobody could record the rest of it.
-        await beforeDeadline(provider.hangup(providerCallId!, 'shutdown', { accountId: l.accountId }), deadline).catch((err) =>
-          s.log.warn({ err, callId: l.id }, 'could not hang up a lost call'),
-        );
+        // Its events go to the process that died; nobody could record the rest of it. Hung up
+        // once it is settled here: until then the worker that dialled it may still be alive.
+        const hangup = () =>
+          provider.hangup(providerCallId!, 'shutdown', { accountId: l.accountId }).catch((err) => s.log.warn({ err, callId: l.id }, 'could not hang up a lost call'));
+        return { write: lostCallWrite(r, l, now, s.settings.id), hangup };
       }
     } catch (err) {
       // The provider knows how the call went: ask again later rather than guess, for a while.
@@ -138,7 +151,7 @@ async function recoverCall(s: WorkerState, l: LostCall, now: Date, deadline: num
       s.log.warn({ err, callId: l.id }, 'provider lookup kept failing; settling the call as lost');
     }
   }
-  return lostCallWrite(r, l, now, s.settings.id);
+  return { write: lostCallWrite(r, l, now, s.settings.id) };
 }
 
 /** Takes over a lost call the provider still has in flight: new lease, then watched like our own. */
@@ -171,6 +184,7 @@ async function adopt(s: WorkerState, l: LostCall, ctx: DispatchContext, provider
     dialledAt: l.dialledAt ?? answeredAt ?? now,
     answered: l.status !== 'ringing',
     answeredAt,
+    leaseUntil: now.getTime() + s.settings.leaseMs,
     contact: { externalId: l.externalId, name: l.name, metadata: l.metadata },
   });
   s.live.set(call.callId, call);
@@ -179,7 +193,7 @@ async function adopt(s: WorkerState, l: LostCall, ctx: DispatchContext, provider
   if (!call.answered && answeredAt) markAnswered(s, call, answeredAt);
   s.log.warn({ callId: l.id, batchId: l.batchId, previousWorker: l.leaseOwner, providerCallId, status: call.status }, 'adopted in-flight call of a lost worker');
   try {
-    await provider.adopt!(providerCallId, placeCallRequest(call), { answered: call.answered, dialledAt: call.dialledAt });
+    await provider.adopt!(providerCallId, placeCallRequest(call), { answered: call.answered, dialledAt: call.dialledAt, owner: id });
   } catch (err) {
     // Still ours: the max-duration rule hangs it up and ends it if the provider never reports.
     s.log.error({ err, callId: l.id }, 'provider could not take over the call');

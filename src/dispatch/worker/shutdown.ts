@@ -23,7 +23,7 @@ export async function settle(s: WorkerState, o: { until?: number; providerAnalys
     if (timeLeft() <= 0) return;
     s.queue.flushDeferred();
     await (o.until === undefined ? s.queue.whenIdle() : atMost(s.queue.whenIdle(), timeLeft()));
-    if (s.analysisGroupsRunning > 0 || s.analysisQueue.length > 0 || s.dialsInFlight > 0) {
+    if (s.analysisGroupsRunning > 0 || s.analysisQueue.length > 0 || s.dialsInFlight > 0 || s.confirming > 0) {
       await sleep(1);
       continue;
     }

@@ -39,6 +39,11 @@ export interface LiveCall extends CallRef {
   timezone: string | null;
   /** Start of the current dial, for the max-duration rule. */
   dialledAt: Date;
+  /**
+   * Until when (app clock, ms) the lease is ours for sure: the expiry the last conditional write
+   * that took or confirmed it set. The provider is asked to act only before this, less its margin.
+   */
+  leaseUntil: number;
   answered: boolean;
   /** When it was answered, if known (an adopted call may have been answered unseen). */
   answeredAt: Date | null;
@@ -94,6 +99,8 @@ export interface WorkerState {
   analysisQueue: AnalysisJob[];
   analysisGroupsRunning: number;
   dialsInFlight: number;
+  /** Leases being confirmed before a provider request (settle waits for them). */
+  confirming: number;
 
   // Caches.
   /** Batch settings by batch id. */

@@ -2,9 +2,10 @@
 // (first try or retry) Retell is asked (list-calls) for a call carrying our call id AND attempt in
 // its metadata, so a create whose answer was lost to a timeout or 5xx, or a dial repeated after a
 // worker died, adopts the existing Retell call. 429/5xx/network errors retry with exponential
-// backoff; other 4xx fail the dial with Retell's message.
+// backoff; other 4xx fail the dial with Retell's message. Each create waits for the worker's word
+// that it still holds the call (mayCreate): a worker paused in a backoff must not create it late.
 import Retell from 'retell-sdk';
-import type { PlaceCallRequest } from '../provider.ts';
+import { DialForfeitedError, type PlaceCallRequest } from '../provider.ts';
 import { createPhoneCallBody, isDialOf, type RetellAgentRef, type RetellCallObject } from './call-mapping.ts';
 import { dialRejection, isRetryable, providerMessage } from './dial-errors.ts';
 
@@ -26,6 +27,8 @@ export interface DialRetries {
   backoffMs: number;
   /** Stops retrying (the provider is closing). */
   stopped(): boolean;
+  /** Asked right before each create: false means the worker lost the call (DialForfeitedError). */
+  mayCreate?(): Promise<boolean>;
 }
 
 export async function createDial(c: Retell, req: PlaceCallRequest, agent: RetellAgentRef, retries: DialRetries): Promise<RetellCallObject> {
@@ -34,6 +37,7 @@ export async function createDial(c: Retell, req: PlaceCallRequest, agent: Retell
     try {
       const found = await findDial(c, req.callId, req.attempt);
       if (found) return found;
+      if (retries.mayCreate && !(await retries.mayCreate())) throw new DialForfeitedError(req.callId);
       return (await c.call.createPhoneCall(body as never)) as unknown as RetellCallObject;
     } catch (err) {
       if (!isRetryable(err)) throw err instanceof Retell.APIError ? dialRejection(err) : err;

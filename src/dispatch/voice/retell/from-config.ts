@@ -53,7 +53,7 @@ export function retellFromConfig(
     account: access.account,
     clients: access.client,
     agent: (agentId, promptId) => providerAgentRef(deps, agentId, promptId),
-    feed: (callIds) => takeRetellEvents(deps, callIds),
+    feed: (callIds, owners) => takeRetellEvents(deps, callIds, owners),
     analyzed: (retellCallIds) => storedRetellCalls(deps, retellCallIds, 'call_analyzed'),
     accountForCall: (id) => accountForProviderCall(deps, id),
     now: () => deps.clock.now(),

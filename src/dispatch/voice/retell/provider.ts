@@ -17,6 +17,7 @@ import Retell from 'retell-sdk';
 import {
   DialRejectedError,
   type CallEndResult,
+  type CallOwnership,
   type HangupReason,
   type PlaceCallRequest,
   type ProviderCallEvent,
@@ -49,8 +50,11 @@ export interface RetellProviderOptions {
   account(accountId: string): Promise<RetellAccount | null>;
   /** Retell agent id/version for our agent + prompt version. */
   agent(agentId: string, promptVersionId: string): Promise<RetellAgentRef>;
-  /** Unconsumed webhook events for these calls (our call ids), each handed out once. */
-  feed(callIds: string[]): Promise<RetellStoredEvent[]>;
+  /**
+   * Unconsumed webhook events for these calls (our call ids), each handed out once; with `owners`
+   * (the same length), only while owners[i] still holds callIds[i]'s lease (null: whoever holds it).
+   */
+  feed(callIds: string[], owners?: (string | null)[]): Promise<RetellStoredEvent[]>;
   /** The call objects of the call_analyzed events stored for these Retell calls, consumed or not. */
   analyzed(retellCallIds: string[]): Promise<RetellCallObject[]>;
   /** The account of a Retell call this process did not place (recovery of a dead worker's calls). */
@@ -74,6 +78,8 @@ interface Live {
   retellCallId: string;
   req: PlaceCallRequest;
   apiKey: string;
+  /** The worker's lease name: events are taken only while it holds the call. */
+  owner: string | null;
   placedAt: Date;
   answered: boolean;
   hangupRequested: boolean;
@@ -133,7 +139,8 @@ export function createRetellProvider(opts: RetellProviderOptions): VoiceProvider
   }
 
   async function pollLive() {
-    const events = await opts.feed([...new Set([...live.values()].map((c) => c.req.callId))]);
+    const byCall = new Map([...live.values()].map((c) => [c.req.callId, c.owner]));
+    const events = await opts.feed([...byCall.keys()], [...byCall.values()]);
     for (const ev of events) {
       if (ev.event === 'call_analyzed') analyses.remember(ev.call);
       const call = live.get(ev.call.call_id);
@@ -174,23 +181,38 @@ export function createRetellProvider(opts: RetellProviderOptions): VoiceProvider
     timer.unref?.();
   }
 
-  function watch(retellCallId: string, req: PlaceCallRequest, apiKey: string, state: { answered: boolean; placedAt: Date }) {
-    live.set(retellCallId, { retellCallId, req, apiKey, placedAt: state.placedAt, answered: state.answered, hangupRequested: false, checkedAt: 0 });
+  function watch(retellCallId: string, req: PlaceCallRequest, apiKey: string, state: { answered: boolean; placedAt: Date; owner: string | null }) {
+    live.set(retellCallId, {
+      retellCallId,
+      req,
+      apiKey,
+      owner: state.owner,
+      placedAt: state.placedAt,
+      answered: state.answered,
+      hangupRequested: false,
+      checkedAt: 0,
+    });
     schedule();
   }
 
   return {
     name: 'retell',
+    requestTimeoutMs: opts.timeoutMs ?? 15_000,
 
-    async placeCall(req) {
+    async placeCall(req, ownership?: CallOwnership) {
       if (closed) throw new Error('retell provider is closed');
       const apiKey = await keyFor(req.accountId);
       if (!apiKey) {
         const message = `account ${req.accountId} has no Retell API key`;
         throw new DialRejectedError(message, 'provider_not_configured', { provider: 'retell', provider_message: message });
       }
-      const c = await createDial(client(apiKey), req, await opts.agent(req.agent.id, req.prompt.id), { maxAttempts, backoffMs, stopped: () => closed });
-      watch(c.call_id, req, apiKey, { answered: false, placedAt: opts.now() });
+      const c = await createDial(client(apiKey), req, await opts.agent(req.agent.id, req.prompt.id), {
+        maxAttempts,
+        backoffMs,
+        stopped: () => closed,
+        mayCreate: ownership ? () => ownership.confirmDial() : undefined,
+      });
+      watch(c.call_id, req, apiKey, { answered: false, placedAt: opts.now(), owner: ownership?.owner ?? null });
       return { providerCallId: c.call_id };
     },
 
@@ -251,7 +273,11 @@ export function createRetellProvider(opts: RetellProviderOptions): VoiceProvider
       if (closed) throw new Error('retell provider is closed');
       const apiKey = await keyFor(req.accountId);
       if (!apiKey) throw new Error(`account ${req.accountId} has no Retell API key`);
-      watch(providerCallId, req, apiKey, { answered: state.answered, placedAt: state.dialledAt });
+      watch(providerCallId, req, apiKey, { answered: state.answered, placedAt: state.dialledAt, owner: state.owner ?? null });
+    },
+
+    forget(providerCallId) {
+      live.delete(providerCallId);
     },
 
     async analyse(req) {

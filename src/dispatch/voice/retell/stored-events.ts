@@ -18,12 +18,19 @@ export async function storeRetellEvent(deps: Pick<AppDeps, 'db' | 'clock'>, e: R
   return n > 0;
 }
 
-/** Claims the unprocessed events of these (our) call ids, oldest-phase first. */
-export async function takeRetellEvents(deps: Pick<AppDeps, 'db' | 'clock'>, callIds: string[]): Promise<RetellStoredEvent[]> {
+/**
+ * Claims the unprocessed events of these (our) call ids, oldest-phase first; with `owners`, a call's
+ * only while owners[i] (null: anyone) still holds its lease, so a worker that lost a call (paused,
+ * cut off) never takes the events its new owner waits for.
+ */
+export async function takeRetellEvents(deps: Pick<AppDeps, 'db' | 'clock'>, callIds: string[], owners?: (string | null)[]): Promise<RetellStoredEvent[]> {
   if (callIds.length === 0) return [];
+  const ownerOf = owners ?? callIds.map(() => null);
   const rows = await deps.db.prisma.$queryRaw<{ payload: RetellStoredEvent | string }[]>`
     UPDATE provider_events SET processed_at = ${deps.clock.now()}
-     WHERE processed_at IS NULL AND provider = 'retell' AND call_id = ANY(${callIds}::text[])
+     WHERE processed_at IS NULL AND provider = 'retell'
+       AND call_id IN (SELECT w.id FROM unnest(${callIds}::text[], ${ownerOf}::text[]) AS w(id, owner)
+                        WHERE w.owner IS NULL OR EXISTS (SELECT 1 FROM calls c WHERE c.id = w.id AND c.lease_owner = w.owner))
     RETURNING payload`;
   return rows
     .map((r) => (typeof r.payload === 'string' ? (JSON.parse(r.payload) as RetellStoredEvent) : r.payload))
