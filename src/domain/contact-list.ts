@@ -3,7 +3,8 @@
 // GraphQL list of input objects costs ~4 µs a contact to coerce; this costs a small fraction.
 import { literalReason, type IssuePath, type PathIssue } from './field-issue.ts';
 import { isPlainRecord } from './metadata.ts';
-import { CONTACT_STATUSES, type ContactRequest, type ContactStatus } from './create-batch-request.ts';
+import { CONTACT_STATUSES, CREATE_BATCH_FIELD_ORDER, type ContactRequest, type ContactStatus } from './create-batch-request.ts';
+import { CappedIssues } from './capped-issues.ts';
 
 export const REASON_STRING = 'Input should be a valid string';
 export const REASON_DICT = 'Input should be a valid dictionary';
@@ -14,6 +15,7 @@ export const REASON_REQUIRED = 'Field required';
 export interface ContactListReading {
   /** One entry per item; `undefined` for an item that is not an object. */
   contacts: Array<Partial<ContactRequest> | undefined>;
+  /** The first MAX_LISTED_ISSUES in field order, then a line counting the rest. */
   issues: PathIssue[];
 }
 
@@ -32,16 +34,19 @@ export function isReadContactList(list: unknown): list is ContactRequest[] {
   return Array.isArray(list) && (list as unknown as Record<symbol, unknown>)[READ] === true;
 }
 
-/** Issues are named by the domain's field names whatever `keys` the items use. */
+/**
+ * Issues are named by the domain's field names whatever `keys` the items use. The list's length is
+ * the caller's to check first (contactCountProblem): this reads every item.
+ */
 export function readContactList(list: unknown, at: IssuePath, keys: ContactKeys = CONTACT_KEYS): ContactListReading {
-  const issues: PathIssue[] = [];
+  const issues = new CappedIssues(CREATE_BATCH_FIELD_ORDER);
   if (!Array.isArray(list)) return { contacts: [], issues: [{ path: at, reason: REASON_LIST }] };
   const contacts: ContactListReading['contacts'] = new Array(list.length);
   // Plain loops and no per-contact closures or arrays: this runs for every contact of a batch.
   for (let i = 0; i < list.length; i++) {
     const item: unknown = list[i];
     if (!isPlainRecord(item)) {
-      issues.push({ path: [...at, i], reason: REASON_DICT });
+      issues.add([...at, i], REASON_DICT);
       continue;
     }
     contacts[i] = {
@@ -53,25 +58,25 @@ export function readContactList(list: unknown, at: IssuePath, keys: ContactKeys 
       timezone: readText(item, 'timezone', keys.timezone, false, at, i, issues),
     };
   }
-  if (issues.length === 0) Object.defineProperty(contacts, READ, { value: true });
-  return { contacts, issues };
+  if (issues.count === 0) Object.defineProperty(contacts, READ, { value: true });
+  return { contacts, issues: issues.list() };
 }
 
 const own = (item: Record<string, unknown>, key: string): unknown => (Object.hasOwn(item, key) ? item[key] : undefined);
 
 /** The string, null when an optional one is absent, undefined after an issue. */
-function readText(item: Record<string, unknown>, field: string, key: string, required: boolean, at: IssuePath, i: number, issues: PathIssue[]) {
+function readText(item: Record<string, unknown>, field: string, key: string, required: boolean, at: IssuePath, i: number, issues: CappedIssues) {
   const value = own(item, key);
   if (typeof value === 'string') return value;
-  if (value === undefined && required) issues.push({ path: [...at, i, field], reason: REASON_REQUIRED });
+  if (value === undefined && required) issues.add([...at, i, field], REASON_REQUIRED);
   else if (value == null && !required) return null;
-  else issues.push({ path: [...at, i, field], reason: REASON_STRING });
+  else issues.add([...at, i, field], REASON_STRING);
   return undefined;
 }
 
-function readStatus(value: unknown, at: IssuePath, i: number, issues: PathIssue[]): ContactStatus | null | undefined {
+function readStatus(value: unknown, at: IssuePath, i: number, issues: CappedIssues): ContactStatus | null | undefined {
   if (value == null) return null;
   if (CONTACT_STATUSES.includes(value as ContactStatus)) return value as ContactStatus;
-  issues.push({ path: [...at, i, 'status'], reason: literalReason(CONTACT_STATUSES) });
+  issues.add([...at, i, 'status'], literalReason(CONTACT_STATUSES));
   return undefined;
 }

@@ -2,7 +2,8 @@
 // values must meet. Value types are the surface's job (GraphQL's input types, the REST facade's
 // lax reader); the checks here are worded as the contract's (pydantic v2) messages, which legacy
 // clients parse, and reported at surface-neutral paths in the contract's field order.
-import { inFieldOrder, literalReason, type FieldOrder, type IssuePath, type PathIssue } from './field-issue.ts';
+import { literalReason, type FieldOrder, type IssuePath, type PathIssue } from './field-issue.ts';
+import { CappedIssues } from './capped-issues.ts';
 import { exceedsDepth, isPlainRecord, MAX_METADATA_DEPTH, metadataSizeProblem, sanitizedJson, sanitizeJson } from './metadata.ts';
 import {
   BATCH_METADATA_LIMITS,
@@ -41,6 +42,23 @@ export const IDEMPOTENCY_KEY_MAX_LENGTH = 128;
 export const PHONE_NUMBER_MIN_LENGTH = 8;
 /** Distinct contact zones outside the runtime's list that one request may name (docs/api.md, Limits). */
 export const MAX_UNLISTED_CONTACT_ZONES = 100;
+/**
+ * Contacts one create may carry whatever its account allows, checked before the account is read
+ * (docs/api.md, Limits): a list is counted before any of its items is looked at.
+ */
+export const MAX_CONTACTS_PER_REQUEST = 1_000_000;
+
+/**
+ * Why a list of `count` contacts is refused before any of them is read (the account's
+ * max_batch_size, in the contract's words, then the ceiling); null when the count fits.
+ */
+export function contactCountProblem(count: number, maxBatchSize?: number): string | null {
+  if (maxBatchSize !== undefined && count > maxBatchSize) {
+    return `Too many contacts: ${count} submitted, the account's max_batch_size is ${maxBatchSize}`;
+  }
+  if (count > MAX_CONTACTS_PER_REQUEST) return `Too many contacts: ${count} submitted, a request may carry at most ${MAX_CONTACTS_PER_REQUEST}`;
+  return null;
+}
 
 export interface ContactRequest {
   contactId: string;
@@ -217,7 +235,7 @@ export function checkCreateBatchRequest(request: CreateBatchRequestDraft, opts: 
   const useAlternateNumber = c.present(request.useAlternateNumber);
   const startMode = c.present(request.startMode);
   // A draft whose surface reported a problem is never accepted, even when its values pass.
-  if (c.issues.length > 0 || c.incomplete) return { ok: false, issues: inFieldOrder(c.issues, CREATE_BATCH_FIELD_ORDER) };
+  if (c.issues.count > 0 || c.incomplete) return { ok: false, issues: c.issues.list() };
   return {
     ok: true,
     value: {
@@ -262,11 +280,11 @@ function checkRetry(c: ValueChecker, retry: CreateBatchRequestDraft['retry'], mi
 function checkRetryOn(c: ValueChecker, on: string[]): AttemptOutcome[] | null {
   if (on.length === 0) return c.fail(['retry'], 'on', 'List should have at least 1 item after validation, not 0');
   if (on.length > ATTEMPT_OUTCOMES.length * 4) return c.fail(['retry'], 'on', `List should have at most ${ATTEMPT_OUTCOMES.length * 4} items after validation, not ${on.length}`);
-  const before = c.issues.length;
+  const before = c.issues.count;
   on.forEach((v, i) => {
     if (!isRetryOutcome(v)) c.fail(['retry', 'on'], String(i), literalReason(ATTEMPT_OUTCOMES));
   });
-  if (c.issues.length > before) return null;
+  if (c.issues.count > before) return null;
   return ATTEMPT_OUTCOMES.filter((o) => on.includes(o));
 }
 
@@ -305,11 +323,11 @@ function oneOf(
   idKey: 'agentId' | 'versionId',
   nameKey: 'agentName' | 'versionName',
 ) {
-  const before = c.issues.length;
+  const before = c.issues.count;
   const id = c.optionalText(ROOT, idKey, request[idKey], MAX_NAME_LENGTH);
   const name = c.optionalText(ROOT, nameKey, request[nameKey], MAX_NAME_LENGTH);
   const typed = !refused?.has(idKey) && !refused?.has(nameKey);
-  if (typed && c.issues.length === before && id === null && name === null) {
+  if (typed && c.issues.count === before && id === null && name === null) {
     c.fail(ROOT, idKey, `Value error, ${snakeCase(idKey)} or ${snakeCase(nameKey)} is required`);
   }
   return [id, name] as const;
@@ -354,7 +372,7 @@ function checkContact(c: ValueChecker, item: Partial<ContactRequest>, at: IssueP
  * an absent value (null or undefined: nothing to check) and for a failure.
  */
 class ValueChecker {
-  readonly issues: PathIssue[] = [];
+  readonly issues = new CappedIssues(CREATE_BATCH_FIELD_ORDER);
   /** A required value was missing: its surface reported it, so the request cannot pass. */
   incomplete = false;
   /** Contact zone names outside the runtime's list, lower-cased. */
@@ -366,7 +384,7 @@ class ValueChecker {
   }
 
   fail(at: IssuePath, field: string, reason: string): null {
-    this.issues.push({ path: [...at, field], reason });
+    this.issues.add([...at, field], reason);
     return null;
   }
 

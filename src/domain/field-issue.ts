@@ -6,6 +6,8 @@ export type IssuePath = readonly (string | number)[];
 export interface PathIssue {
   path: IssuePath;
   reason: string;
+  /** Set on the line that counts the problems left out of a capped list (capped-issues.ts). */
+  more?: number;
 }
 
 /**
@@ -20,7 +22,8 @@ function rank(segment: string | number, depth: number, order: FieldOrder): numbe
   return position < 0 ? Number.MAX_SAFE_INTEGER : position;
 }
 
-function compare(a: IssuePath, b: IssuePath, order: FieldOrder): number {
+/** Negative when `a` comes first in field order; 0 for the same field. */
+export function compareIssuePaths(a: IssuePath, b: IssuePath, order: FieldOrder): number {
   const levels = Math.min(a.length, b.length);
   for (let depth = 0, orderDepth = 0; depth < levels; depth++) {
     const diff = rank(a[depth], orderDepth, order) - rank(b[depth], orderDepth, order);
@@ -32,11 +35,12 @@ function compare(a: IssuePath, b: IssuePath, order: FieldOrder): number {
 
 /** Issues in field order; issues of the same field keep the order they were found in. */
 export function inFieldOrder(issues: readonly PathIssue[], order: FieldOrder): PathIssue[] {
-  return [...issues].sort((x, y) => compare(x.path, y.path, order));
+  return [...issues].sort((x, y) => compareIssuePaths(x.path, y.path, order));
 }
 
 /** `contacts.0.phoneNumber: <reason>`, `root` naming the request itself. */
 export function formatIssue(issue: PathIssue, rename: (field: string) => string = (f) => f, root = 'input'): string {
+  if (issue.more !== undefined) return issue.reason;
   const path = issue.path.length ? issue.path.map((s) => (typeof s === 'number' ? String(s) : rename(s))).join('.') : root;
   return `${path}: ${issue.reason}`;
 }

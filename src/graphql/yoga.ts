@@ -13,6 +13,7 @@ import type { ServerContext } from '../http/request-scope.ts';
 import type { TrustedDocuments } from '../http/trusted-documents.ts';
 import { useTrustedDocuments } from './plugins/trusted-documents.ts';
 import { useCompiledDocuments } from './plugins/compiled-documents.ts';
+import { useContactCountLimit } from './plugins/contact-count.ts';
 import type { DocumentNode } from 'graphql';
 
 export type Yoga = YogaServerInstance<ServerContext, GraphQLContext>;
@@ -39,6 +40,8 @@ export function createYogaServer(deps: ApiDeps, sessions: LiveSessions, graphiql
     plugins: [
       useRateLimit(deps),
       useTrustedDocuments(schema, trusted),
+      // Before the input guard's walk of every variable and before coercion.
+      useContactCountLimit(schema),
       useInputGuard(),
       useQueryCost(deps.config),
       useEndRevokedSubscriptions(sessions, deps.config.MAX_SUBSCRIPTIONS_PER_KEY),

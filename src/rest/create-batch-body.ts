@@ -4,6 +4,7 @@
 // is refused with the domain's value problems beside them, every detail in the contract's order.
 import {
   checkCreateBatchRequest,
+  contactCountProblem,
   CREATE_BATCH_FIELD_ORDER,
   EXPIRES_AT_FORMAT_REASON,
   START_MODES,
@@ -17,18 +18,21 @@ import { WEEKDAYS } from '../domain/calling-window.ts';
 /** A list of 100,000 bad outcomes is reported by its first few. */
 const MAX_LISTED_ON_ISSUES = 10;
 import { readContactList, REASON_DICT, REASON_LIST, REASON_REQUIRED, REASON_STRING, type ContactKeys } from '../domain/contact-list.ts';
-import { formatIssue, inFieldOrder, literalReason, type PathIssue } from '../domain/field-issue.ts';
+import { formatIssue, literalReason, type IssuePath, type PathIssue } from '../domain/field-issue.ts';
+import { CappedIssues } from '../domain/capped-issues.ts';
 import { laxBoolean, laxInteger } from '../domain/lax-scalars.ts';
 import { isPlainRecord } from '../domain/metadata.ts';
 import { MAX_INT } from '../domain/limits.ts';
 import { snakeCase } from '../domain/text-forms.ts';
-import { requestValidation } from '../errors.ts';
+import { requestValidation, unprocessable } from '../errors.ts';
 
 export interface CreateBodyOptions {
   /** PUT: `idempotency_key` is required; POST ignores it. */
   idempotent: boolean;
   /** The account's max_call_duration_seconds, for the value checks of a refused body. */
   maxCallDurationSeconds: number;
+  /** The account's max_batch_size: a longer contact list is refused before any contact is read. */
+  maxBatchSize?: number;
 }
 
 const own = (obj: Record<string, unknown>, key: string): unknown => (Object.hasOwn(obj, key) ? obj[key] : undefined);
@@ -49,9 +53,12 @@ export function restDetail(issue: PathIssue, body: unknown): string {
   return formatIssue(issue, restFieldName(body), 'body');
 }
 
-/** The typed request, or throws the contract's 422 listing every problem of the body. */
+/** The typed request, or throws the contract's 422 listing the body's problems (capped-issues.ts). */
 export function readCreateBatchBody(body: unknown, opts: CreateBodyOptions): CreateBatchRequest {
   if (!isPlainRecord(body)) throw requestValidation([`body: ${REASON_DICT}`]);
+  const contacts = own(body, 'contacts');
+  const tooMany = Array.isArray(contacts) ? contactCountProblem(contacts.length, opts.maxBatchSize) : null;
+  if (tooMany) throw unprocessable(tooMany);
   const r = new LaxReader(body);
   const draft: CreateBatchRequestDraft = {
     agentId: r.text('agentId'),
@@ -78,11 +85,10 @@ export function readCreateBatchBody(body: unknown, opts: CreateBodyOptions): Cre
     expiresAt: r.instant('expiresAt'),
     callingWindow: r.callingWindow(),
   };
-  if (r.issues.length === 0 && !r.beyondInt) return draft as CreateBatchRequest;
-  const refused = new Set(r.issues.map((i) => String(i.path[0])));
-  const checked = checkCreateBatchRequest(draft, { maxCallDurationSeconds: opts.maxCallDurationSeconds, refused });
-  const issues = inFieldOrder([...r.issues, ...(checked.ok ? [] : checked.issues)], CREATE_BATCH_FIELD_ORDER);
-  throw requestValidation(issues.map((i) => restDetail(i, body)));
+  if (r.issues.count === 0 && !r.beyondInt) return draft as CreateBatchRequest;
+  const checked = checkCreateBatchRequest(draft, { maxCallDurationSeconds: opts.maxCallDurationSeconds, refused: r.refused });
+  if (!checked.ok) r.issues.addAll(checked.issues);
+  throw requestValidation(r.issues.list().map((i) => restDetail(i, body)));
 }
 
 /** Where the contract spells each field of a contact. */
@@ -99,15 +105,22 @@ const ABSENT = Symbol('absent');
 
 /** Reads the body's fields by domain name, recording type issues; a refused field reads as undefined. */
 class LaxReader {
-  readonly issues: PathIssue[] = [];
+  readonly issues = new CappedIssues(CREATE_BATCH_FIELD_ORDER);
+  /** Top-level fields with a type problem, listed or only counted. */
+  readonly refused = new Set<string>();
   /** An integer too large for GraphQL's Int: only the domain's range check can word its detail. */
   beyondInt = false;
 
   constructor(private readonly body: Record<string, unknown>) {}
 
   private fail(field: string, reason: string): undefined {
-    this.issues.push({ path: [field], reason });
+    this.add([field], reason);
     return undefined;
+  }
+
+  private add(path: IssuePath, reason: string): void {
+    this.refused.add(String(path[0]));
+    this.issues.add(path, reason);
   }
 
   /** ABSENT for a missing field (recorded if required) or an optional null; else the value to type-check. */
@@ -160,29 +173,29 @@ class LaxReader {
     const value = this.take('retry', false);
     if (value === ABSENT) return null;
     if (!isPlainRecord(value)) return this.fail('retry', REASON_DICT);
-    const before = this.issues.length;
+    const before = this.issues.count;
     const int = (key: string, field: string) => {
       const v = own(value, key);
       if (v == null) return null;
       const n = laxInteger(v);
-      if (!n.ok) return void this.issues.push({ path: ['retry', field], reason: n.reason });
+      if (!n.ok) return void this.add(['retry', field], n.reason);
       if (Math.abs(n.value) > MAX_INT) this.beyondInt = true;
       return n.value;
     };
     // GraphQL's input type requires max_attempts and holds `on` to its enum: refused here in the
     // contract's words, or GraphQL would refuse them in its own.
-    if (own(value, 'max_attempts') == null) this.issues.push({ path: ['retry', 'maxAttempts'], reason: REASON_REQUIRED });
+    if (own(value, 'max_attempts') == null) this.add(['retry', 'maxAttempts'], REASON_REQUIRED);
     const maxAttempts = int('max_attempts', 'maxAttempts');
     const delaySeconds = int('delay_seconds', 'delaySeconds');
     const on = own(value, 'on');
-    if (on != null && !Array.isArray(on)) this.issues.push({ path: ['retry', 'on'], reason: REASON_LIST });
+    if (on != null && !Array.isArray(on)) this.add(['retry', 'on'], REASON_LIST);
     else if (on) {
-      for (let i = 0; i < on.length && this.issues.length - before < MAX_LISTED_ON_ISSUES; i++) {
-        if (typeof on[i] !== 'string') this.issues.push({ path: ['retry', 'on', i], reason: REASON_STRING });
-        else if (!isRetryOutcome(on[i])) this.issues.push({ path: ['retry', 'on', i], reason: literalReason(ATTEMPT_OUTCOMES) });
+      for (let i = 0; i < on.length && this.issues.count - before < MAX_LISTED_ON_ISSUES; i++) {
+        if (typeof on[i] !== 'string') this.add(['retry', 'on', i], REASON_STRING);
+        else if (!isRetryOutcome(on[i])) this.add(['retry', 'on', i], literalReason(ATTEMPT_OUTCOMES));
       }
     }
-    if (this.issues.length > before) return undefined;
+    if (this.issues.count > before) return undefined;
     return { maxAttempts: maxAttempts ?? undefined, delaySeconds, on: on as string[] | null | undefined };
   }
 
@@ -191,24 +204,24 @@ class LaxReader {
     const value = this.take('callingWindow', false);
     if (value === ABSENT) return null;
     if (!isPlainRecord(value)) return this.fail('callingWindow', REASON_DICT);
-    const before = this.issues.length;
+    const before = this.issues.count;
     const text = (key: string, required: boolean) => {
       const v = own(value, key);
-      if (v == null) return void (required && this.issues.push({ path: ['callingWindow', key], reason: REASON_REQUIRED }));
-      return typeof v === 'string' ? v : void this.issues.push({ path: ['callingWindow', key], reason: REASON_STRING });
+      if (v == null) return void (required && this.add(['callingWindow', key], REASON_REQUIRED));
+      return typeof v === 'string' ? v : void this.add(['callingWindow', key], REASON_STRING);
     };
     const start = text('start', true);
     const end = text('end', true);
     const timezone = text('timezone', false);
     const days = own(value, 'days');
-    if (days != null && !Array.isArray(days)) this.issues.push({ path: ['callingWindow', 'days'], reason: REASON_LIST });
+    if (days != null && !Array.isArray(days)) this.add(['callingWindow', 'days'], REASON_LIST);
     else if (days) {
-      for (let i = 0; i < days.length && this.issues.length - before < MAX_LISTED_ON_ISSUES; i++) {
-        if (typeof days[i] !== 'string') this.issues.push({ path: ['callingWindow', 'days', i], reason: REASON_STRING });
-        else if (!(WEEKDAYS as readonly string[]).includes(days[i])) this.issues.push({ path: ['callingWindow', 'days', i], reason: literalReason(WEEKDAYS) });
+      for (let i = 0; i < days.length && this.issues.count - before < MAX_LISTED_ON_ISSUES; i++) {
+        if (typeof days[i] !== 'string') this.add(['callingWindow', 'days', i], REASON_STRING);
+        else if (!(WEEKDAYS as readonly string[]).includes(days[i])) this.add(['callingWindow', 'days', i], literalReason(WEEKDAYS));
       }
     }
-    if (this.issues.length > before) return undefined;
+    if (this.issues.count > before) return undefined;
     return { start, end, timezone, days: days as string[] | null | undefined };
   }
 
@@ -217,7 +230,8 @@ class LaxReader {
     const value = this.take('contacts', true);
     if (value === ABSENT) return undefined;
     const reading = readContactList(value, ['contacts'], SNAKE_CONTACT_KEYS);
-    this.issues.push(...reading.issues);
+    if (reading.issues.length > 0) this.refused.add('contacts');
+    this.issues.addAll(reading.issues);
     return Array.isArray(value) ? reading.contacts : undefined;
   }
 }

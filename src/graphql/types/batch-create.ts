@@ -3,8 +3,9 @@ import { GraphQLError } from 'graphql';
 import { builder } from '../builder.ts';
 import { isReadContactList, readContactList } from '../../domain/contact-list.ts';
 import type { ContactRejection } from '../../domain/contacts.ts';
-import type { ContactRequest, CreateBatchRequest } from '../../domain/create-batch-request.ts';
+import { contactCountProblem, CREATE_BATCH_FIELD_ORDER, type ContactRequest, type CreateBatchRequest } from '../../domain/create-batch-request.ts';
 import { formatIssue } from '../../domain/field-issue.ts';
+import { CappedIssues } from '../../domain/capped-issues.ts';
 import { requestValidation } from '../../errors.ts';
 import { createBatch, type CreateBatchResult } from '../../services/batches/create-batch.ts';
 import { CallBatchType } from './batch.ts';
@@ -17,6 +18,10 @@ import {
   RETRY_DELAY_MIN_SECONDS,
 } from '../../domain/retry-policy.ts';
 import { ATTEMPT_OUTCOMES } from '../../domain/attempt-outcome.ts';
+
+/** Names the schema's contact lists are found by before execution (plugins/contact-count.ts). */
+export const CONTACT_INPUT_TYPE = 'CallBatchContactInput';
+export const CONTACT_LIST_TYPE = 'CallBatchContactList';
 
 const ContactValidationError = builder.objectRef<ContactRejection>('ContactValidationError').implement({
   description: 'A contact dropped at creation',
@@ -56,7 +61,7 @@ const CreateCallBatchPayload = builder.objectRef<CreateBatchResult>('CreateCallB
 const StartModeEnum = builder.enumType('CallBatchStartMode', { values: ['manual', 'immediate', 'scheduled'] as const });
 const ContactStatusEnum = builder.enumType('CallBatchContactStatus', { values: ['pending', 'queued'] as const });
 
-const CallBatchContactInput = builder.inputType('CallBatchContactInput', {
+const CallBatchContactInput = builder.inputType(CONTACT_INPUT_TYPE, {
   fields: (t) => ({
     contactId: t.string({ required: true }),
     name: t.string(),
@@ -67,10 +72,10 @@ const CallBatchContactInput = builder.inputType('CallBatchContactInput', {
   }),
 });
 
-// Enough to say what is wrong without echoing a 100k-contact list back.
+// Enough to say what is wrong without echoing a 100k-contact list back; a last part counts the rest.
 const MAX_LISTED_ISSUES = 20;
 
-const CallBatchContactList = builder.scalarType('CallBatchContactList', {
+const CallBatchContactList = builder.scalarType(CONTACT_LIST_TYPE, {
   description:
     'The contacts as one JSON array of `CallBatchContactInput`-shaped objects, type-checked in one pass: for large batches, much cheaper than `contacts` (which GraphQL checks field by field). Its problems are reported as those of `contacts` (`contacts.<index>.<field>`).',
   serialize: () => {
@@ -79,8 +84,15 @@ const CallBatchContactList = builder.scalarType('CallBatchContactList', {
   parseValue: (value) => {
     // The REST facade's body reader already read this very list.
     if (isReadContactList(value)) return value;
+    // The account's max_batch_size was checked before execution; without an account, the ceiling.
+    const tooMany = Array.isArray(value) ? contactCountProblem(value.length) : null;
+    if (tooMany) throw new GraphQLError(tooMany);
     const { contacts, issues } = readContactList(value, ['contacts']);
-    if (issues.length) throw new GraphQLError(issues.slice(0, MAX_LISTED_ISSUES).map((i) => formatIssue(i)).join('; '));
+    if (issues.length) {
+      const listed = new CappedIssues(CREATE_BATCH_FIELD_ORDER, MAX_LISTED_ISSUES);
+      listed.addAll(issues);
+      throw new GraphQLError(listed.list().map((i) => formatIssue(i)).join('; '));
+    }
     // The reader recorded an issue for every missing or mistyped field, so none is left.
     return contacts as ContactRequest[];
   },

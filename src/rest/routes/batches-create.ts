@@ -28,6 +28,7 @@ function createInput(input: RouteInput, idempotent: boolean) {
   const { contacts, ...request } = readCreateBatchBody(input.body, {
     idempotent,
     maxCallDurationSeconds: input.account.maxCallDurationSeconds,
+    maxBatchSize: input.account.maxBatchSize,
   });
   return { input: { ...request, contactList: contacts } };
 }

@@ -39,7 +39,8 @@ function agentLengthDetails(input: AgentInput): string[] {
     ['name', input.name, MAX_NAME_LENGTH],
     ['voice', input.voice, MAX_NAME_LENGTH],
     ['providerAgentId', input.providerAgentId, MAX_NAME_LENGTH],
-    ...keys.map((key, i) => [`outcomeKeys.${i}`, key, MAX_OUTCOME_KEY_LENGTH] as const),
+    // Past the count limit only its refusal is added: one detail per key spread a caller-sized list.
+    ...keys.slice(0, MAX_OUTCOME_KEYS).map((key, i) => [`outcomeKeys.${i}`, key, MAX_OUTCOME_KEY_LENGTH] as const),
   ]);
   if (keys.length > MAX_OUTCOME_KEYS) details.push(`outcomeKeys: List should have at most ${MAX_OUTCOME_KEYS} items after validation, not ${keys.length}`);
   return details;

@@ -6,7 +6,7 @@ import type { AppDeps } from '../../deps.ts';
 import { initialStatusAfterCreate, STATUS_RETURNED_BY_CREATE } from '../../domain/batch-state.ts';
 import type { ContactRejection } from '../../domain/contacts.ts';
 import { storedWindow } from '../../domain/calling-window.ts';
-import { checkCreateBatchRequest, type CreateBatchInput, type CreateBatchRequest, type StartMode } from '../../domain/create-batch-request.ts';
+import { checkCreateBatchRequest, contactCountProblem, type CreateBatchInput, type CreateBatchRequest, type StartMode } from '../../domain/create-batch-request.ts';
 import { newId } from '../../domain/ids.ts';
 import { invalidFields, unprocessable } from '../../errors.ts';
 import type { Account } from '../../generated/prisma/client.ts';
@@ -46,6 +46,9 @@ export async function createBatch(
   request: CreateBatchRequest,
   opts: CreateBatchOptions = {},
 ): Promise<CreateBatchResult> {
+  // Counted before any contact is checked: per-contact work on a list of millions ran out of heap.
+  const tooMany = contactCountProblem(request.contacts.length, account.maxBatchSize);
+  if (tooMany) throw unprocessable(tooMany);
   const checked = checkCreateBatchRequest(request, {
     maxCallDurationSeconds: account.maxCallDurationSeconds,
     now: deps.clock.now(),
@@ -62,11 +65,6 @@ export async function createBatch(
   const original = await existing;
   if (original) return original;
   const settings = await resolved;
-  if (input.contacts.length > account.maxBatchSize) {
-    throw unprocessable(
-      `Too many contacts: ${input.contacts.length} submitted, the account's max_batch_size is ${account.maxBatchSize}`,
-    );
-  }
   const windows = batchWindows(account, input);
   const chunkSize = Math.max(1, opts.insert?.chunkSize ?? CALL_CHUNK_SIZE[deps.db.kind]);
   const chunks = { firstChunkSize: opts.insert?.chunkSize ? chunkSize : Math.min(FIRST_CALL_CHUNK_SIZE, chunkSize), chunkSize };
