@@ -18,11 +18,12 @@ import { trustedDocuments } from './http/trusted-documents.ts';
 import { createApiDocs, DOCS_ASSETS, DOCS_PAGE } from './http/api-docs.ts';
 import { buildOpenApiDocument, OPENAPI_PATH } from './rest/openapi/document.ts';
 import { createLiveSessions } from './graphql/live-sessions.ts';
-import { createBodyBudget } from './http/body-budget.ts';
+import { configuredBodyBudget } from './http/body-budget.ts';
+import { guardConnections, httpServerOptions } from './http/connection-guard.ts';
 import { serveMetrics } from './http/metrics-endpoint.ts';
 import { serveOperatorProof } from './http/operator-proof.ts';
 import { OPERATOR_PROOF_PATH } from './services/auth/operator-proof.ts';
-import { processReadiness, type ReadinessCheck } from './http/readiness.ts';
+import { bodyBudgetCheck, processReadiness, type ReadinessCheck } from './http/readiness.ts';
 
 export interface App {
   /** The process's dependencies and the objects this app shares between its requests. */
@@ -56,8 +57,8 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
   // The dashboard's documents, run by hash (docs/api.md#trusted-documents).
   const trusted = trustedDocuments();
   const yoga = createYogaServer(deps, sessions, graphiql, trusted, compiledDocuments(routes));
-  // Bodies held in memory at once, counted by every reader of a body.
-  const bodies = createBodyBudget(Math.max(deps.config.MAX_BODY_BYTES_IN_FLIGHT, deps.config.MAX_BODY_BYTES));
+  // Bodies held in memory at once, counted by every reader of a body on its sender's share.
+  const bodies = configuredBodyBudget(deps.config);
   const handleRest = createRestRouter(yoga, routes, { maxBodyBytes: deps.config.MAX_BODY_BYTES, bodyBudget: bodies, logger: deps.logger });
   const dashboard = createDashboard(deps, trusted.idsByOperation);
   const apiDocs = createApiDocs(OPENAPI_PATH, () => buildOpenApiDocument(routes));
@@ -66,7 +67,8 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     return st ? st.progressSubscribers + st.callSubscribers + st.accountSubscribers : 0;
   });
   const removeExportSource = deps.metrics.addExportSource(() => deps.exports.held());
-  const readiness = processReadiness(deps.db, opts.readiness);
+  const removeBodyBytesSource = deps.metrics.addBodyBytesSource(() => bodies.held());
+  const readiness = processReadiness(deps.db, [bodyBudgetCheck(bodies), ...(opts.readiness ?? [])]);
 
   async function route(request: Request, scope: RequestScope): Promise<Response> {
     const url = new URL(request.url);
@@ -78,7 +80,8 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     if (p.startsWith('/recordings/') && (request.method === 'GET' || request.method === 'HEAD')) {
       return request.method === 'HEAD' ? withoutBody(await serveRecording(deps, url)) : serveRecording(deps, url);
     }
-    if (p === '/providers/retell/webhook') return handleRetellWebhook(deps, request, bodies);
+    // Anyone may post here: its bytes count on the client address's anonymous share.
+    if (p === '/providers/retell/webhook') return handleRetellWebhook(deps, request, { ...bodies, open: () => bodies.open(scope) });
     if (p === '/healthz') return json(200, { status: 'ok' });
     if (p === '/readyz') return readiness();
     if (p === '/metrics') return serveMetrics(deps, request, scope.clientAddress);
@@ -113,7 +116,9 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     yoga,
     fetch: handle,
     async listen() {
-      server = http.createServer(adapter);
+      // Header and request deadlines, and connections per address (a body's own pace is its reader's).
+      server = http.createServer(httpServerOptions(deps.config), adapter);
+      guardConnections(server, deps.config, deps.metrics);
       closeWebSockets = attachWebSocketServer(server, yoga, deps, sessions);
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);
@@ -125,6 +130,7 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     async stop() {
       removeSubscriptionSource();
       removeExportSource();
+      removeBodyBytesSource();
       await closeWebSockets?.();
       sessions.close();
       await deps.events.close();

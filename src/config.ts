@@ -76,6 +76,31 @@ export const configSchema = z.object({
    * ready); past it a body gets 503 and Retry-After. Never below MAX_BODY_BYTES: one full body always fits.
    */
   MAX_BODY_BYTES_IN_FLIGHT: numberSetting(1024, 16 * 1024 * 1024 * 1024).default(96 * 1024 * 1024),
+  /**
+   * Of those, what one account's bodies may hold (its key authenticates before its body is read);
+   * past it 429. Unset: MAX_BODY_BYTES; never below it. Keep it under MAX_BODY_BYTES_IN_FLIGHT less the
+   * anonymous share, so that one account cannot take the budget from the others.
+   */
+  MAX_BODY_BYTES_IN_FLIGHT_PER_ACCOUNT: numberSetting(1024, 16 * 1024 * 1024 * 1024).optional(),
+  /** Bodies of senders with no key that authenticated (anonymous GraphQL, Retell webhooks), together; past it 503. */
+  MAX_BODY_BYTES_IN_FLIGHT_ANONYMOUS: numberSetting(1024, 16 * 1024 * 1024 * 1024).default(12 * 1024 * 1024),
+  /** Bodies of such senders from one client address (IPv6 per /64); past it 429. Fits one 5 MiB Retell webhook. */
+  MAX_BODY_BYTES_IN_FLIGHT_PER_ADDRESS: numberSetting(1024, 16 * 1024 * 1024 * 1024).default(6 * 1024 * 1024),
+  /**
+   * A request body must keep arriving: every BODY_PACE_WINDOW_MS must bring BODY_MIN_BYTES_PER_SECOND
+   * times the window (or the rest of a declared body), else the request gets 408 and its connection closes.
+   */
+  BODY_MIN_BYTES_PER_SECOND: numberSetting(1, 1024 * 1024 * 1024).default(16 * 1024),
+  BODY_PACE_WINDOW_MS: numberSetting(50, 600_000).default(5_000),
+  /** A connection's request headers must be in within this (Node answers 408 and closes). */
+  HTTP_HEADERS_TIMEOUT_MS: numberSetting(100, 600_000).default(10_000),
+  /** A whole request (headers and body) must be in within this; a 64 MiB body then needs ~0.6 MB/s. */
+  HTTP_REQUEST_TIMEOUT_MS: numberSetting(100, 3_600_000).default(120_000),
+  /**
+   * Open connections per client address (IPv6 per /64), counted at accept; more are closed at once.
+   * Not applied with TRUST_PROXY (every connection is the proxy's: it caps its own clients).
+   */
+  MAX_CONNECTIONS_PER_ADDRESS: numberSetting(1, 1_000_000).default(512),
   /** Behind one reverse proxy: take the client address from the last X-Forwarded-For entry. */
   TRUST_PROXY: bool.default(false),
   /** Serve the dashboard bundle's source map (paths relative to the project, sources included); off by default. */

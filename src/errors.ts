@@ -18,6 +18,8 @@ export type ErrorCode =
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'QUERY_TOO_COMPLEX'
   | 'UNAVAILABLE'
+  | 'REQUEST_TIMEOUT'
+  | 'CLIENT_CLOSED_REQUEST'
   | 'BAD_REQUEST'
   | 'INTERNAL';
 
@@ -40,6 +42,10 @@ export const ERROR_CODES: Record<ErrorCode, CodeRule> = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, form: 'envelope', restCode: 'UNSUPPORTED_MEDIA_TYPE' },
   QUERY_TOO_COMPLEX: { status: 400, form: 'envelope', restCode: 'QUERY_TOO_COMPLEX' },
   UNAVAILABLE: { status: 503, form: 'envelope', restCode: 'SERVICE_UNAVAILABLE' },
+  /** A request body that stalled or trickled below the pace (src/http/body.ts). */
+  REQUEST_TIMEOUT: { status: 408, form: 'envelope', restCode: 'REQUEST_TIMEOUT' },
+  /** The client went away mid-body; nobody reads it, but logs and metrics see a client's 4xx (nginx's 499). */
+  CLIENT_CLOSED_REQUEST: { status: 499, form: 'envelope', restCode: 'CLIENT_CLOSED_REQUEST' },
   BAD_REQUEST: { status: 400, form: 'envelope', restCode: 'BAD_REQUEST' },
   INTERNAL: { status: 500, form: 'envelope', restCode: 'INTERNAL_ERROR' },
 };
@@ -53,6 +59,8 @@ const GRAPHQL_HTTP_STATUS: Partial<Record<ErrorCode, number>> = {
   QUERY_TOO_COMPLEX: 400,
   UNAVAILABLE: 503,
   BAD_REQUEST: 400,
+  REQUEST_TIMEOUT: 408,
+  CLIENT_CLOSED_REQUEST: 499,
 };
 
 /**

@@ -26,6 +26,12 @@ export interface Metrics {
   addSubscriptionSource(source: GaugeSource): () => void;
   /** Adds a source to `callbatch_exports_in_progress`; returns its removal. */
   addExportSource(source: GaugeSource): () => void;
+  /** Connections cut for sending too slowly: `headers` (HTTP_HEADERS_TIMEOUT_MS), `body` (below the body pace, or HTTP_REQUEST_TIMEOUT_MS). */
+  readonly slowClients: Counter<'phase'>;
+  /** Connections closed at accept: their address already held MAX_CONNECTIONS_PER_ADDRESS. */
+  readonly connectionsRefused: Counter;
+  /** Adds a source to `callbatch_request_body_bytes_held`; returns its removal. */
+  addBodyBytesSource(source: GaugeSource): () => void;
 }
 
 function summed(sources: Set<GaugeSource>): number {
@@ -52,6 +58,7 @@ export function createMetrics(db: Database): Metrics {
   const inFlight = new Set<GaugeSource>();
   const subscriptions = new Set<GaugeSource>();
   const exports = new Set<GaugeSource>();
+  const bodyBytes = new Set<GaugeSource>();
 
   const requests = new Counter({ name: `${PREFIX}http_requests_total`, help: 'HTTP requests by method, route pattern and status', labelNames: ['method', 'route', 'status'], registers: [registry] });
   const durations = new Histogram({
@@ -64,6 +71,7 @@ export function createMetrics(db: Database): Metrics {
   new Gauge({ name: `${PREFIX}calls_in_flight`, help: "Calls this process's workers are placing or talking on", registers: [registry], collect() { this.set(summed(inFlight)); } });
   new Gauge({ name: `${PREFIX}subscriptions`, help: 'GraphQL subscriptions this process serves', registers: [registry], collect() { this.set(summed(subscriptions)); } });
   new Gauge({ name: `${PREFIX}exports_in_progress`, help: 'CSV exports this process is streaming (each holds an export slot)', registers: [registry], collect() { this.set(summed(exports)); } });
+  new Gauge({ name: `${PREFIX}request_body_bytes_held`, help: 'Request body bytes this process holds (of MAX_BODY_BYTES_IN_FLIGHT)', registers: [registry], collect() { this.set(summed(bodyBytes)); } });
   const fromDatabase = (name: string, help: string, sql: string) =>
     new Gauge({
       name: PREFIX + name,
@@ -107,5 +115,17 @@ export function createMetrics(db: Database): Metrics {
     addInFlightSource: adder(inFlight),
     addSubscriptionSource: adder(subscriptions),
     addExportSource: adder(exports),
+    slowClients: new Counter({
+      name: `${PREFIX}http_slow_clients_total`,
+      help: 'Connections cut for sending too slowly, by phase: headers (HTTP_HEADERS_TIMEOUT_MS), body (under the body pace or past HTTP_REQUEST_TIMEOUT_MS)',
+      labelNames: ['phase'],
+      registers: [registry],
+    }),
+    connectionsRefused: new Counter({
+      name: `${PREFIX}http_connections_refused_total`,
+      help: 'Connections closed at accept because their client address held MAX_CONNECTIONS_PER_ADDRESS already',
+      registers: [registry],
+    }),
+    addBodyBytesSource: adder(bodyBytes),
   };
 }

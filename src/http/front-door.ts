@@ -1,7 +1,8 @@
 // What every HTTP request passes before routing and every response after it: the client address,
 // CORS (preflight and response headers), the failed-auth block per address, the body cap for
-// GraphQL (REST reads its own body after authenticating), and security headers. Nothing that
-// escapes a handler reaches the client as a stack trace.
+// GraphQL and the sender whose share its bytes count on (REST reads its own body after
+// authenticating), and security headers. Nothing that escapes a handler reaches the client as a
+// stack trace.
 import type { IncomingMessage } from 'node:http';
 import { Request as ServerRequest } from '@whatwg-node/fetch';
 import type { ApiDeps } from './app-services.ts';
@@ -12,7 +13,7 @@ import { logRequest, requestIdOf } from './request-log.ts';
 import { bearerToken } from '../services/auth/api-keys.ts';
 import { isAdminToken } from '../services/auth/admin-token.ts';
 import { jsonContentTypeProblem, jsonNestsDeeperThan, MAX_JSON_NESTING, readBodyBytes } from './body.ts';
-import type { BodyBudget, BodyLease } from './body-budget.ts';
+import { OPERATOR_PARTY, type BodyBudget, type BodyLease } from './body-budget.ts';
 import { nodeClientAddress, normalizeAddress } from './client-address.ts';
 import { newRequestScope, type RequestScope } from './request-scope.ts';
 import { applyCors, corsPolicy, isPreflight, preflightResponse } from './cors.ts';
@@ -63,25 +64,46 @@ function checkedGraphqlGet(request: Request): Request {
   return request;
 }
 
-/** The cap on this GraphQL body; authenticates first (401/403/429 before reading) when it may be large. */
-async function graphqlBodyCap(deps: ApiDeps, request: Request, scope: RequestScope): Promise<number> {
-  const declared = Number(request.headers.get('content-length') ?? NaN);
-  if (declared <= ANONYMOUS_GRAPHQL_BODY_BYTES) return ANONYMOUS_GRAPHQL_BODY_BYTES;
+/** The body lease's party, completed once the key (if any) has been checked. */
+type Sender = { clientAddress: string | undefined; accountId?: string };
+
+/** Who sends a GraphQL body and how large it may be. */
+interface GraphqlSender {
+  cap: number;
+  accountId?: string;
+}
+
+/**
+ * A key is checked before any byte of the body is read (the check is memoised for Yoga, and a key
+ * that authenticated recently is cached), so a keyed body counts on its account's share, never on
+ * what anonymous senders may take. A key that fails still has a small body read: Yoga answers the
+ * refusal in GraphQL's form; a larger (or unsized) one gets its 401/403/429 before reading.
+ */
+async function graphqlSender(deps: ApiDeps, request: Request, scope: RequestScope): Promise<GraphqlSender> {
   const token = bearerToken(request.headers.get('authorization'));
-  if (!token) return ANONYMOUS_GRAPHQL_BODY_BYTES;
-  if (!isAdminToken(deps, token)) await authenticatedKey(deps, scope, token);
-  return deps.config.MAX_BODY_BYTES;
+  if (!token) return { cap: ANONYMOUS_GRAPHQL_BODY_BYTES };
+  if (isAdminToken(deps, token)) return { cap: deps.config.MAX_BODY_BYTES, accountId: OPERATOR_PARTY };
+  const declared = Number(request.headers.get('content-length') ?? NaN);
+  try {
+    const account = await authenticatedKey(deps, scope, token);
+    return { cap: deps.config.MAX_BODY_BYTES, accountId: account.id };
+  } catch (e) {
+    if (declared <= ANONYMOUS_GRAPHQL_BODY_BYTES) return { cap: ANONYMOUS_GRAPHQL_BODY_BYTES };
+    throw e;
+  }
 }
 
 /** The GraphQL request with its body read under its cap (Yoga itself would read any size). */
-async function boundedGraphqlRequest(deps: ApiDeps, request: Request, scope: RequestScope, lease: BodyLease): Promise<Request> {
+async function boundedGraphqlRequest(deps: ApiDeps, request: Request, scope: RequestScope, party: Sender, lease: BodyLease): Promise<Request> {
   if (request.method === 'GET' || request.method === 'HEAD') return checkedGraphqlGet(request);
   // Yoga would also read form-encoded and multipart posts (which browsers send cross-site
   // without a preflight); this API takes JSON only.
   const typeProblem = jsonContentTypeProblem(request.headers.get('content-type'));
   if (typeProblem) throw new AppError('UNSUPPORTED_MEDIA_TYPE', typeProblem);
   if (!request.body) return request;
-  const bytes = await readBodyBytes(request, await graphqlBodyCap(deps, request, scope), lease);
+  const sender = await graphqlSender(deps, request, scope);
+  party.accountId = sender.accountId;
+  const bytes = await readBodyBytes(request, sender.cap, lease);
   if (jsonNestsDeeperThan(bytes, MAX_JSON_NESTING)) {
     throw new AppError('MISSING_PARAMETER', `Request body is nested too deeply (max depth ${MAX_JSON_NESTING})`);
   }
@@ -109,14 +131,14 @@ export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudge
   const hsts = deps.config.PUBLIC_URL?.startsWith('https:') ?? false;
   const log = deps.logger.child({ component: 'http' });
 
-  async function guarded(request: Request, path: string, scope: RequestScope, lease: BodyLease): Promise<Response> {
+  async function guarded(request: Request, path: string, scope: RequestScope, party: Sender, lease: BodyLease): Promise<Response> {
     const address = scope.clientAddress;
     const graphql = isGraphql(path);
     try {
       // An address that spent its unauthenticated budget gets nothing read or parsed, whatever key
       // it presents now (a 200 here would tell a guesser which key is right).
       if (graphql || path.startsWith('/api/')) await assertAddressNotBlocked(deps, address);
-      if (graphql) request = await boundedGraphqlRequest(deps, request, scope, lease);
+      if (graphql) request = await boundedGraphqlRequest(deps, request, scope, party, lease);
     } catch (e) {
       if (e instanceof AppError) return graphql ? graphqlError(e) : errorResponse(e);
       if (!graphql) throw e;
@@ -128,9 +150,10 @@ export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudge
 
   async function answer(request: Request, path: string, scope: RequestScope): Promise<Response> {
     // A GraphQL body is held until its response is ready (REST and webhooks count their own).
-    const lease = bodies.open();
+    const party: Sender = { clientAddress: scope.clientAddress };
+    const lease = bodies.open(party);
     try {
-      return await guarded(request, path, scope, lease);
+      return await guarded(request, path, scope, party, lease);
     } catch (err) {
       deps.logger.error({ err, method: request.method, path }, 'request failed');
       return internalError();
@@ -153,6 +176,10 @@ export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudge
     response = await applySecurityHeaders(request, response, { hsts });
     if (!preflight) applyCors(request, response, cors);
     response.headers.set('x-request-id', requestId);
+    // A body not read to its end (refused early, or cut for its pace) would keep the connection
+    // while Node drains it: the connection closes with this answer instead.
+    if (context?.req && !context.req.complete) response.headers.set('connection', 'close');
+    if (response.status === 408) deps.metrics.slowClients.inc({ phase: 'body' });
     const route = routeLabel(path);
     const ms = performance.now() - startedAt;
     logRequest(log, { requestId, method: request.method, route, status: response.status, ms, accountId: scope.accountId });

@@ -7,6 +7,7 @@ import { listMigrations, pendingMigrations } from '../db/migrate.ts';
 import { rejectAfter } from '../deadline.ts';
 import { runStatement } from '../db/sql-statement.ts';
 import { json } from './responses.ts';
+import type { BodyBudget } from './body-budget.ts';
 
 export type ReadinessCheck = () => Promise<string | null> | string | null;
 
@@ -38,6 +39,20 @@ export function migrationsCheck(db: Database, timeoutMs: number): ReadinessCheck
     } catch (e) {
       return `migrations: ${reasonOf(e)}`;
     }
+  };
+}
+
+/** Share of the body budget held past which new bodies are about to get 503s. */
+const BODIES_NEARLY_FULL = 0.9;
+
+const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+
+/** Request bodies leave room: a load balancer can send new uploads elsewhere while this process is full. */
+export function bodyBudgetCheck(bodies: Pick<BodyBudget, 'held' | 'shares'>): ReadinessCheck {
+  return () => {
+    const held = bodies.held();
+    const total = bodies.shares.total;
+    return held >= total * BODIES_NEARLY_FULL ? `request bodies: ${mib(held)} of ${mib(total)} MiB held (MAX_BODY_BYTES_IN_FLIGHT); new bodies get 503` : null;
   };
 }
 

@@ -4,7 +4,7 @@
 // holding the call reads it from provider_events.
 import Retell from 'retell-sdk';
 import type { AppDeps } from '../deps.ts';
-import { AppError } from '../errors.ts';
+import { AppError, ERROR_CODES } from '../errors.ts';
 import { json } from './responses.ts';
 import { decodeUtf8, readBodyBytes } from './body.ts';
 import type { BodyBudget, BodyLease } from './body-budget.ts';
@@ -33,7 +33,9 @@ async function handleSigned(deps: AppDeps, request: Request, signature: string, 
     bytes = await readBodyBytes(request, MAX_BODY, lease);
   } catch (e) {
     if (e instanceof AppError && e.code === 'UNAVAILABLE') return json(503, { detail: 'Service Unavailable' }, e.headers);
-    if (e instanceof AppError) return json(413, { detail: 'Payload Too Large' });
+    if (e instanceof AppError && e.code === 'PAYLOAD_TOO_LARGE') return json(413, { detail: 'Payload Too Large' });
+    // Over the address's share (429), too slow (408), gone (499): their status, in this route's form.
+    if (e instanceof AppError) return json(ERROR_CODES[e.code].status, { detail: e.message }, e.headers);
     throw e;
   }
   const raw = decodeUtf8(bytes);

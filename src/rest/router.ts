@@ -206,7 +206,8 @@ export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: Rest
       if (!params) continue;
       allowed.push(route.method);
       if (route.method !== request.method) continue;
-      const lease = opts.bodyBudget.open();
+      // Its bytes count on the account that authenticates before the body is read (body-budget.ts).
+      const lease = opts.bodyBudget.open(scope);
       try {
         return withRateLimitHeaders(scope, await run(route, request, scope, url, params, lease));
       } catch (e) {

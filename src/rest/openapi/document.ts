@@ -17,8 +17,8 @@ const PATH_PARAMS: Record<string, string> = {
 
 /** Every route can answer these: a key refused, API access off, the rate limit, a bad query value, a fault. */
 const EVERY_ROUTE: ErrorCode[] = ['UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'MISSING_PARAMETER', 'INTERNAL'];
-/** A route that reads a body can also refuse its type or size, or ask for a retry while bodies pile up. */
-const BODY_ROUTE: ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'UNAVAILABLE'];
+/** A route that reads a body can also refuse its type or size, cut one that arrives too slowly, or ask for a retry while bodies pile up. */
+const BODY_ROUTE: ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'REQUEST_TIMEOUT', 'UNAVAILABLE'];
 
 const DETAIL_EXAMPLES: Partial<Record<number, string>> = { 401: 'Invalid API key', 404: 'Call batch not found' };
 const ENVELOPE_MESSAGES: Partial<Record<ErrorCode, string>> = { MISSING_PARAMETER: 'Missing required parameter' };
