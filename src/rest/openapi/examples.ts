@@ -48,6 +48,9 @@ export const createResultExample: CreateResult = {
   idempotent: false,
 };
 
+/** A repeated PUT with the same idempotency_key: the original create result, marked idempotent. */
+export const createReplayExample: CreateResult = { ...createResultExample, idempotent: true };
+
 const counters = { queued: 60, in_progress: 8, completed: 44, failed: 6, cancelled: 0 };
 
 export const batchDetailsExample: BatchDetails = {

@@ -39,17 +39,14 @@ export function pageOf(item: string, extra: Record<string, JsonSchema> = {}): Js
   return { type: 'object', required: Object.keys(properties), properties, additionalProperties: false };
 }
 
-/**
- * Query parameters `page` and a page size, with the list's default and maximum (`schemaMax` false:
- * the maximum is a business rule answered in the detail form, so the schema does not hold it).
- */
-export function pageParams(sizeName: 'limit' | 'page_size', spec: { defaultLimit: number; maxLimit: number }, schemaMax = true) {
+/** Query parameters `page` and a page size, with the list's default and maximum. */
+export function pageParams(sizeName: 'limit' | 'page_size', spec: { defaultLimit: number; maxLimit: number }) {
   return [
     { name: 'page', description: '1-indexed; a page past the end is empty', schema: int(undefined, { minimum: 1, default: 1 }) },
     {
       name: sizeName,
       description: `Page size, at most ${spec.maxLimit}`,
-      schema: int(undefined, { minimum: 1, ...(schemaMax ? { maximum: spec.maxLimit } : {}), default: spec.defaultLimit }),
+      schema: int(undefined, { minimum: 1, maximum: spec.maxLimit, default: spec.defaultLimit }),
     },
   ];
 }

@@ -41,8 +41,8 @@ export interface FileAnswerDoc {
 }
 
 export interface EnvelopeAnswerDoc {
-  /** Success statuses and the envelope's `message` for each. */
-  success: { status: number; messages: string[] }[];
+  /** Success statuses and the envelope's `message` for each; `example` when that status's data differs from the route's. */
+  success: { status: number; messages: string[]; example?: unknown }[];
   /** Schema and an example of the envelope's `data` on success. */
   data: JsonSchema;
   example: unknown;

@@ -31,7 +31,8 @@ const batchId = str('Batch id, `sched_<id>`', { pattern: '^sched_' });
 const agentId = str('Agent id, `agt-<id>`');
 const versionId = str('Prompt version id, `pmt-<id>`');
 const name = (description: string) => str(description, { maxLength: MAX_NAME_LENGTH });
-const metadata = (description: string): JsonSchema => nullable({ type: 'object', description });
+// additionalProperties stated: without it generated clients type an object with no properties as `Record<string, never>`.
+const metadata = (description: string): JsonSchema => nullable({ type: 'object', additionalProperties: true, description });
 
 type ValidationErrorOut = CreateResult['validation_errors'][number];
 type Limits = AccountOut['limits'];
@@ -247,14 +248,22 @@ const createRequestFields: Record<string, JsonSchema> = {
 };
 
 const REQUIRED = ['interruption', 'use_alternate_number', 'start_mode', 'schedule_date', 'schedule_time', 'schedule_timezone', 'contacts'];
+/** One branch of "give the id or the name": the field required, with its type, so generated clients type it (not `unknown`). */
+const givenBy = (field: string): JsonSchema => ({
+  title: `by ${field}`,
+  type: 'object',
+  required: [field],
+  properties: { [field]: createRequestFields[field] },
+});
 const agentAndVersion = [
-  { anyOf: [{ title: 'by agent_id', required: ['agent_id'] }, { title: 'by agent_name', required: ['agent_name'] }] },
-  { anyOf: [{ title: 'by version_id', required: ['version_id'] }, { title: 'by version_name', required: ['version_name'] }] },
+  { anyOf: [givenBy('agent_id'), givenBy('agent_name')] },
+  { anyOf: [givenBy('version_id'), givenBy('version_name')] },
 ];
 
 const createRequest: JsonSchema = {
   type: 'object',
-  description: 'Unknown fields are ignored. `did_number` is read as did_number_id when that is absent.',
+  description:
+    'Give agent_id or agent_name, and version_id or version_name (an id wins when both are given). Unknown fields are ignored. `did_number` is read as did_number_id when that is absent.',
   required: REQUIRED,
   allOf: agentAndVersion,
   properties: createRequestFields,

@@ -20,6 +20,7 @@ export const accountRoutes: RestRoute[] = [
       operationId: 'getAccount',
       tag: 'Account',
       summary: "The key's account and its limits",
+      description: 'The account the bearer key belongs to, with the limits a create and the rate limit apply (`max_batch_size`, `rate_limit_per_minute`, …).',
       success: [{ status: 200, messages: [FETCHED] }],
       data: ref('Account'),
       example: accountExample,

@@ -38,7 +38,7 @@ export const batchExportRoutes: RestRoute[] = [
       tag: 'Calls',
       summary: "A batch's calls with their AI results as one CSV file, streamed",
       description:
-        'Every call matching the filters (no paging), in submission order. Every page of 200 calls after the first ' +
+        'Every call matching the filters (no paging: `page` and `limit` are ignored, like any unknown parameter), in submission order. Every page of 200 calls after the first ' +
         "spends one unit of the account's rate limit; a file cut short (budget spent, or EXPORT_MAX_SECONDS) ends " +
         'with a broken transfer, never as a shorter valid file. 429 also when the account or the server runs too many exports.',
       query: resultFilterParams,

@@ -6,7 +6,7 @@ import { createResultOut } from '../mappers.ts';
 import type { PathIssue } from '../../domain/field-issue.ts';
 import { readCreateBatchBody, restDetail } from '../create-batch-body.ts';
 import { ref } from '../openapi/json-schema.ts';
-import { createRequestExample, createResultExample, idempotentCreateRequestExample } from '../openapi/examples.ts';
+import { createReplayExample, createRequestExample, createResultExample, idempotentCreateRequestExample } from '../openapi/examples.ts';
 import type { RouteDoc } from '../openapi/route-doc.ts';
 
 const PATH = '/api/v1/public/call-batches';
@@ -74,11 +74,13 @@ export const batchesCreateRoutes: RestRoute[] = [
       operationId: 'putCallBatch',
       summary: 'Create a batch idempotently (preferred)',
       description:
-        "Keyed by idempotency_key within the account: the first use creates the batch (201, idempotent false); a repeat returns the original batch unchanged (200, idempotent true) and ignores the retry's contacts and settings.",
+        'Keyed by idempotency_key within the account: the first use creates the batch (201, idempotent false); a repeat returns ' +
+        "the original create result unchanged (200, idempotent true) and ignores the retry's contacts and settings, even when they " +
+        'differ. Its `status` is the one the create returned (`pending`), whatever the batch has done since: GET the batch for its current status.',
       body: { shape: 'IdempotentCreateBatchRequest', example: idempotentCreateRequestExample },
       success: [
         { status: 201, messages: [CREATED, CREATED_WITH_ERRORS] },
-        { status: 200, messages: [EXISTS] },
+        { status: 200, messages: [EXISTS], example: createReplayExample },
       ],
     },
   },

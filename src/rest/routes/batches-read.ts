@@ -44,8 +44,8 @@ export const resultFilterParams: QueryParamDoc[] = [
 ];
 const timestampParam = (name: string, description: string): QueryParamDoc => ({
   name,
-  description: `${description}; ISO 8601, UTC when no offset is given`,
-  schema: str(undefined, { examples: ['2026-11-24T00:00:00Z'] }),
+  description: `${description}; ISO 8601 (also read: a date alone, or no offset, as UTC)`,
+  schema: str(undefined, { format: 'date-time', examples: ['2026-11-24T00:00:00Z'] }),
 });
 const dayParam = (name: string, description: string): QueryParamDoc => ({
   name,
@@ -129,6 +129,7 @@ export const batchesReadRoutes: RestRoute[] = [
       operationId: 'listCallBatches',
       tag: 'Batches',
       summary: "The account's batches, newest first",
+      description: 'Filters combine; `created_at_from` and `created_at_to` bound the creation time, both inclusive.',
       query: [
         { name: 'agent_id', description: 'Only batches of this agent', schema: str() },
         { name: 'status', description: '`active` matches every in-flight state', schema: oneOfStrings(BATCH_LIST_STATUS_FILTERS) },
@@ -155,6 +156,7 @@ export const batchesReadRoutes: RestRoute[] = [
       operationId: 'getCallBatch',
       tag: 'Batches',
       summary: 'A batch with its counters',
+      description: "The batch's settings, its status and the count of its calls in each state. A batch of another account is 404, as one that does not exist.",
       success: [{ status: 200, messages: [MESSAGES.details] }],
       data: ref('BatchDetails'),
       example: batchDetailsExample,
@@ -175,6 +177,7 @@ export const batchesReadRoutes: RestRoute[] = [
       operationId: 'listBatchCalls',
       tag: 'Calls',
       summary: "A batch's calls, in submission order",
+      description: 'Each call as a call record; `status` and `external_id` narrow the page.',
       query: [callStatusParam, { name: 'external_id', description: "Only the calls of this contact_id", schema: str() }, ...pageParams('limit', BATCH_CALLS_PAGE)],
       success: [{ status: 200, messages: [MESSAGES.calls] }],
       data: pageOf('CallRecord'),
@@ -232,8 +235,8 @@ export const batchesReadRoutes: RestRoute[] = [
         dayParam('start_date', 'First UTC day, inclusive'),
         dayParam('end_date', 'Last UTC day, inclusive'),
         { name: 'agent_id', description: 'Only calls of these agents (repeat the parameter)', schema: str(), repeated: true },
-        // The contract answers a page_size above the maximum in its detail form.
-        ...pageParams('page_size', CALL_RECORDS_PAGE, false),
+        // The contract answers a page_size above the maximum in its detail form (the description says so).
+        ...pageParams('page_size', CALL_RECORDS_PAGE),
       ],
       success: [{ status: 200, messages: [MESSAGES.records] }],
       data: pageOf('CallRecord'),
