@@ -9,6 +9,7 @@ import {
   isListType,
   isNonNullType,
   typeFromAST,
+  type DocumentNode,
   type ExecutionArgs,
   type GraphQLInputType,
   type GraphQLNamedType,
@@ -69,23 +70,36 @@ function longestList(value: unknown, type: GraphQLInputType, t: ContactTypes): n
   return longest;
 }
 
-/** The longest contact list among the operation's variables; lists written in the document are bounded by its size. */
-function longestVariableList(args: ExecutionArgs, t: ContactTypes): number {
-  const operation = getOperationAST(args.document, args.operationName);
-  let longest = 0;
-  for (const definition of operation?.variableDefinitions ?? []) {
+type ListVariables = ReadonlyArray<readonly [name: string, type: GraphQLInputType]>;
+
+/** The operation's variables whose type is or holds a contact list. */
+function listVariables(args: ExecutionArgs, t: ContactTypes): ListVariables {
+  const found: Array<readonly [string, GraphQLInputType]> = [];
+  for (const definition of getOperationAST(args.document, args.operationName)?.variableDefinitions ?? []) {
     const type = typeFromAST(args.schema, definition.type) as GraphQLInputType | undefined;
-    const value = args.variableValues?.[definition.variable.name.value];
-    if (type) longest = Math.max(longest, longestList(value, type, t));
+    const named = type && getNamedType(type);
+    if (type && (named === t.item || named === t.list || t.holders.has(named!))) found.push([definition.variable.name.value, type]);
   }
-  return longest;
+  return found;
 }
 
 export function useContactCountLimit(schema: GraphQLSchema): Plugin<GraphQLContext> {
   const types = contactTypes(schema);
+  // Yoga hands every request of one text the same parsed document: its variables are sorted once.
+  const byDocument = new WeakMap<DocumentNode, Map<string | null | undefined, ListVariables>>();
+  /** The longest contact list among the operation's variables; lists written in the document are bounded by its size. */
+  const longestVariableList = (args: ExecutionArgs): number => {
+    let operations = byDocument.get(args.document);
+    if (!operations) byDocument.set(args.document, (operations = new Map()));
+    let variables = operations.get(args.operationName);
+    if (!variables) operations.set(args.operationName, (variables = listVariables(args, types)));
+    let longest = 0;
+    for (const [name, type] of variables) longest = Math.max(longest, longestList(args.variableValues?.[name], type, types));
+    return longest;
+  };
   return {
     async onExecute({ args, setResultAndStopExecution }) {
-      const count = longestVariableList(args, types);
+      const count = longestVariableList(args);
       if (count === 0) return;
       let maxBatchSize: number;
       try {
