@@ -291,6 +291,14 @@ describe('deadlines', () => {
     expect(text).toMatch(/^HTTP\/1\.1 408/);
     expect(await counted(paced.metrics, 'callbatch_http_slow_clients_total', { phase: 'headers' })).toBe(before + 1);
   });
+
+  it('other client errors keep the answers Node gives them (431 for headers over 16 KiB), uncounted as slow', async () => {
+    const before = await counted(paced.metrics, 'callbatch_http_slow_clients_total');
+    const big = await holdRequest(paced.base, { from: '127.0.0.4', path: '/healthz', declared: 0, first: '', method: 'GET', headers: { 'x-pad': 'p'.repeat(20 * KiB) } });
+    await big.closed;
+    expect(big.text()).toMatch(/^HTTP\/1\.1 431 /);
+    expect(await counted(paced.metrics, 'callbatch_http_slow_clients_total')).toBe(before);
+  });
 });
 
 describe(`connections per address (MAX_CONNECTIONS_PER_ADDRESS ${PER_ADDRESS_CONNECTIONS})`, () => {
