@@ -214,7 +214,7 @@ async function main() {
     // BENCH_API_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the API process.
     const apiArgs = (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
     // Every subscriber connects from loopback with one key: lift the per-address and per-key caps.
-    const caps = { WS_MAX_CONNECTIONS_PER_ADDRESS: '100000', MAX_SUBSCRIPTIONS_PER_KEY: '1000000' };
+    const caps = { WS_MAX_CONNECTIONS_PER_ADDRESS: '100000', MAX_CONNECTIONS_PER_ADDRESS: '100000', MAX_SUBSCRIPTIONS_PER_KEY: '1000000' };
     const api = spawnEntry('src/main.ts', { DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', RUN_WORKER: 'false', SEED_DEMO: 'false', DB_POOL_SIZE: '10', ...caps }, apiArgs);
     children.push(api);
     const base = `http://127.0.0.1:${port}`;
