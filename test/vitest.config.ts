@@ -10,6 +10,7 @@ const PGLITE_ONLY = [
   'test/foundation/cli.test.ts',
   'test/foundation/cli-keys.test.ts',
   'test/foundation/cli-batches.test.ts',
+  'test/foundation/cli-examples.test.ts',
   'test/foundation/cli-suppressions.test.ts',
   'test/foundation/worker-ops.test.ts',
   'test/docs/examples-run.test.ts',

@@ -12,6 +12,8 @@ import { progressLine, type BatchCounters } from './progress.ts';
 import { arg, csvFileText, int, list, need, type Command, type CommandIo, type Flags } from './command.ts';
 import type { GraphQLTransport } from './transport.ts';
 import { parseWindowSpec } from './window-spec.ts';
+import { ID_PREFIX } from '../domain/ids.ts';
+import { normalizePhone } from '../domain/contacts.ts';
 
 const COUNTERS = 'status totalContacts acceptedContacts queued inProgress completed failed cancelled';
 const TERMINAL = new Set(['completed', 'cancelled']);
@@ -36,9 +38,12 @@ function createInput(f: Flags, contacts: unknown[]) {
   const start = typeof f.start === 'string' ? f.start : 'immediate';
   if (start !== 'immediate' && start !== 'manual') throw new Error('--start must be immediate or manual');
   const now = new Date().toISOString();
+  const agent = need(f.agent, 'agent');
+  const version = need(f.version, 'version');
   return {
-    agentId: need(f.agent, 'agent'),
-    versionId: need(f.version, 'version'),
+    // An id or a name, as REST's agent_id / agent_name.
+    ...(isId(agent, ID_PREFIX.agent) ? { agentId: agent } : { agentName: agent }),
+    ...(isId(version, ID_PREFIX.promptVersion) ? { versionId: version } : { versionName: version }),
     didNumberId: typeof f.did === 'string' ? f.did : undefined,
     concurrency: int(f.concurrency, 'concurrency'),
     startMode: start,
@@ -74,15 +79,41 @@ interface Created {
   validationErrors: { index: number; externalId: string; field: string; message: string }[];
 }
 
-/** Problems named by CSV line: a `contacts.N…` detail is about the file's line of contact N. */
+/** A request-validation refusal (GraphQL's camelCase paths) as the file's problems: by CSV line, in line order, snake_case. */
 function onLines(message: string, lines: number[]): string {
-  return message
-    .split('\n')
-    .map((l) => {
-      const line = lineOfDetail(l.trim(), lines);
-      return line === null ? l : `${l}   (CSV line ${line})`;
-    })
-    .join('\n');
+  const [heading, ...details] = message.split('\n');
+  if (heading !== REQUEST_VALIDATION) return message;
+  const problems = details.map((d) => {
+    const detail = d.trim();
+    const line = lineOfDetail(detail, lines);
+    const text = snakePath(line === null ? detail : detail.replace(/^contacts\.\d+\.?/, ''));
+    return { line: line ?? 0, text: line === null ? `  ${text}` : `  line ${line}: ${text}` };
+  });
+  problems.sort((a, b) => a.line - b.line);
+  return ['The server refused the batch (nothing was created):', ...problems.map((p) => p.text)].join('\n');
+}
+
+/** The heading of GraphQL's request-validation errors (src/errors.ts). */
+const REQUEST_VALIDATION = 'Missing required parameter';
+/** `retry.maxAttempts: …` -> `retry.max_attempts: …`: the path as REST and the CSV name it. */
+const snakePath = (detail: string) => detail.replace(/^[^:]+/, (path) => path.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
+const isId = (value: string, prefix: string) => value.startsWith(prefix);
+
+/** A national-format number (`4155550182`) the API refused but would take with +1: say so. */
+function phoneHint(field: string, raw: string | undefined): string {
+  if (field !== 'phone_number' || !raw || raw.trim().startsWith('+') || normalizePhone(raw) !== null) return '';
+  const withCode = normalizePhone(`+1${raw}`);
+  return withCode === null ? '' : ` (no country code? as ${withCode} it is valid: write numbers as +<country code><number>)`;
+}
+
+/** `batches start|pause|resume|cancel <batch-id>`: the REST routes' GraphQL mutations. */
+function batchOperation(op: 'start' | 'pause' | 'resume' | 'cancel', what: string): Command {
+  return {
+    usage: `batches ${op} <batch-id> --account ID   (${what})`,
+    examples: [`batches ${op} sched_… --account acc_…`],
+    run: (gql, a, f) =>
+      gql<Record<string, unknown>>(`mutation($id: ID!) { ${op}Batch(id: $id) { id ${COUNTERS} startedAt completedAt } }`, { id: arg(a, 0, 'batch-id') }, need(f.account, 'account')),
+  };
 }
 
 type ResultsPage = { results: { items: CallRecordSource[]; pagination: { hasMore: boolean } } };
@@ -103,13 +134,22 @@ async function exportResults(gql: GraphQLTransport['request'], account: string, 
 export const batchCommands: Record<string, Command> = {
   'batches create': {
     usage:
-      'batches create --account ID --agent AGENT_ID --version VERSION_ID --csv FILE [--did DID_ID] [--concurrency N] [--start immediate|manual] [--max-attempts N [--retry-on no_answer,busy,failed,voicemail] [--retry-delay SECONDS]] [--expires-at ISO] [--calling-window "09:00-20:00 mon-fri recipient"] [--watch]   (a timezone column gives a contact its own zone)',
+      'batches create --account ID --agent AGENT --version VERSION --csv FILE [--did DID_ID] [--concurrency N] [--start immediate|manual] [--max-attempts N [--retry-on no_answer,busy,failed,voicemail] [--retry-delay SECONDS]] [--expires-at ISO] [--calling-window "09:00-20:00 mon-fri recipient"] [--watch]   (AGENT and VERSION: an id or a name; a timezone column gives a contact its own zone)',
+    examples: [
+      'batches create --account acc_… --agent "Demo Agent" --version v1 --csv contacts.csv --start manual',
+      'batches create --account acc_… --agent agt-… --version pmt-… --csv contacts.csv --max-attempts 3 --retry-on no_answer,busy --retry-delay 600 --watch',
+      'batches create --account acc_… --agent "Demo Agent" --version v1 --csv contacts.csv --calling-window "09:00-20:00 mon-fri recipient" --expires-at 2030-01-31T18:00:00Z',
+    ],
     async run(gql, _a, f, io) {
       const account = need(f.account, 'account');
-      if (f.watch === true && f.start === 'manual') throw new Error('--watch follows a batch that starts now; a manual batch waits for `start` (watch it with batches watch after starting it)');
+      if (f.watch === true && f.start === 'manual') {
+        throw new Error('--watch follows a batch that starts now; a manual batch waits: create it, then `batches start <batch-id> --account …` and `batches watch <batch-id> --account …`');
+      }
       const file = contactsFromCsv(csvFileText(f.csv, 'csv'));
-      for (const issue of file.issues) io.note(`line ${issue.line}: ${issue.field}: ${issue.message} (left out)`);
-      if (file.contacts.length === 0) throw new Error('No row of the file can be sent');
+      if (file.contacts.length === 0) {
+        for (const issue of file.issues) io.note(`line ${issue.line}: ${issue.field}: ${issue.message} (left out)`);
+        throw new Error('No row of the file can be sent');
+      }
       const query = `mutation($input: CreateCallBatchInput!) { createCallBatch(input: $input) {
         batchId status totalContacts acceptedContacts rejectedContacts validationErrors { index externalId field message } } }`;
       let created: Created;
@@ -118,17 +158,26 @@ export const batchCommands: Record<string, Command> = {
       } catch (e) {
         throw new Error(onLines(e instanceof Error ? e.message : String(e), file.lines));
       }
-      for (const v of created.validationErrors) {
-        io.note(`line ${file.lines[v.index - 1] ?? '?'}: ${v.field}: ${v.message} (rejected)`);
-      }
+      // The file's own problems and the server's rejections, in line order.
+      const problems = [
+        ...file.issues.map((i) => ({ line: i.line, text: `${i.field}: ${i.message} (left out)` })),
+        ...created.validationErrors.map((v) => ({ line: file.lines[v.index - 1] ?? 0, text: `${v.field}: ${v.message}${phoneHint(v.field, file.contacts[v.index - 1]?.phoneNumber)} (rejected)` })),
+      ].sort((a, b) => a.line - b.line);
+      for (const p of problems) io.note(`line ${p.line || '?'}: ${p.text}`);
       const { validationErrors: _shown, ...summary } = created;
+      if (f.start === 'manual') io.note(`batch ${created.batchId} waits: start it with npm run cli -- batches start ${created.batchId} --account ${account}`);
       if (f.watch !== true) return { ...summary, leftOut: file.issues.length };
       io.note(`batch ${created.batchId}: ${created.acceptedContacts} calls accepted`);
       return watch(io, account, created.batchId);
     },
   },
+  'batches start': batchOperation('start', 'a manual batch begins dialling'),
+  'batches pause': batchOperation('pause', 'no new calls; calls in flight finish'),
+  'batches resume': batchOperation('resume', 'a paused batch dials again'),
+  'batches cancel': batchOperation('cancel', 'calls not yet dialled end cancelled'),
   'batches list': {
     usage: `batches list --account ID [--status ${BATCH_LIST_STATUS_FILTERS.join('|')}]`,
+    examples: ['batches list --account acc_…', 'batches list --account acc_… --status active'],
     run: (gql, _a, f) =>
       gql(
         `query($filter: CallBatchFilter) { batches(filter: $filter, limit: 50) { items { id status totalContacts queued inProgress completed failed cancelled createdAt } } }`,
@@ -138,6 +187,7 @@ export const batchCommands: Record<string, Command> = {
   },
   'batches show': {
     usage: 'batches show <batch-id> --account ID',
+    examples: ['batches show sched_… --account acc_…'],
     run: (gql, a, f) =>
       gql(
         `query($id: ID!) { batch(id: $id) { id agentId versionId startMode scheduledAt concurrency ${COUNTERS} createdAt startedAt completedAt retry { maxAttempts on delaySeconds } expiresAt callingWindow { start end days timezone } enforcedCallingWindow { start end days timezone } } }`,
@@ -147,10 +197,12 @@ export const batchCommands: Record<string, Command> = {
   },
   'batches watch': {
     usage: 'batches watch <batch-id> --account ID   (live counters until the batch ends)',
+    examples: ['batches watch sched_… --account acc_…'],
     run: (_gql, a, f, io) => watch(io, need(f.account, 'account'), arg(a, 0, 'batch-id')),
   },
   'batches export': {
     usage: 'batches export <batch-id> --account ID [--format csv] [--out FILE]   (the results as CSV: the call record columns)',
+    examples: ['batches export sched_… --account acc_… --out results.csv'],
     async run(gql, a, f, io) {
       if (f.format !== undefined && f.format !== 'csv') throw new Error('--format: csv is the only export format');
       const account = need(f.account, 'account');

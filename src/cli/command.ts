@@ -17,6 +17,8 @@ export interface CommandIo {
 
 export interface Command {
   usage: string;
+  /** Whole command lines (after `npm run cli --`) that `--help` shows; test/foundation/cli-examples.test.ts runs each. */
+  examples: string[];
   /** The result is printed (a table, or JSON with --json); undefined prints nothing. */
   run(gql: GraphQLTransport['request'], args: string[], flags: Flags, io: CommandIo): Promise<unknown>;
 }

@@ -2,6 +2,7 @@ import { arg, bool, frequencyCap, int, list, need, rate, version, type Command, 
 import { batchCommands } from './batch-commands.ts';
 import { suppressionCommands } from './suppression-commands.ts';
 import { parseWindowSpec } from './window-spec.ts';
+import { ID_PREFIX } from '../domain/ids.ts';
 
 function accountInput(f: Flags) {
   const limits = {
@@ -21,6 +22,15 @@ function accountInput(f: Flags) {
     enforcedCallingWindow: windowFlag(f['enforced-window']),
     frequencyCap: frequencyCap(f['frequency-cap'], 'frequency-cap'),
   };
+}
+
+/** `--agent`: an id (`agt-…`) as given, a name looked up among the account's agents (as REST's agent_name). */
+async function agentIdOf(gql: Parameters<Command['run']>[0], account: string, agent: string): Promise<string> {
+  if (agent.startsWith(ID_PREFIX.agent)) return agent;
+  const { agents } = await gql<{ agents: { id: string; name: string }[] }>('{ agents { id name } }', {}, account);
+  const found = agents.find((a) => a.name === agent);
+  if (!found) throw new Error(`Agent named '${agent}' not found on account ${account} (agents list --account ${account} shows them)`);
+  return found.id;
 }
 
 /** Absent: unchanged; `none`: cleared; else the window. */
@@ -58,6 +68,7 @@ async function setUpCalling(gql: Parameters<Command['run']>[0], accountId: strin
 export const commands: Record<string, Command> = {
   'accounts create': {
     usage: `accounts create --name NAME --email EMAIL ${ACCOUNT_FLAGS}`,
+    examples: ['accounts create --name Acme --email ops@acme.test --max-batch-size 5000 --voices alloy,verse'],
     run: (gql, _a, f) =>
       gql(
         `mutation($input: AdminCreateAccountInput!) { adminCreateAccount(input: $input) { apiKey apiKeyId account { ${ACCOUNT_FIELDS} } } }`,
@@ -66,6 +77,7 @@ export const commands: Record<string, Command> = {
   },
   'accounts setup': {
     usage: `accounts setup --name NAME --email EMAIL --number +14155550123 [--voice VOICE] [--agent-name NAME] [--prompt TEXT] ${ACCOUNT_FLAGS}   (account, agent, prompt version and DID: ready to call)`,
+    examples: ['accounts setup --name "Acme Sales" --email sales@acme.test --voices alloy --number +14155550123'],
     async run(gql, _a, f) {
       need(f.number, 'number');
       const input = { name: need(f.name, 'name'), email: need(f.email, 'email'), ...accountInput(f) };
@@ -86,10 +98,12 @@ export const commands: Record<string, Command> = {
   },
   'accounts list': {
     usage: 'accounts list',
+    examples: ['accounts list'],
     run: (gql) => gql(`{ adminAccounts { ${ACCOUNT_FIELDS} } }`),
   },
   'accounts update': {
     usage: `accounts update <account-id> [--name N] [--email E] ${ACCOUNT_FLAGS}`,
+    examples: ['accounts update acc_… --rate-limit 1200 --default-window "09:00-20:00 mon-fri recipient"', 'accounts update acc_… --default-window none'],
     run: (gql, a, f) =>
       gql(`mutation($id: ID!, $input: AdminUpdateAccountInput!) { adminUpdateAccount(id: $id, input: $input) { ${ACCOUNT_FIELDS} } }`, {
         id: arg(a, 0, 'account-id'),
@@ -97,19 +111,23 @@ export const commands: Record<string, Command> = {
       }),
   },
   'keys create': {
-    usage: 'keys create <account-id>',
+    usage: 'keys create <account-id>   (a new API key, e.g. for a lost one; older keys keep working until revoked)',
+    examples: ['keys create acc_…'],
     run: (gql, a) => gql('mutation($id: ID!) { adminCreateApiKey(accountId: $id) { id apiKey } }', { id: arg(a, 0, 'account-id') }),
   },
   'keys list': {
     usage: 'keys list <account-id>',
+    examples: ['keys list acc_…'],
     run: (gql, a) => gql('query($id: ID!) { adminApiKeys(accountId: $id) { id prefix createdAt revokedAt } }', { id: arg(a, 0, 'account-id') }),
   },
   'keys revoke': {
     usage: 'keys revoke <key-id>',
+    examples: ['keys revoke key_…'],
     run: (gql, a) => gql('mutation($id: ID!) { adminRevokeApiKey(id: $id) }', { id: arg(a, 0, 'key-id') }),
   },
   'keys rotate': {
     usage: 'keys rotate <account-id>   (issues a new key, then revokes every older one)',
+    examples: ['keys rotate acc_…'],
     run: async (gql, a) => {
       const id = arg(a, 0, 'account-id');
       const { adminApiKeys } = await gql<{ adminApiKeys: { id: string; revokedAt: string | null }[] }>(
@@ -130,6 +148,7 @@ export const commands: Record<string, Command> = {
   },
   'agents create': {
     usage: 'agents create --account ID --name NAME --voice VOICE [--outcome-keys a,b] [--opt-out-key KEY] [--recording true|false] [--provider-agent-id ID]',
+    examples: ['agents create --account acc_… --name "Renewals bot" --voice alloy --outcome-keys interested,opt_out --opt-out-key opt_out'],
     run: (gql, _a, f) =>
       gql(
         'mutation($input: CreateAgentInput!) { createAgent(input: $input) { id name voice outcomeKeys optOutOutcomeKey recordingEnabled providerAgentId } }',
@@ -148,6 +167,7 @@ export const commands: Record<string, Command> = {
   },
   'agents update': {
     usage: 'agents update <agent-id> --account ID --opt-out-key KEY|off   (the outcome key whose yes puts the number on the do-not-call list)',
+    examples: ['agents update agt-… --account acc_… --opt-out-key off'],
     run: (gql, a, f) => {
       const key = need(f['opt-out-key'], 'opt-out-key');
       return gql(
@@ -159,16 +179,18 @@ export const commands: Record<string, Command> = {
   },
   'agents list': {
     usage: 'agents list --account ID',
+    examples: ['agents list --account acc_…'],
     run: (gql, _a, f) => gql('{ agents { id name voice outcomeKeys optOutOutcomeKey recordingEnabled } }', {}, need(f.account, 'account')),
   },
   'versions create': {
-    usage: 'versions create --account ID --agent AGENT_ID --name NAME --prompt TEXT [--provider-agent-version N]',
-    run: (gql, _a, f) =>
+    usage: 'versions create --account ID --agent AGENT --name NAME --prompt TEXT [--provider-agent-version N]   (AGENT: an id or a name)',
+    examples: ['versions create --account acc_… --agent "Demo Agent" --name v2 --prompt "You are calling about a renewal."'],
+    run: async (gql, _a, f) =>
       gql(
         'mutation($input: CreatePromptVersionInput!) { createPromptVersion(input: $input) { id name providerAgentVersion agent { id } } }',
         {
           input: {
-            agentId: need(f.agent, 'agent'),
+            agentId: await agentIdOf(gql, need(f.account, 'account'), need(f.agent, 'agent')),
             name: need(f.name, 'name'),
             prompt: need(f.prompt, 'prompt'),
             providerAgentVersion: version(f['provider-agent-version'], 'provider-agent-version'),
@@ -178,21 +200,28 @@ export const commands: Record<string, Command> = {
       ),
   },
   'versions list': {
-    usage: 'versions list --account ID [--agent AGENT_ID]',
-    run: (gql, _a, f) =>
-      gql('query($agentId: ID) { promptVersions(agentId: $agentId) { id name agent { id name } } }', { agentId: f.agent }, need(f.account, 'account')),
+    usage: 'versions list --account ID [--agent AGENT]   (AGENT: an id or a name)',
+    examples: ['versions list --account acc_…', 'versions list --account acc_… --agent "Demo Agent"'],
+    run: async (gql, _a, f) => {
+      const account = need(f.account, 'account');
+      const agentId = typeof f.agent === 'string' ? await agentIdOf(gql, account, f.agent) : undefined;
+      return gql('query($agentId: ID) { promptVersions(agentId: $agentId) { id name agent { id name } } }', { agentId }, account);
+    },
   },
   'dids add': {
     usage: 'dids add --account ID --number +14155550123',
+    examples: ['dids add --account acc_… --number +14155550124'],
     run: (gql, _a, f) =>
       gql('mutation($input: AddDidNumberInput!) { addDidNumber(input: $input) { id number } }', { input: { number: need(f.number, 'number') } }, need(f.account, 'account')),
   },
   'dids list': {
     usage: 'dids list --account ID',
+    examples: ['dids list --account acc_…'],
     run: (gql, _a, f) => gql('{ didNumbers { id number } }', {}, need(f.account, 'account')),
   },
   'voices set': {
     usage: 'voices set <account-id> alloy,verse,…',
+    examples: ['voices set acc_… alloy,verse'],
     run: (gql, a) =>
       gql('mutation($id: ID!, $input: AdminUpdateAccountInput!) { adminUpdateAccount(id: $id, input: $input) { id voices } }', {
         id: arg(a, 0, 'account-id'),
@@ -201,6 +230,7 @@ export const commands: Record<string, Command> = {
   },
   'provider set': {
     usage: 'provider set simulator|retell --account ID [--api-key RETELL_KEY] [--dial-rate CALLS_PER_SECOND_PER_NUMBER]   (key stored encrypted)',
+    examples: ['provider set retell --account acc_… --api-key "$RETELL_API_KEY" --dial-rate 1', 'provider set simulator --account acc_…'],
     run: (gql, a, f) =>
       gql('mutation($id: ID!, $p: String!, $k: String, $r: Float) { adminSetProvider(accountId: $id, provider: $p, retellApiKey: $k, dialRatePerNumber: $r) }', {
         id: need(f.account, 'account'),
@@ -211,6 +241,7 @@ export const commands: Record<string, Command> = {
   },
   'webhooks secret': {
     usage: 'webhooks secret show|rotate --account ID   (Standard Webhooks signing secret; rotate keeps the old one signing for 24 h)',
+    examples: ['webhooks secret show --account acc_…', 'webhooks secret rotate --account acc_…'],
     run: (gql, a, f) => {
       const fields = 'secret previousSecret rotatedAt previousSecretExpiresAt';
       const action = arg(a, 0, 'show|rotate');
@@ -221,6 +252,7 @@ export const commands: Record<string, Command> = {
   },
   'voices list': {
     usage: 'voices list --account ID',
+    examples: ['voices list --account acc_…'],
     run: (gql, _a, f) => gql('{ me { id voices } }', {}, need(f.account, 'account')),
   },
   ...batchCommands,

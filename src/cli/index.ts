@@ -1,7 +1,7 @@
 // Operator CLI: `npm run cli -- <command>` (also the `callbatch` bin). See `npm run cli -- help`.
 import { parseArgs } from 'node:util';
 import { commands } from './commands.ts';
-import type { CommandIo, Flags } from './command.ts';
+import type { Command, CommandIo, Flags } from './command.ts';
 import { renderForPeople } from './render.ts';
 import { connect } from './transport.ts';
 
@@ -43,15 +43,18 @@ function progressWriter(note: (text: string) => void, tty: boolean): CommandIo['
   };
 }
 
-/** The commands under the words given (`keys` -> the keys commands), or all of them. */
+/** The commands under the words given (`keys` -> the keys commands, with examples), or all of them. */
 function help(words: string[]): string {
   const all = Object.entries(commands);
-  const under = all.filter(([name]) => words.length > 0 && name.startsWith(words.join(' ')));
+  const wanted = words.slice(0, 2).join(' ');
+  const exact = all.filter(([name]) => name === wanted);
+  const under = exact.length ? exact : all.filter(([name]) => words.length > 0 && name.split(' ')[0] === words[0]);
   const shown = under.length > 0 ? under : all;
+  const lines = (c: Command) => [`  ${c.usage}`, ...(under.length ? c.examples.map((e) => `      e.g. npm run cli -- ${e}`) : [])];
   return [
-    'usage: npm run cli -- <command> [args] [--json]   (--help after any command shows its usage; --json prints the data for scripts)',
+    'usage: npm run cli -- <command> [args] [--json]   (--help after any command shows its usage and examples; --json prints the data for scripts)',
     '',
-    ...shown.map(([, c]) => `  ${c.usage}`),
+    ...shown.flatMap(([, c]) => lines(c)),
   ].join('\n');
 }
 
@@ -68,9 +71,14 @@ export async function runCli(argv: string[], output: CliOutput | CliOutput['out'
   const name = positionals.slice(0, 2).join(' ');
   const command = commands[name];
   const asked = values.help === true || positionals[0] === 'help';
-  if (!command || asked) {
+  if (asked || !name) {
     out(help(positionals[0] === 'help' ? positionals.slice(1) : positionals) + '\n');
-    return asked || !name ? 0 : 2;
+    return 0;
+  }
+  if (!command) {
+    // A mistake: said first, on stderr, then what there is; a script sees the exit code.
+    note(`unknown command: ${name}\n${help(positionals)}\n`);
+    return 2;
   }
   const transport = await connect();
   try {

@@ -52,6 +52,7 @@ async function sendChunks(gql: Gql, account: string, rows: SuppressionRow[], rea
 export const suppressionCommands: Record<string, Command> = {
   'suppressions add': {
     usage: 'suppressions add --account ID --number N[,N…] [--reason R]   (the account\'s do-not-call list; at most 1,000 numbers)',
+    examples: ['suppressions add --account acc_… --number +14155550150,+14155550151 --reason "asked not to be called"'],
     run: (gql, _a, f) =>
       gql<{ addSuppressions: AddResult }>(ADD, { phoneNumbers: list(need(f.number, 'number')), reason: reasonOf(f) }, need(f.account, 'account')).then(
         (d) => d.addSuppressions,
@@ -59,6 +60,7 @@ export const suppressionCommands: Record<string, Command> = {
   },
   'suppressions import': {
     usage: 'suppressions import --account ID --csv FILE [--reason R]   (a phone_number column, or the first column; sent 1,000 at a time)',
+    examples: ['suppressions import --account acc_… --csv do-not-call.csv --reason "imported list"'],
     async run(gql, _a, f, io) {
       const account = need(f.account, 'account');
       const reason = reasonOf(f);
@@ -73,6 +75,7 @@ export const suppressionCommands: Record<string, Command> = {
   },
   'suppressions list': {
     usage: 'suppressions list --account ID [--number N] [--page N]   (200 a page, newest first)',
+    examples: ['suppressions list --account acc_…', 'suppressions list --account acc_… --number +14155550150'],
     async run(gql, _a, f, io) {
       const page = int(f.page, 'page') ?? 1;
       const d = await gql<{ suppressions: { items: unknown[]; pagination: { total: number; hasMore: boolean } } }>(
@@ -87,6 +90,7 @@ export const suppressionCommands: Record<string, Command> = {
   },
   'suppressions remove': {
     usage: 'suppressions remove --account ID --number N',
+    examples: ['suppressions remove --account acc_… --number +14155550151'],
     run: (gql, _a, f) =>
       gql<{ removeSuppression: string }>(`mutation($n: String!) { removeSuppression(phoneNumber: $n) }`, { n: need(f.number, 'number') }, need(f.account, 'account')).then(
         (d) => ({ removed: d.removeSuppression }),

@@ -3,6 +3,7 @@ import { loadConfig, type Config } from '../config.ts';
 import { ACT_AS_HEADER } from '../graphql/context.ts';
 import { OPERATOR_TOKEN_FILE, operatorTokenPath, readOperatorToken } from '../operator-token.ts';
 import { newChallenge, OPERATOR_PROOF_PATH, provesToken } from '../services/auth/operator-proof.ts';
+import { DataDirInUseError } from '../db/pglite-data-dir.ts';
 
 export interface GraphQLTransport {
   /** Runs a document with the admin token, optionally acting as one account. */
@@ -123,6 +124,17 @@ async function tokenFileFor(url: string, dataDir: string): Promise<string | null
   return file.token;
 }
 
+/** The data dir is another process's: name the URL tried and where its server listens, if it said. */
+function dataDirInUse(e: Error, tried: string, dataDir: string): Error {
+  const held = e.message.split('; ')[0];
+  const written = readOperatorToken(dataDir)?.url ?? null;
+  const next =
+    written !== null && new URL(written).origin !== new URL(tried).origin
+      ? `Its server wrote its address in ${operatorTokenPath(dataDir)}: run the CLI with CLI_SERVER_URL=${written}.`
+      : 'Run the CLI with CLI_SERVER_URL set to that server\'s address (http://HOST:PORT), or stop it first.';
+  return new Error(`${held}, and no server answered at ${tried} (GET /healthz), so the CLI could not use it. ${next}`);
+}
+
 /**
  * The CLI speaks GraphQL either way: to the running server's admin API (PGlite allows one process,
  * so a running server owns the data dir), or, when none answers, to an in-process app on the same
@@ -137,7 +149,10 @@ export async function connect(env = process.env): Promise<GraphQLTransport> {
     const token = config.ADMIN_TOKEN ?? (isLoopback(url) ? await tokenFileFor(url, config.DATA_DIR) : null);
     if (!token) {
       throw new Error(
-        `A server is running at ${url}: set ADMIN_TOKEN (the same value the server has), or, for a server on this machine, DATA_DIR to its data dir (it holds ${OPERATOR_TOKEN_FILE}), to use the CLI.`,
+        isLoopback(url)
+          ? `A server answers at ${url}, but ${operatorTokenPath(config.DATA_DIR)} is not there, so the CLI has no token for it. ` +
+              `Run the CLI with that server's DATA_DIR (an embedded start writes ${OPERATOR_TOKEN_FILE} there); only a server started with its own ADMIN_TOKEN needs that same ADMIN_TOKEN here.`
+          : `A server answers at ${url}: set ADMIN_TOKEN to the value that server was started with (a token file is only read for a server on this machine).`,
       );
     }
     return makeTransport((r) => fetch(r), url, token, `server ${url}`, async () => {});
@@ -146,7 +161,12 @@ export async function connect(env = process.env): Promise<GraphQLTransport> {
   const { buildApp } = await import('../app.ts');
   // In-process: a one-off admin token that never leaves this process.
   const token = crypto.randomBytes(24).toString('base64url');
-  const deps = await createDeps({ ...config, ADMIN_TOKEN: token, LOG_LEVEL: 'warn' });
+  let deps: Awaited<ReturnType<typeof createDeps>>;
+  try {
+    deps = await createDeps({ ...config, ADMIN_TOKEN: token, LOG_LEVEL: 'warn' });
+  } catch (e) {
+    throw e instanceof DataDirInUseError ? dataDirInUse(e, url, config.DATA_DIR) : e;
+  }
   const app = buildApp(deps);
   const describe = deps.db.kind === 'pglite' ? `data dir ${config.DATA_DIR}` : 'DATABASE_URL';
   return makeTransport((r) => app.fetch(r), 'http://cli.local', token, describe, () => deps.db.close());

@@ -72,7 +72,8 @@ describe('CLI batches against the running server', () => {
   async function run(...argv: string[]): Promise<{ out: string; notes: string }> {
     let out = '';
     let notes = '';
-    const code = await runCli(argv, { out: (s) => (out += s), note: (s) => (notes += s) });
+    // As the bin writes notes: a line each.
+    const code = await runCli(argv, { out: (s) => (out += s), note: (s) => (notes += s.endsWith('\n') ? s : `${s}\n`) });
     expect(code).toBe(0);
     return { out, notes };
   }
@@ -146,7 +147,7 @@ describe('CLI batches against the running server', () => {
     expect(shown.batch).toMatchObject({ retry: { maxAttempts: 3, on: ['busy', 'voicemail'], delaySeconds: 120 }, expiresAt: expires });
     await expect(
       runCli(['batches', 'create', '--account', account, '--agent', agentId, '--version', versionId, '--csv', csv, '--max-attempts', '11'], { out: () => {}, note: () => {} }),
-    ).rejects.toThrow('retry.maxAttempts: Input should be less than or equal to 10');
+    ).rejects.toThrow('The server refused the batch (nothing was created):\n  retry.max_attempts: Input should be less than or equal to 10');
     await expect(
       runCli(['batches', 'create', '--account', account, '--agent', agentId, '--version', versionId, '--csv', csv, '--retry-on', 'busy'], { out: () => {}, note: () => {} }),
     ).rejects.toThrow('--retry-on and --retry-delay go with --max-attempts');

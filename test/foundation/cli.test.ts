@@ -103,6 +103,7 @@ describe('operator CLI', () => {
     expect(keys).not.toContain('accounts create');
     expect(await helpOf('help', 'keys')).toBe(keys);
     expect(await helpOf('keys', 'create', '-h')).toContain('keys create <account-id>');
+    expect(await helpOf('keys', 'create', '-h')).toContain('e.g. npm run cli -- keys create acc_…');
   });
 
   it('fails clearly on bad input', async () => {
