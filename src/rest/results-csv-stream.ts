@@ -64,6 +64,11 @@ export function resultsCsvStream(exp: ResultsExport, opts: CsvStreamOptions): Re
         clearTimeout(idle);
         if (ended) return;
         try {
+          // A client on loopback takes each page at once, and an embedded database answers without
+          // leaving the event loop: without a turn of the loop here a whole export ran as one chain
+          // of promises, and other requests (other tenants') waited for it to end.
+          if (sentHeader) await new Promise((resolve) => setImmediate(resolve));
+          if (ended) return;
           const { rows, last } = await exp.nextPage();
           if (ended) return;
           const text = (sentHeader ? '' : resultsCsvHeader()) + resultsCsvRows(rows);

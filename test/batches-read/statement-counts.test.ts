@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { addAgent, callInState, insertBatch, type InsertedBatch } from '../helpers/fixtures.ts';
 import { countQueries } from '../helpers/query-counter.ts';
+import { TEST_DATABASE_URL } from '../helpers/database.ts';
 import { trustedDocuments } from '../../src/http/trusted-documents.ts';
 import { buildApp } from '../../src/app.ts';
 import { send } from '../helpers/abuse.ts';
@@ -102,7 +103,8 @@ describe('statements per request: each row read once', () => {
       ['api key', 'batches+labels', 'calls', 'call_events'],
     ],
     ['DashboardCallAttempts', () => dashboard('DashboardCallAttempts', { id: waiting.calls[0].id }), ['api key', 'calls', 'call_events']],
-    ['DashboardSuppressions', () => dashboard('DashboardSuppressions', { page: 1, limit: 50 }), ['api key', 'suppressions', 'count suppressions']],
+    // The total is a counter row; on PGlite the page runs in a transaction of its own (services/suppressions/list-suppressions.ts), not counted here.
+    ['DashboardSuppressions', () => dashboard('DashboardSuppressions', { page: 1, limit: 50 }), ['api key', 'suppression_counts', ...(TEST_DATABASE_URL ? ['suppressions'] : [])]],
   ];
   for (const [name, run, expected] of cases) {
     it(`${name}: ${expected.join(', ')}`, async () => {

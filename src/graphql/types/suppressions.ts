@@ -3,10 +3,9 @@
 import { builder } from '../builder.ts';
 import { PaginationType } from './batch-queries.ts';
 import type { Suppression } from '../../generated/prisma/client.ts';
-import type { Pagination } from '../../services/pagination.ts';
 import { SUPPRESSIONS_PAGE } from '../../services/pagination.ts';
 import { MAX_SUPPRESSIONS_PER_REQUEST } from '../../domain/limits.ts';
-import { listSuppressions } from '../../services/suppressions/list-suppressions.ts';
+import { listSuppressions, MAX_SUPPRESSIONS_OFFSET, type SuppressionList } from '../../services/suppressions/list-suppressions.ts';
 import { addSuppressions, type AddSuppressionsResult } from '../../services/suppressions/add-suppressions.ts';
 import { removeSuppression } from '../../services/suppressions/remove-suppression.ts';
 
@@ -20,10 +19,11 @@ const SuppressionType = builder.objectRef<Suppression>('Suppression').implement(
   }),
 });
 
-const SuppressionPage = builder.objectRef<{ items: Suppression[]; pagination: Pagination }>('SuppressionPage').implement({
+const SuppressionPage = builder.objectRef<SuppressionList>('SuppressionPage').implement({
   fields: (t) => ({
     items: t.field({ type: [SuppressionType], resolve: (p) => p.items }),
     pagination: t.field({ type: PaginationType, resolve: (p) => p.pagination }),
+    nextCursor: t.exposeString('nextCursor', { nullable: true, description: 'Pass as `cursor` for the next page (any depth); null on the last page' }),
   }),
 });
 
@@ -40,8 +40,9 @@ builder.queryFields((t) => ({
     description: "The account's do-not-call list, newest first",
     args: {
       phoneNumber: t.arg.string({ description: 'Only this number (any form the phone rules read)' }),
-      page: t.arg.int({ defaultValue: 1, description: '1-indexed' }),
+      page: t.arg.int({ defaultValue: 1, description: `1-indexed; pages reach the first ${MAX_SUPPRESSIONS_OFFSET} numbers (read further with cursor)` }),
       limit: t.arg.int({ defaultValue: SUPPRESSIONS_PAGE.defaultLimit, description: `Page size, at most ${SUPPRESSIONS_PAGE.maxLimit}` }),
+      cursor: t.arg.string({ description: "A page's nextCursor: the page after it, at any depth (page stays 1)" }),
     },
     resolve: async (_root, args, ctx) => listSuppressions(ctx.deps, await ctx.account(), args),
   }),

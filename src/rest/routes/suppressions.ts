@@ -8,8 +8,9 @@ import { snakeCase } from '../../domain/text-forms.ts';
 import { addSuppressionsOut, paginationOut, suppressionOut } from '../mappers.ts';
 import { SUPPRESSIONS_PAGE } from '../../services/pagination.ts';
 import { SUPPRESSION_NOT_FOUND } from '../../services/suppressions/remove-suppression.ts';
+import { MAX_SUPPRESSIONS_OFFSET, suppressionPageIssues } from '../../services/suppressions/list-suppressions.ts';
 import { readAddSuppressionsBody } from '../suppressions-body.ts';
-import { pageOf, pageParams, ref, str } from '../openapi/json-schema.ts';
+import { nullable, pageOf, pageParams, ref, str } from '../openapi/json-schema.ts';
 import { paginationExample } from '../openapi/examples.ts';
 
 const PATH = '/api/v1/public/suppressions';
@@ -27,8 +28,11 @@ function listVariables({ query }: RouteInput) {
   const phoneNumber = q.string('phone_number');
   const limit = q.int('limit', { min: 1, max: SUPPRESSIONS_PAGE.maxLimit });
   const page = q.page();
+  const cursor = q.string('cursor');
+  // Checked here too, so REST names the parameter as it was sent (`query.page`).
+  if (q.issues.length === 0) q.issues.push(...suppressionPageIssues({ page, limit, cursor }));
   q.done();
-  return { phoneNumber, page, limit };
+  return { phoneNumber, page, limit, cursor };
 }
 
 /** `%2B1…` and `+1…` name the same number; a malformed escape is left as it is (and matches nothing). */
@@ -48,19 +52,27 @@ export const suppressionRoutes: RestRoute[] = [
     variables: listVariables,
     respond: (data: RestSuppressionsQuery) => ({
       message: MESSAGES.list,
-      data: { items: data.suppressions.items.map(suppressionOut), pagination: paginationOut(data.suppressions.pagination) },
+      data: {
+        items: data.suppressions.items.map(suppressionOut),
+        pagination: paginationOut(data.suppressions.pagination),
+        next_cursor: data.suppressions.nextCursor ?? null,
+      },
     }),
     doc: {
       operationId: 'listSuppressions',
       tag: 'Do-not-call list',
       summary: "The account's do-not-call list, newest first",
+      description:
+        `\`page\` reaches the first ${MAX_SUPPRESSIONS_OFFSET} numbers (422 past them); \`cursor\`, a page's \`next_cursor\`, reads the page after it at any depth, ` +
+        'each page costing the same. `total` is kept with every add and removal, not counted.',
       query: [
         { name: 'phone_number', description: 'Only this number, in any form the phone rules read (one they refuse matches nothing)', schema: str() },
         ...pageParams('limit', SUPPRESSIONS_PAGE),
+        { name: 'cursor', description: "A page's `next_cursor`: the page after it (not with `page`)", schema: str() },
       ],
       success: [{ status: 200, messages: [MESSAGES.list] }],
-      data: pageOf('Suppression'),
-      example: { items: [suppressionExample], pagination: paginationExample(1) },
+      data: pageOf('Suppression', { next_cursor: nullable(str('Pass as `cursor` for the next page; null on the last page')) }),
+      example: { items: [suppressionExample], pagination: paginationExample(1), next_cursor: null },
     },
   },
   {

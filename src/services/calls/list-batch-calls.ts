@@ -65,8 +65,8 @@ export function callFilterWhere(filter: CallFilter): Prisma.CallWhereInput {
 
 export const CALL_ORDER: Prisma.CallOrderByWithRelationInput = { seq: 'asc' };
 
-/** callWhere in SQL, on `calls c` (the offset pages read by statement, src/services/page-rows.ts). */
-function callConditions(batchId: string, filter: CallFilter): Prisma.Sql {
+/** callWhere in SQL, on `calls c` (the offset pages read by statement, src/services/page-rows.ts; the CSV export). */
+export function callConditions(batchId: string, filter: CallFilter): Prisma.Sql {
   const conditions = [Prisma.sql`c.batch_id = ${batchId}`];
   if (filter.status != null) conditions.push(Prisma.sql`c.status = ${filter.status}`);
   if (filter.externalId != null) conditions.push(Prisma.sql`c.external_id = ${filter.externalId}`);

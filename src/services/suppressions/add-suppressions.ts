@@ -27,8 +27,10 @@ SELECT $1, n, $3, $4, $5::timestamptz FROM unnest($2::text[]) AS n
 ON CONFLICT (account_id, phone_number) DO NOTHING
 RETURNING 1`;
 
-// Counts no further than the cap: a full list costs one bounded index scan, an empty one nothing.
-const BOUNDED_COUNT_SQL = `SELECT count(*)::int AS n FROM (SELECT 1 FROM suppressions WHERE account_id = $1 LIMIT $2) t`;
+// The counter the insert's trigger has just moved (migration suppression_list_order). The trigger
+// holds its row until this transaction ends, so concurrent adds to one account are counted one
+// after another and the cap is exact; counting the list was an index scan of up to 1,000,000 entries.
+const COUNT_SQL = 'SELECT count AS n FROM suppression_counts WHERE account_id = $1';
 
 export async function addSuppressions(deps: AppDeps, account: Account, input: AddSuppressionsInput): Promise<AddSuppressionsResult> {
   const checked = checkSuppressionAdd(input.phoneNumbers, input.reason);
@@ -37,7 +39,7 @@ export async function addSuppressions(deps: AppDeps, account: Account, input: Ad
   return withSqlTransaction(deps.db, async (tx) => {
     const rows = await tx.query(INSERT_SQL, [account.id, numbers, input.reason ?? null, input.source, deps.clock.now().toISOString()]);
     if (rows.length > 0) {
-      const [{ n }] = await tx.query<{ n: number }>(BOUNDED_COUNT_SQL, [account.id, MAX_SUPPRESSIONS_PER_ACCOUNT + 1]);
+      const [{ n }] = await tx.query<{ n: number }>(COUNT_SQL, [account.id]);
       // Thrown inside the transaction: nothing of this request is kept.
       if (n > MAX_SUPPRESSIONS_PER_ACCOUNT) {
         throw unprocessable(`The do-not-call list holds at most ${MAX_SUPPRESSIONS_PER_ACCOUNT} numbers per account`);
