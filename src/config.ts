@@ -119,6 +119,13 @@ export const configSchema = z.object({
   /** Estimated database round trips per operation (root fields, paged lists times their parents' sizes). */
   GRAPHQL_MAX_LOOKUPS: numberSetting(1, 100_000).default(25),
   GRAPHQL_MAX_TOKENS: numberSetting(100).default(5_000),
+  /**
+   * Largest GraphQL document text, comments included, refused before parsing. The dashboard's
+   * and the REST facade's documents are under 5 KB each; a 32 KiB prompt written as a literal fits.
+   */
+  GRAPHQL_MAX_DOCUMENT_BYTES: numberSetting(1024, 64 * 1024 * 1024).default(1024 * 1024),
+  /** Heap (estimated) Yoga's cache of parsed documents and parse errors may hold (src/graphql/parse-cache.ts). */
+  GRAPHQL_PARSE_CACHE_BYTES: numberSetting(1024 * 1024, 1024 * 1024 * 1024).default(64 * 1024 * 1024),
   /** Largest WebSocket message (graphql-ws frame); a larger one closes the socket with 1009 before it is buffered. */
   WS_MAX_PAYLOAD_BYTES: numberSetting(1024, 64 * 1024 * 1024).default(1024 * 1024),
   /** Open WebSockets per client address (IPv6 per /64), counted at upgrade before any authentication; more get HTTP 429. */

@@ -102,3 +102,47 @@ export const invalidFields = (issues: readonly PathIssue[]) =>
 export const notFound = (message: string) => new AppError('NOT_FOUND', message);
 export const batchNotFound = () => notFound('Call batch not found');
 export const unprocessable = (message: string) => new AppError('UNPROCESSABLE', message);
+
+/**
+ * Error text is bounded whatever the input. A longer message quotes the caller back (graphql-js
+ * puts a whole variable value in a coercion error, a name in a validation error) and is cut in
+ * the middle, keeping what the service said before and after the echo.
+ */
+export const MAX_ERROR_MESSAGE_CHARS = 1_024;
+/** Characters of one error's details together, as JSON; the details past it are counted in a last one. */
+export const MAX_ERROR_DETAILS_CHARS = 64 * 1024;
+/** Room kept in a cut message for the marker saying how much was cut. */
+const CUT_MARKER_CHARS = 40;
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+
+/** `text`, or its head and tail around a marker when it is longer than `max` (never splits a surrogate pair). */
+export function boundedText(text: string, max = MAX_ERROR_MESSAGE_CHARS): string {
+  if (text.length <= max) return text;
+  const keep = Math.max(0, max - CUT_MARKER_CHARS);
+  let head = Math.ceil((keep * 3) / 4);
+  let tailStart = text.length - (keep - head);
+  if (head > 0 && isHighSurrogate(text.charCodeAt(head - 1))) head--;
+  if (tailStart < text.length && isLowSurrogate(text.charCodeAt(tailStart))) tailStart++;
+  return `${text.slice(0, head)} … [${tailStart - head} characters cut] … ${text.slice(tailStart)}`;
+}
+
+/** `details` each bounded, and together at most MAX_ERROR_DETAILS_CHARS; the same array when nothing was cut. */
+export function boundedDetails(details: readonly string[]): string[] {
+  const out: string[] = [];
+  let total = 0;
+  let cut = false;
+  for (let i = 0; i < details.length; i++) {
+    const detail = boundedText(details[i]);
+    // As sent: quoted, escaped, and a comma.
+    total += JSON.stringify(detail).length + 1;
+    if (total > MAX_ERROR_DETAILS_CHARS) {
+      out.push(`details: ${details.length - i} more not shown`);
+      return out;
+    }
+    cut ||= detail !== details[i];
+    out.push(detail);
+  }
+  return cut ? out : (details as string[]);
+}

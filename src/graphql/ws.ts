@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
 import type { ApiDeps } from '../http/app-services.ts';
@@ -9,6 +9,8 @@ import { authenticateFrom } from '../http/authenticate-request.ts';
 import { nodeClientAddress } from '../http/client-address.ts';
 import type { LiveSessions } from './live-sessions.ts';
 import { newRequestScope } from '../http/request-scope.ts';
+import { MAX_JSON_NESTING } from '../http/body.ts';
+import { jsonShapeFault } from '../http/json-shape.ts';
 import type { Yoga } from './yoga.ts';
 
 type Enveloped = ReturnType<Yoga['getEnveloped']>;
@@ -54,6 +56,22 @@ function quietProtocolErrors(socket: WebSocket, logger: ApiDeps['logger']): void
   socket.on('error', (err: Error & { code?: string }) => {
     if (err.code?.startsWith('WS_ERR_')) logger.debug({ code: err.code }, 'websocket protocol error from client');
     else for (const listener of theirs) listener.call(socket, err);
+  });
+}
+
+/**
+ * graphql-ws reads each message with JSON.parse: one past the JSON shape limits (nesting, keys of
+ * an object, objects and arrays; http/json-shape.ts) closes the socket with 4400 before it is
+ * parsed, as a message graphql-ws can't read does.
+ */
+function refuseMessageShapes(socket: WebSocket): void {
+  const theirs = socket.listeners('message') as Array<(data: RawData, isBinary: boolean) => void>;
+  socket.removeAllListeners('message');
+  socket.on('message', (data: RawData, isBinary: boolean) => {
+    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    const shape = jsonShapeFault(bytes, MAX_JSON_NESTING);
+    if (shape) return socket.close(4400, `Message ${shape}`.slice(0, 123));
+    for (const listener of theirs) listener.call(socket, data, isBinary);
   });
 }
 
@@ -137,7 +155,10 @@ export function attachWebSocketServer(server: http.Server, yoga: Yoga, deps: Api
     },
     wss,
   );
-  wss.on('connection', (socket) => quietProtocolErrors(socket, deps.logger));
+  wss.on('connection', (socket) => {
+    quietProtocolErrors(socket, deps.logger);
+    refuseMessageShapes(socket);
+  });
   return () =>
     new Promise<void>((resolve) => {
       for (const client of wss.clients) client.terminate();

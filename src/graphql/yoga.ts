@@ -13,6 +13,8 @@ import type { ServerContext } from '../http/request-scope.ts';
 import type { TrustedDocuments } from '../http/trusted-documents.ts';
 import { useTrustedDocuments } from './plugins/trusted-documents.ts';
 import { useCompiledDocuments } from './plugins/compiled-documents.ts';
+import { useBoundedErrors } from './plugins/bounded-errors.ts';
+import { boundedParseCaches } from './parse-cache.ts';
 import { useContactCountLimit } from './plugins/contact-count.ts';
 import type { DocumentNode } from 'graphql';
 
@@ -36,8 +38,12 @@ export function createYogaServer(deps: ApiDeps, sessions: LiveSessions, graphiql
     // Yoga sees it and hands Yoga those bytes. Yoga's own cap re-read them through a web stream
     // pipeline, a fifth of a small query's CPU.
     maxRequestBodySize: false,
+    // Bounded by the heap it holds, not by entries (Yoga's default: 1,024 texts of any size).
+    parserAndValidationCache: boundedParseCaches(deps.config.GRAPHQL_PARSE_CACHE_BYTES),
     // Order matters: the operation is counted against the rate limit even when refused later.
     plugins: [
+      // Its hooks see every result, also one a later plugin ends early.
+      useBoundedErrors(),
       useRateLimit(deps),
       useTrustedDocuments(schema, trusted),
       // Before the input guard's walk of every variable and before coercion.

@@ -12,7 +12,8 @@ import { assertAddressNotBlocked, authenticatedKey } from './authenticate-reques
 import { logRequest, requestIdOf } from './request-log.ts';
 import { bearerToken } from '../services/auth/api-keys.ts';
 import { isAdminToken } from '../services/auth/admin-token.ts';
-import { jsonContentTypeProblem, jsonNestsDeeperThan, MAX_JSON_NESTING, readBodyBytes } from './body.ts';
+import { jsonContentTypeProblem, MAX_JSON_NESTING, readBodyBytes } from './body.ts';
+import { jsonShapeFault } from './json-shape.ts';
 import { OPERATOR_PARTY, type BodyBudget, type BodyLease } from './body-budget.ts';
 import { nodeClientAddress, normalizeAddress } from './client-address.ts';
 import { newRequestScope, type RequestScope } from './request-scope.ts';
@@ -104,9 +105,9 @@ async function boundedGraphqlRequest(deps: ApiDeps, request: Request, scope: Req
   const sender = await graphqlSender(deps, request, scope);
   party.accountId = sender.accountId;
   const bytes = await readBodyBytes(request, sender.cap, lease);
-  if (jsonNestsDeeperThan(bytes, MAX_JSON_NESTING)) {
-    throw new AppError('MISSING_PARAMETER', `Request body is nested too deeply (max depth ${MAX_JSON_NESTING})`);
-  }
+  // Nesting, keys of an object (variables), objects and arrays: refused before JSON.parse builds them.
+  const shape = jsonShapeFault(bytes, MAX_JSON_NESTING);
+  if (shape) throw new AppError('MISSING_PARAMETER', `Request body ${shape}`);
   // The adapter's own Request class reads these bytes as they are; a global (undici) one would make
   // Yoga read them back through a web stream (~10 % of a small query's CPU).
   const bounded = new ServerRequest(request.url, { method: request.method, headers: request.headers, body: bytes as Uint8Array<ArrayBuffer> });

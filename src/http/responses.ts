@@ -1,5 +1,5 @@
 import { Response as ServerResponse } from '@whatwg-node/server';
-import { AppError, ERROR_CODES } from '../errors.ts';
+import { AppError, boundedDetails, boundedText, ERROR_CODES } from '../errors.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
@@ -17,16 +17,19 @@ export function success(status: number, message: string, data: unknown): Respons
   return json(status, { status_code: status, message, error: null, data });
 }
 
-/** An AppError in the form the contract gives its code: `{detail}` or the envelope. */
+/**
+ * An AppError in the form the contract gives its code: `{detail}` or the envelope. Its text is
+ * bounded (errors.ts boundedText): what a client sent never comes back at any length.
+ */
 export function errorResponse(err: AppError): Response {
   const rule = ERROR_CODES[err.code];
-  if (rule.form === 'detail') return json(rule.status, { detail: err.message }, err.headers);
+  if (rule.form === 'detail') return json(rule.status, { detail: boundedText(err.message) }, err.headers);
   return json(
     rule.status,
     {
       status_code: rule.status,
-      message: err.message,
-      error: { code: rule.restCode, details: err.details },
+      message: boundedText(err.message),
+      error: { code: rule.restCode, details: boundedDetails(err.details) },
       data: null,
     },
     err.headers,

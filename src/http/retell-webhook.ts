@@ -6,7 +6,8 @@ import Retell from 'retell-sdk';
 import type { AppDeps } from '../deps.ts';
 import { AppError, ERROR_CODES } from '../errors.ts';
 import { json } from './responses.ts';
-import { decodeUtf8, readBodyBytes } from './body.ts';
+import { decodeUtf8, MAX_JSON_NESTING, readBodyBytes } from './body.ts';
+import { jsonShapeFault } from './json-shape.ts';
 import type { BodyBudget, BodyLease } from './body-budget.ts';
 import { retellConfigForAccount } from '../services/accounts/provider-config.ts';
 import { RETELL_EVENTS, storeRetellEvent } from '../dispatch/voice/retell/stored-events.ts';
@@ -40,6 +41,9 @@ async function handleSigned(deps: AppDeps, request: Request, signature: string, 
   }
   const raw = decodeUtf8(bytes);
   if (raw === null) return json(400, { detail: 'Invalid UTF-8' });
+  // Anyone may send this, signed or not: what JSON.parse would build is bounded first.
+  const shape = jsonShapeFault(bytes, MAX_JSON_NESTING);
+  if (shape) return json(400, { detail: `JSON ${shape}` });
   let body: RetellStoredEvent;
   try {
     body = JSON.parse(raw);

@@ -7,7 +7,8 @@ import type { GraphQLContext } from '../graphql/context.ts';
 import type { Logger } from 'pino';
 import { errorResponse, internalError, json, success } from '../http/responses.ts';
 import { restOperations } from './operations.ts';
-import { decodeUtf8, jsonContentTypeProblem, jsonNestsDeeperThan, MAX_JSON_NESTING, readBodyBytes } from '../http/body.ts';
+import { decodeUtf8, jsonContentTypeProblem, MAX_JSON_NESTING, readBodyBytes } from '../http/body.ts';
+import { jsonShapeFault } from '../http/json-shape.ts';
 import type { BodyBudget, BodyLease } from '../http/body-budget.ts';
 import { jsonHazards, queryHazards, textMayHoldHazards } from '../http/json-guard.ts';
 import type { RequestScope } from '../http/request-scope.ts';
@@ -122,9 +123,9 @@ async function readJsonBody(request: Request, maxBytes: number, lease: BodyLease
     if (optional) return undefined;
     throw requestValidation(['body: Field required']);
   }
-  if (jsonNestsDeeperThan(bytes, MAX_JSON_NESTING)) {
-    throw requestValidation([`body: JSON is nested too deeply (max depth ${MAX_JSON_NESTING})`]);
-  }
+  // Nesting, keys of an object, objects and arrays: refused before JSON.parse builds them.
+  const shape = jsonShapeFault(bytes, MAX_JSON_NESTING);
+  if (shape) throw requestValidation([`body: JSON ${shape}`]);
   let body: unknown;
   try {
     body = JSON.parse(text);
