@@ -143,6 +143,15 @@ export const configSchema = z.object({
   CREDENTIAL_RECHECK_MS: numberSetting(100, 300_000).default(2_000),
   /** Subscriptions (SSE or WebSocket) and sockets one API key holds open in one process; more are refused (RATE_LIMITED). */
   MAX_SUBSCRIPTIONS_PER_KEY: numberSetting(1, 1_000_000).default(5_000),
+  /** Subscriptions and sockets one account (all its keys) holds open in one process; more are refused (RATE_LIMITED, 4429). */
+  MAX_SUBSCRIPTIONS_PER_ACCOUNT: numberSetting(1, 1_000_000).default(2_000),
+  /** Subscriptions and sockets one API process holds open in all (every account); more are refused (RATE_LIMITED, 4429). */
+  MAX_SUBSCRIPTIONS_PER_PROCESS: numberSetting(1, 10_000_000).default(10_000),
+  /**
+   * Live values one account's subscriptions receive per second in all, per process (a second's worth
+   * may go at once): past it each waits its turn and a newer value of the same thing replaces it.
+   */
+  SUBSCRIPTION_EVENTS_PER_ACCOUNT_PER_SECOND: numberSetting(1, 1_000_000).default(1_000),
   /** CSV exports of batch results (GET …/results.csv) one process streams at once; more get 429. */
   EXPORTS_PER_PROCESS: numberSetting(1, 1_000).default(4),
   /** CSV exports one account streams at once in one process; more get 429. */

@@ -117,10 +117,10 @@ export class BatchChannel {
   constructor(
     private readonly host: ChannelHost,
     readonly batchId: string,
-    tickMs: number,
+    intervalMs: () => number,
     onError: (e: unknown) => void,
   ) {
-    this.reader = new SerialReader(tickMs, () => this.read(), onError);
+    this.reader = new SerialReader(intervalMs, () => this.read(), onError);
   }
 
   private async read(): Promise<void> {

@@ -172,10 +172,10 @@ export class CallTracker {
     private readonly host: TrackerHost,
     private readonly batchId: string,
     private readonly overlapMs: number,
-    tickMs: number,
+    intervalMs: () => number,
     onError: (e: unknown) => void,
   ) {
-    this.reader = new SerialReader(tickMs, () => this.read(), onError);
+    this.reader = new SerialReader(intervalMs, () => this.read(), onError);
   }
 
   private async read(): Promise<void> {

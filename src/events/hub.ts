@@ -8,7 +8,8 @@ import { batchNotFound } from '../errors.ts';
 import { BatchChannel, type BatchSnapshot } from './batch-channel.ts';
 import { CallTracker, type CallSnapshot } from './call-tracker.ts';
 import { createListener, type Channel, type Listener } from './listener.ts';
-import { LatestByKeyQueue } from './queue.ts';
+import { LatestByKeyQueue, type QueueOptions } from './queue.ts';
+import { DeliveryBudget } from './delivery-budget.ts';
 
 /** The subject of a subscription: the API key's account. */
 export interface Subscriber {
@@ -22,6 +23,20 @@ export interface EventHubOptions {
   callOverlapMs?: number;
   /** An unwatched channel is dropped after this long. */
   idleMs?: number;
+  /** Values one account's subscriptions receive per second in all (delivery-budget.ts); unbounded when absent. */
+  deliveriesPerSecond?: number;
+}
+
+/**
+ * Keys a call or batch-list stream keeps waiting for a slow consumer, at most: past it the one
+ * that changed longest ago is dropped. As many as the replay sends (CALL_REPLAY_MAX) and more.
+ */
+export const STREAM_MAX_PENDING = 1_000;
+
+/** One account's subscriptions in this process: their number and their shared delivery budget. */
+interface AccountStreams {
+  streams: number;
+  budget: DeliveryBudget | undefined;
 }
 
 export interface EventHubStats {
@@ -39,11 +54,13 @@ export class EventHub {
   readonly counters = { notifications: 0, batchReads: 0, callReads: 0 };
   private readonly channels = new Map<string, BatchChannel>();
   private readonly accountSubs = new Map<string, Set<LatestByKeyQueue<BatchSnapshot>>>();
+  private readonly accounts = new Map<string, AccountStreams>();
   private readonly listener: Listener;
   private readonly sweepTimer: NodeJS.Timeout;
   private readonly tickMs: number;
   private readonly overlapMs: number;
   private readonly idleMs: number;
+  private readonly deliveriesPerSecond: number | undefined;
   private closed = false;
 
   constructor(
@@ -56,6 +73,7 @@ export class EventHub {
     this.tickMs = opts.tickMs ?? 50;
     this.overlapMs = opts.callOverlapMs ?? 5_000;
     this.idleMs = opts.idleMs ?? 30_000;
+    this.deliveriesPerSecond = opts.deliveriesPerSecond;
     this.listener = createListener(db, logger, {
       notify: (channel, payload) => this.onNotify(channel, payload),
       resync: () => this.resync(),
@@ -68,12 +86,15 @@ export class EventHub {
   /** The batch's progress now, then whenever its status or a counter changes. */
   async batchProgress(account: Subscriber, batchId: string): Promise<AsyncIterableIterator<BatchSnapshot>> {
     const ch = await this.open(account, batchId);
+    const { options, leave } = this.enter(account.id);
     const q = new LatestByKeyQueue<BatchSnapshot>(
       () => 'progress',
       () => {
         ch.progress.delete(q);
         this.unref(ch);
+        leave();
       },
+      options,
     );
     q.push(ch.snapshot!);
     ch.progress.add(q);
@@ -83,14 +104,16 @@ export class EventHub {
   /** The calls of the batch that changed just before (see CALL_REPLAY_* in call-tracker.ts), then each call whose status or results change (its latest state). */
   async callUpdates(account: Subscriber, batchId: string): Promise<AsyncIterableIterator<CallSnapshot>> {
     const ch = await this.open(account, batchId);
-    const tracker = (ch.calls ??= new CallTracker(this, batchId, this.overlapMs, this.tickMs, (e) => this.readFailed(e, batchId)));
+    const tracker = (ch.calls ??= new CallTracker(this, batchId, this.overlapMs, () => this.intervalOf(ch), (e) => this.readFailed(e, batchId)));
     tracker.refs++;
+    const { options, leave } = this.enter(account.id);
     const release = () => {
       if (--tracker.refs === 0 && ch.calls === tracker) {
         tracker.close();
         ch.calls = undefined;
       }
       this.unref(ch);
+      leave();
     };
     const q = new LatestByKeyQueue<CallSnapshot>(
       (c) => c.id,
@@ -99,6 +122,7 @@ export class EventHub {
         tracker.joining.delete(q);
         release();
       },
+      { ...options, maxPending: STREAM_MAX_PENDING },
     );
     tracker.joining.add(q);
     try {
@@ -116,12 +140,15 @@ export class EventHub {
     let set = this.accountSubs.get(account.id);
     if (!set) this.accountSubs.set(account.id, (set = new Set()));
     const subs = set;
+    const { options, leave } = this.enter(account.id);
     const q = new LatestByKeyQueue<BatchSnapshot>(
       (b) => b.id,
       () => {
         subs.delete(q);
         if (subs.size === 0 && this.accountSubs.get(account.id) === subs) this.accountSubs.delete(account.id);
+        leave();
       },
+      { ...options, maxPending: STREAM_MAX_PENDING },
     );
     subs.add(q);
     return q;
@@ -157,6 +184,35 @@ export class EventHub {
     if (set) for (const q of set) q.push(snapshot);
   }
 
+  /**
+   * Between two reads of a batch: the tick, stretched for an account whose streams together could
+   * take more values than its budget lets out (each then gets one about every streams / budget
+   * seconds), so its reads and the values they push stay within the budget however many it opens.
+   */
+  private intervalOf(ch: BatchChannel): number {
+    const acc = ch.snapshot ? this.accounts.get(ch.snapshot.accountId) : undefined;
+    if (!acc || !this.deliveriesPerSecond) return this.tickMs;
+    return Math.max(this.tickMs, (1000 * acc.streams) / this.deliveriesPerSecond);
+  }
+
+  /** A stream of the account opens: the queue options that share the account's budget, and its close. */
+  private enter(accountId: string): { options: QueueOptions; leave: () => void } {
+    let acc = this.accounts.get(accountId);
+    if (!acc) {
+      const budget = this.deliveriesPerSecond ? new DeliveryBudget(this.deliveriesPerSecond) : undefined;
+      this.accounts.set(accountId, (acc = { streams: 0, budget }));
+    }
+    const entry = acc;
+    entry.streams++;
+    let left = false;
+    const leave = () => {
+      if (left) return;
+      left = true;
+      entry.streams--;
+    };
+    return { options: { budget: entry.budget }, leave };
+  }
+
   /** A channel on a batch the subscriber's account owns; a missing or foreign batch is NOT_FOUND. */
   private async open(account: Subscriber, batchId: string): Promise<BatchChannel> {
     await this.ready;
@@ -179,7 +235,8 @@ export class EventHub {
   private channel(batchId: string): BatchChannel {
     let ch = this.channels.get(batchId);
     if (!ch) {
-      ch = new BatchChannel(this, batchId, this.tickMs, (e) => this.readFailed(e, batchId));
+      const channel: BatchChannel = new BatchChannel(this, batchId, () => this.intervalOf(channel), (e) => this.readFailed(e, batchId));
+      ch = channel;
       this.channels.set(batchId, ch);
     }
     return ch;
@@ -231,6 +288,9 @@ export class EventHub {
   }
 
   private sweep(): void {
+    // An account's budget is kept while it has reservations ahead: closing and reopening every
+    // stream must not buy a fresh burst.
+    for (const [id, acc] of this.accounts) if (acc.streams === 0 && (!acc.budget || acc.budget.idle())) this.accounts.delete(id);
     const now = Date.now();
     for (const ch of this.channels.values()) {
       if (ch.refs > 0 || !ch.reader.idle || now - ch.lastUsed < this.idleMs) continue;

@@ -11,12 +11,12 @@ export interface LiveEvents {
   close(): Promise<void>;
 }
 
-export function createLiveEvents(deps: Pick<AppDeps, 'db' | 'logger'>): LiveEvents {
+export function createLiveEvents(deps: Pick<AppDeps, 'db' | 'logger' | 'config'>): LiveEvents {
   let current: EventHub | undefined;
   return {
     hub() {
       if (current) return current;
-      const created = new EventHub(deps.db, deps.logger);
+      const created = new EventHub(deps.db, deps.logger, { deliveriesPerSecond: deps.config.SUBSCRIPTION_EVENTS_PER_ACCOUNT_PER_SECOND });
       current = created;
       // A LISTEN that could not start (database down) is not kept: the next subscription retries.
       created.ready.catch((err) => {

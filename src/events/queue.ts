@@ -1,30 +1,43 @@
 // What a subscriber holds: an async iterator fed by the hub. A slow consumer never makes the hub
 // buffer without bound: it keeps at most one pending value per key, the latest (a progress stream
 // has one key, so a client that falls behind skips to the newest counters; a call stream keys by
-// call, so it gets every call's latest state).
+// call, so it gets every call's latest state), and at most `maxPending` keys: past that the key
+// that changed longest ago is dropped (a client that far behind re-reads the page). With a
+// budget, each value waits for its account's delivery slot (delivery-budget.ts), and a newer
+// value of its key replaces it meanwhile.
+import type { DeliveryBudget } from './delivery-budget.ts';
+
+export interface QueueOptions {
+  budget?: DeliveryBudget;
+  /** Keys kept pending at most (default: no bound, for a single-key stream). */
+  maxPending?: number;
+}
 
 export class LatestByKeyQueue<T> implements AsyncIterableIterator<T> {
   private readonly pending = new Map<string, T>();
   private waiter: ((r: IteratorResult<T>) => void) | null = null;
+  /** Set while the waiter's value waits for its delivery slot. */
+  private slot: NodeJS.Timeout | undefined;
   private closed = false;
+  private readonly budget: DeliveryBudget | undefined;
+  private readonly maxPending: number;
 
   constructor(
     private readonly keyOf: (value: T) => string,
     private readonly onClose: () => void,
-  ) {}
+    opts: QueueOptions = {},
+  ) {
+    this.budget = opts.budget;
+    this.maxPending = opts.maxPending ?? Number.POSITIVE_INFINITY;
+  }
 
   push(value: T): void {
     if (this.closed) return;
-    if (this.waiter) {
-      const w = this.waiter;
-      this.waiter = null;
-      w({ value, done: false });
-      return;
-    }
     const key = this.keyOf(value);
     // Re-inserted at the end: values come out in the order of their last change.
-    this.pending.delete(key);
+    if (!this.pending.delete(key) && this.pending.size >= this.maxPending) this.pending.delete(this.pending.keys().next().value!);
     this.pending.set(key, value);
+    if (this.waiter && !this.slot) this.serve();
   }
 
   get size(): number {
@@ -32,13 +45,11 @@ export class LatestByKeyQueue<T> implements AsyncIterableIterator<T> {
   }
 
   next(): Promise<IteratorResult<T>> {
-    const first = this.pending.entries().next();
-    if (!first.done) {
-      this.pending.delete(first.value[0]);
-      return Promise.resolve({ value: first.value[1], done: false });
-    }
-    if (this.closed) return Promise.resolve({ value: undefined, done: true });
-    return new Promise((resolve) => (this.waiter = resolve));
+    if (this.closed && this.pending.size === 0) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve) => {
+      this.waiter = resolve;
+      if (this.pending.size > 0) this.serve();
+    });
   }
 
   return(): Promise<IteratorResult<T>> {
@@ -55,6 +66,8 @@ export class LatestByKeyQueue<T> implements AsyncIterableIterator<T> {
     if (this.closed) return;
     this.closed = true;
     this.pending.clear();
+    clearTimeout(this.slot);
+    this.slot = undefined;
     const w = this.waiter;
     this.waiter = null;
     w?.({ value: undefined, done: true });
@@ -63,5 +76,26 @@ export class LatestByKeyQueue<T> implements AsyncIterableIterator<T> {
 
   [Symbol.asyncIterator](): AsyncIterableIterator<T> {
     return this;
+  }
+
+  /** A value is pending and the consumer waits: hand it over now or once its slot comes. */
+  private serve(): void {
+    const wait = this.budget?.reserve() ?? 0;
+    if (wait === 0) this.hand();
+    else
+      this.slot = setTimeout(() => {
+        this.slot = undefined;
+        this.hand();
+      }, wait);
+  }
+
+  /** The value that changed first (in its latest state) to the waiting consumer. */
+  private hand(): void {
+    const w = this.waiter;
+    const first = this.pending.entries().next();
+    if (!w || first.done) return;
+    this.waiter = null;
+    this.pending.delete(first.value[0]);
+    w({ value: first.value[1], done: false });
   }
 }

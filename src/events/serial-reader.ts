@@ -1,6 +1,7 @@
 // Coalesces read requests: at most one read in flight and at most one started per interval; any
 // number of requests during a read or an interval become one more read. The first request after a
-// quiet spell reads at once (no added latency); a burst costs one read per interval.
+// quiet spell reads at once (no added latency); a burst costs one read per interval. The interval
+// is asked for at each request, so its owner may stretch it (hub.ts, for an account over budget).
 
 export class SerialReader {
   private running = false;
@@ -12,7 +13,7 @@ export class SerialReader {
   private waiting: { resolve: () => void; reject: (e: unknown) => void }[] = [];
 
   constructor(
-    private readonly intervalMs: number,
+    private readonly intervalMs: number | (() => number),
     private readonly read: () => Promise<void>,
     private readonly onError: (e: unknown) => void,
   ) {}
@@ -24,7 +25,8 @@ export class SerialReader {
       return;
     }
     if (this.timer) return;
-    const wait = Math.max(0, this.lastStart + this.intervalMs - Date.now());
+    const interval = typeof this.intervalMs === 'number' ? this.intervalMs : this.intervalMs();
+    const wait = Math.max(0, this.lastStart + interval - Date.now());
     this.timer = setTimeout(() => this.run(), wait);
   }
 

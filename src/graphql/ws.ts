@@ -1,13 +1,13 @@
 import type http from 'node:http';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { GraphQLError, type ExecutionArgs } from 'graphql';
+import { GraphQLError, type ExecutionArgs, type GraphQLFormattedError } from 'graphql';
 import type { ApiDeps } from '../http/app-services.ts';
 import { AppError } from '../errors.ts';
 import { bearerToken } from '../services/auth/api-keys.ts';
 import { authenticateFrom } from '../http/authenticate-request.ts';
 import { nodeClientAddress } from '../http/client-address.ts';
-import type { LiveSessions } from './live-sessions.ts';
+import type { LiveSessions, SessionRefusal } from './live-sessions.ts';
 import { newRequestScope } from '../http/request-scope.ts';
 import { MAX_JSON_NESTING } from '../http/body.ts';
 import { jsonShapeFault } from '../http/json-shape.ts';
@@ -19,6 +19,13 @@ type SocketExtra = {
   request: http.IncomingMessage;
   authorization?: string | null;
   untrack?: () => void;
+};
+
+/** A socket past a cap of open subscriptions and sockets is closed with 4429 and one of these. */
+const CAP_CLOSE_REASONS: Record<SessionRefusal['cap'], string> = {
+  key: 'Too many sockets and subscriptions for this API key',
+  account: 'Too many sockets and subscriptions for this account',
+  process: 'Too many sockets and subscriptions on this server',
 };
 
 /** The key comes from connection_init `{ authorization: "Bearer sk_…" }` or the upgrade request's header. */
@@ -42,6 +49,20 @@ function connectionCounter(max: number) {
       });
     },
   };
+}
+
+/**
+ * An error as a socket sends it: `extensions.http` (the status and headers of the GraphQL-over-HTTP
+ * answer) is HTTP's, and Yoga drops it from HTTP and SSE answers alike.
+ */
+function socketErrors(errors: readonly GraphQLError[]): GraphQLFormattedError[] {
+  return errors.map((e) => {
+    const json = typeof e.toJSON === 'function' ? e.toJSON() : (e as GraphQLFormattedError);
+    if (!json.extensions || !('http' in json.extensions)) return json;
+    const { http: _http, ...extensions } = json.extensions;
+    const { extensions: _all, ...rest } = json;
+    return Object.keys(extensions).length ? { ...rest, extensions } : rest;
+  });
 }
 
 /**
@@ -100,9 +121,10 @@ export function attachWebSocketServer(server: http.Server, yoga: Yoga, deps: Api
       onConnect: async (ctx) => {
         const authorization = authorizationOf(ctx.connectionParams, ctx.extra.request);
         const token = bearerToken(authorization);
+        let accountId: string;
         try {
           // Same failed-attempt budget per client address as HTTP (4429 once it is spent).
-          await authenticateFrom(deps, token, nodeClientAddress(ctx.extra.request, config.TRUST_PROXY));
+          accountId = (await authenticateFrom(deps, token, nodeClientAddress(ctx.extra.request, config.TRUST_PROXY))).id;
         } catch (e) {
           const code = e instanceof AppError ? e.code : 'UNAUTHENTICATED';
           if (code === 'RATE_LIMITED') ctx.extra.socket.close(4429, 'Too many requests');
@@ -110,17 +132,20 @@ export function attachWebSocketServer(server: http.Server, yoga: Yoga, deps: Api
           else ctx.extra.socket.close(4401, 'Invalid API key');
           return false;
         }
-        if (sessions.count(token!) >= config.MAX_SUBSCRIPTIONS_PER_KEY) {
-          ctx.extra.socket.close(4429, 'Too many sockets and subscriptions for this API key');
+        const refusal = sessions.refusal(token!, accountId, config);
+        if (refusal) {
+          ctx.extra.socket.close(4429, CAP_CLOSE_REASONS[refusal.cap]);
           return false;
         }
         ctx.extra.authorization = authorization;
-        ctx.extra.untrack = sessions.track(token!, () => ctx.extra.socket.close(4403, 'Credentials revoked'));
+        ctx.extra.untrack = sessions.track(token!, () => ctx.extra.socket.close(4403, 'Credentials revoked'), accountId);
         return true;
       },
       onClose: (ctx) => ctx.extra.untrack?.(),
       execute: (args) => (args.rootValue as Enveloped).execute(args as ExecutionArgs),
       subscribe: (args) => (args.rootValue as Enveloped).subscribe(args as ExecutionArgs),
+      onNext: (_ctx, _id, _payload, _args, result) => (result.errors?.length ? { ...result, errors: socketErrors(result.errors) } : undefined),
+      onError: (_ctx, _id, _payload, errors) => socketErrors(errors),
       // Anything wrong with one operation is answered on that operation; the socket and its other
       // subscriptions stay open.
       onSubscribe: async (ctx, _id, params) => {

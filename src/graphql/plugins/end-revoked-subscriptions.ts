@@ -1,35 +1,59 @@
 // A subscription authenticated with an API key ends, with one UNAUTHENTICATED error, once the key
 // stops authenticating (revoked, account disabled or cut off from the API): on SSE and WebSocket
-// alike, since both subscribe through this pipeline. live-sessions.ts notices the change.
+// alike, since both subscribe through this pipeline. live-sessions.ts notices the change. The same
+// pipeline bounds what subscriptions cost: how many a key, an account and the process hold open,
+// and one execution per live value for all its subscribers (shared-event-results.ts).
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { ExecutionResult } from 'graphql';
 import { AppError } from '../../errors.ts';
 import { bearerToken } from '../../services/auth/api-keys.ts';
 import type { GraphQLContext } from '../context.ts';
-import type { LiveSessions } from '../live-sessions.ts';
+import type { LiveSessions, SessionCaps } from '../live-sessions.ts';
+import { sharedEventResults } from '../shared-event-results.ts';
 
 export const REVOKED_MESSAGE = 'The API key no longer authenticates (revoked, or the account lost API access)';
 
-/** `source`, ended with one error result as soon as `revoked` settles. */
-function endWhenRevoked(source: AsyncIterable<ExecutionResult>, revoked: Promise<void>, untrack: () => void): AsyncIterableIterator<ExecutionResult> {
+/**
+ * `source`, ended with one error result once `revoke` is called, also in the middle of a wait for
+ * its next value. Nothing is attached to a long-lived promise per value (a race against one would
+ * keep a reaction per value delivered for as long as the subscription lives).
+ */
+function revocable(source: AsyncIterable<ExecutionResult>): { stream: AsyncIterableIterator<ExecutionResult>; revoke: () => void; untrackWith: (untrack: () => void) => void } {
   const it = source[Symbol.asyncIterator]();
   let done = false;
+  let revoked = false;
+  let untrack = () => {};
+  /** Answers the next() under way, if any. */
+  let interrupt: ((step: IteratorResult<ExecutionResult>) => void) | null = null;
   const finish = () => {
     done = true;
     untrack();
   };
-  const ended = revoked.then(() => 'revoked' as const);
-  return {
-    async next() {
-      if (done) return { value: undefined, done: true };
-      const step = await Promise.race([it.next(), ended]);
-      if (step !== 'revoked') {
-        if (step.done) finish();
-        return step;
-      }
-      finish();
-      void it.return?.();
-      return { value: { errors: [new AppError('UNAUTHENTICATED', REVOKED_MESSAGE)] }, done: false };
+  const ending = (): IteratorResult<ExecutionResult> => {
+    finish();
+    void it.return?.();
+    return { value: { errors: [new AppError('UNAUTHENTICATED', REVOKED_MESSAGE)] }, done: false };
+  };
+  const stream: AsyncIterableIterator<ExecutionResult> = {
+    next() {
+      if (done) return Promise.resolve({ value: undefined, done: true });
+      if (revoked) return Promise.resolve(ending());
+      return new Promise((resolve, reject) => {
+        interrupt = resolve;
+        it.next().then(
+          (step) => {
+            if (interrupt !== resolve) return;
+            interrupt = null;
+            if (step.done) finish();
+            resolve(step);
+          },
+          (err) => {
+            if (interrupt !== resolve) return;
+            interrupt = null;
+            reject(err);
+          },
+        );
+      });
     },
     async return() {
       finish();
@@ -45,31 +69,51 @@ function endWhenRevoked(source: AsyncIterable<ExecutionResult>, revoked: Promise
       return this;
     },
   };
+  const revoke = () => {
+    if (done) return;
+    revoked = true;
+    const answer = interrupt;
+    interrupt = null;
+    answer?.(ending());
+  };
+  return { stream, revoke, untrackWith: (u) => (untrack = u) };
 }
 
 /**
- * Ends each key's subscriptions when the key stops authenticating, and bounds how many one key
- * holds open in this process (SSE streams and WebSocket sockets and operations alike).
+ * Ends each key's subscriptions when the key stops authenticating, and bounds how many one key,
+ * one account and the process hold open (SSE streams and WebSocket sockets and operations alike;
+ * caps MAX_SUBSCRIPTIONS_PER_*, `maxPerKey` for the key).
  */
 export function useEndRevokedSubscriptions(sessions: LiveSessions, maxPerKey: number): Plugin<GraphQLContext> {
+  const subscribe = sharedEventResults();
   return {
-    onSubscribe({ args }) {
+    onSubscribe({ args, setSubscribeFn, setResultAndStopExecution }) {
+      setSubscribeFn(subscribe as never);
       const ctx = args.contextValue as GraphQLContext;
       const token = bearerToken(ctx.request.headers.get('authorization'));
       if (!token || ctx.isAdmin) return;
+      const { MAX_SUBSCRIPTIONS_PER_ACCOUNT, MAX_SUBSCRIPTIONS_PER_PROCESS } = ctx.deps.config;
+      const caps: SessionCaps = { MAX_SUBSCRIPTIONS_PER_KEY: maxPerKey, MAX_SUBSCRIPTIONS_PER_ACCOUNT, MAX_SUBSCRIPTIONS_PER_PROCESS };
+      // The rate limit's hook (before this one) authenticated the operation, if its key is good.
+      const accountId = ctx.scope.accountId;
+      // Refused before the subscription reads anything; checked again as it is counted.
+      const early = sessions.refusal(token, accountId, caps);
+      if (early) {
+        setResultAndStopExecution({ errors: [new AppError('RATE_LIMITED', early.message)] });
+        return;
+      }
       return {
         onSubscribeResult({ result, setResult }) {
           if (!isAsyncIterable(result)) return;
-          if (sessions.count(token) >= maxPerKey) {
+          const refusal = sessions.refusal(token, accountId, caps);
+          if (refusal) {
             void (result as AsyncGenerator).return?.(undefined);
-            const refused = new AppError('RATE_LIMITED', `At most ${maxPerKey} subscriptions and sockets at once per API key`);
-            setResult({ errors: [refused] });
+            setResult({ errors: [new AppError('RATE_LIMITED', refusal.message)] });
             return;
           }
-          let revoke!: () => void;
-          const revoked = new Promise<void>((resolve) => (revoke = resolve));
-          const untrack = sessions.track(token, revoke);
-          setResult(endWhenRevoked(result as AsyncIterable<ExecutionResult>, revoked, untrack));
+          const live = revocable(result as AsyncIterable<ExecutionResult>);
+          live.untrackWith(sessions.track(token, live.revoke, accountId));
+          setResult(live.stream);
         },
       };
     },
