@@ -113,6 +113,29 @@ describe('the examples in the docs run', () => {
     expect(records.data.pagination.total).toBeGreaterThanOrEqual(20);
   });
 
+  it('replay-batch.sh: a repeated PUT with another body returns the first create result unchanged; GET has the current status', async () => {
+    expect(firstBatch).not.toBe('');
+    const [replay, details] = jsonDocuments(await run('replay-batch.sh', firstBatch));
+    expect([replay.status_code, replay.message]).toEqual([200, 'Call batch already exists for this idempotency key']);
+    expect(replay.data).toMatchObject({ batch_id: firstBatch, idempotent: true, status: 'pending', start_mode: 'manual', total_contacts: 20, accepted_contacts: 20 });
+    expect(details.data).toMatchObject({ batch_id: firstBatch, status: 'completed', total_contacts: 20 });
+    expect((await rest('GET', '/call-batches?limit=100')).data.items.filter((b: any) => b.total_contacts === 1)).toEqual([]);
+  });
+
+  it("campaigns.md's toll-free example: rejected under a 09:00-17:00 window (09:00-20:00 depends on the season)", async () => {
+    const create = (end: string) =>
+      rest('POST', '/call-batches', {
+        agent_name: 'Demo Agent', version_name: 'v1', start_mode: 'manual', interruption: true, use_alternate_number: false,
+        schedule_date: '2026-11-24', schedule_time: '09:00', schedule_timezone: 'UTC',
+        calling_window: { start: '09:00', end, timezone: 'recipient' },
+        contacts: [{ contact_id: 'tf', phone_number: '+18002345678' }, { contact_id: 'ny', phone_number: '+12125550123' }],
+      });
+    const short = await create('17:00');
+    expect(short.data).toMatchObject({ accepted_contacts: 1, rejected_contacts: 1, validation_errors: [{ external_id: 'tf', field: 'phone_number' }] });
+    // The New York number alone is accepted under any window of a few hours.
+    expect((await create('12:00')).data).toMatchObject({ accepted_contacts: 1, rejected_contacts: 1 });
+  });
+
   it('export-results.sh downloads the CSV: a header and one line per call', async () => {
     expect(firstBatch).not.toBe('');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbs-export-example-'));

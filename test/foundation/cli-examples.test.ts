@@ -122,6 +122,39 @@ describe('the CLI help examples', () => {
   }, 120_000);
 });
 
+describe('the CLI lines the docs show', () => {
+  const root = path.resolve(import.meta.dirname, '../..');
+  const docs = ['README.md', ...fs.readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const lines = docs.flatMap((doc) =>
+    fs
+      .readFileSync(path.join(root, doc), 'utf8')
+      .split('\n')
+      .flatMap((line) => [...line.matchAll(/npm run cli -- ([^`\n#]+)/g)].map((m) => ({ doc, text: m[1].trim() }))),
+  );
+  const ID_PREFIXES = ['acc_', 'key_', 'agt-', 'pmt-', 'did_', 'sched_', 'call_'];
+
+  it('name commands that exist, with flags those commands take and ids of the real prefixes', () => {
+    expect(lines.length).toBeGreaterThan(30);
+    const names = Object.keys(commands);
+    for (const { doc, text } of lines) {
+      const [group, sub] = words(text);
+      if (!/^[a-z|]+$/.test(group)) continue; // `--help`, `<command>`, `…`
+      if (sub === undefined || sub.startsWith('-')) continue; // `keys --help`
+      const subs = sub.split('|');
+      for (const s of subs) {
+        const name = `${group} ${s}`;
+        if (group.includes('|')) continue;
+        expect(names, `${doc}: ${text}`).toContain(name);
+        for (const [, flag] of text.matchAll(/--([a-z][a-z-]*)/g)) {
+          if (flag === 'json' || flag === 'help') continue;
+          expect(commands[name].usage, `${doc}: ${text}`).toContain(`--${flag}`);
+        }
+      }
+      for (const [placeholder] of text.matchAll(/\b[a-z]+[-_]…/g)) expect(ID_PREFIXES, `${doc}: ${text}`).toContain(placeholder.slice(0, -1));
+    }
+  });
+});
+
 describe('the CLI for a first-day operator', () => {
   it('an unknown command says so first, on stderr, then the usage; exit 2', async () => {
     const { code, out, notes } = await cli(['batches', 'frobnicate']);
