@@ -14,6 +14,7 @@ export async function createDeps(config: Config, overrides: { clock?: Clock } = 
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
     poolSize: config.DB_POOL_SIZE,
+    connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
     onLooseModes: (entries, dataDir) =>
       logger.warn({ dataDir, entries }, 'data dir was readable or writable by other users; made private (directories 0700, files 0600)'),
   });

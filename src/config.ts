@@ -39,6 +39,8 @@ export const configSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional(),
   DB_POOL_SIZE: numberSetting(1, 200).default(10),
+  /** How long a pooled PostgreSQL connection may take to open before the query fails (503 to a request). */
+  DB_CONNECT_TIMEOUT_MS: numberSetting(100, 120_000).default(5_000),
   /** Apply pending migrations on start (PGlite always does). */
   MIGRATE_ON_START: bool.default(true),
   /** Bearer token for the operator (admin) GraphQL mutations; admin API is off when unset. */

@@ -34,6 +34,8 @@ export interface DatabaseOptions {
   /** Told once when an existing DATA_DIR had entries others could read or write (they are made private). */
   onLooseModes?: (entries: number, dataDir: string) => void;
   poolSize?: number;
+  /** PostgreSQL: how long opening a pooled connection may take (pg's connectionTimeoutMillis; default 5 s). */
+  connectTimeoutMs?: number;
 }
 
 // PostgreSQL returns BIGINT/NUMERIC as strings by default; counts we select are small.
@@ -51,7 +53,8 @@ const PGLITE_START_PARAMS = [...PGlite.defaultStartParams, '-c', `shared_buffers
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
+    // Without a connect timeout a query waits forever on a server that does not answer (pg's default).
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10, connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000 });
     // An idle client erroring (server restart) must not crash the process; the pool replaces it.
     pool.on('error', () => {});
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });

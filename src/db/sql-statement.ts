@@ -64,11 +64,16 @@ export function spareConnectionOr(db: Database, busy: SqlTx): SqlTx {
       // Opening one may fail (the server's connection limit, say): the busy one still works.
       const client = hasSpareConnection(pool) ? await pool.connect().catch(() => null) : null;
       if (!client) return busy.query(sql, params);
+      // A dropped connection's error is also emitted on the client: heard here, not uncaught (sql-transaction.ts).
+      const onLost = () => {};
+      client.on('error', onLost);
       try {
         const { rows } = await client.query(sql, params);
+        client.off('error', onLost);
         client.release();
         return rows as never;
       } catch (e) {
+        client.off('error', onLost);
         client.release(e as Error);
         throw e;
       }

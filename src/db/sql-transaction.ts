@@ -26,9 +26,16 @@ export async function withSqlTransaction<T>(db: Database, fn: (tx: SqlTransactio
   if (!db.pool) throw new Error('withSqlTransaction: the database exposes no raw driver');
   const client = await db.pool.connect();
   let broken: Error | undefined;
+  // pg emits a dropped connection's error on a checked-out client too, and the pool listens only
+  // to idle ones: unheard, it would be an uncaught exception (a database outage would end the process).
+  const onLost = (e: Error) => {
+    broken ??= e;
+  };
+  client.on('error', onLost);
   try {
     await client.query('BEGIN');
   } catch (e) {
+    client.off('error', onLost);
     client.release(e as Error);
     throw e;
   }
@@ -45,7 +52,8 @@ export async function withSqlTransaction<T>(db: Database, fn: (tx: SqlTransactio
     });
     throw e;
   } finally {
-    // A connection that could not roll back is discarded rather than handed to the next caller.
+    // A connection that could not roll back (or broke) is discarded rather than handed to the next caller.
+    client.off('error', onLost);
     client.release(broken);
   }
 }

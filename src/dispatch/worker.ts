@@ -175,6 +175,7 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
         releaseLoopKeeper = null;
       }
       // No renewals from here on; whatever else is still in flight keeps its lease, which lapses.
+      s.queue.close();
       await handOverProviderAnalyses(s);
       s.running = false;
       removeInFlightSource?.();

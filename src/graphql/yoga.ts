@@ -1,4 +1,5 @@
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, maskError, type YogaServerInstance } from 'graphql-yoga';
+import { unavailableFor } from '../db/unreachable.ts';
 import type { ApiDeps } from '../http/app-services.ts';
 import { createContext, type GraphQLContext } from './context.ts';
 import { schema } from './schema.ts';
@@ -28,8 +29,9 @@ export function createYogaServer(deps: ApiDeps, sessions: LiveSessions, graphiql
     graphiql: { title: 'Call batch service', defaultQuery: '{ me { id name limits { maxBatchSize } } }' },
     // From the installed package, not from a CDN (src/http/graphiql.ts).
     renderGraphiQL: (opts) => graphiql.render(opts),
-    // Anything that is not an AppError is masked ("Unexpected error.") and logged, on both surfaces.
-    maskedErrors: true,
+    // Anything that is not an AppError is masked ("Unexpected error.") and logged, on both surfaces;
+    // an unreachable database is the 503 UNAVAILABLE with Retry-After instead (REST reads it too).
+    maskedErrors: { maskError: (error, message, isDev) => unavailableFor(error) ?? maskError(error, message, isDev) },
     logging: deps.logger.child({ component: 'yoga' }) as never,
     landingPage: false,
     // CORS for every path (REST and GraphQL alike) is handled in src/http/cors.ts.

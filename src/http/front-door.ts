@@ -8,6 +8,7 @@ import { Request as ServerRequest } from '@whatwg-node/fetch';
 import type { ApiDeps } from './app-services.ts';
 import { AppError, ERROR_CODES } from '../errors.ts';
 import { errorResponse, internalError, json } from './responses.ts';
+import { unavailableFor } from '../db/unreachable.ts';
 import { assertAddressNotBlocked, authenticatedKey } from './authenticate-request.ts';
 import { logRequest, requestIdOf } from './request-log.ts';
 import { bearerToken } from '../services/auth/api-keys.ts';
@@ -144,7 +145,8 @@ export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudge
       if (e instanceof AppError) return graphql ? graphqlError(e) : errorResponse(e);
       if (!graphql) throw e;
       deps.logger.error({ err: e, path }, 'request failed before GraphQL');
-      return json(500, { errors: [{ message: 'Unexpected error.' }] });
+      const unavailable = unavailableFor(e);
+      return unavailable ? graphqlError(unavailable) : json(500, { errors: [{ message: 'Unexpected error.' }] });
     }
     return route(request, scope);
   }
@@ -157,7 +159,7 @@ export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudge
       return await guarded(request, path, scope, party, lease);
     } catch (err) {
       deps.logger.error({ err, method: request.method, path }, 'request failed');
-      return internalError();
+      return internalError(err);
     } finally {
       lease.release();
     }

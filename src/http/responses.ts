@@ -1,5 +1,6 @@
 import { Response as ServerResponse } from '@whatwg-node/server';
 import { AppError, boundedDetails, boundedText, ERROR_CODES } from '../errors.ts';
+import { unavailableFor } from '../db/unreachable.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
@@ -36,4 +37,5 @@ export function errorResponse(err: AppError): Response {
   );
 }
 
-export const internalError = () => errorResponse(new AppError('INTERNAL', 'Internal server error'));
+/** An unexpected error's answer: 503 with Retry-After while the database is unreachable, else 500. */
+export const internalError = (err?: unknown) => errorResponse(unavailableFor(err) ?? new AppError('INTERNAL', 'Internal server error'));

@@ -214,7 +214,7 @@ export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: Rest
       } catch (e) {
         if (e instanceof AppError) return withRateLimitHeaders(scope, errorResponse(e));
         opts.logger.error({ err: e, route: route.path }, 'REST route crashed');
-        return withRateLimitHeaders(scope, internalError());
+        return withRateLimitHeaders(scope, internalError(e));
       } finally {
         lease.release();
       }

@@ -4,9 +4,17 @@
 // Several groups may be committing at once, but never two holding the same call: a call's next
 // write waits until its previous one committed, so its changes always land in the order they happened.
 
+import { isDatabaseUnreachable } from '../../db/unreachable.ts';
 import type { ApplyCallWritesResult, CallWrite } from '../../services/calls/call-transitions.ts';
 
+/** Failures of a group (the database answered with an error) before it is dropped. */
 const MAX_ATTEMPTS = 6;
+/**
+ * While the database cannot be reached, a group is tried again this often, for as long as it takes:
+ * its writes are conditional on the lease, so after a long outage they apply only to calls nobody
+ * took over. Short, so the batch moves within moments of the database coming back.
+ */
+const UNREACHABLE_RETRY_MS = 200;
 
 interface Pending {
   write: CallWrite;
@@ -18,6 +26,8 @@ export interface WriteQueueOptions {
   /** After each committed group (logging, capacity kicks, batch completion). */
   onCommitted?(writes: CallWrite[], result: ApplyCallWritesResult): void;
   onError?(err: unknown, attempt: number): void;
+  /** An error that is waited out, never counted against the group (default: the database is unreachable). */
+  isTransient?(err: unknown): boolean;
   /** Most writes per transaction. */
   maxGroup?: number;
   /** Most transactions committing at once. */
@@ -87,6 +97,13 @@ export class WriteQueue {
     return this.running === 0 && !this.scheduled && this.pending.size === 0;
   }
 
+  private closed = false;
+
+  /** The worker stopped: writes still waiting for an unreachable database give up (their leases lapse; recovery settles them). */
+  close() {
+    this.closed = true;
+  }
+
   /** Commits deferred writes now (tests and shutdown should not wait for them). */
   flushDeferred() {
     if (this.pending.size > 0) this.schedule();
@@ -149,21 +166,31 @@ export class WriteQueue {
   }
 
   private async commit(group: Pending[]) {
-    for (let attempt = 1; ; attempt++) {
+    const transient = this.opts.isTransient ?? isDatabaseUnreachable;
+    for (let attempt = 1, unreachable = 0; ; ) {
       const writes = group.map((p) => p.write);
       let result: ApplyCallWritesResult;
       try {
         result = await this.opts.apply(writes);
       } catch (err) {
-        // Nothing was committed: retry (leases keep the calls ours meanwhile). A group that keeps
-        // failing is dropped so that one bad write cannot stall the worker: its calls' leases lapse
-        // and recovery settles them. Writes that arrived meanwhile wait in `pending` behind this one.
+        // Nothing was committed: retry (leases keep the calls ours meanwhile). An unreachable
+        // database is waited out - dropping the writes would lose answered calls' results and
+        // leave their slots taken until the leases lapsed. A group the database keeps refusing is
+        // dropped so that one bad write cannot stall the worker: its calls' leases lapse and
+        // recovery settles them. Writes that arrived meanwhile wait in `pending` behind this one.
+        if (transient(err) && !this.closed) {
+          // Logged once per outage and then every ~10 s, not on every try.
+          if (unreachable++ % 50 === 0) this.opts.onError?.(err, attempt);
+          await new Promise((r) => setTimeout(r, UNREACHABLE_RETRY_MS));
+          continue;
+        }
         this.opts.onError?.(err, attempt);
         if (attempt >= MAX_ATTEMPTS) {
           for (const p of group) for (const w of p.waiters) w(false);
           return;
         }
         await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
+        attempt++;
         continue;
       }
       try {

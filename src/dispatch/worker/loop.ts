@@ -1,6 +1,7 @@
 // The worker's loop. A tick starts due batches, renews leases, every few polls recovers other
 // workers' lost calls and analyses, enforces call limits and claims; between ticks, a call
 // ending wakes the loop for a claim round for its account, so a freed slot is refilled at once.
+import { isDatabaseUnreachable } from '../../db/unreachable.ts';
 import { sweepFinishedBatches } from '../../services/calls/call-transitions.ts';
 import { startDueBatches } from '../store/claim-calls.ts';
 import { requeueExpiredUndialled } from '../store/lease-recovery.ts';
@@ -81,6 +82,8 @@ export async function runLoop(s: WorkerState): Promise<void> {
   const recoverEveryMs = Math.max(pollMs, Math.min(leaseMs / 4, 5000));
   let lastTick = 0;
   let lastRecovery = 0;
+  /** When (Date.now()) the database stopped answering the loop; 0 while it answers. */
+  let unreachableSince = 0;
   while (s.running && !s.stopping) {
     try {
       if (Date.now() - lastTick >= pollMs) {
@@ -91,6 +94,10 @@ export async function runLoop(s: WorkerState): Promise<void> {
         s.accountsWithFreedSlots.clear();
         const r = await exclusive(s, () => tick(s, recover));
         s.lastTurnAt = Date.now();
+        if (unreachableSince) {
+          s.log.warn({ unreachableMs: Date.now() - unreachableSince }, 'database reachable again; held call writes are being committed');
+          unreachableSince = 0;
+        }
         s.moreWaiting = r.more;
         if (r.more) s.claimSoon = true;
       } else if (s.claimSoon) {
@@ -102,7 +109,12 @@ export async function runLoop(s: WorkerState): Promise<void> {
         if (r.more) s.claimSoon = true;
       }
     } catch (err) {
-      s.log.error({ err }, 'dispatch tick failed');
+      // An unreachable database is waited out (calls go on, their writes wait): said once, not every poll.
+      if (!isDatabaseUnreachable(err)) s.log.error({ err }, 'dispatch tick failed');
+      else if (!unreachableSince) {
+        unreachableSince = Date.now();
+        s.log.error({ err }, 'database unreachable; calls in flight go on and their writes wait for it');
+      }
       await sleep(Math.min(pollMs, 1000));
     }
     if (s.claimSoon || s.stopping) continue;

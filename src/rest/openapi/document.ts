@@ -15,8 +15,8 @@ const PATH_PARAMS: Record<string, string> = {
   phone_number: 'A number on the do-not-call list, in any form the phone rules read; `+` may be URL-encoded (`%2B`)',
 };
 
-/** Every route can answer these: a key refused, API access off, the rate limit, a bad query value, a fault. */
-const EVERY_ROUTE: ErrorCode[] = ['UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'MISSING_PARAMETER', 'INTERNAL'];
+/** Every route can answer these: a key refused, API access off, the rate limit, a bad query value, the database unreachable, a fault. */
+const EVERY_ROUTE: ErrorCode[] = ['UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED', 'MISSING_PARAMETER', 'UNAVAILABLE', 'INTERNAL'];
 /** A route that reads a body can also refuse its type or size, cut one that arrives too slowly, or ask for a retry while bodies pile up. */
 const BODY_ROUTE: ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'REQUEST_TIMEOUT', 'UNAVAILABLE'];
 
