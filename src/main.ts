@@ -4,6 +4,7 @@ import { runUntilSignalled } from './process-lifecycle.ts';
 import { createDeps } from './bootstrap.ts';
 import { buildApp, type App } from './app.ts';
 import { seedDemoIfEmpty } from './services/accounts/demo-seed.ts';
+import { startBanner } from './start-banner.ts';
 import { startBackground, type StartedBackground } from './background.ts';
 import type { AppDeps } from './deps.ts';
 import { newOperatorToken, operatorTokenPath, removeOperatorToken, writeOperatorToken } from './operator-token.ts';
@@ -29,24 +30,13 @@ async function start(): Promise<Started> {
   const operatorTokenFile = operatorToken ? operatorTokenPath(config.DATA_DIR) : undefined;
   deps.logger.info({ url, database: deps.db.kind, worker: !!background, operatorTokenFile }, 'call batch service listening');
 
-  if (config.SEED_DEMO) {
-    const demo = await seedDemoIfEmpty(deps);
-    if (demo) {
-      // Printed once: only the key's hash is stored.
-      process.stdout.write(
-        [
-          '',
-          'Demo account created. Its API key (shown once, keep it):',
-          `  ${demo.apiKey}`,
-          `Agent ${demo.agentId}, prompt version ${demo.versionId}, DID +14155550100.`,
-          'Try:',
-          `  curl -s ${url}/api/v1/public/me -H 'Authorization: Bearer ${demo.apiKey}'`,
-          `Dashboard (paste the key): ${url}/dashboard   GraphiQL: ${url}/graphql`,
-          'A first batch to watch: README.md, "A first batch".',
-          '',
-        ].join('\n') + '\n',
-      );
-    }
+  const demo = config.SEED_DEMO ? await seedDemoIfEmpty(deps) : null;
+  // The demo key is printed whatever stdout is (it is shown once: only its hash is stored). The
+  // banner of a restart goes to a person: a terminal, or the embedded start a person runs; a
+  // deployment's piped stdout (DATABASE_URL) keeps its JSON lines only.
+  if (demo || process.stdout.isTTY || deps.db.kind === 'pglite') {
+    const accounts = demo ? [] : await deps.db.prisma.account.findMany({ select: { id: true }, take: 2 });
+    process.stdout.write(startBanner({ url, demo, soleAccountId: accounts.length === 1 ? accounts[0].id : null }));
   }
   return { deps, app, background };
 }

@@ -21,6 +21,7 @@ async function me(url: string, key: string) {
 
 describe('npm start on an embedded data dir', () => {
   let key = '';
+  let accountId = '';
 
   it('first start seeds a demo account and prints a working key and curl line', async () => {
     const s = await startServerProcess(env);
@@ -33,6 +34,10 @@ describe('npm start on an embedded data dir', () => {
       const r = await me(s.url, key);
       expect(r.status).toBe(200);
       expect(r.body.data.name).toBe('Demo Account');
+      // The account id every CLI example needs, and how to get a new key for a lost one.
+      accountId = r.body.data.account_id;
+      expect(s.stdout()).toContain(`Demo account created: ${accountId}.`);
+      expect(s.stdout()).toContain(`Lost the API key? npm run cli -- keys create ${accountId}\n`);
     } finally {
       s.child.kill('SIGTERM');
       expect(await s.waitForExit()).toBe(0);
@@ -44,6 +49,9 @@ describe('npm start on an embedded data dir', () => {
     try {
       expect((await me(s.url, key)).status).toBe(200);
       expect(s.stdout()).not.toContain('Demo account created');
+      // Every start says where it listens and how to replace a lost key (the only account is named).
+      await expect.poll(() => s.stdout()).toContain(`Call batch service on ${s.url}   dashboard: ${s.url}/dashboard   API reference: ${s.url}/docs\n`);
+      expect(s.stdout()).toContain(`Lost the API key? npm run cli -- keys create ${accountId}\n`);
       const ready = await fetch(`${s.url}/readyz`);
       expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready' }]);
     } finally {
