@@ -171,10 +171,10 @@ async function cuttableProxy(target: URL) {
 }
 
 // Scaled down from the measured case (a 10 s outage under the default 30 s lease): same ratio.
-const OUTAGE_MS = Number(process.env.OUTAGE_TEST_MS ?? 4_000);
+const OUTAGE_MS = Number(process.env.OUTAGE_TEST_MS ?? 5_000);
 const LEASE_MS = OUTAGE_MS * 3;
-/** Calls end during the outage: answered before it, ended inside it. */
-const CALL_MS = Math.min(2_500, OUTAGE_MS * 0.6);
+/** Calls end during the outage: answered before it, ended inside it (room either side for a slow machine). */
+const CALL_MS = OUTAGE_MS * 0.6;
 const IN_FLIGHT = 20;
 
 describe.skipIf(!TEST_DATABASE_URL)('a connection dropped under a transaction (PostgreSQL)', () => {
