@@ -213,8 +213,17 @@ async function main() {
     const port = await freePort();
     // BENCH_API_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the API process.
     const apiArgs = (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    // Every subscriber connects from loopback with one key: lift the per-address and per-key caps.
-    const caps = { WS_MAX_CONNECTIONS_PER_ADDRESS: '100000', MAX_CONNECTIONS_PER_ADDRESS: '100000', MAX_SUBSCRIPTIONS_PER_KEY: '1000000' };
+    // Every subscriber connects from loopback with one key of one account: lift the per-address,
+    // per-key, per-account and per-process caps and the account's delivery budget, which would pace
+    // the very latency this measures.
+    const caps = {
+      WS_MAX_CONNECTIONS_PER_ADDRESS: '100000',
+      MAX_CONNECTIONS_PER_ADDRESS: '100000',
+      MAX_SUBSCRIPTIONS_PER_KEY: '1000000',
+      MAX_SUBSCRIPTIONS_PER_ACCOUNT: '1000000',
+      MAX_SUBSCRIPTIONS_PER_PROCESS: '1000000',
+      SUBSCRIPTION_EVENTS_PER_ACCOUNT_PER_SECOND: '1000000',
+    };
     const api = spawnEntry('src/main.ts', { DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', RUN_WORKER: 'false', SEED_DEMO: 'false', DB_POOL_SIZE: '10', ...caps }, apiArgs);
     children.push(api);
     const base = `http://127.0.0.1:${port}`;
