@@ -61,6 +61,15 @@ export function attemptsFromHistory(history: readonly HistoryEntry[], callStatus
       case 'retry_scheduled':
         close(text(d.status) ?? 'failed', d, e.at);
         break;
+      case 'alternate_waits':
+        // Put back until the alternate number's window opens: after the primary's attempt, or in
+        // place of a claimed alternate dial that was not made.
+        if (d.previous !== undefined) close(text(asDetail(d.previous).status) ?? 'failed', asDetail(d.previous), e.at);
+        else if (open) {
+          attempts.pop();
+          open = null;
+        }
+        break;
       case 'ended':
       case 'recovered':
         close(e.toStatus, { ...d, disconnect_reason: d.disconnect_reason ?? d.reason }, e.at);

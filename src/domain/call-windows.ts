@@ -12,12 +12,17 @@ import {
   type CallingWindow,
   type Interval,
   type WindowOpening,
+  type ZoneIntervals,
 } from './calling-window.ts';
 import { zoneKey } from './number-zones.ts';
+import { judgedZones } from './dial-permission.ts';
+import { fixedOffsetReason } from './zones.ts';
 
 export interface CallWindowPlacement {
   /** `calls.timezone`: the zones the call is judged in. */
   timezone: string;
+  /** `calls.contact_timezone`: the contact's own zone as written, which judges its alternate number too. */
+  contactTimezone: string | null;
   /** Null when the window is open at create. */
   nextAttemptAt: Date | null;
   windowClosesAt: Date;
@@ -33,21 +38,20 @@ export interface PlacementInput {
   now: Date;
   /** Openings by zone key already computed for this `now`: a create keeps one across its chunks. */
   openings?: Map<string, WindowOpening | null>;
+  /** Each zone's intervals for these windows and `now`, kept likewise. */
+  intervals?: ZoneIntervals;
 }
 
 export const NO_ZONE_MESSAGE = 'No time zone is known for this number; give the contact a timezone';
 
 /**
- * The zones the windows are judged in for a contact: its own zone, else its number's (with a
- * `recipient` window), else the windows' fixed zones. The alternate number is dialled under the
- * primary's windows: it is the same person, dialled at once after the primary.
+ * The zones the windows are judged in for a contact (dial-permission.ts): with a `recipient`
+ * window its number's zones and its own zone, all of them; else the windows' fixed zones. The
+ * alternate number is judged in its own zones when it is dialled.
  */
-function zonesOfContact(c: NormalizedContact, p: PlacementInput, recipient: boolean): { zones: string[]; own: boolean } | null {
-  if (!recipient) return { zones: [...new Set(p.windows.map((w) => w.timezone))], own: false };
-  const own = p.ownZone(c.index);
-  if (own !== null) return { zones: [own], own: true };
-  const zones = p.zonesOf(c.phoneNumber);
-  return zones === null ? null : { zones, own: false };
+function zonesOfContact(c: NormalizedContact, p: PlacementInput, recipient: boolean, own: string | null): string[] | null {
+  if (!recipient) return [...new Set(p.windows.map((w) => w.timezone))];
+  return judgedZones(p.zonesOf(c.phoneNumber), own);
 }
 
 /** The accepted contacts with their placements; those that can never be called join the rejections. */
@@ -59,25 +63,35 @@ export function placeInWindows(
   const recipient = usesRecipientZone(p.windows);
   // Contacts share a handful of zone sets: one opening computed per set.
   const openings = p.openings ?? new Map<string, WindowOpening | null>();
+  const intervals = p.intervals ?? new Map();
   const kept: NormalizedContact[] = [];
   const placements: CallWindowPlacement[] = [];
   const refused: ContactRejection[] = [];
+  const refuse = (c: NormalizedContact, field: string, message: string) => refused.push({ index: c.index, external_id: c.externalId, field, message });
   for (const c of accepted) {
-    const found = zonesOfContact(c, p, recipient);
-    if (found === null) {
-      refused.push({ index: c.index, external_id: c.externalId, field: 'phone_number', message: NO_ZONE_MESSAGE });
+    const own = p.ownZone(c.index);
+    // A fixed offset (EST, +05:00) would be judged without daylight saving time.
+    const fixed = own === null ? null : fixedOffsetReason(own, { allowUtc: false });
+    if (fixed !== null) {
+      refuse(c, 'timezone', fixed);
       continue;
     }
-    const key = zoneKey(found.zones);
-    if (!openings.has(key)) openings.set(key, nextOpening(p.windows, recipientZonesOf(p.windows, key), p.now));
+    const zones = zonesOfContact(c, p, recipient, own);
+    if (zones === null) {
+      refuse(c, 'phone_number', NO_ZONE_MESSAGE);
+      continue;
+    }
+    const key = zoneKey(zones);
+    if (!openings.has(key)) openings.set(key, nextOpening(p.windows, recipientZonesOf(p.windows, key), p.now, intervals));
     const opening = openings.get(key)!;
     if (opening === null) {
-      refused.push({ index: c.index, external_id: c.externalId, field: found.own ? 'timezone' : 'phone_number', message: neverOpensMessage(found.zones) });
+      refuse(c, own !== null ? 'timezone' : 'phone_number', neverOpensMessage(zones));
       continue;
     }
     kept.push(c);
     placements.push({
       timezone: key,
+      contactTimezone: own,
       nextAttemptAt: opening.opensAt.getTime() > p.now.getTime() ? opening.opensAt : null,
       windowClosesAt: opening.closesAt,
     });
@@ -100,6 +114,8 @@ export interface WaitingCall {
   nextAttemptAt: Date | null;
   /** `calls.wait_reason`: set while the frequency cap holds it. */
   waitReason: string | null;
+  /** `calls.contact_timezone`: the contact's own zone, judged with the number's. */
+  contactZone?: string | null;
 }
 
 export interface ReplaceInput {
@@ -128,7 +144,7 @@ export function replaceWaitingCall(call: WaitingCall, p: ReplaceInput, openingOf
   let key: string;
   if (ownKey !== null) key = ownKey;
   else if (usesRecipientZone(p.windows)) {
-    const zones = p.zonesOf(call.phoneNumber);
+    const zones = judgedZones(p.zonesOf(call.phoneNumber), call.contactZone ?? null);
     if (zones === null) return null;
     key = zoneKey(zones);
   } else key = zoneKey([...new Set(p.windows.map((w) => w.timezone))]);

@@ -8,7 +8,7 @@
 // and intersected, so DST changes fall where the zone database puts them.
 import { DateTime, type IANAZone } from 'luxon';
 import { computeScheduledAt, DAY_MS, isValidScheduleTime } from './schedule.ts';
-import { isZone, luxonZone } from './zones.ts';
+import { fixedOffsetReason, isZone, luxonZone } from './zones.ts';
 import { literalReason } from './field-issue.ts';
 import { zonesOfKey } from './number-zones.ts';
 
@@ -64,8 +64,13 @@ export function callingWindowProblems(w: { start?: string; end?: string; days?: 
       if (!(WEEKDAYS as readonly string[]).includes(d)) problems.push([`days.${i}`, literalReason(WEEKDAYS)]);
     });
   }
-  if (w.timezone !== undefined && w.timezone !== RECIPIENT_ZONE && !isZone(w.timezone)) {
-    problems.push(['timezone', `Value error, Unknown time zone '${w.timezone}'; give an IANA zone or '${RECIPIENT_ZONE}'`]);
+  if (w.timezone !== undefined && w.timezone !== RECIPIENT_ZONE) {
+    if (!isZone(w.timezone)) problems.push(['timezone', `Value error, Unknown time zone '${w.timezone}'; give an IANA zone or '${RECIPIENT_ZONE}'`]);
+    else {
+      // A stored window keeps being read (storedWindow): dropping it would call more, not less.
+      const fixed = fixedOffsetReason(w.timezone, { allowUtc: true });
+      if (fixed) problems.push(['timezone', fixed]);
+    }
   }
   return problems;
 }
@@ -81,20 +86,28 @@ export function normalizeWindow(w: { start: string; end: string; days?: readonly
  * that opening ends; null if there is none within the horizon (the windows never meet for these zones).
  * `recipientZones` are the zones of the call's number (or the contact's own zone).
  */
-export function nextOpening(windows: readonly CallingWindow[], recipientZones: readonly string[], from: Date): WindowOpening | null {
-  return firstOpening(openIntervals(windows, recipientZones, from), from);
+export function nextOpening(windows: readonly CallingWindow[], recipientZones: readonly string[], from: Date, cache?: ZoneIntervals): WindowOpening | null {
+  return firstOpening(openIntervals(windows, recipientZones, from, cache), from);
 }
+
+/**
+ * Each window's intervals by zone, for one set of windows and one `from`: a create judges its
+ * contacts in their numbers' zones and their own, so a zone recurs in many zone sets.
+ */
+export type ZoneIntervals = Map<string, Interval[]>;
 
 /**
  * When every window is open in every zone that applies, as sorted UTC intervals from the local day
  * before `from` through the horizon; null without windows (always open).
  */
-export function openIntervals(windows: readonly CallingWindow[], recipientZones: readonly string[], from: Date): Interval[] | null {
+export function openIntervals(windows: readonly CallingWindow[], recipientZones: readonly string[], from: Date, cache?: ZoneIntervals): Interval[] | null {
   let open: Interval[] | null = null;
-  for (const w of windows) {
+  for (const [i, w] of windows.entries()) {
     const zones = w.timezone === RECIPIENT_ZONE ? recipientZones : [w.timezone];
     for (const zone of new Set(zones)) {
-      const intervals = windowIntervals(w, zone, from);
+      const cacheKey = `${i} ${zone}`;
+      const intervals = cache?.get(cacheKey) ?? windowIntervals(w, zone, from);
+      cache?.set(cacheKey, intervals);
       open = open === null ? intervals : intersect(open, intervals);
       if (open.length === 0) return open;
     }

@@ -37,6 +37,28 @@ export function luxonZone(name: string): IANAZone {
 }
 
 /**
+ * Why a name cannot be a person's or a calling window's zone, or null when it can: a fixed UTC
+ * offset (`+05:00`, `Etc/GMT+5`, `UTC-4`) or an abbreviation (`EST`, `GMT`, `Zulu`) never follows
+ * daylight saving time, so "08:00-21:00 EST" would run until 21:59 in New York in July. `UTC`
+ * itself is allowed only where `allowUtc` says so (a window's fixed zone: nobody's local time,
+ * and nothing to miss). Bounded: a few string tests and at most one remembered resolution.
+ */
+export function fixedOffsetReason(name: string, o: { allowUtc: boolean }): string | null {
+  const lower = name.trim().toLowerCase();
+  if (o.allowUtc && lower === 'utc') return null;
+  const resolved = isListedZone(name) ? canonicalZoneSpelling(name) : resolvedZone(name);
+  const fixed =
+    FIXED_ABBREVIATIONS.has(lower) ||
+    /^[+\-\u2212]?\d|^(utc|gmt|ut)\s*[+\-\u2212]|^etc\//.test(lower) ||
+    (resolved !== null && (resolved === 'UTC' || /^[+-]|^Etc\//.test(resolved)));
+  if (!fixed) return null;
+  return `Value error, '${name}' is a fixed UTC offset with no daylight saving time; give a geographic IANA zone such as America/New_York`;
+}
+
+/** Names that read like a region's time but are one fixed offset (Intl now resolves EST to America/Panama, never EDT). */
+const FIXED_ABBREVIATIONS: ReadonlySet<string> = new Set(['est', 'mst', 'hst', 'utc', 'gmt', 'uct', 'ut', 'zulu', 'universal', 'greenwich', 'gmt0', 'gmt+0', 'gmt-0']);
+
+/**
  * The zone the runtime resolves an unlisted name to, or null when it is none. Resolving builds a
  * formatter (~75 µs); names are read in any case, so the answer is remembered by the lower-cased
  * name, for the last RESOLVED_NAMES of them.

@@ -68,29 +68,30 @@ describe('calling window in the recipient\'s zone', () => {
     ]);
     const id = created.batch_id;
 
+    // A contact's own zone narrows its number's zones: 09:00 in New York and in London.
     let rows = await calls(id);
     expect(rows.map((r) => [r.timezone, r.nextAttemptAt?.toISOString() ?? null])).toEqual([
       ['America/New_York', '2026-03-06T14:00:00.000Z'],
       ['America/Los_Angeles', '2026-03-06T17:00:00.000Z'],
-      ['Europe/London', null],
+      ['America/New_York,Europe/London', '2026-03-06T14:00:00.000Z'],
     ]);
 
     await drain();
-    expect(await dialled(id)).toEqual([0, 0, 1]);
+    expect(await dialled(id)).toEqual([0, 0, 0]);
 
     // The records show the wait: pending, next_attempt_at, the zone; the batch its window.
     const page = await t.request('GET', `${CALL_BATCHES}/${id}/calls`, { key: a.apiKey });
     expect(page.body.data.items.map((c: any) => [c.status, c.next_attempt_at, c.timezone])).toEqual([
       ['pending', '2026-03-06T14:00:00.000Z', 'America/New_York'],
       ['pending', '2026-03-06T17:00:00.000Z', 'America/Los_Angeles'],
-      ['completed', null, 'Europe/London'],
+      ['pending', '2026-03-06T14:00:00.000Z', 'America/New_York,Europe/London'],
     ]);
     const details = await t.request('GET', `${CALL_BATCHES}/${id}`, { key: a.apiKey });
-    expect(details.body.data).toMatchObject({ calling_window: window, queued: 2, completed: 1 });
+    expect(details.body.data).toMatchObject({ calling_window: window, queued: 3, completed: 0 });
 
     setClock('2026-03-06T13:59:59.000Z');
     await drain();
-    expect(await dialled(id)).toEqual([0, 0, 1]);
+    expect(await dialled(id)).toEqual([0, 0, 0]);
     setClock('2026-03-06T14:00:00.000Z');
     await drain();
     expect(await dialled(id)).toEqual([1, 0, 1]);
@@ -103,7 +104,7 @@ describe('calling window in the recipient\'s zone', () => {
       ['completed', 1],
     ]);
     const dials = (await callEvents(t.deps, id)).filter((e) => e.detail?.event === 'dial').map((e) => e.at.toISOString());
-    expect(dials.sort()).toEqual(['2026-03-06T13:30:00.000Z', '2026-03-06T14:00:00.000Z', '2026-03-06T17:00:00.000Z']);
+    expect(dials.sort()).toEqual(['2026-03-06T14:00:00.000Z', '2026-03-06T14:00:00.000Z', '2026-03-06T17:00:00.000Z']);
     const { batch } = await expectConsistentBatch(t.deps, id);
     expect(batch.status).toBe('completed');
   });
@@ -375,7 +376,9 @@ describe('a create whose contacts name every zone', () => {
     const lookups = vi.spyOn(IANAZone.prototype, 'offset');
     try {
       const created = await create(a, contacts, { calling_window: { start: '09:00', end: '20:00', days: WEEKDAYS, timezone: 'recipient' } });
-      expect(created.accepted_contacts).toBe(contacts.length);
+      // Each is judged in New York and its own zone: those that never share an hour with New York are rejected.
+      expect(created.accepted_contacts + created.validation_errors.length).toBe(contacts.length);
+      expect(created.validation_errors.every((e) => e.field === 'timezone')).toBe(true);
       expect(lookups.mock.calls.length).toBeGreaterThan(zones.length);
       expect(lookups.mock.calls.length).toBeLessThan(40 * zones.length);
     } finally {

@@ -148,7 +148,8 @@ describe('zones of a number', () => {
     expect(zonesForNumber(table, '+12125550100')).toEqual(['America/New_York']);
     expect(zonesForNumber(table, '+13105550100')).toEqual(['America/Los_Angeles']);
     expect(zonesForNumber(table, '+442079460000')).toEqual(['Europe/London']);
-    expect(zonesForNumber(table, '+19075550100')).toEqual(['America/Adak', 'America/Anchorage']);
+    // 907-555 is not listed under 907 (Adak and Anchorage): every zone listed under the area code applies.
+    expect(zonesForNumber(table, '+19075550100')).toEqual(['America/Adak', 'America/Anchorage', 'America/Juneau', 'Pacific/Honolulu']);
     // A number the table cannot place more precisely than its country code: every NANP zone.
     expect(zonesForNumber(table, '+18005550100')!.length).toBeGreaterThan(20);
   });
@@ -172,8 +173,8 @@ describe('placeInWindows', () => {
     expect(r.placements.map((p) => [p.timezone, p.nextAttemptAt?.toISOString() ?? null, p.windowClosesAt.toISOString()])).toEqual([
       ['America/New_York', '2026-06-10T13:00:00.000Z', '2026-06-11T00:00:00.000Z'],
       ['America/Los_Angeles', '2026-06-10T16:00:00.000Z', '2026-06-11T03:00:00.000Z'],
-      // Its own zone, where the window is already open.
-      ['Europe/London', null, '2026-06-10T19:00:00.000Z'],
+      // Its own zone narrows its number's: open from 09:00 in New York to 20:00 in London.
+      ['America/New_York,Europe/London', '2026-06-10T13:00:00.000Z', '2026-06-10T19:00:00.000Z'],
     ]);
     expect(r.rejected).toEqual([
       expect.objectContaining({ index: 4, field: 'phone_number', message: expect.stringContaining('does not open within 15 days') }),
@@ -197,7 +198,7 @@ describe('placeInWindows', () => {
     const kept = { opensAt: at('2026-06-11T00:00:00Z'), closesAt: at('2026-06-11T01:00:00Z') };
     openings.set('Asia/Tokyo', kept);
     const later = place([contact(3, '+12125550102')], () => 'Asia/Tokyo');
-    expect(later.placements).toEqual([{ timezone: 'Asia/Tokyo', nextAttemptAt: kept.opensAt, windowClosesAt: kept.closesAt }]);
+    expect(later.placements).toEqual([{ timezone: 'Asia/Tokyo', contactTimezone: 'Asia/Tokyo', nextAttemptAt: kept.opensAt, windowClosesAt: kept.closesAt }]);
   });
 });
 

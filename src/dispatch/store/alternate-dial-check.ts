@@ -1,5 +1,6 @@
 // Whether the worker may dial a call's alternate number now (the claim checks the primary number
-// itself, inside its statement): not on the account's do-not-call list, and, for an account with a
+// itself, inside its statement): not on the account's do-not-call list, its calling windows open
+// in the alternate's own zones and the contact's (dial-permission.ts), and, for an account with a
 // frequency cap, under the cap. A dial the cap allows is counted here, under the account's claim
 // lock, so a claim and this check never both take a number's last dial in the period.
 import type { AppDeps } from '../../deps.ts';
@@ -7,9 +8,22 @@ import { FREQUENCY_CAP_SKIP } from '../../domain/frequency-cap.ts';
 import { SUPPRESSED_DISCONNECT_REASON } from '../../domain/suppressions.ts';
 import { runStatement } from '../../db/sql-statement.ts';
 import { withSqlTransaction } from '../../db/sql-transaction.ts';
+import type { CallingWindow } from '../../domain/calling-window.ts';
+import { dialPermission } from '../../domain/dial-permission.ts';
+import { numberZoneTable } from '../../services/batches/number-zone-table.ts';
 
-/** `ok`, or why the alternate number is not dialled. */
-export type AlternateDialCheck = 'ok' | typeof SUPPRESSED_DISCONNECT_REASON | typeof FREQUENCY_CAP_SKIP;
+/**
+ * `ok`; why the alternate number is not dialled (`calling_window`: its windows do not open for it
+ * within the horizon, or it has no zone); or, its window being closed now, the opening to wait for.
+ */
+export type AlternateDialCheck =
+  | 'ok'
+  | typeof SUPPRESSED_DISCONNECT_REASON
+  | typeof FREQUENCY_CAP_SKIP
+  | typeof ALTERNATE_NEVER_OPENS
+  | { opensAt: Date; closesAt: Date };
+
+export const ALTERNATE_NEVER_OPENS = 'calling_window';
 
 interface CapRow {
   max_calls: number | null;
@@ -18,17 +32,23 @@ interface CapRow {
 
 export async function checkAlternateDial(
   deps: Pick<AppDeps, 'db'>,
-  c: { accountId: string; callId: string; phoneNumber: string; now: Date },
+  c: { accountId: string; callId: string; phoneNumber: string; now: Date; windows: readonly CallingWindow[] },
 ): Promise<AlternateDialCheck> {
   // One primary-key lookup each; an account without a cap needs nothing more.
-  const [row] = await runStatement<CapRow & { suppressed: boolean }>(
+  const [row] = await runStatement<CapRow & { suppressed: boolean; contact_timezone: string | null }>(
     deps.db,
     `SELECT EXISTS (SELECT 1 FROM suppressions WHERE account_id = $1 AND phone_number = $2) AS suppressed,
-            frequency_cap_max_calls AS max_calls, frequency_cap_period_seconds AS period_seconds
+            frequency_cap_max_calls AS max_calls, frequency_cap_period_seconds AS period_seconds,
+            (SELECT contact_timezone FROM calls WHERE id = $3) AS contact_timezone
        FROM accounts WHERE id = $1`,
-    [c.accountId, c.phoneNumber],
+    [c.accountId, c.phoneNumber, c.callId],
   );
   if (row?.suppressed) return SUPPRESSED_DISCONNECT_REASON;
+  // Before the cap, which counts the dial: a dial not made now must not be counted.
+  const permit = dialPermission(numberZoneTable(), { number: c.phoneNumber, contactZone: row?.contact_timezone ?? null, windows: c.windows, now: c.now });
+  if (!permit.allowed) {
+    return permit.reason === 'calling_window' ? { opensAt: permit.opensAt!, closesAt: permit.closesAt! } : ALTERNATE_NEVER_OPENS;
+  }
   if (!row || row.max_calls === null) return 'ok';
   return withSqlTransaction(deps.db, async (tx) => {
     // The claim lock (claims hold it a few ms): waited for, not skipped.

@@ -3,6 +3,7 @@
 
 import type { CallStatus } from '../../domain/call-state.ts';
 import type { CallWrite } from '../../services/calls/call-transitions.ts';
+import { ALTERNATE_WINDOW_WAIT } from '../../domain/wait-reason.ts';
 import { callDurations, type CallEndResult, type CallRecording } from '../voice/provider.ts';
 
 export interface CallRef {
@@ -224,5 +225,48 @@ export function transcriptWrite(
     releaseLease: change.transcriptStatus !== 'processing',
     recording: change.recording ?? null,
     ...(change.optOut ? { optOut: true } : {}),
+  };
+}
+
+/**
+ * The primary number ended unanswered while the alternate number's calling window was closed: the
+ * call goes back in line (its slot and lease freed) until the alternate's opening, when the claim
+ * dials the alternate (wait_reason ALTERNATE_WINDOW_WAIT). `undial` takes back a claim's count of a
+ * dial that was not made.
+ */
+export function alternateWaitWrite(
+  ref: CallRef,
+  owner: string,
+  from: CallStatus,
+  c: { alternate: string; at: Date; next: RetryTime; previous?: { number: string; result: CallEndResult }; undial?: boolean },
+): CallWrite {
+  return {
+    ...ref,
+    owner,
+    from,
+    to: 'queued',
+    events: [
+      {
+        from,
+        to: 'queued',
+        at: c.at,
+        detail: {
+          event: 'alternate_waits',
+          number: c.alternate,
+          reason: 'calling_window',
+          next_attempt_at: c.next.at.toISOString(),
+          ...(c.previous
+            ? { previous: { number: c.previous.number, status: c.previous.result.status, disconnect_reason: c.previous.result.disconnectReason, ...c.previous.result.detail } }
+            : {}),
+        },
+      },
+    ],
+    set: {
+      nextAttemptAt: c.next.at,
+      windowClosesAt: c.next.windowClosesAt ?? undefined,
+      waitReason: ALTERNATE_WINDOW_WAIT,
+      ...(c.undial ? { attemptsIncrement: -1 } : {}),
+    },
+    releaseLease: true,
   };
 }

@@ -16,7 +16,9 @@
 import type { AppDeps } from '../../deps.ts';
 import { counterDelta } from '../../domain/call-state.ts';
 import { allocateSlots, type BatchDemand } from '../../domain/fair-share.ts';
-import { enqueueBatchEvents } from '../../services/webhooks/enqueue-batch-events.ts';
+import { enqueueBatchEvents, type WebhookDeps } from '../../services/webhooks/enqueue-batch-events.ts';
+import { enqueueCallWebhooks } from '../../services/webhooks/outbox.ts';
+import { ALTERNATE_WINDOW_WAIT } from '../../domain/wait-reason.ts';
 import { closeFinishedBatches } from '../../services/calls/call-transitions.ts';
 import { SUPPRESSED_DISCONNECT_REASON } from '../../domain/suppressions.ts';
 import { FREQUENCY_CAP_WAIT_REASON, frequencyCapOf, type FrequencyCap } from '../../domain/frequency-cap.ts';
@@ -39,6 +41,11 @@ export interface ClaimedCall {
   attempts: number;
   /** calls.timezone: the zones its calling windows are judged in; null without a window. */
   timezone: string | null;
+  /** calls.contact_timezone: the contact's own zone, which judges the alternate number too. */
+  contactTimezone: string | null;
+  /** The number this claim dials: the primary, or the alternate of a call that waited for its window. */
+  dialledNumber: string;
+  usedAlternate: boolean;
   /** The batch's windows version when claimed: settings loaded for an older one are stale. */
   windowsVersion: number;
   dialledAt: Date;
@@ -97,6 +104,9 @@ interface ClaimRow {
   windows_version: number;
   /** Cancelled by the claim: its number is on the account's do-not-call list. */
   suppressed: boolean;
+  dialled_number: string;
+  alternate: boolean;
+  contact_timezone: string | null;
 }
 
 interface BatchRow {
@@ -122,6 +132,8 @@ const SUPPRESS = counterDelta('queued', 'cancelled');
  */
 export const CLAIM_JIT_OFF = 'SET LOCAL jit = off';
 
+const ALT = `'${ALTERNATE_WINDOW_WAIT}'`;
+
 /** Exported for bench/dispatch.ts, which EXPLAINs the very statement a worker runs. */
 export const CLAIM_SQL = `
 WITH alloc AS (
@@ -145,13 +157,17 @@ picked AS (
   -- swept are skipped inside the index. Under the outer LIMIT a branch only runs, and only locks
   -- rows, when those before it come up short.
   -- A number put on the account's do-not-call list after the create is never dialled: the call
-  -- is cancelled here instead (one primary-key probe per claimed call).
-  SELECT p.id, p.status AS old_status,
+  -- is cancelled here instead (one primary-key probe per claimed call). A retry that waited for
+  -- its alternate number's window (wait_reason ${ALT}) dials the alternate: that number is the
+  -- one checked, capped and dialled.
+  SELECT p.id, p.status AS old_status, p.phone_number AS number, p.alternate,
          EXISTS (SELECT 1 FROM suppressions s WHERE s.account_id = $9 AND s.phone_number = p.phone_number) AS suppressed
     FROM alloc a
     CROSS JOIN LATERAL (
       SELECT * FROM (
-        SELECT c.id, c.status, c.phone_number FROM calls c
+        SELECT c.id, c.status, COALESCE(CASE WHEN c.wait_reason = ${ALT} THEN c.alternate_phone END, c.phone_number) AS phone_number,
+               (c.wait_reason = ${ALT} AND c.alternate_phone IS NOT NULL) IS TRUE AS alternate
+          FROM calls c
          WHERE c.batch_id = a.batch_id AND c.status = 'queued' AND c.lease_owner IS NULL
            AND COALESCE(c.next_attempt_at, '-infinity'::timestamptz) <= $3::timestamptz
            AND (c.window_closes_at IS NULL OR c.window_closes_at > $3::timestamptz)
@@ -160,7 +176,7 @@ picked AS (
          FOR UPDATE SKIP LOCKED) requeued
       UNION ALL
       SELECT * FROM (
-        SELECT c.id, c.status, c.phone_number FROM calls c
+        SELECT c.id, c.status, c.phone_number, false FROM calls c
          WHERE NOT a.windowed AND c.batch_id = a.batch_id AND c.status = 'pending' AND c.lease_owner IS NULL
            AND (c.next_attempt_at IS NULL OR c.next_attempt_at <= $3::timestamptz)
          ORDER BY c.seq
@@ -168,7 +184,7 @@ picked AS (
          FOR UPDATE SKIP LOCKED) never_dialled
       UNION ALL
       SELECT * FROM (
-        SELECT c.id, c.status, c.phone_number FROM calls c
+        SELECT c.id, c.status, c.phone_number, false FROM calls c
          WHERE a.windowed AND c.batch_id = a.batch_id AND c.status = 'pending' AND c.lease_owner IS NULL
            AND c.window_closes_at IS NOT NULL AND c.window_closes_at > $3::timestamptz
            AND COALESCE(c.next_attempt_at, '-infinity'::timestamptz) <= $3::timestamptz
@@ -192,12 +208,12 @@ capped AS (
                     ORDER BY d.dialled_at OFFSET w.k - 1 LIMIT 1), $3::timestamptz)
            + $14::int * interval '1 second' AS next_attempt_at
     FROM (
-      SELECT c.id, c.phone_number,
-             n.dials + row_number() OVER (PARTITION BY c.phone_number ORDER BY c.batch_id, c.seq) - $13::int AS k
+      SELECT c.id, p.number AS phone_number,
+             n.dials + row_number() OVER (PARTITION BY p.number ORDER BY c.batch_id, c.seq) - $13::int AS k
         FROM picked p JOIN calls c ON c.id = p.id
         CROSS JOIN LATERAL (
           SELECT count(*)::int AS dials FROM number_dials d
-           WHERE d.account_id = $9 AND d.phone_number = c.phone_number
+           WHERE d.account_id = $9 AND d.phone_number = p.number
              AND d.dialled_at > $3::timestamptz - $14::int * interval '1 second') n
        WHERE $13::int IS NOT NULL AND NOT p.suppressed
     ) w
@@ -205,21 +221,22 @@ capped AS (
 ),
 waits AS (
   -- Still waiting (pending or queued, in the queued counter), until the cap lets it through.
-  UPDATE calls c SET next_attempt_at = k.next_attempt_at, wait_reason = $15, updated_at = $3::timestamptz
+  UPDATE calls c SET next_attempt_at = k.next_attempt_at, updated_at = $3::timestamptz,
+         wait_reason = CASE WHEN c.wait_reason = ${ALT} THEN c.wait_reason ELSE $15 END
     FROM capped k
    WHERE c.id = k.id
   RETURNING 1
 ),
 upd AS (
   UPDATE calls c SET status = 'ringing', lease_owner = $4, lease_expires_at = $5::timestamptz,
-         attempts = c.attempts + 1, dialed_number = c.phone_number, used_alternate = false, next_attempt_at = NULL,
+         attempts = c.attempts + 1, dialed_number = p.number, used_alternate = p.alternate, next_attempt_at = NULL,
          "timestamp" = COALESCE(c."timestamp", $3::timestamptz), updated_at = $3::timestamptz,
          wait_reason = NULL
     FROM picked p
    WHERE c.id = p.id AND NOT p.suppressed
      AND p.id NOT IN (SELECT id FROM capped)
   RETURNING c.id, c.batch_id, c.account_id, c.seq, c.phone_number, c.alternate_phone, c.external_id, c.name,
-            c.metadata, c.attempts, c.timezone, p.old_status
+            c.metadata, c.attempts, c.timezone, p.old_status, p.number AS dialled_number, p.alternate, c.contact_timezone
 ),
 sup AS (
   UPDATE calls c SET status = 'cancelled', completed_at = $3::timestamptz, disconnect_reason = $12,
@@ -227,22 +244,22 @@ sup AS (
          next_attempt_at = NULL, wait_reason = NULL
     FROM picked p
    WHERE c.id = p.id AND p.suppressed
-  RETURNING c.id, c.batch_id, c.account_id, c.seq, c.phone_number, p.old_status
+  RETURNING c.id, c.batch_id, c.account_id, c.seq, c.phone_number, c.attempts, p.old_status, p.number AS dialled_number, p.alternate
 ),
 dials AS (
   -- What the frequency cap counts: only written for an account that has one.
   INSERT INTO number_dials (account_id, phone_number, dialled_at, call_id)
-  SELECT $9, phone_number, $3::timestamptz, id FROM upd WHERE $13::int IS NOT NULL
+  SELECT $9, dialled_number, $3::timestamptz, id FROM upd WHERE $13::int IS NOT NULL
   RETURNING 1
 ),
 ev AS (
   INSERT INTO call_events (account_id, call_id, from_status, to_status, detail, at)
   SELECT account_id, id, old_status, to_status, detail, $3::timestamptz FROM (
     SELECT account_id, id, old_status, 'ringing' AS to_status, batch_id, seq,
-           jsonb_build_object('event', 'dial', 'number', phone_number, 'attempt', attempts, 'alternate', false, 'worker', $4::text) AS detail
+           jsonb_build_object('event', 'dial', 'number', dialled_number, 'attempt', attempts, 'alternate', alternate, 'worker', $4::text) AS detail
       FROM upd
     UNION ALL
-    SELECT account_id, id, old_status, 'cancelled', batch_id, seq, jsonb_build_object('event', 'suppressed', 'number', phone_number)
+    SELECT account_id, id, old_status, 'cancelled', batch_id, seq, jsonb_build_object('event', 'suppressed', 'number', dialled_number)
       FROM sup
   ) e ORDER BY batch_id, seq
   RETURNING 1
@@ -262,10 +279,10 @@ cnt AS (
   RETURNING 1
 )
 SELECT id, u.batch_id, account_id, seq, phone_number, alternate_phone, external_id, name, metadata, attempts, timezone,
-       a.windows_version, false AS suppressed
+       a.windows_version, false AS suppressed, dialled_number, alternate, contact_timezone
   FROM upd u JOIN alloc a ON a.batch_id = u.batch_id
 UNION ALL
-SELECT id, batch_id, account_id, seq, phone_number, NULL, NULL, NULL, NULL, 0, NULL, 0, true FROM sup
+SELECT id, batch_id, account_id, seq, phone_number, NULL, NULL, NULL, NULL, attempts, NULL, 0, true, dialled_number, alternate, NULL FROM sup
 ORDER BY batch_id, seq`;
 
 /** CLAIM_SQL's parameters: `alloc` is how many calls to take per batch. */
@@ -307,7 +324,7 @@ function refill(demands: BatchDemand[], first: Map<string, number>, rows: ClaimR
   return allocateSlots(others, free - dialled, budget - rows.length, rotate);
 }
 
-export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): Promise<ClaimResult> {
+export async function claimCalls(deps: Pick<AppDeps, 'db'> & WebhookDeps, input: ClaimInput): Promise<ClaimResult> {
   const empty = (skipped: boolean): ClaimResult => ({ skipped, claimed: [], budgetExhausted: false });
   if (input.budget <= 0) return { ...empty(false), budgetExhausted: true };
   return withSqlTransaction(deps.db, async (tx) => {
@@ -359,6 +376,9 @@ export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): 
       if (second.size > 0) rows.push(...(await claimSql(second)));
     }
     const suppressedBatches = [...new Set(rows.filter((r) => r.suppressed).map((r) => r.batch_id))].sort();
+    // A call dialled before (a retry waiting) gets its terminal webhook; one never dialled none.
+    const endedDialled = rows.filter((r) => r.suppressed && r.attempts > 0).map((r) => ({ type: 'call.cancelled' as const, callId: r.id }));
+    await enqueueCallWebhooks(tx, deps, endedDialled, now);
     // A batch whose last waiting calls were all suppressed has nothing left to dial: close it now.
     if (suppressedBatches.length > 0) await closeFinishedBatches(tx, suppressedBatches, now);
     const claimed: ClaimedCall[] = rows.filter((r) => !r.suppressed).map((r) => ({
@@ -373,6 +393,9 @@ export async function claimCalls(deps: Pick<AppDeps, 'db'>, input: ClaimInput): 
       metadata: r.metadata ?? {},
       attempts: r.attempts,
       timezone: r.timezone,
+      contactTimezone: r.contact_timezone,
+      dialledNumber: r.dialled_number,
+      usedAlternate: r.alternate,
       windowsVersion: r.windows_version,
       dialledAt: now,
     }));

@@ -8,6 +8,7 @@ import { withSqlTransaction } from '../../db/sql-transaction.ts';
 import { CANCEL_WAITING, cancelWaitingCalls } from '../../services/calls/cancel-waiting-calls.ts';
 import { closeFinishedBatches } from '../../services/calls/call-transitions.ts';
 import { EXPIRED_DISCONNECT_REASON } from '../../domain/retry-policy.ts';
+import type { WebhookDeps } from '../../services/webhooks/enqueue-batch-events.ts';
 
 /** Statuses in which an expired batch's waiting calls are ended; a batch not yet started keeps them until it starts. */
 const EXPIRING_STATUSES = ['queued', 'dispatching', 'running', 'paused'];
@@ -20,7 +21,7 @@ export interface EndedUndialled {
   calls: number;
 }
 
-export async function endUndialledCalls(deps: Pick<AppDeps, 'db'>, now: Date): Promise<EndedUndialled[]> {
+export async function endUndialledCalls(deps: Pick<AppDeps, 'db'> & WebhookDeps, now: Date): Promise<EndedUndialled[]> {
   const due = await runStatement<{ id: string; cancelled: boolean }>(
     deps.db,
     `(SELECT id, false AS cancelled FROM batches
@@ -33,7 +34,7 @@ export async function endUndialledCalls(deps: Pick<AppDeps, 'db'>, now: Date): P
   for (const b of due) {
     const reason = b.cancelled ? 'batch_cancelled' : 'expired';
     const calls = await withSqlTransaction(deps.db, async (tx) => {
-      const n = await cancelWaitingCalls(tx, {
+      const n = await cancelWaitingCalls(tx, deps, {
         batchId: b.id,
         now,
         event: reason,

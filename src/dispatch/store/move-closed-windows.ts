@@ -11,6 +11,11 @@ import { effectiveWindows, nextOpening, NO_WINDOW_DISCONNECT_REASON, recipientZo
 import { CANCEL_WAITING, cancelWaitingCalls } from '../../services/calls/cancel-waiting-calls.ts';
 import { closeFinishedBatches } from '../../services/calls/call-transitions.ts';
 import { UNFINISHED_BATCH_STATUSES } from '../../domain/batch-state.ts';
+import { ALTERNATE_WINDOW_WAIT } from '../../domain/wait-reason.ts';
+import { zonesOfDial } from '../../domain/dial-permission.ts';
+import { zoneKey, type NumberZones } from '../../domain/number-zones.ts';
+import { numberZoneTable } from '../../services/batches/number-zone-table.ts';
+import type { WebhookDeps } from '../../services/webhooks/enqueue-batch-events.ts';
 
 const SWEPT_STATUSES = UNFINISHED_BATCH_STATUSES;
 const BATCHES_PER_TURN = 50;
@@ -27,7 +32,7 @@ export interface WindowSweep {
   cancelled: number;
 }
 
-export async function moveClosedWindows(deps: Pick<AppDeps, 'db'>, now: Date): Promise<WindowSweep> {
+export async function moveClosedWindows(deps: Pick<AppDeps, 'db'> & WebhookDeps, now: Date): Promise<WindowSweep> {
   const batches = await runStatement<{ id: string; calling_window: unknown; enforced_window: unknown; windows_version: number }>(
     deps.db,
     `SELECT id, calling_window, enforced_window, windows_version FROM batches
@@ -53,10 +58,27 @@ export async function moveClosedWindows(deps: Pick<AppDeps, 'db'>, now: Date): P
  * which EXPLAINs it.
  */
 export const CLOSED_WINDOW_CALLS_SQL = `
-SELECT id, timezone FROM calls
+SELECT id, timezone, wait_reason, alternate_phone, contact_timezone FROM calls
  WHERE batch_id = $1 AND status IN ('pending', 'queued') AND window_closes_at IS NOT NULL
    AND window_closes_at <= $2::timestamptz AND lease_owner IS NULL
  LIMIT $3`;
+
+interface ClosedCall {
+  id: string;
+  timezone: string | null;
+  wait_reason: string | null;
+  alternate_phone: string | null;
+  contact_timezone: string | null;
+}
+
+/**
+ * The zone key a closed call's next opening is computed for: its own, or, for a call waiting to
+ * dial its alternate number, the alternate's zones (dial-permission.ts).
+ */
+function groupKey(table: NumberZones, c: ClosedCall): string {
+  if (c.wait_reason !== ALTERNATE_WINDOW_WAIT || c.alternate_phone === null) return c.timezone ?? '';
+  return zoneKey(zonesOfDial(table, c.alternate_phone, c.contact_timezone) ?? []);
+}
 
 /** The batch as read, whose windows the sweep applies. */
 interface SweptBatch {
@@ -68,17 +90,18 @@ interface SweptBatch {
  * Each write is made only while the batch's windows are still the ones read: one changed since
  * is the reset's to place (reset-windows.ts).
  */
-async function sweepBatch(deps: Pick<AppDeps, 'db'>, batch: SweptBatch, windows: CallingWindow[], now: Date): Promise<WindowSweep> {
+async function sweepBatch(deps: Pick<AppDeps, 'db'> & WebhookDeps, batch: SweptBatch, windows: CallingWindow[], now: Date): Promise<WindowSweep> {
   const batchId = batch.id;
-  const closed = await runStatement<{ id: string; timezone: string | null }>(deps.db, CLOSED_WINDOW_CALLS_SQL, [
+  const closed = await runStatement<ClosedCall>(deps.db, CLOSED_WINDOW_CALLS_SQL, [
     batchId,
     now.toISOString(),
     CALLS_PER_BATCH_PER_TURN,
   ]);
   if (closed.length === 0) return { moved: 0, cancelled: 0 };
   const groups = new Map<string, string[]>();
+  const table = numberZoneTable();
   for (const c of closed) {
-    const key = c.timezone ?? '';
+    const key = groupKey(table, c);
     const ids = groups.get(key) ?? [];
     ids.push(c.id);
     groups.set(key, ids);
@@ -95,7 +118,8 @@ async function sweepBatch(deps: Pick<AppDeps, 'db'>, batch: SweptBatch, windows:
     const moved = await runStatement<{ n: number }>(
       deps.db,
       `WITH m AS (
-         UPDATE calls SET next_attempt_at = $2::timestamptz, window_closes_at = $3::timestamptz, wait_reason = NULL, updated_at = $4::timestamptz
+         UPDATE calls SET next_attempt_at = $2::timestamptz, window_closes_at = $3::timestamptz,
+                wait_reason = CASE WHEN wait_reason = '${ALTERNATE_WINDOW_WAIT}' THEN wait_reason END, updated_at = $4::timestamptz
           WHERE id = ANY($1::text[]) AND status IN ('pending', 'queued') AND window_closes_at <= $4::timestamptz AND lease_owner IS NULL
             AND EXISTS (SELECT 1 FROM batches WHERE id = $5 AND windows_version = $6 AND window_reset_cursor IS NULL)
          RETURNING 1)
@@ -104,7 +128,7 @@ async function sweepBatch(deps: Pick<AppDeps, 'db'>, batch: SweptBatch, windows:
     );
     result.moved += moved[0]?.n ?? 0;
   }
-  if (never.length > 0) result.cancelled = await withSqlTransaction(deps.db, (tx) => cancelUnplaceable(tx, batchId, never, now, batch.windowsVersion));
+  if (never.length > 0) result.cancelled = await withSqlTransaction(deps.db, (tx) => cancelUnplaceable(tx, deps, batchId, never, now, batch.windowsVersion));
   return result;
 }
 
@@ -113,8 +137,8 @@ async function sweepBatch(deps: Pick<AppDeps, 'db'>, batch: SweptBatch, windows:
  * how many. With `windowsVersion`, only while the batch's windows are still that version and not
  * being reset.
  */
-export async function cancelUnplaceable(tx: SqlTx, batchId: string, ids: string[], now: Date, windowsVersion?: number): Promise<number> {
-  const n = await cancelWaitingCalls(tx, {
+export async function cancelUnplaceable(tx: SqlTx, webhooks: WebhookDeps, batchId: string, ids: string[], now: Date, windowsVersion?: number): Promise<number> {
+  const n = await cancelWaitingCalls(tx, webhooks, {
     batchId,
     now,
     event: 'no_calling_window',

@@ -12,6 +12,7 @@ import { effectiveWindows, storedWindow } from '../../domain/calling-window.ts';
 import { zonesForNumber } from '../../domain/number-zones.ts';
 import { UNFINISHED_BATCH_STATUSES } from '../../domain/batch-state.ts';
 import { numberZoneTable } from '../../services/batches/number-zone-table.ts';
+import type { WebhookDeps } from '../../services/webhooks/enqueue-batch-events.ts';
 import { cancelUnplaceable } from './move-closed-windows.ts';
 
 const BATCHES_PER_TURN = 20;
@@ -45,22 +46,23 @@ interface WaitingRow {
   timezone: string | null;
   next_attempt_at: Date | null;
   wait_reason: string | null;
+  contact_timezone: string | null;
 }
 
 /** Both statuses' ranges of (batch_id, status, seq) after the cursor, the first $3 in seq order. */
 const WAITING_CHUNK_SQL = `
 SELECT * FROM (
-  (SELECT id, seq, status, phone_number, timezone, next_attempt_at, wait_reason FROM calls
+  (SELECT id, seq, status, phone_number, timezone, next_attempt_at, wait_reason, contact_timezone FROM calls
     WHERE batch_id = $1 AND status = 'pending' AND seq > $2 ORDER BY seq LIMIT $3)
   UNION ALL
-  (SELECT id, seq, status, phone_number, timezone, next_attempt_at, wait_reason FROM calls
+  (SELECT id, seq, status, phone_number, timezone, next_attempt_at, wait_reason, contact_timezone FROM calls
     WHERE batch_id = $1 AND status = 'queued' AND seq > $2 ORDER BY seq LIMIT $3)
 ) w ORDER BY seq LIMIT $3`;
 
 /** A concurrent change of the batch (a newer window, a call in flight): the turn is undone. */
 class TurnSuperseded extends Error {}
 
-export async function resetWindows(deps: Pick<AppDeps, 'db'>, now: Date, callsPerTurn = RESET_CALLS_PER_TURN): Promise<WindowReset> {
+export async function resetWindows(deps: Pick<AppDeps, 'db'> & WebhookDeps, now: Date, callsPerTurn = RESET_CALLS_PER_TURN): Promise<WindowReset> {
   const batches = await runStatement<{ id: string }>(
     deps.db,
     `SELECT id FROM batches WHERE window_reset_cursor IS NOT NULL AND in_progress = 0 ORDER BY updated_at, id LIMIT $1`,
@@ -71,7 +73,7 @@ export async function resetWindows(deps: Pick<AppDeps, 'db'>, now: Date, callsPe
     const budget = callsPerTurn - total.replaced - total.cancelled;
     if (budget <= 0) break;
     try {
-      const r = await withSqlTransaction(deps.db, (tx) => resetTurn(tx, id, budget, now));
+      const r = await withSqlTransaction(deps.db, (tx) => resetTurn(tx, deps, id, budget, now));
       total.replaced += r.replaced;
       total.cancelled += r.cancelled;
       total.finished.push(...r.finished);
@@ -83,7 +85,7 @@ export async function resetWindows(deps: Pick<AppDeps, 'db'>, now: Date, callsPe
   return total;
 }
 
-async function resetTurn(tx: SqlTx, batchId: string, limit: number, now: Date): Promise<WindowReset> {
+async function resetTurn(tx: SqlTx, deps: WebhookDeps, batchId: string, limit: number, now: Date): Promise<WindowReset> {
   const none: WindowReset = { replaced: 0, cancelled: 0, finished: [] };
   // One worker per batch at a time; another skips it this turn.
   const [lock] = await tx.query<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok`, [batchId]);
@@ -106,13 +108,13 @@ async function resetTurn(tx: SqlTx, batchId: string, limit: number, now: Date): 
   const placed: { id: string; timezone: string | null; next: string | null; closes: string | null }[] = [];
   const never: string[] = [];
   for (const r of rows) {
-    const call: WaitingCall = { status: r.status, phoneNumber: r.phone_number, timezone: r.timezone, nextAttemptAt: r.next_attempt_at, waitReason: r.wait_reason };
+    const call: WaitingCall = { status: r.status, phoneNumber: r.phone_number, timezone: r.timezone, nextAttemptAt: r.next_attempt_at, waitReason: r.wait_reason, contactZone: r.contact_timezone };
     const p = replaceWaitingCall(call, input, openingOf);
     if (p === null) never.push(r.id);
     else placed.push({ id: r.id, timezone: p.timezone, next: p.nextAttemptAt?.toISOString() ?? null, closes: p.windowClosesAt?.toISOString() ?? null });
   }
   await writePlacements(tx, placed, now);
-  const cancelled = never.length > 0 ? await cancelUnplaceable(tx, batchId, never, now) : 0;
+  const cancelled = never.length > 0 ? await cancelUnplaceable(tx, deps, batchId, never, now) : 0;
   const done = rows.length < limit;
   const advanced = await tx.query(
     `UPDATE batches SET window_reset_cursor = $2, updated_at = $4::timestamptz

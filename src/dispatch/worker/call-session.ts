@@ -4,13 +4,14 @@
 // end write that hands an answered call to analysis.
 import type { CallWrite } from '../../services/calls/call-transitions.ts';
 import type { ClaimedCall } from '../store/claim-calls.ts';
-import { alternateDialWrite, endedWrite, retryWrite, type RetryTime } from '../store/call-writes.ts';
+import { alternateDialWrite, alternateWaitWrite, endedWrite, retryWrite, type RetryTime } from '../store/call-writes.ts';
 import { attemptOutcome } from '../../domain/attempt-outcome.ts';
 import { nextAttemptAt, retryInWindow } from '../../domain/retry-policy.ts';
-import { isOpenAt, recipientZonesOf } from '../../domain/calling-window.ts';
+import { dialPermission } from '../../domain/dial-permission.ts';
+import { numberZoneTable } from '../../services/batches/number-zone-table.ts';
 import type { DispatchContext } from '../store/dispatch-context.ts';
 import { SUPPRESSED_DISCONNECT_REASON } from '../../domain/suppressions.ts';
-import { checkAlternateDial, type AlternateDialCheck } from '../store/alternate-dial-check.ts';
+import { ALTERNATE_NEVER_OPENS, checkAlternateDial, type AlternateDialCheck } from '../store/alternate-dial-check.ts';
 import { DialForfeitedError, DialRejectedError, type CallEndResult, type HangupReason, type PlaceCallRequest, type VoiceProvider } from '../voice/provider.ts';
 import { analyseCall } from './analysis.ts';
 import { callRef, checkTransition, dropLostCall, enqueueWrite, recordTransition, stopWatching } from './ledger.ts';
@@ -65,9 +66,9 @@ export function dialClaimed(s: WorkerState, c: ClaimedCall): Promise<void> {
     batchId: c.batchId,
     accountId: c.accountId,
     status: 'ringing',
-    number: c.phoneNumber,
+    number: c.dialledNumber,
     alternatePhone: c.alternatePhone,
-    usedAlternate: false,
+    usedAlternate: c.usedAlternate,
     attempts: c.attempts,
     timezone: c.timezone,
     dialledAt: c.dialledAt,
@@ -76,7 +77,16 @@ export function dialClaimed(s: WorkerState, c: ClaimedCall): Promise<void> {
     contact: { externalId: c.externalId, name: c.name, metadata: c.metadata },
   });
   s.live.set(call.callId, call);
-  if (s.logTransitions) s.log.info({ callId: c.id, batchId: c.batchId, from: 'queued', to: 'ringing', number: c.phoneNumber, attempt: c.attempts }, 'call transition');
+  if (s.logTransitions) s.log.info({ callId: c.id, batchId: c.batchId, from: 'queued', to: 'ringing', number: c.dialledNumber, attempt: c.attempts }, 'call transition');
+  // The claim dials an alternate number that waited for its window by that window's stored
+  // opening; judged again here, in its own zones, as every alternate dial is.
+  if (c.usedAlternate) {
+    const permit = dialPermission(numberZoneTable(), { number: c.dialledNumber, contactZone: c.contactTimezone, windows: ctx.windows, now: c.dialledAt });
+    if (!permit.allowed) {
+      if (permit.opensAt && permit.closesAt) return waitForAlternate(s, call, { at: permit.opensAt, windowClosesAt: permit.closesAt }, null);
+      return Promise.resolve(callEnded(s, call, failedDial(s, call, 'no_calling_window')));
+    }
+  }
   return placeCall(s, call);
 }
 
@@ -218,15 +228,8 @@ function wantsAlternate(s: WorkerState, call: LiveCall, result: CallEndResult): 
     !NO_ALTERNATE_REASONS.has(result.disconnectReason) &&
     !call.hangup &&
     !s.stopping &&
-    (!call.ctx.retry || call.attempts < call.ctx.retry.maxAttempts) &&
-    windowsOpen(call, result.endedAt)
+    (!call.ctx.retry || call.attempts < call.ctx.retry.maxAttempts)
   );
-}
-
-/** The alternate number is dialled at once, so only while the call's windows are still open. */
-function windowsOpen(call: LiveCall, at: Date): boolean {
-  const { windows } = call.ctx;
-  return windows.length === 0 || isOpenAt(windows, recipientZonesOf(windows, call.timezone), at);
 }
 
 /**
@@ -272,17 +275,18 @@ function scheduleRetry(s: WorkerState, call: LiveCall, result: CallEndResult, at
 }
 
 /**
- * An alternate number put on the do-not-call list after the create, or one the account's frequency
- * cap holds back (its dials in the period are used up), is not dialled: the call ends as it would
- * have without an alternate, with the primary attempt's result. An allowed dial counts toward the
- * alternate number's cap.
+ * An alternate number put on the do-not-call list after the create, one whose windows never open
+ * in its own zones, or one the account's frequency cap holds back (its dials in the period are
+ * used up), is not dialled: the call ends as it would have without an alternate, with the primary
+ * attempt's result. One whose window is closed now waits for its opening (waitForAlternate). An
+ * allowed dial counts toward the alternate number's cap.
  */
 async function dialAlternateIfAllowed(s: WorkerState, call: LiveCall, previous: CallEndResult): Promise<void> {
   let check: AlternateDialCheck = SUPPRESSED_DISCONNECT_REASON;
   // Counted as a dial in flight, so settling and shutdown wait for the check.
   s.dialsInFlight += 1;
   try {
-    check = await checkAlternateDial(s.deps, { accountId: call.accountId, callId: call.callId, phoneNumber: call.alternatePhone!, now: s.clock.now() });
+    check = await checkAlternateDial(s.deps, { accountId: call.accountId, callId: call.callId, phoneNumber: call.alternatePhone!, now: s.clock.now(), windows: call.ctx.windows });
   } catch (err) {
     // Unknown counts as listed: a missed alternate is better than a dialled refused number.
     s.log.warn({ err, callId: call.callId }, 'do-not-call check of the alternate number failed; not dialled');
@@ -291,9 +295,39 @@ async function dialAlternateIfAllowed(s: WorkerState, call: LiveCall, previous: 
   }
   if (s.live.get(call.callId) !== call) return;
   if (check === 'ok') return dialAlternate(s, call, previous);
-  if (s.logTransitions) s.log.info({ callId: call.callId, batchId: call.batchId, reason: check }, 'alternate number not dialled');
+  const expiresAt = call.ctx.expiresAt;
+  if (typeof check === 'object' && (!expiresAt || check.opensAt.getTime() < expiresAt.getTime())) {
+    return waitForAlternate(s, call, { at: check.opensAt, windowClosesAt: check.closesAt }, previous);
+  }
+  const reason = typeof check === 'object' ? ALTERNATE_NEVER_OPENS : check;
+  if (s.logTransitions) s.log.info({ callId: call.callId, batchId: call.batchId, reason }, 'alternate number not dialled');
   // The history's end entry says why the alternate was not tried.
-  finishAttempt(s, call, { ...previous, detail: { ...previous.detail, alternate_not_dialled: check } });
+  finishAttempt(s, call, { ...previous, detail: { ...previous.detail, alternate_not_dialled: reason } });
+}
+
+/**
+ * The alternate number's window is closed now: the call goes back in line until it opens, and the
+ * claim then dials the alternate. `previous`: the primary attempt just ended; null: a claim of the
+ * alternate found its window closed after all (the claim's count of that dial is taken back).
+ */
+function waitForAlternate(s: WorkerState, call: LiveCall, next: RetryTime, previous: CallEndResult | null): Promise<void> {
+  stopWatching(s, call);
+  s.ending.add(call.callId);
+  const from = call.status;
+  checkTransition(s, call, from, 'queued');
+  call.status = 'queued';
+  const alternate = call.alternatePhone!;
+  const write = alternateWaitWrite(callRef(call), s.settings.id, from, {
+    alternate,
+    at: previous?.endedAt ?? s.clock.now(),
+    next,
+    ...(previous ? { previous: { number: call.number, result: previous } } : { undial: true }),
+  });
+  if (s.logTransitions) s.log.info({ callId: call.callId, batchId: call.batchId, number: alternate, opensAt: next.at }, 'alternate number waits for its calling window');
+  return enqueueWrite(s, write, call.ctx.callbackUrl).then((ok) => {
+    s.ending.delete(call.callId);
+    if (!ok) s.log.warn({ callId: call.callId, batchId: call.batchId }, 'alternate wait not recorded: call no longer leased by this worker');
+  });
 }
 
 function endCall(s: WorkerState, call: LiveCall, result: CallEndResult): void {

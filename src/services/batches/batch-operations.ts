@@ -41,7 +41,7 @@ export async function operateBatch(deps: AppDeps, account: Account, batchId: str
     let cancelledCalls = 0;
     if (op === 'cancel') {
       const waiting = { batchId, now, event: 'batch_cancelled', disconnectReason: null, accountId: account.id, statuses: from } as const;
-      cancelledCalls = await cancelWaitingCalls(tx, waiting);
+      cancelledCalls = await cancelWaitingCalls(tx, deps, waiting);
     }
     const updated = await tx.query<{ id: string }>(
       `UPDATE batches SET status = $3, queued = queued + $4::int, cancelled = cancelled + $5::int, updated_at = $6::timestamptz

@@ -51,6 +51,7 @@ export interface InsertCallsOptions {
 const CALL_COLUMNS = [
   'id', 'seq', 'account_id', 'batch_id', 'agent_id', 'prompt_version_id', 'created_at', 'updated_at', 'external_id', 'name',
   'phone_number', 'alternate_phone', 'metadata', 'status', 'timezone', 'next_attempt_at', 'window_closes_at',
+  'contact_timezone',
 ] as const;
 
 /**
@@ -115,6 +116,7 @@ function chunkRows(calls: NewCall[], before: number, shared: Uint8Array): Uint8A
     out.text(contact.externalId).text(contact.name).text(contact.phoneNumber).text(contact.alternatePhone);
     out.jsonb(JSON.stringify(contact.metadata)).text(status);
     out.text(window?.timezone ?? null).timestamptz(window?.nextAttemptAt ?? null).timestamptz(window?.windowClosesAt ?? null);
+    out.text(window?.contactTimezone ?? null);
   }
   return out.end();
 }

@@ -5,7 +5,7 @@
 // previous one, so a chunk's normalising runs beside the previous chunk's COPY (bench/create-batch).
 import type { CreateBatchInput } from '../../domain/create-batch-request.ts';
 import { normalizeContacts, type ContactRejection, type NormalizedContact } from '../../domain/contacts.ts';
-import { effectiveWindows, type CallingWindow, type WindowOpening } from '../../domain/calling-window.ts';
+import { effectiveWindows, type CallingWindow, type WindowOpening, type ZoneIntervals } from '../../domain/calling-window.ts';
 import { placeInWindows, type CallWindowPlacement } from '../../domain/call-windows.ts';
 import { zonesForNumber } from '../../domain/number-zones.ts';
 import { numbersToCheck, withoutSuppressed } from '../../domain/suppressions.ts';
@@ -44,6 +44,7 @@ export function screenContacts(input: CreateBatchInput, ctx: ScreenContext): Scr
     const firstOwnerOfPhone = new Map<string, string>();
     const windows = effectiveWindows(ctx.windows.own, ctx.windows.enforced);
     const openings = new Map<string, WindowOpening | null>();
+    const intervals: ZoneIntervals = new Map();
     for (let from = 0, size = ctx.firstChunkSize; from < input.contacts.length; from += size, size = ctx.chunkSize) {
       const normalized = normalizeContacts(input.contacts, {
         deduplicateByPhone: input.deduplicateByPhone,
@@ -53,7 +54,7 @@ export function screenContacts(input: CreateBatchInput, ctx: ScreenContext): Scr
       });
       const listed = await suppressedNumbers(ctx.lookup, ctx.accountId, numbersToCheck(normalized.accepted));
       const allowed = withoutSuppressed(normalized.accepted, normalized.rejected, listed);
-      const placed = windows.length ? placeContacts(allowed, windows, input, ctx.now, openings) : { ...allowed, placements: null };
+      const placed = windows.length ? placeContacts(allowed, windows, input, ctx.now, openings, intervals) : { ...allowed, placements: null };
       for (const r of placed.rejected) rejected.push(r);
       // A contact's initial status: `pending` (the contract's default) until it is dialled, or
       // `queued` when the contact says so; the worker dials both.
@@ -80,6 +81,7 @@ function placeContacts(
   input: CreateBatchInput,
   now: Date,
   openings: Map<string, WindowOpening | null>,
+  intervals: ZoneIntervals,
 ): { accepted: NormalizedContact[]; rejected: ContactRejection[]; placements: CallWindowPlacement[] } {
   const table = numberZoneTable();
   return placeInWindows(allowed.accepted, allowed.rejected, {
@@ -88,5 +90,6 @@ function placeContacts(
     ownZone: (index) => input.contacts[index - 1].timezone,
     now,
     openings,
+    intervals,
   });
 }

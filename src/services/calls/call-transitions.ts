@@ -42,6 +42,8 @@ export interface CallFieldChanges {
   nextAttemptAt?: Date;
   /** A retry in a windowed batch: when the window it waits for closes. */
   windowClosesAt?: Date;
+  /** `calls.wait_reason` of a call put back in line (its alternate number waits for its window). */
+  waitReason?: string;
 }
 
 export interface CallWrite {
@@ -79,11 +81,11 @@ WITH u AS (
   SELECT * FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::bool[], $8::int[],
                        $9::text[], $10::bool[], $11::text[], $12::timestamptz[], $13::timestamptz[], $14::text[],
                        $15::text[], $16::int[], $17::int[], $18::text[], $19::text[], $20::text[], $21::jsonb[],
-                       $22::bool[], $23::int[], $24::int[], $25::int[], $26::int[], $27::int[], $39::timestamptz[], $40::timestamptz[])
+                       $22::bool[], $23::int[], $24::int[], $25::int[], $26::int[], $27::int[], $39::timestamptz[], $40::timestamptz[], $41::text[])
     AS u(id, owner, expired_before, from_status, to_status, release, att_inc,
          dialed_number, used_alternate, provider_call_id, ts, completed_at, hangup_by,
          disconnect_reason, duration_seconds, answer_duration_seconds, llm_transcript, transcript_status, summary, outcomes,
-         recording_available, dq, dip, dc, df, dx, next_attempt_at, window_closes_at)
+         recording_available, dq, dip, dc, df, dx, next_attempt_at, window_closes_at, wait_reason)
 ),
 upd AS (
   UPDATE calls c SET
@@ -107,6 +109,7 @@ upd AS (
     recording_available = COALESCE(u.recording_available, c.recording_available),
     next_attempt_at = COALESCE(u.next_attempt_at, c.next_attempt_at),
     window_closes_at = COALESCE(u.window_closes_at, c.window_closes_at),
+    wait_reason = COALESCE(u.wait_reason, c.wait_reason),
     updated_at = $1::timestamptz
   FROM u
   WHERE c.id = u.id
@@ -234,6 +237,7 @@ function applyParams(writes: CallWrite[], now: Date): unknown[] {
     recordings.map((w) => ('sourceUrl' in w.recording! ? w.recording.sourceUrl : null)),
     col((w) => iso(w.set.nextAttemptAt)),
     col((w) => iso(w.set.windowClosesAt)),
+    col((w) => orNull(w.set.waitReason)),
   ];
 }
 

@@ -1,7 +1,7 @@
 // Webhook event types and the envelope every callback carries.
 
 export const BATCH_EVENT_TYPES = ['batch.started', 'batch.completed', 'batch.cancelled'] as const;
-export const CALL_EVENT_TYPES = ['call.completed', 'call.failed', 'call.analyzed', 'call.retry_scheduled'] as const;
+export const CALL_EVENT_TYPES = ['call.completed', 'call.failed', 'call.analyzed', 'call.retry_scheduled', 'call.cancelled'] as const;
 export type BatchEventType = (typeof BATCH_EVENT_TYPES)[number];
 export type CallEventType = (typeof CALL_EVENT_TYPES)[number];
 export type WebhookEventType = BatchEventType | CallEventType;
@@ -36,7 +36,9 @@ const ANALYSIS_SETTLED = new Set(['ready', 'failed']);
  * - call.analyzed: the analysis settled (transcript_status becoming ready or failed), whatever the status.
  * - call.retry_scheduled: a dialled call put back in line by the batch's retry policy (its record
  *   shows attempts and next_attempt_at); call.completed / call.failed come only with its last attempt.
- * A call cancelled before dialling causes none (batch.cancelled covers it).
+ * A call cancelled before dialling causes none (batch.cancelled covers it); one dialled before and
+ * then ended while it waited (expired, batch cancelled, number listed, windows gone) causes
+ * call.cancelled, queued where waiting calls are ended (cancel-waiting-calls.ts, the claim).
  */
 export function callWebhookTypes(from: string, to: string, transcriptStatusSet?: string | null): CallEventType[] {
   const out: CallEventType[] = [];
