@@ -13,7 +13,6 @@ import { arg, csvFileText, int, list, need, type Command, type CommandIo, type F
 import type { GraphQLTransport } from './transport.ts';
 import { parseWindowSpec } from './window-spec.ts';
 import { ID_PREFIX } from '../domain/ids.ts';
-import { normalizePhone } from '../domain/contacts.ts';
 
 const COUNTERS = 'status totalContacts acceptedContacts queued inProgress completed failed cancelled';
 const TERMINAL = new Set(['completed', 'cancelled']);
@@ -99,13 +98,6 @@ const REQUEST_VALIDATION = 'Missing required parameter';
 const snakePath = (detail: string) => detail.replace(/^[^:]+/, (path) => path.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
 const isId = (value: string, prefix: string) => value.startsWith(prefix);
 
-/** A national-format number (`4155550182`) the API refused but would take with +1: say so. */
-function phoneHint(field: string, raw: string | undefined): string {
-  if (field !== 'phone_number' || !raw || raw.trim().startsWith('+') || normalizePhone(raw) !== null) return '';
-  const withCode = normalizePhone(`+1${raw}`);
-  return withCode === null ? '' : ` (no country code? as ${withCode} it is valid: write numbers as +<country code><number>)`;
-}
-
 /** `batches start|pause|resume|cancel <batch-id>`: the REST routes' GraphQL mutations. */
 function batchOperation(op: 'start' | 'pause' | 'resume' | 'cancel', what: string): Command {
   return {
@@ -161,7 +153,7 @@ export const batchCommands: Record<string, Command> = {
       // The file's own problems and the server's rejections, in line order.
       const problems = [
         ...file.issues.map((i) => ({ line: i.line, text: `${i.field}: ${i.message} (left out)` })),
-        ...created.validationErrors.map((v) => ({ line: file.lines[v.index - 1] ?? 0, text: `${v.field}: ${v.message}${phoneHint(v.field, file.contacts[v.index - 1]?.phoneNumber)} (rejected)` })),
+        ...created.validationErrors.map((v) => ({ line: file.lines[v.index - 1] ?? 0, text: `${v.field}: ${v.message} (rejected)` })),
       ].sort((a, b) => a.line - b.line);
       for (const p of problems) io.note(`line ${p.line || '?'}: ${p.text}`);
       const { validationErrors: _shown, ...summary } = created;

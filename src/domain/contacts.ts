@@ -52,6 +52,17 @@ export function normalizePhone(raw: string): string | null {
   return parsed?.isValid() ? parsed.number : null;
 }
 
+/**
+ * The contract's `Invalid phone number`, and for a number written without its country code that
+ * is valid with +1 (`4155550182`), a hint saying so. Only invalid numbers pay the second check.
+ */
+export function invalidPhoneMessage(raw: string): string {
+  const INVALID = 'Invalid phone number';
+  if (typeof raw !== 'string' || raw.trim().startsWith('+')) return INVALID;
+  const withCode = normalizePhone(`+1${raw.trim()}`);
+  return withCode === null ? INVALID : `${INVALID} (no country code? ${withCode} is valid: write numbers as +<country code><number>)`;
+}
+
 /** The ASCII digits of `s`, in order (a loop: the /\D/g replace was a tenth of a contact's check). */
 function digitsOf(s: string): string {
   let out = '';
@@ -85,7 +96,7 @@ export function normalizeContacts(contacts: RawContact[], opts: NormalizeOptions
     const contact = contacts[i];
     const index = i + 1;
     const phoneNumber = normalizePhone(contact.phoneNumber);
-    let problem: string | null = phoneNumber === null ? 'Invalid phone number' : null;
+    let problem: string | null = phoneNumber === null ? invalidPhoneMessage(contact.phoneNumber) : null;
     if (phoneNumber !== null && contact.metadataProblem !== null) {
       rejected.push({ index, external_id: contact.contactId, field: 'metadata', message: sentence(contact.metadataProblem) });
       continue;

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { addHashed, assetOf, assetResponse, loadOnce, serveHashed, type Asset } from './static-asset.ts';
 import { json } from './responses.ts';
+import { FAVICON_LINK } from './favicon.ts';
 
 export const DOCS_PAGE = '/docs';
 export const DOCS_ASSETS = '/docs/assets/';
@@ -47,6 +48,7 @@ function page(scripts: string[], documentUrl: string): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Call batch service — REST API reference</title>
+${FAVICON_LINK}
 <style>body{margin:0}</style>
 </head>
 <body>

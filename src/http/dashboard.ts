@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AppDeps } from '../deps.ts';
 import { json } from './responses.ts';
+import { FAVICON_LINK } from './favicon.ts';
 import { assetOf, assetResponse, type Asset } from './static-asset.ts';
 
 const WEB_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../web');
@@ -31,6 +32,7 @@ function page(script: string, style: string | undefined): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Call batches</title>
+${FAVICON_LINK}
 ${style ? `<link rel="stylesheet" href="${style}">` : ''}
 <style>${BOOT_STYLE}</style>
 <script type="module" src="${script}"></script>
@@ -53,7 +55,7 @@ const BOOT_STYLE =
 function unavailablePage(): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Dashboard unavailable</title><style>${BOOT_STYLE}</style></head>
+<title>Dashboard unavailable</title>${FAVICON_LINK}<style>${BOOT_STYLE}</style></head>
 <body><div class="boot"><h1>Dashboard unavailable</h1><p>The dashboard could not be prepared; the API keeps working. The server log says why. <a href="">Try again</a>.</p></div></body></html>
 `;
 }

@@ -163,6 +163,16 @@ describe("simulator outcomes by the contact's sim key", () => {
     expect(await attempts('voicemail', 2)).toEqual([VOICEMAIL, VOICEMAIL]);
   });
 
+  it('leaves the `sim` control key out of the transcript, and reads the contact\'s other details', async () => {
+    const { clock, sim, events } = setup();
+    await sim.placeCall(request('+14155550105', { contact: { externalId: 'c-1', name: 'Jane Doe', metadata: { sim: 'completed', orderId: 'A-17' } } }));
+    clock.advance(10_000);
+    const transcript = ended(events).transcript!;
+    expect(transcript).toContain('A-17');
+    expect(transcript.toLowerCase()).not.toContain('sim');
+    expect(transcript).not.toContain('completed');
+  });
+
   it('ignores an invalid sim value: the last digit decides', async () => {
     expect(await attempts('busy,maybe', 2)).toEqual([COMPLETED, COMPLETED]);
     expect(await attempts(7, 1)).toEqual([COMPLETED]);

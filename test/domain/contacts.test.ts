@@ -112,6 +112,21 @@ describe('normalizeContacts', () => {
     expect(whole.rejected.map((r) => r.index)).toEqual([2, 3, 5, 6]);
   });
 
+  it('keeps the contract\'s "Invalid phone number" and hints at +1 for a number valid with it', () => {
+    const { rejected } = normalizeContacts(
+      [contact('national', '4155550182'), contact('spaced', '(415) 555-0183'), contact('plus', '+4155550182'), contact('junk', 'not a number'), contact('short', '12345678')],
+      { deduplicateByPhone: false },
+    );
+    expect(rejected.map((r) => [r.external_id, r.message])).toEqual([
+      ['national', 'Invalid phone number (no country code? +14155550182 is valid: write numbers as +<country code><number>)'],
+      ['spaced', 'Invalid phone number (no country code? +14155550183 is valid: write numbers as +<country code><number>)'],
+      // Written with its +, a number meant what it says: no guess.
+      ['plus', 'Invalid phone number'],
+      ['junk', 'Invalid phone number'],
+      ['short', 'Invalid phone number'],
+    ]);
+  });
+
   it('does not let an invalid contact claim a number for deduplication', () => {
     const { accepted, rejected } = normalizeContacts(
       [contact('bad', 'not a number'), contact('a', '+14155552671'), contact('b', '+14155552671')],

@@ -194,7 +194,7 @@ describe('the CLI for a first-day operator', () => {
     expect(created).toMatchObject({ acceptedContacts: 1, rejectedContacts: 1, leftOut: 2 });
     const lines = notes.split('\n').filter((l) => l.startsWith('line '));
     expect(lines.map((l) => Number(/^line (\d+)/.exec(l)![1]))).toEqual([2, 3, 5]);
-    expect(lines[0]).toBe('line 2: phone_number: Invalid phone number (no country code? as +14155550182 it is valid: write numbers as +<country code><number>) (rejected)');
+    expect(lines[0]).toBe('line 2: phone_number: Invalid phone number (no country code? +14155550182 is valid: write numbers as +<country code><number>) (rejected)');
     expect(notes).toContain(`batch ${created.batchId} waits: start it with npm run cli -- batches start ${created.batchId} --account ${account}`);
     // An agent name that is not there is the server's not-found, naming it.
     await expect(

@@ -78,6 +78,12 @@ const SIM_OUTCOME: Record<SimOutcomeName, SimulatedOutcome> = {
 /** Longer `sim` values are ignored, so parsing one costs at most this much per dial. */
 export const MAX_SIM_LENGTH = 256;
 
+function withoutSimKey(metadata: Record<string, unknown>): Record<string, unknown> {
+  if (!('sim' in metadata)) return metadata;
+  const { sim: _control, ...rest } = metadata;
+  return rest;
+}
+
 /** The `sim` metadata value as one outcome per attempt, or null when it is not a valid one. */
 export function parseSimOutcomes(value: unknown): SimOutcomeName[] | null {
   if (typeof value !== 'string' || value.length > MAX_SIM_LENGTH) return null;
@@ -138,7 +144,8 @@ export function createSimulatorProvider(opts: SimulatorOptions): VoiceProvider {
       agentName: call.req.agent.name,
       promptText: call.req.prompt.text,
       contactName: call.req.contact.name,
-      metadata: call.req.contact.metadata,
+      // `sim` steers this simulator; no agent would read it back to the contact.
+      metadata: withoutSimKey(call.req.contact.metadata),
       endedBy,
       optOut: call.outcome.kind === 'answered' && !!call.outcome.optOut,
     });
