@@ -5,16 +5,16 @@ import type { Command, CommandIo, Flags } from './command.ts';
 import { renderForPeople } from './render.ts';
 import { connect } from './transport.ts';
 
-// Every flag but --help, --json and --watch takes a value (settings are spelled `--api-access false`).
+// Every flag but --help, --json, --watch and --all takes a value (settings are spelled `--api-access false`).
 export const FLAG_NAMES = [
   'name', 'email', 'max-batch-size', 'max-concurrent-calls', 'max-call-duration', 'rate-limit', 'batch-concurrency',
   'voices', 'api-access', 'interruption', 'recording', 'account', 'voice', 'outcome-keys', 'provider-agent-id',
   'agent', 'prompt', 'provider-agent-version', 'number', 'api-key', 'dial-rate', 'agent-name', 'version', 'csv',
   'did', 'concurrency', 'start', 'status', 'out', 'format', 'reason', 'page', 'max-attempts', 'retry-on', 'retry-delay',
   'expires-at', 'calling-window', 'default-window', 'enforced-window',
-  'frequency-cap', 'opt-out-key',
+  'frequency-cap', 'opt-out-key', 'cursor',
 ];
-export const SWITCH_NAMES = ['json', 'watch'];
+export const SWITCH_NAMES = ['json', 'watch', 'all'];
 const FLAG_OPTIONS = {
   ...Object.fromEntries(FLAG_NAMES.map((n) => [n, { type: 'string' as const }])),
   ...Object.fromEntries(SWITCH_NAMES.map((n) => [n, { type: 'boolean' as const }])),

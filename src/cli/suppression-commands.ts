@@ -49,6 +49,35 @@ async function sendChunks(gql: Gql, account: string, rows: SuppressionRow[], rea
   return total;
 }
 
+interface ListPage {
+  items: unknown[];
+  pagination: { page: number; total: number };
+  nextCursor: string | null;
+}
+
+const LIST = `query($phoneNumber: String, $page: Int, $limit: Int, $cursor: String) {
+  suppressions(phoneNumber: $phoneNumber, page: $page, limit: $limit, cursor: $cursor) {
+    items { phoneNumber reason source createdAt } pagination { page total } nextCursor } }`;
+
+const readPage = (gql: Gql, account: string, phoneNumber: string | null, from: { page?: number; cursor?: string }) =>
+  gql<{ suppressions: ListPage }>(LIST, { phoneNumber, limit: LIST_PAGE, ...from }, account).then((d) => d.suppressions);
+
+/** Every page from `cursor` (or the first) to the last, a JSON line per number: one page held at a time. */
+async function streamAll(read: (from: { cursor?: string }) => Promise<ListPage>, cursor: string | undefined, io: CommandIo): Promise<undefined> {
+  let written = 0;
+  for (let next: string | undefined = cursor; ; ) {
+    const d = await read(next !== undefined ? { cursor: next } : {});
+    if (d.items.length) io.out(d.items.map((i) => JSON.stringify(i)).join('\n') + '\n');
+    written += d.items.length;
+    io.progress(`suppressions: ${written}/${d.pagination.total} written`);
+    if (d.nextCursor === null) break;
+    next = d.nextCursor;
+  }
+  io.progress(null);
+  io.note(`${written} numbers`);
+  return undefined;
+}
+
 export const suppressionCommands: Record<string, Command> = {
   'suppressions add': {
     usage: 'suppressions add --account ID --number N[,N…] [--reason R]   (the account\'s do-not-call list; at most 1,000 numbers)',
@@ -74,18 +103,28 @@ export const suppressionCommands: Record<string, Command> = {
     },
   },
   'suppressions list': {
-    usage: 'suppressions list --account ID [--number N] [--page N]   (200 a page, newest first)',
-    examples: ['suppressions list --account acc_…', 'suppressions list --account acc_… --number +14155550150'],
+    usage:
+      'suppressions list --account ID [--number N] [--page N | --cursor C | --all]   (200 a page, newest first; --cursor reads the page after ' +
+      "another's next cursor, at any depth; --all writes every page, a JSON line per number, as it is read)",
+    examples: [
+      'suppressions list --account acc_…',
+      'suppressions list --account acc_… --number +14155550150',
+      'suppressions list --account acc_… --all',
+    ],
     async run(gql, _a, f, io) {
-      const page = int(f.page, 'page') ?? 1;
-      const d = await gql<{ suppressions: { items: unknown[]; pagination: { total: number; hasMore: boolean } } }>(
-        `query($phoneNumber: String, $page: Int, $limit: Int) { suppressions(phoneNumber: $phoneNumber, page: $page, limit: $limit) {
-          items { phoneNumber reason source createdAt } pagination { total hasMore } } }`,
-        { phoneNumber: typeof f.number === 'string' ? f.number : null, page, limit: LIST_PAGE },
-        need(f.account, 'account'),
-      );
-      if (d.suppressions.pagination.hasMore) io.note(`page ${page}: ${d.suppressions.items.length} of ${d.suppressions.pagination.total} (--page ${page + 1} for more)`);
-      return d.suppressions.items;
+      const account = need(f.account, 'account');
+      const page = int(f.page, 'page');
+      const cursor = typeof f.cursor === 'string' ? f.cursor : undefined;
+      if (page !== undefined && (cursor !== undefined || f.all === true)) throw new Error('--page is not for --cursor or --all: they read on from a cursor');
+      const phoneNumber = typeof f.number === 'string' ? f.number : null;
+      const read = (from: { page?: number; cursor?: string }) => readPage(gql, account, phoneNumber, from);
+      if (f.all === true) return streamAll(read, cursor, io);
+      const d = await read(cursor !== undefined ? { cursor } : { page: page ?? 1 });
+      if (d.nextCursor !== null) {
+        // Page numbers reach only the first 10,000 numbers; the cursor goes on to the end.
+        io.note(`page ${d.pagination.page}: ${d.items.length} of ${d.pagination.total}; next page: --cursor ${d.nextCursor}`);
+      }
+      return d.items;
     },
   },
   'suppressions remove': {

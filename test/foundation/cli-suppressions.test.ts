@@ -1,5 +1,6 @@
 // Operator CLI: the do-not-call list on the data dir directly (no server): add, import a CSV file
-// in requests of the add limit with rows named by line, list as a table or JSON, remove.
+// in requests of the add limit with rows named by line, list as a table or JSON (by page, by cursor past
+// the 10,000 numbers page numbers reach, or every page streamed), remove.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,10 +77,36 @@ describe('suppressions commands', () => {
     expect(header.split(/\s{2,}/)).toEqual(['phoneNumber', 'reason', 'source', 'createdAt']);
     expect(row.split(/\s{2,}/).slice(0, 3)).toEqual(['+14155550101', 'asked', 'cli']);
     const page = await run('suppressions', 'list', '--account', account);
-    expect(page.notes).toContain('page 1: 200 of 2505 (--page 2 for more)');
+    const next = /page 1: 200 of 2505; next page: --cursor (\S+)/.exec(page.notes)?.[1];
+    expect(next).toBeDefined();
+    // The cursor reads the page --page 2 reads.
+    expect(await json('suppressions', 'list', '--account', account, '--cursor', next!)).toEqual(await json('suppressions', 'list', '--account', account, '--page', '2'));
 
     expect(await json('suppressions', 'remove', '--account', account, '--number', '+1 415 555 0101')).toEqual({ removed: '+14155550101' });
     expect((await run('suppressions', 'list', '--account', account, '--number', '+14155550101')).out.trim()).toBe('(none)');
     await expect(runCli(['suppressions', 'remove', '--account', account, '--number', '+14155550101'], { out: () => {} })).rejects.toThrow();
   }, 60_000);
+
+  it('list --all writes every number past the 10,000 page numbers reach, one page held at a time', async () => {
+    const csv = path.join(dataDir, 'many.csv');
+    fs.writeFileSync(csv, ['phone_number', ...Array.from({ length: 8_000 }, (_, i) => number(10_000 + i))].join('\n'));
+    expect(await json('suppressions', 'import', '--account', account, '--csv', csv)).toMatchObject({ added: 8_000 });
+    const total = 2_504 + 8_000;
+    // Page 53 at 200 starts past the first 10,000 numbers: refused, naming the cursor.
+    await expect(runCli(['suppressions', 'list', '--account', account, '--page', '53'], { out: () => {} })).rejects.toThrow(/read further with cursor/);
+    await expect(runCli(['suppressions', 'list', '--account', account, '--page', '2', '--all'], { out: () => {} })).rejects.toThrow('--page is not for --cursor or --all');
+
+    const { out, notes } = await run('suppressions', 'list', '--account', account, '--all');
+    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as { phoneNumber: string; createdAt: string });
+    expect(lines).toHaveLength(total);
+    expect(new Set(lines.map((l) => l.phoneNumber)).size).toBe(total);
+    // Newest first, then by number: the list's order, across every page boundary.
+    const key = (l: { phoneNumber: string; createdAt: string }) => [-Date.parse(l.createdAt), l.phoneNumber] as const;
+    for (let i = 1; i < lines.length; i++) {
+      const [a, b] = [key(lines[i - 1]), key(lines[i])];
+      expect(a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]), `line ${i}`).toBe(true);
+    }
+    expect(notes.split('\n').filter((l) => l.startsWith('suppressions:'))).toHaveLength(Math.ceil(total / 200));
+    expect(notes).toContain(`${total} numbers`);
+  }, 180_000);
 });

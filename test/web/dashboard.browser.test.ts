@@ -3,7 +3,7 @@
 // open it and watch the counters reach their final numbers without a page reload; filter its calls,
 // read a call and play its recording; start, pause, resume and cancel a batch; a call waiting for a
 // retry says when and why, and lists its attempts; the do-not-call list takes, finds and drops
-// numbers; errors and laptop screens never leave a blank page. Chromium is a requirement of this suite, not an option: without
+// numbers and pages by cursor; errors and laptop screens never leave a blank page. Chromium is a requirement of this suite, not an option: without
 // it the test fails (CI installs it). Screenshots go to test-output/.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -553,6 +553,53 @@ describe('dashboard', () => {
     await page.unroute('**/graphql');
     await page.getByTestId('load-error').getByRole('button', { name: 'Try again' }).click();
     await expect.poll(summary).toBe(`${before + 2} numbers`);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it('pages the do-not-call list by cursor: older to the end, newer back through the pages read, first page', async () => {
+    const added = (await api('POST', '/api/v1/public/suppressions', { phone_numbers: Array.from({ length: 140 }, (_, i) => `+1415666${String(1000 + i)}`) })).body;
+    expect(added.data.added).toBe(140);
+    const total: number = (await api('GET', '/api/v1/public/suppressions?limit=1')).body.data.pagination.total;
+    const pages = Math.ceil(total / 50);
+    expect(pages).toBeGreaterThanOrEqual(3);
+
+    const { page, pageErrors } = await openPage();
+    // The list's reads, as sent (the document goes by its hash): the paged reads with no page number.
+    const reads: Record<string, unknown>[] = [];
+    page.on('request', (r) => {
+      const body = r.method() === 'POST' && r.url().endsWith('/graphql') ? (JSON.parse(r.postData() ?? '{}') as { variables?: Record<string, unknown> }) : {};
+      if (body.variables && 'limit' in body.variables && !('page' in body.variables)) reads.push(body.variables);
+    });
+    await connect(page);
+    await page.getByTestId('nav-do-not-call').click();
+    const pageLabel = () => page.getByTestId('dnc-page').textContent();
+    const rows = () => page.locator('table.suppressions tbody tr[data-phone-number]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-phone-number')!));
+    await expect.poll(pageLabel).toBe(`Page 1 of ${pages}`);
+    expect(await page.getByTestId('dnc-newer').isDisabled()).toBe(true);
+
+    const seen: string[][] = [await rows()];
+    for (let n = 2; n <= pages; n++) {
+      await page.getByTestId('dnc-older').click();
+      await expect.poll(pageLabel).toBe(`Page ${n} of ${pages}`);
+      seen.push(await rows());
+    }
+    expect(await page.getByTestId('dnc-older').isDisabled()).toBe(true);
+    // Every number once, newest first across the pages, which were read by cursor, never by page number.
+    const all = seen.flat();
+    expect(all).toHaveLength(total);
+    expect(new Set(all).size).toBe(total);
+    expect(seen.slice(0, -1).every((p) => p.length === 50)).toBe(true);
+    expect(reads.filter((v) => typeof v.cursor === 'string')).toHaveLength(pages - 1);
+
+    // Newer goes back through the pages read: the same rows as before.
+    await page.getByTestId('dnc-newer').click();
+    await expect.poll(pageLabel).toBe(`Page ${pages - 1} of ${pages}`);
+    expect(await rows()).toEqual(seen[pages - 2]);
+    await page.getByTestId('dnc-first').click();
+    await expect.poll(pageLabel).toBe(`Page 1 of ${pages}`);
+    expect(await rows()).toEqual(seen[0]);
+    expect(await page.getByTestId('dnc-first').isDisabled()).toBe(true);
     expect(pageErrors).toEqual([]);
     await page.close();
   }, 60_000);

@@ -1,6 +1,9 @@
 // The account's do-not-call list: numbers never dialled (docs/api.md#do-not-call-list). A page of
 // the list, newest first, or the one number searched for; numbers added from a textarea (one a
-// line, with an optional reason); a number removed after a confirm.
+// line, with an optional reason); a number removed after a confirm. A list holds up to 1,000,000
+// numbers and page numbers reach only the first 10,000, so pages are read by the server's cursor:
+// "Older" follows a page's nextCursor, "Newer" goes back through the cursors this view followed
+// (kept in the view, not the URL), "First page" starts over.
 import {
   DashboardAddSuppressionsDocument,
   DashboardRemoveSuppressionDocument,
@@ -38,14 +41,21 @@ function lineProblem(detail: string, numbers: { line: number; number: string }[]
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 export function doNotCallView(ctx: AppContext, params: URLSearchParams): View {
-  const page = Math.max(1, Number(params.get('page')) || 1);
   const search = params.get('number')?.trim() ?? '';
   let disposed = false;
   let shown = 0;
+  // The cursor of each page read so far, the first page's null: the last one is the page shown.
+  const cursors: (string | null)[] = [null];
+  const onFirstPage = () => cursors.length === 1;
+  const showPage = (move: () => void) => {
+    // One move per page shown: a second click before the page arrives would move twice.
+    for (const b of pager.querySelectorAll('button')) b.disabled = true;
+    move();
+    load().catch(loadFailed);
+  };
 
-  const go = (p: number, number: string) => {
+  const go = (number: string) => {
     const q = new URLSearchParams();
-    if (p > 1) q.set('page', String(p));
     if (number) q.set('number', number);
     const qs = q.toString();
     ctx.navigate(`#/do-not-call${qs ? `?${qs}` : ''}`);
@@ -99,8 +109,8 @@ export function doNotCallView(ctx: AppContext, params: URLSearchParams): View {
       replace(addResult, h('p', { class: 'ok-text' }, `${r.added} added, ${r.alreadyListed} already listed.`));
       numbers.value = '';
       // The new numbers are the newest: show them.
-      if (page === 1 && !search) load().catch(loadFailed);
-      else go(1, '');
+      if (!search) showPage(() => cursors.splice(1));
+      else go('');
     } catch (e) {
       if (disposed) return;
       if (e instanceof ApiError && e.details.length) {
@@ -134,7 +144,7 @@ export function doNotCallView(ctx: AppContext, params: URLSearchParams): View {
   );
   searchForm.addEventListener('submit', (e) => {
     e.preventDefault();
-    go(1, searchInput.value.trim());
+    go(searchInput.value.trim());
   });
 
   function row(s: Entry): HTMLTableRowElement {
@@ -151,8 +161,9 @@ export function doNotCallView(ctx: AppContext, params: URLSearchParams): View {
           if (!(e instanceof ApiError && e.code === 'NOT_FOUND')) throw e;
           ctx.showError(e);
         }
-        // The last number of a page past the first: go back a page.
-        if (shown === 1 && page > 1) go(page - 1, search);
+        // The last number of a page past the first: go back a page. A page's cursor stays valid
+        // after removals (it names the last number before it), so the page is read again as it is.
+        if (shown === 1 && !onFirstPage()) showPage(() => cursors.pop());
         else load().catch(loadFailed);
       },
       ctx.showError,
@@ -171,9 +182,9 @@ export function doNotCallView(ctx: AppContext, params: URLSearchParams): View {
 
   async function load() {
     const { suppressions } = await ctx.api.request(DashboardSuppressionsDocument, {
-      page,
       limit: PAGE_SIZE,
       phoneNumber: search || undefined,
+      cursor: cursors[cursors.length - 1] ?? undefined,
     });
     if (disposed) return;
     const { items, pagination } = suppressions;
@@ -186,11 +197,13 @@ export function doNotCallView(ctx: AppContext, params: URLSearchParams): View {
     );
     setText(summary, search ? '' : plural(pagination.total, 'number'));
     const pages = Math.max(1, Math.ceil(pagination.total / PAGE_SIZE));
+    const older = suppressions.nextCursor;
     replace(
       pager,
-      h('button', { type: 'button', class: 'small', disabled: page <= 1, onclick: () => go(page - 1, search) }, '← Newer'),
-      h('span', { class: 'muted' }, `Page ${page} of ${pages}`),
-      h('button', { type: 'button', class: 'small', disabled: !pagination.hasMore, onclick: () => go(page + 1, search) }, 'Older →'),
+      h('button', { type: 'button', class: 'small', disabled: onFirstPage(), 'data-testid': 'dnc-first', onclick: () => showPage(() => cursors.splice(1)) }, 'First page'),
+      h('button', { type: 'button', class: 'small', disabled: onFirstPage(), 'data-testid': 'dnc-newer', onclick: () => showPage(() => cursors.pop()) }, '← Newer'),
+      h('span', { class: 'muted', 'data-testid': 'dnc-page' }, `Page ${pagination.page} of ${pages}`),
+      h('button', { type: 'button', class: 'small', disabled: older === null, 'data-testid': 'dnc-older', onclick: () => showPage(() => cursors.push(older)) }, 'Older →'),
     );
   }
 
