@@ -3,6 +3,8 @@ import { createWorker } from './dispatch/worker.ts';
 import { startWebhookDeliveryWorker } from './services/webhooks/delivery-worker.ts';
 import { startWebhookPruner } from './services/webhooks/prune-deliveries.ts';
 import { startRetention } from './services/retention/retention-loop.ts';
+import { startPeriodic } from './services/retention/periodic.ts';
+import { analyzeChangedTables, PGLITE_ANALYZE_SCHEDULE } from './db/pglite-analyze.ts';
 
 export interface Background {
   stop(): Promise<void>;
@@ -25,6 +27,15 @@ export async function startBackground(deps: AppDeps): Promise<StartedBackground>
   loops.push(startWebhookDeliveryWorker(deps));
   loops.push(startWebhookPruner(deps));
   loops.push(startRetention(deps));
+  if (deps.db.kind === 'pglite') {
+    // No autovacuum there: without this job its planner never has statistics (src/db/pglite-analyze.ts).
+    const log = deps.logger.child({ component: 'pglite-analyze' });
+    const analyse = async () => {
+      const tables = await analyzeChangedTables(deps.db);
+      if (tables.length) log.debug({ tables }, 'tables analysed');
+    };
+    loops.push(startPeriodic(analyse, { ...PGLITE_ANALYZE_SCHEDULE, onError: (err) => log.error({ err }, 'analyse failed') }));
+  }
   const staleMs = workerStaleMs(deps.config.WORKER_POLL_MS);
   return {
     problem(now = Date.now()) {
