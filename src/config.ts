@@ -112,8 +112,10 @@ export const configSchema = z.object({
    * (this process only), `auto` = database on PostgreSQL, memory on embedded PGlite.
    */
   RATE_LIMIT_STORE: z.enum(['auto', 'memory', 'database']).default('auto'),
-  /** Unauthenticated requests (wrong, malformed or missing key) per client address per minute before 429s (in-process). */
+  /** Failed authentications (wrong, malformed or revoked key) per client address per minute before its wrong keys get 429s (in-process). */
   AUTH_FAILURES_PER_MINUTE: numberSetting(1, 100_000).default(30),
+  /** Requests without a key (introspection, `__typename`, a 401) per client address per minute before 429s (in-process). */
+  ANONYMOUS_REQUESTS_PER_MINUTE: numberSetting(1, 1_000_000).default(300),
   /** GraphQL query cost limits: estimated objects fetched, field nesting, fields selected, parser tokens. */
   GRAPHQL_MAX_COMPLEXITY: numberSetting(1).default(5000),
   GRAPHQL_MAX_DEPTH: numberSetting(1, 100).default(10),

@@ -1,5 +1,5 @@
 // What every HTTP request passes before routing and every response after it: the client address,
-// CORS (preflight and response headers), the failed-auth block per address, the body cap for
+// CORS (preflight and response headers), the anonymous budget per address, the body cap for
 // GraphQL and the sender whose share its bytes count on (REST reads its own body after
 // authenticating), and security headers. Nothing that escapes a handler reaches the client as a
 // stack trace.
@@ -9,7 +9,7 @@ import type { ApiDeps } from './app-services.ts';
 import { AppError, ERROR_CODES } from '../errors.ts';
 import { errorResponse, internalError, json } from './responses.ts';
 import { unavailableFor } from '../db/unreachable.ts';
-import { assertAddressNotBlocked, authenticatedKey } from './authenticate-request.ts';
+import { assertAnonymousBudgetLeft, authenticatedKey } from './authenticate-request.ts';
 import { logRequest, requestIdOf } from './request-log.ts';
 import { bearerToken } from '../services/auth/api-keys.ts';
 import { isAdminToken } from '../services/auth/admin-token.ts';
@@ -90,7 +90,8 @@ async function graphqlSender(deps: ApiDeps, request: Request, scope: RequestScop
     const account = await authenticatedKey(deps, scope, token);
     return { cap: deps.config.MAX_BODY_BYTES, accountId: account.id };
   } catch (e) {
-    if (declared <= ANONYMOUS_GRAPHQL_BODY_BYTES) return { cap: ANONYMOUS_GRAPHQL_BODY_BYTES };
+    const refused = e instanceof AppError && e.code === 'RATE_LIMITED';
+    if (!refused && declared <= ANONYMOUS_GRAPHQL_BODY_BYTES) return { cap: ANONYMOUS_GRAPHQL_BODY_BYTES };
     throw e;
   }
 }
@@ -137,9 +138,11 @@ export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudge
     const address = scope.clientAddress;
     const graphql = isGraphql(path);
     try {
-      // An address that spent its unauthenticated budget gets nothing read or parsed, whatever key
-      // it presents now (a 200 here would tell a guesser which key is right).
-      if (graphql || path.startsWith('/api/')) await assertAddressNotBlocked(deps, address);
+      // A keyless request from an address that spent its anonymous budget gets nothing read or
+      // parsed. A key is checked before any body is read (REST's handlers, graphqlSender), and a
+      // wrong one past the address's failed-authentication budget is refused there.
+      const keyless = !bearerToken(request.headers.get('authorization'));
+      if (keyless && (graphql || path.startsWith('/api/'))) await assertAnonymousBudgetLeft(deps, address);
       if (graphql) request = await boundedGraphqlRequest(deps, request, scope, party, lease);
     } catch (e) {
       if (e instanceof AppError) return graphql ? graphqlError(e) : errorResponse(e);

@@ -1,7 +1,8 @@
 // Per-operation rate limiting for GraphQL: every operation authenticates before it is parsed (HTTP)
 // or executed (WebSocket, REST facade), whether or not a resolver later asks for the account. With
-// a key it spends one unit of the account's budget; without a valid one, one unit of the client
-// address's unauthenticated budget (introspection included). Every HTTP response reports the budget.
+// a valid key it spends one unit of the account's budget; with a wrong one, one unit of the client
+// address's failed-authentication budget; without a key (introspection, `__typename`), one unit of
+// the address's anonymous budget. Every HTTP response reports the account's budget.
 import type { Plugin } from 'graphql-yoga';
 import type { ApiDeps } from '../../http/app-services.ts';
 import { AppError } from '../../errors.ts';

@@ -1,5 +1,6 @@
 // Fixed-window request limits: per account (rate_limit_per_minute, shared by every API process
-// when the store is the database) and per client address for failed API-key attempts (in-process).
+// when the store is the database), and per client address (in-process) for failed API-key
+// attempts and, separately, for requests without a key.
 // Windows are aligned to the clock's minute, so RateLimit-Reset is the same for every process.
 import type { Logger } from 'pino';
 import type { AppDeps, Clock } from '../../deps.ts';
@@ -72,6 +73,8 @@ export interface RateLimiters {
   accounts: FixedWindowLimiter;
   /** Per client address, budget = AUTH_FAILURES_PER_MINUTE failed key checks. */
   authFailures: FixedWindowLimiter;
+  /** Per client address, budget = ANONYMOUS_REQUESTS_PER_MINUTE requests without a key. */
+  anonymous: FixedWindowLimiter;
 }
 
 /** One set per process (built with the app): the accounts' budgets and the failed-key counters. */
@@ -82,6 +85,7 @@ export function createRateLimiters(deps: Pick<AppDeps, 'config' | 'db' | 'clock'
   return {
     accounts: new FixedWindowLimiter(accountStore, deps.clock, deps.logger),
     authFailures: new FixedWindowLimiter(new MemoryRateLimitStore(), deps.clock, deps.logger),
+    anonymous: new FixedWindowLimiter(new MemoryRateLimitStore(), deps.clock, deps.logger),
   };
 }
 
@@ -110,6 +114,15 @@ export function authFailuresRateLimited(state: RateLimitState): AppError {
     'RATE_LIMITED',
     'Too many requests',
     [`Too many failed authentication attempts; retry in ${state.resetSeconds} s`],
+    { 'Retry-After': String(state.resetSeconds) },
+  );
+}
+
+export function anonymousRateLimited(state: RateLimitState): AppError {
+  return new AppError(
+    'RATE_LIMITED',
+    'Too many requests',
+    [`Too many requests without an API key from this address (${state.limit} a minute); send a key or retry in ${state.resetSeconds} s`],
     { 'Retry-After': String(state.resetSeconds) },
   );
 }
