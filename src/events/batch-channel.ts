@@ -9,6 +9,7 @@ import type { CallTracker } from './call-tracker.ts';
 import type { LatestByKeyQueue } from './queue.ts';
 import { SerialReader } from './serial-reader.ts';
 import { asDate, asDateOrNull } from './row-dates.ts';
+import { isBatchStatus, isBatchTerminal } from '../domain/batch-state.ts';
 
 export interface BatchSnapshot {
   id: string;
@@ -103,6 +104,11 @@ function sameProgress(a: BatchSnapshot, b: BatchSnapshot): boolean {
   );
 }
 
+/** Whether no change can follow this snapshot (completed, cancelled): a progress stream ends with it. */
+export function isFinalSnapshot(s: BatchSnapshot): boolean {
+  return isBatchStatus(s.status) && isBatchTerminal(s.status);
+}
+
 /** One watched batch. */
 export class BatchChannel {
   /** undefined: never read; null: no such batch. */
@@ -130,7 +136,11 @@ export class BatchChannel {
     const prev = this.snapshot;
     this.snapshot = next;
     if (!next || (prev && sameProgress(prev, next))) return;
-    for (const q of this.progress) q.push(next);
+    const final = isFinalSnapshot(next);
+    for (const q of [...this.progress]) {
+      q.push(next);
+      if (final) q.end();
+    }
     this.host.toAccount(next);
   }
 

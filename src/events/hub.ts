@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.ts';
 import { batchNotFound } from '../errors.ts';
-import { BatchChannel, type BatchSnapshot } from './batch-channel.ts';
+import { BatchChannel, isFinalSnapshot, type BatchSnapshot } from './batch-channel.ts';
 import { CallTracker, type CallSnapshot } from './call-tracker.ts';
 import { createListener, type Channel, type Listener } from './listener.ts';
 import { LatestByKeyQueue, type QueueOptions } from './queue.ts';
@@ -83,7 +83,10 @@ export class EventHub {
     this.sweepTimer.unref();
   }
 
-  /** The batch's progress now, then whenever its status or a counter changes. */
+  /**
+   * The batch's progress now, then whenever its status or a counter changes; the stream completes
+   * after the value of a terminal status (at once for a batch that is already completed or cancelled).
+   */
   async batchProgress(account: Subscriber, batchId: string): Promise<AsyncIterableIterator<BatchSnapshot>> {
     const ch = await this.open(account, batchId);
     const { options, leave } = this.enter(account.id);
@@ -98,6 +101,7 @@ export class EventHub {
     );
     q.push(ch.snapshot!);
     ch.progress.add(q);
+    if (isFinalSnapshot(ch.snapshot!)) q.end();
     return q;
   }
 

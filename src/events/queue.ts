@@ -19,6 +19,8 @@ export class LatestByKeyQueue<T> implements AsyncIterableIterator<T> {
   /** Set while the waiter's value waits for its delivery slot. */
   private slot: NodeJS.Timeout | undefined;
   private closed = false;
+  /** No value follows the pending ones: the stream completes once they are delivered. */
+  private ending = false;
   private readonly budget: DeliveryBudget | undefined;
   private readonly maxPending: number;
 
@@ -32,7 +34,7 @@ export class LatestByKeyQueue<T> implements AsyncIterableIterator<T> {
   }
 
   push(value: T): void {
-    if (this.closed) return;
+    if (this.closed || this.ending) return;
     const key = this.keyOf(value);
     // Re-inserted at the end: values come out in the order of their last change.
     if (!this.pending.delete(key) && this.pending.size >= this.maxPending) this.pending.delete(this.pending.keys().next().value!);
@@ -44,7 +46,15 @@ export class LatestByKeyQueue<T> implements AsyncIterableIterator<T> {
     return this.pending.size;
   }
 
+  /** The stream's last value is in: deliver what is pending, then complete. */
+  end(): void {
+    if (this.closed) return;
+    this.ending = true;
+    if (this.pending.size === 0) this.close();
+  }
+
   next(): Promise<IteratorResult<T>> {
+    if (this.ending && this.pending.size === 0) this.close();
     if (this.closed && this.pending.size === 0) return Promise.resolve({ value: undefined, done: true });
     return new Promise((resolve) => {
       this.waiter = resolve;
