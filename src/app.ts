@@ -24,6 +24,7 @@ import { serveMetrics } from './http/metrics-endpoint.ts';
 import { serveOperatorProof } from './http/operator-proof.ts';
 import { OPERATOR_PROOF_PATH } from './services/auth/operator-proof.ts';
 import { bodyBudgetCheck, processReadiness, type ReadinessCheck } from './http/readiness.ts';
+import { FAVICON_PATH, serveFavicon } from './http/favicon.ts';
 
 export interface App {
   /** The process's dependencies and the objects this app shares between its requests. */
@@ -83,6 +84,7 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     // Anyone may post here: its bytes count on the client address's anonymous share.
     if (p === '/providers/retell/webhook') return handleRetellWebhook(deps, request, { ...bodies, open: () => bodies.open(scope) });
     if (p === '/healthz') return json(200, { status: 'ok' });
+    if (p === FAVICON_PATH) return serveFavicon(request);
     if (p === '/readyz') return readiness();
     if (p === '/metrics') return serveMetrics(deps, request, scope.clientAddress);
     if (p === OPERATOR_PROOF_PATH) return serveOperatorProof(opts.operatorToken, request, url);
@@ -101,11 +103,11 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     if (p.startsWith('/recordings/')) return '/recordings/:file';
     if (p.startsWith(DASHBOARD_ASSETS)) return `${DASHBOARD_ASSETS}:asset`;
     if (graphiql.handles(p)) return `${GRAPHIQL_ASSETS}:asset`;
-    if (['/providers/retell/webhook', '/healthz', '/readyz', '/metrics', OPERATOR_PROOF_PATH, '/', '/dashboard', '/dashboard/'].includes(p)) return p;
+    if (['/providers/retell/webhook', '/healthz', '/readyz', '/metrics', OPERATOR_PROOF_PATH, FAVICON_PATH, '/', '/dashboard', '/dashboard/'].includes(p)) return p;
     return '(unmatched)';
   }
 
-  // CORS, client address, failed-auth block, GraphQL body cap, security headers, request log.
+  // CORS, client address, anonymous budget per address, GraphQL body cap, security headers, request log.
   const handle = createFrontDoor(deps, route, bodies, routeLabel);
   const adapter = createServerAdapter<RequestContext>(handle);
   let server: http.Server | undefined;
