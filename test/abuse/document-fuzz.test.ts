@@ -34,12 +34,12 @@ let a: SeededAccount;
 const ids: Record<string, string> = {};
 
 // Every request comes from one address, so requests without a valid key spend that address's
-// unauthenticated budget (AUTH_FAILURES_PER_MINUTE, 30 by default): raised out of the way, as the
+// budgets (AUTH_FAILURES_PER_MINUTE, ANONYMOUS_REQUESTS_PER_MINUTE): raised out of the way, as the
 // account's own rate limit is. A 429 is therefore never an acceptable answer here.
 const ADDRESS = '198.51.100.23';
 
 beforeAll(async () => {
-  t = await createTestApp({ config: { AUTH_FAILURES_PER_MINUTE: '100000' } });
+  t = await createTestApp({ config: { AUTH_FAILURES_PER_MINUTE: '100000', ANONYMOUS_REQUESTS_PER_MINUTE: '1000000' } });
   a = await t.seedAccount({ limits: { rateLimitPerMinute: 100_000 } });
   // Rows for resolvers to read: a few batches with calls.
   const { batch } = await insertBatch(t.deps, a, { contacts: 50 });

@@ -151,7 +151,9 @@ describe('/metrics authentication', () => {
     const blocked = await scrape(METRICS_TOKEN, address);
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect((await me(a.apiKey, address)).status).toBe(429);
+    expect((await me('sk_wrong', address)).status).toBe(429);
+    // A valid API key is checked first and proceeds on its account's budget.
+    expect((await me(a.apiKey, address)).status).toBe(200);
     // Another address is not affected.
     expect((await scrape(METRICS_TOKEN, '198.51.100.3')).status).toBe(200);
   });
