@@ -45,7 +45,7 @@ export type CallBatchContactInput = {
   phoneNumber: string;
   /** Initial call status; default `queued` unless `pending` */
   status?: CallBatchContactStatus | null | undefined;
-  /** IANA zone the contact's calling window is judged in, instead of its number's zones */
+  /** IANA zone of the contact: its calling window must be open here as well as in every zone of the number dialled (a geographic zone; fixed offsets such as EST are refused) */
   timezone?: string | null | undefined;
 };
 
@@ -115,7 +115,7 @@ export type CallingWindowInput = {
   end: string;
   /** Local HH:MM, inclusive */
   start: string;
-  /** An IANA zone, or "recipient" (the default): each contact's zone from its number, or its own timezone; a number with several zones is called only when the window is open in all of them. A window that does not open within 15 days for a contact rejects that contact. */
+  /** An IANA zone, or "recipient" (the default): every zone that can apply to the number dialled (its prefix zones, every zone of its area code for an unlisted exchange, and the contact's own timezone) must be open. A window that does not open within 15 days for a contact rejects that contact. */
   timezone?: string | null | undefined;
 };
 

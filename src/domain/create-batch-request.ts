@@ -66,7 +66,7 @@ export interface ContactRequest {
   phoneNumber: string;
   metadata?: unknown;
   status?: ContactStatus | null;
-  /** IANA zone the contact's calling window is judged in, instead of its number's zones. */
+  /** IANA zone of the contact: its calling window must be open here as well as in every zone of the number dialled (a geographic zone; fixed offsets such as EST are refused). */
   timezone?: string | null;
 }
 

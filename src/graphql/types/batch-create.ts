@@ -68,7 +68,7 @@ const CallBatchContactInput = builder.inputType(CONTACT_INPUT_TYPE, {
     phoneNumber: t.string({ required: true }),
     metadata: t.field({ type: 'JSON', description: 'Keys are normalised (e.g. `First Name` -> `first_name`)' }),
     status: t.field({ type: ContactStatusEnum, description: 'Initial call status; default `queued` unless `pending`' }),
-    timezone: t.string({ description: "IANA zone the contact's calling window is judged in, instead of its number's zones" }),
+    timezone: t.string({ description: "IANA zone of the contact: its calling window must be open here as well as in every zone of the number dialled (a geographic zone; fixed offsets such as EST are refused)" }),
   }),
 });
 

@@ -11,7 +11,7 @@ export const CallingWindowInput = builder.inputType('CallingWindowInput', {
     end: t.string({ required: true, description: 'Local HH:MM, exclusive; after start (no overnight windows)' }),
     days: t.field({ type: [WeekdayEnum], description: 'Default every day' }),
     timezone: t.string({
-      description: `An IANA zone, or "recipient" (the default): each contact's zone from its number, or its own timezone; a number with several zones is called only when the window is open in all of them. A window that does not open within ${OPENING_HORIZON_DAYS} days for a contact rejects that contact.`,
+      description: `An IANA zone, or "recipient" (the default): every zone that can apply to the number dialled (its prefix zones, every zone of its area code for an unlisted exchange, and the contact's own timezone) must be open. A window that does not open within ${OPENING_HORIZON_DAYS} days for a contact rejects that contact.`,
     }),
   }),
 });

@@ -190,7 +190,7 @@ const contact: JsonSchema = {
     }),
     metadata: metadata('Key-value data for the agent; keys such as `Phone Number` and `phoneNumber` are treated alike'),
     status: nullable(oneOfStrings(CONTACT_STATUSES, 'Initial status; default pending')),
-    timezone: nullable(str("IANA zone the contact's calling window is judged in, instead of its number's zones", { maxLength: 64, examples: ['America/Chicago'] })),
+    timezone: nullable(str("IANA zone of the contact: its calling window must be open here as well as in every zone of the number dialled (a geographic zone; fixed offsets such as EST are refused)", { maxLength: 64, examples: ['America/Chicago'] })),
   },
 };
 
