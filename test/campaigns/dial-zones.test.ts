@@ -44,7 +44,7 @@ const calls = (batchId: string) => t.deps.db.prisma.call.findMany({ where: { bat
 const drain = () => testWorker(t.deps).drain();
 const setClock = (iso: string) => t.clock.set(new Date(iso));
 const dials = async (batchId: string) =>
-  (await callEvents(t.deps, batchId)).filter((e) => e.detail?.event === 'dial').map((e) => [e.detail.number, e.detail.alternate, e.at.toISOString()]);
+  (await callEvents(t.deps, batchId)).flatMap((e) => (e.detail?.event === 'dial' ? [[e.detail.number, e.detail.alternate, e.at.toISOString()]] : []));
 
 beforeEach(() => setClock('2026-01-15T23:08:00.000Z'));
 
