@@ -1,7 +1,8 @@
 // The batch list at scale: a relay cursor starts a range of (account_id, created_at DESC, id DESC)
 // at the cursor (no walk from the newest batch, no sort), and the REST/GraphQL totals come from the
 // counters the triggers of migration batch_counts keep (no count of the list) while staying exact
-// through creates, status changes, a create rolled back, and retention's deletes.
+// through creates, status changes, a create rolled back, and retention's deletes. Call records:
+// page 1 reads one page of batches, the total the per-day counters of migration call_record_counts.
 //
 // 20,000 batches: seeded in one statement, enough that a sort or a count of the list shows in the
 // plans checked below; the figures at 100,000 and 1,000,000 are in docs/indexes.md.
@@ -50,6 +51,35 @@ async function seedClones(template: string, accountId: string, n: number, prefix
      SELECT ${select} FROM batches b, generate_series(0, $4::int - 1) g WHERE b.id = $1`,
     [template, new Date(START_MS).toISOString(), accountId, n],
   );
+}
+
+const RECORDS = '/api/v1/public/call-records';
+/** Call-record ranges whose totals are checked: whole UTC days, with and without an agent. */
+const RECORD_RANGES: Record<string, (s: SeededAccount) => string> = {
+  recordsAll: () => 'start_date=2025-12-31&end_date=2099-12-31',
+  recordsSeedDay: () => 'start_date=2026-01-01&end_date=2026-01-01',
+  recordsDayBefore: () => 'start_date=2025-12-31&end_date=2025-12-31',
+  recordsAgent: (s) => `start_date=2026-01-01&end_date=2099-12-31&agent_id=${s.agent.id}&agent_id=agt-none`,
+};
+/** The same totals summed over the batches, as the list did before its counters. */
+async function recordsTruth(accountId: string): Promise<Record<string, number>> {
+  const sum = async (from: string, to: string, agent?: string) =>
+    Number(
+      (
+        await runStatement<{ n: unknown }>(
+          t.deps.db,
+          `SELECT COALESCE(sum(accepted_contacts), 0)::bigint AS n FROM batches WHERE account_id = $1 AND created_at >= $2::timestamptz AND created_at < $3::timestamptz AND ($4::text IS NULL OR agent_id = $4)`,
+          [accountId, from, to, agent ?? null],
+        )
+      )[0].n,
+    );
+  const agent = accountId === a.account.id ? a.agent.id : other.agent.id;
+  return {
+    recordsAll: await sum('2025-12-31', '2100-01-01'),
+    recordsSeedDay: await sum('2026-01-01', '2026-01-02'),
+    recordsDayBefore: await sum('2025-12-31', '2026-01-01'),
+    recordsAgent: await sum('2026-01-01', '2100-01-01', agent),
+  };
 }
 
 const trueCount = async (accountId: string, statuses?: string[]) =>
@@ -112,13 +142,13 @@ async function statementsOf(db: Database, pattern: RegExp, fn: () => Promise<unk
   return seen;
 }
 
-type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; 'Index Cond'?: string; Alias?: string; Plans?: PlanNode[] };
+type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; 'Index Cond'?: string; 'Actual Rows'?: number; Alias?: string; Plans?: PlanNode[] };
 const nodesOf = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodesOf)];
 
-async function planOf(db: Database, s: Ran): Promise<PlanNode[]> {
+async function planOf(db: Database, s: Ran, analyze = false): Promise<PlanNode[]> {
   const [row] = await withSqlTransaction(db, async (tx) => {
     for (const setting of s.settings) await tx.query(setting);
-    return tx.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${s.text}`, s.values);
+    return tx.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (${analyze ? 'ANALYZE, ' : ''}FORMAT JSON) ${s.text}`, s.values);
   });
   const json = typeof row['QUERY PLAN'] === 'string' ? JSON.parse(row['QUERY PLAN']) : row['QUERY PLAN'];
   return nodesOf((json as { Plan: PlanNode }[])[0].Plan);
@@ -192,6 +222,23 @@ describe('the batch list at 20,000 batches', () => {
     expect(byAgent.body.data.pagination.total).toBe(ROWS + 1);
   });
 
+  it('reads call records page 1 from one page of batches, the total from the day counters', async () => {
+    const seen = await statementsOf(t.deps.db, /batches b|call_record_counts/, () =>
+      t.request('GET', `${RECORDS}?start_date=2026-01-01&end_date=2026-01-01&page_size=50`, { key: a.apiKey }),
+    );
+    const page = seen.filter((s) => /OVER \(ORDER BY/.test(s.text));
+    expect(page).toHaveLength(1);
+    expect(seen.filter((s) => /FROM call_record_counts/.test(s.text))).toHaveLength(1);
+    // No statement sums or counts the range's 20,000 batches.
+    expect(seen.filter((s) => /sum\(b\.accepted_contacts\), 0\)|count\(/.test(s.text))).toEqual([]);
+    const nodes = await planOf(t.deps.db, { ...page[0]!, text: page[0]!.text }, true);
+    expect(nodes.filter((n) => n['Node Type'] === 'Sort')).toEqual([]);
+    const scans = nodes.filter((n) => n['Relation Name'] === 'batches');
+    expect(scans.map((n) => n['Index Name'])).toEqual([INDEX]);
+    // One page's batches read (each holds one call here), not the range's 20,000.
+    expect(scans[0]!['Actual Rows']).toBeLessThanOrEqual(51);
+  });
+
   it('keeps the totals exact through creates, status changes, a failed create and retention, one account apart', async () => {
     const totals = async (key = a.apiKey) => {
       const out: Record<string, number> = {};
@@ -201,9 +248,14 @@ describe('the batch list at 20,000 batches', () => {
         out[s || 'all'] = r.body.data.pagination.total;
       }
       out.connection = (await connection({ first: 1 }, key)).totalCount;
+      for (const [name, q] of Object.entries(RECORD_RANGES)) {
+        const r = await t.request('GET', `${RECORDS}?page_size=1&${q(key === a.apiKey ? a : other)}`, { key });
+        expect(r.status).toBe(200);
+        out[name] = r.body.data.pagination.total;
+      }
       return out;
     };
-    const truth = async (accountId = a.account.id) => {
+    const truth = async (accountId = a.account.id): Promise<Record<string, number>> => {
       const all = await trueCount(accountId);
       return {
         all,
@@ -212,10 +264,13 @@ describe('the batch list at 20,000 batches', () => {
         completed: await trueCount(accountId, ['completed']),
         cancelled: await trueCount(accountId, ['cancelled']),
         connection: all,
+        ...(await recordsTruth(accountId)),
       };
     };
     expect(await totals()).toEqual(await truth());
     expect((await truth()).all).toBe(ROWS + 1);
+    // The template batch is the day before (23:59:59 UTC), the clones on the day: days split exactly.
+    expect(await recordsTruth(a.account.id)).toMatchObject({ recordsAll: ROWS + 1, recordsSeedDay: ROWS, recordsDayBefore: 1 });
 
     const created = await t.request('POST', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { start_mode: 'manual' }) });
     expect(created.status).toBe(201);
@@ -223,6 +278,7 @@ describe('the batch list at 20,000 batches', () => {
     expect(refused.status).toBe(422);
     expect(await totals()).toEqual(await truth());
     expect((await truth()).all).toBe(ROWS + 2);
+    expect((await truth()).recordsAll).toBe(ROWS + 1 + 2);
 
     const cancelled = await t.request('POST', `${CALL_BATCHES}/${created.body.data.batch_id}/cancel`, { key: a.apiKey });
     expect(cancelled.status).toBe(200);

@@ -40,39 +40,47 @@ function batchConditions(range: RecordsRange): Prisma.Sql {
   return Prisma.join(conditions, ' AND ');
 }
 
-/** The number of call records in the range. */
+/**
+ * The number of call records in the range: the counters of migration call_record_counts over its
+ * UTC days (a range is whole days), one row per day and agent with records, not one per batch.
+ */
 export async function countRecords(db: Database, range: RecordsRange): Promise<number> {
-  const sql = Prisma.sql`SELECT COALESCE(sum(b.accepted_contacts), 0)::bigint AS n FROM batches b WHERE ${batchConditions(range)}`;
+  const conditions = [
+    Prisma.sql`account_id = ${range.accountId}`,
+    Prisma.sql`day BETWEEN (${range.from.toISOString()}::timestamptz AT TIME ZONE 'UTC')::date AND (${range.to.toISOString()}::timestamptz AT TIME ZONE 'UTC')::date`,
+  ];
+  if (range.agentIds.length) conditions.push(Prisma.sql`agent_id = ANY(${range.agentIds}::text[])`);
+  const sql = Prisma.sql`SELECT COALESCE(sum(count), 0)::bigint AS n FROM call_record_counts WHERE ${Prisma.join(conditions, ' AND ')}`;
   const [row] = await runStatement<{ n: unknown }>(db, sql.text, sql.values);
   return Number(row.n);
 }
 
 /**
- * The ranges of an offset page and the range's total, in one statement: a running sum over the
- * batches newest first finds the batches the page overlaps (at most `limit` of them: none is empty).
+ * The ranges of an offset page and the range's total. A running sum over the batches newest first
+ * finds the batches the page overlaps (at most `limit` of them: none is empty); the scan stops at the
+ * page, so page 1 reads one page's batches (the total is the counters', countRecords).
  */
 export async function offsetPageRanges(db: Database, range: RecordsRange, offset: number, limit: number): Promise<{ ranges: SeqRange[]; total: number }> {
   const sql = Prisma.sql`
-    WITH r AS (
+    SELECT r.id, r.n, r.upto FROM (
       SELECT b.id, b.accepted_contacts AS n,
              sum(b.accepted_contacts) OVER (ORDER BY b.created_at DESC, b.id DESC ROWS UNBOUNDED PRECEDING) AS upto
-        FROM batches b WHERE ${batchConditions(range)})
-    SELECT p.id, p.n, p.upto, t.total
-      FROM (SELECT COALESCE(sum(n), 0)::bigint AS total FROM r) t
-      LEFT JOIN LATERAL (SELECT id, n, upto FROM r WHERE upto > ${offset} ORDER BY upto LIMIT ${limit}) p ON true
-     ORDER BY p.upto`;
-  const rows = await runStatement<{ id: string | null; n: number; upto: unknown; total: unknown }>(db, sql.text, sql.values);
+        FROM batches b WHERE ${batchConditions(range)}
+       ORDER BY b.created_at DESC, b.id DESC) r
+     WHERE r.upto > ${offset}
+     LIMIT ${limit}`;
+  const [rows, total] = await Promise.all([runStatement<{ id: string; n: number; upto: unknown }>(db, sql.text, sql.values), countRecords(db, range)]);
   const ranges: SeqRange[] = [];
   let wanted = limit;
   for (const row of rows) {
-    if (row.id === null || wanted === 0) break;
+    if (wanted === 0) break;
     const before = Number(row.upto) - row.n;
     const skipped = Math.max(0, offset - before);
     const take = Math.min(row.n - skipped, wanted);
     ranges.push({ batchId: row.id, edge: row.n - skipped, take });
     wanted -= take;
   }
-  return { ranges, total: Number(rows[0].total) };
+  return { ranges, total };
 }
 
 /** Where a relay cursor stands: its call's batch and seq. */
