@@ -21,7 +21,21 @@ export interface PageSource<T> {
   orderBy: string;
   /** For a selection that loads relations. */
   relations: PrismaPage<T> | { loadByIds(ids: string[]): Promise<T[]> };
+  /** The order's columns, so a deep offset can be reached in steps (seekPast). */
+  seek?: PageSeek;
 }
+
+/** `orderBy`'s columns with their SQL types, and `<` when it is descending (`>` ascending). */
+export interface PageSeek {
+  columns: ReadonlyArray<{ expr: string; type: string }>;
+  op: '<' | '>';
+}
+
+/**
+ * An offset is walked in statements of at most this many index entries, the event loop getting a
+ * turn between them: one deep page on PGlite (same thread) would otherwise hold every other request.
+ */
+export const SEEK_STEP = 2_000;
 
 /** The same page through Prisma (where and order as above, in Prisma's terms), with the selection. */
 export interface PrismaPage<T> {
@@ -55,15 +69,45 @@ export async function readPage<T extends { id: string }>(
     return { items, total };
   }
   const from = Prisma.raw(`${source.table} ${source.alias}`);
+  const start = await seekPast(db, source, offsetOf(req));
+  if (start === null) return { items: [], total: knownTotal ?? (await countRows(db, source)) };
   const columns = [fields ? selectList(fields, source.alias) : `${source.alias}.id AS "id"`];
   // The subquery's alias shadows the outer one, so the same conditions read its own rows.
   const count = knownTotal === null ? Prisma.sql`, (SELECT count(*)::int FROM ${from} WHERE ${source.where}) AS "${Prisma.raw(TOTAL)}"` : Prisma.empty;
-  const sql = Prisma.sql`SELECT ${Prisma.raw(columns.join(', '))}${count} FROM ${from} WHERE ${source.where}
-    ORDER BY ${Prisma.raw(source.orderBy)} LIMIT ${req.limit} OFFSET ${offsetOf(req)}`;
+  const sql = Prisma.sql`SELECT ${Prisma.raw(columns.join(', '))}${count} FROM ${from} WHERE ${source.where} AND ${start.after}
+    ORDER BY ${Prisma.raw(source.orderBy)} LIMIT ${req.limit} OFFSET ${start.offset}`;
   const rows = await runStatement<T & { [TOTAL]?: number }>(db, sql.text, sql.values);
   const total = knownTotal ?? rows[0]?.[TOTAL] ?? (offsetOf(req) > 0 ? await countRows(db, source) : 0);
   if (fields || rows.length === 0 || !('loadByIds' in relations)) return { items: rows, total };
   return { items: await loadInOrder(rows.map((r) => r.id), relations.loadByIds), total };
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Where a page `offset` rows deep starts: a condition past the last row of the whole steps before
+ * it, and the offset left within the last step; null when the rows end before it. Each step reads
+ * one key SEEK_STEP entries further, so the walk stays O(offset) but no statement is longer than a
+ * step's.
+ */
+async function seekPast(db: Database, source: PageSource<unknown>, offset: number): Promise<{ after: Prisma.Sql; offset: number } | null> {
+  let after: Prisma.Sql = Prisma.sql`TRUE`;
+  const { seek } = source;
+  if (!seek) return { after, offset };
+  const keys = Prisma.raw(seek.columns.map((c, i) => `${c.expr}::text AS k${i}`).join(', '));
+  const tuple = Prisma.raw(`(${seek.columns.map((c) => c.expr).join(', ')})`);
+  let left = offset;
+  while (left > SEEK_STEP) {
+    const sql = Prisma.sql`SELECT ${keys} FROM ${Prisma.raw(`${source.table} ${source.alias}`)} WHERE ${source.where} AND ${after}
+      ORDER BY ${Prisma.raw(source.orderBy)} LIMIT 1 OFFSET ${SEEK_STEP - 1}`;
+    const [row] = await runStatement<Record<string, string>>(db, sql.text, sql.values);
+    if (!row) return null;
+    const values = seek.columns.map((c, i) => Prisma.sql`${row[`k${i}`]}::${Prisma.raw(c.type)}`);
+    after = Prisma.sql`${tuple} ${Prisma.raw(seek.op)} (${Prisma.join(values)})`;
+    left -= SEEK_STEP;
+    await nextTurn();
+  }
+  return { after, offset: left };
 }
 
 /** The rows of `ids` in that order, loaded by `load`; a row gone meanwhile is left out. */

@@ -15,6 +15,7 @@ import { withSqlTransaction } from '../../src/db/sql-transaction.ts';
 import type { Database } from '../../src/db/client.ts';
 import { ACTIVE_FILTER_STATUSES } from '../../src/domain/batch-state.ts';
 import { pruneFinishedBatches } from '../../src/services/retention/prune-batches.ts';
+import { SEEK_STEP } from '../../src/services/page-rows.ts';
 
 const ROWS = 20_000;
 /** Batches sharing one created_at: the cursor must order them by id and lose none. */
@@ -207,6 +208,31 @@ describe('the batch list at 20,000 batches', () => {
     expect(listScans.map((n) => n['Index Name'])).toEqual([INDEX]);
     // The cursor bounds the range itself (an index condition), not a filter on rows walked from the newest.
     expect(listScans[0]).toMatchObject({ 'Index Cond': expect.stringMatching(/created_at, .*id\) < /) });
+  });
+
+  it('walks a deep offset in steps of at most SEEK_STEP entries, the page the same as one OFFSET would read', async () => {
+    const limit = 200;
+    for (const page of [11, 12, 51, Math.ceil(ROWS / limit)]) {
+      const seen = await statementsOf(t.deps.db, /FROM batches b/, async () => {
+        const res = await t.request('GET', `${CALL_BATCHES}?limit=${limit}&page=${page}`, { key: a.apiKey });
+        expect(res.body.data.items.map((i: { batch_id: string }) => i.batch_id)).toEqual(order.slice((page - 1) * limit, page * limit));
+      });
+      // One statement per whole step before the page, then the page; none offsets past a step.
+      expect(seen).toHaveLength(Math.ceil(((page - 1) * limit) / SEEK_STEP));
+      for (const s of seen) expect(Number(s.values.at(-1))).toBeLessThanOrEqual(SEEK_STEP);
+    }
+    // A status filter steps through its own rows; past the end the page is empty, the total exact.
+    const active = (
+      await runStatement<{ id: string }>(t.deps.db, 'SELECT id FROM batches WHERE account_id = $1 AND status = ANY($2::text[]) ORDER BY created_at DESC, id DESC', [
+        a.account.id,
+        [...ACTIVE_FILTER_STATUSES],
+      ])
+    ).map((r) => r.id);
+    const deep = await t.request('GET', `${CALL_BATCHES}?limit=100&status=active&page=45`, { key: a.apiKey });
+    expect(deep.body.data.items.map((i: { batch_id: string }) => i.batch_id)).toEqual(active.slice(4_400, 4_500));
+    const past = await t.request('GET', `${CALL_BATCHES}?limit=200&page=${Math.ceil(ROWS / 200) + 30}&created_at_from=2000-01-01T00:00:00Z`, { key: a.apiKey });
+    expect(past.body.data.items).toEqual([]);
+    expect(past.body.data.pagination.total).toBe(ROWS + 1);
   });
 
   it('answers totals from the counters, never counting the list, unless filtered by agent or created_at', async () => {

@@ -93,6 +93,7 @@ export async function listBatches(
     where: batchConditions(account, input),
     // BATCH_ORDER
     orderBy: 'b.created_at DESC, b.id DESC',
+    seek: { columns: [{ expr: 'b.created_at', type: 'timestamptz' }, { expr: 'b.id', type: 'text' }], op: '<' },
     relations: {
       findPage: async (skip, take) => (await deps.db.prisma.batch.findMany({ ...query, where: batchWhere(account, input), orderBy: BATCH_ORDER, skip, take })) as Batch[],
       count: () => deps.db.prisma.batch.count({ where: batchWhere(account, input) }),

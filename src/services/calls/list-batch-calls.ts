@@ -81,7 +81,7 @@ export function callConditions(batchId: string, filter: CallFilter): Prisma.Sql 
  */
 export function callsSource(
   deps: AppDeps,
-  sql: { where: Prisma.Sql; orderBy: string },
+  sql: { where: Prisma.Sql; orderBy: 'c.seq' },
   prisma: { where: Prisma.CallWhereInput; orderBy: Prisma.CallOrderByWithRelationInput | Prisma.CallOrderByWithRelationInput[] } | null,
   query: CallQuery,
 ): PageSource<Call> {
@@ -91,6 +91,7 @@ export function callsSource(
     table: 'calls',
     alias: 'c',
     ...sql,
+    seek: { columns: [{ expr: 'c.seq', type: 'int' }], op: '>' },
     relations: prisma
       ? {
           findPage: async (skip, take) => (await calls.findMany({ ...query, where: prisma.where, orderBy: prisma.orderBy, skip, take })) as Call[],
