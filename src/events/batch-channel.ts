@@ -104,9 +104,13 @@ function sameProgress(a: BatchSnapshot, b: BatchSnapshot): boolean {
   );
 }
 
-/** Whether no change can follow this snapshot (completed, cancelled): a progress stream ends with it. */
+/**
+ * Whether no change can follow this snapshot: a terminal status (completed, cancelled) with every
+ * call ended. A cancel commits while calls are still in flight; their ends move the counters after.
+ */
 export function isFinalSnapshot(s: BatchSnapshot): boolean {
-  return isBatchStatus(s.status) && isBatchTerminal(s.status);
+  const ended = s.queued === 0 && s.inProgress === 0 && s.completed + s.failed + s.cancelled >= s.acceptedContacts;
+  return ended && isBatchStatus(s.status) && isBatchTerminal(s.status);
 }
 
 /** One watched batch. */

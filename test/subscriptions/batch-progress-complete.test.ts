@@ -6,6 +6,7 @@ import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.
 import { wsClient } from '../helpers/ws-client.ts';
 import { sseStream, wsStream, type Stream } from '../helpers/subscriptions.ts';
 import { batchBody, CALL_BATCHES, makeContacts } from '../helpers/batch-requests.ts';
+import { isFinalSnapshot, type BatchSnapshot } from '../../src/events/batch-channel.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -34,7 +35,7 @@ async function cancel(id: string): Promise<void> {
 
 /** The worker's last move, written as it writes it (the row's trigger announces it). */
 async function complete(id: string): Promise<void> {
-  await t.deps.db.prisma.batch.update({ where: { id }, data: { status: 'completed', completedAt: new Date() } });
+  await t.deps.db.prisma.batch.update({ where: { id }, data: { status: 'completed', completedAt: new Date(), queued: 0, completed: 2 } });
 }
 
 /** Resolves when the server completes the stream; fails after a generous deadline. */
@@ -111,5 +112,16 @@ describe.each(transports)('batchProgress over %s', (_name, open) => {
       }
     }
     await expect.poll(progressSubscribers, { timeout: 10_000 }).toBe(0);
+  });
+});
+
+describe('the value a progress stream ends with', () => {
+  const snapshot = (o: Partial<BatchSnapshot>): BatchSnapshot =>
+    ({ status: 'cancelled', acceptedContacts: 3, queued: 0, inProgress: 0, completed: 1, failed: 0, cancelled: 2, ...o }) as BatchSnapshot;
+  it('is a terminal status with every call ended: a cancel committed while a call is in flight is not the end', () => {
+    expect(isFinalSnapshot(snapshot({}))).toBe(true);
+    expect(isFinalSnapshot(snapshot({ inProgress: 1, cancelled: 1 }))).toBe(false);
+    expect(isFinalSnapshot(snapshot({ status: 'completed', queued: 1, cancelled: 1 }))).toBe(false);
+    expect(isFinalSnapshot(snapshot({ status: 'running' }))).toBe(false);
   });
 });

@@ -80,7 +80,7 @@ builder.subscriptionFields((t) => ({
   batchProgress: t.field({
     type: BatchProgressType,
     description:
-      "The batch's status and counters now, then whenever they change (at most 20 times a second; a slow client gets the latest); completes after the value of a terminal status (completed, cancelled), at once for a batch already in one. NOT_FOUND for a missing or foreign batch.",
+      "The batch's status and counters now, then whenever they change (at most 20 times a second; a slow client gets the latest); completes after the value of a terminal status (completed, cancelled) with every call ended, at once for a batch already there. NOT_FOUND for a missing or foreign batch.",
     args: { batchId: t.arg.id({ required: true }) },
     subscribe: async (_root, { batchId }, ctx) => ctx.deps.events.hub().batchProgress(await ctx.account(), String(batchId)),
     resolve: (snapshot) => snapshot,
