@@ -365,16 +365,14 @@ describe.skipIf(skipReason !== null)(`two APIs and two workers on hosts of their
     expect([...receipts].filter(([id, n]) => n > attempts.get(id)!)).toEqual([]);
     expect((await batchRow()).callbacks).toBe(outbox.length);
 
-    // --- The subscribers of the surviving API saw the final counters (callbacks included); those of the
-    // killed one were cut off.
+    // --- The subscribers of the surviving API saw the final call counters, the stream ending with them;
+    // those of the killed one were cut off. `callbacks` counts webhook deliveries, which go on after
+    // the last call ends (the batch.completed event's own, retries): the stream may end before them.
     const final = await batchRow();
     for (const s of watchers['api-b']!) {
-      const last = await s.until(
-        (v) =>
-          v.batchProgress.status === 'completed' && v.batchProgress.completed === final.completed && v.batchProgress.failed === final.failed && v.batchProgress.callbacks === final.callbacks,
-        30_000,
-      );
+      const last = await s.until((v) => v.batchProgress.status === 'completed' && v.batchProgress.completed === final.completed && v.batchProgress.failed === final.failed, 30_000);
       expect(last.batchProgress).toMatchObject({ queued: 0, inProgress: 0, cancelled: 0, acceptedContacts: CALLS });
+      expect(last.batchProgress.callbacks).toBeLessThanOrEqual(final.callbacks);
       expect(s.values().every((v) => sumRuleHolds(v.batchProgress))).toBe(true);
     }
     for (const s of watchers['api-a']!) {
