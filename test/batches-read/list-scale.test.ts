@@ -7,12 +7,11 @@
 // 20,000 batches: seeded in one statement, enough that a sort or a count of the list shows in the
 // plans checked below; the figures at 100,000 and 1,000,000 are in docs/indexes.md.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { planOf, statementsOf } from '../helpers/statement-plans.ts';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { batchBody, CALL_BATCHES } from '../helpers/batch-requests.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
 import { runStatement } from '../../src/db/sql-statement.ts';
-import { withSqlTransaction } from '../../src/db/sql-transaction.ts';
-import type { Database } from '../../src/db/client.ts';
 import { ACTIVE_FILTER_STATUSES } from '../../src/domain/batch-state.ts';
 import { pruneFinishedBatches } from '../../src/services/retention/prune-batches.ts';
 import { SEEK_STEP } from '../../src/services/page-rows.ts';
@@ -106,54 +105,6 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(() => t.close());
 
-type Ran = { text: string; values: unknown[]; settings: string[] };
-
-/** Statements the driver ran while `fn` did that match `pattern`, with their transaction's SET LOCALs. */
-async function statementsOf(db: Database, pattern: RegExp, fn: () => Promise<unknown>): Promise<Ran[]> {
-  const seen: Ran[] = [];
-  type Query = (...args: unknown[]) => Promise<unknown>;
-  const recorder = (settings: string[]) =>
-    function (this: unknown, original: Query, args: unknown[]) {
-      const [first, second] = args as [string | { text: string; values?: unknown[] }, unknown[] | undefined];
-      const text = typeof first === 'string' ? first : first.text;
-      if (/^SET LOCAL/.test(text)) settings.push(text);
-      else if (pattern.test(text)) seen.push({ text, values: (typeof first === 'string' ? second : first.values) ?? [], settings: [...settings] });
-      return original.apply(this, args);
-    };
-  const target = (db.pglite ?? db.pool) as unknown as { query: Query; transaction?: (fn: (tx: { query: Query }) => Promise<unknown>) => Promise<unknown> };
-  const { query, transaction } = target;
-  const record = recorder([]);
-  target.query = function (this: unknown, ...args: unknown[]) {
-    return record.call(this, query, args);
-  };
-  if (transaction) {
-    target.transaction = function (this: unknown, fn) {
-      return transaction.call(this, (tx) => {
-        const inTx = recorder([]);
-        return fn({ ...tx, query: (...args: unknown[]) => inTx.call(tx, tx.query.bind(tx), args) });
-      });
-    };
-  }
-  try {
-    await fn();
-  } finally {
-    target.query = query;
-    if (transaction) target.transaction = transaction;
-  }
-  return seen;
-}
-
-type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; 'Index Cond'?: string; 'Actual Rows'?: number; Alias?: string; Plans?: PlanNode[] };
-const nodesOf = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodesOf)];
-
-async function planOf(db: Database, s: Ran, analyze = false): Promise<PlanNode[]> {
-  const [row] = await withSqlTransaction(db, async (tx) => {
-    for (const setting of s.settings) await tx.query(setting);
-    return tx.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (${analyze ? 'ANALYZE, ' : ''}FORMAT JSON) ${s.text}`, s.values);
-  });
-  const json = typeof row['QUERY PLAN'] === 'string' ? JSON.parse(row['QUERY PLAN']) : row['QUERY PLAN'];
-  return nodesOf((json as { Plan: PlanNode }[])[0].Plan);
-}
 
 /** The connection's cursor of a batch id, in the plugin's own encoding (taken from a real cursor). */
 async function cursorOf(id: string): Promise<string> {

@@ -6,10 +6,9 @@
 // maximum, takes ~30 s there, too long for a suite), and enough that a sort or a count of the list
 // shows in the plans checked below; the figures at 1,000,000 are in docs/indexes.md.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { planOf, statementsOf } from '../helpers/statement-plans.ts';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { runStatement } from '../../src/db/sql-statement.ts';
-import { withSqlTransaction } from '../../src/db/sql-transaction.ts';
-import type { Database } from '../../src/db/client.ts';
 import { encodeCursor } from '../../src/services/suppressions/list-cursor.ts';
 import { MAX_SUPPRESSIONS_OFFSET } from '../../src/services/suppressions/list-suppressions.ts';
 import { MAX_SUPPRESSIONS_PER_ACCOUNT } from '../../src/domain/limits.ts';
@@ -51,57 +50,6 @@ const list = (query: string, key = a.apiKey) => t.request('GET', `${PATH}${query
 const numbers = (body: { data: { items: { phone_number: string }[] } }) => body.data.items.map((i) => i.phone_number);
 const expected = (from: number, n: number) => Array.from({ length: n }, (_, k) => numberAt(from + k));
 
-type Ran = { text: string; values: unknown[]; settings: string[] };
-
-/**
- * Statements (text and parameters) the driver ran while `fn` did, that read `table`, each with the
- * `SET LOCAL`s its transaction ran before it (PGlite's transactions too), to be explained as they ran.
- */
-async function statementsOf(db: Database, table: RegExp, fn: () => Promise<unknown>): Promise<Ran[]> {
-  const seen: Ran[] = [];
-  type Query = (...args: unknown[]) => Promise<unknown>;
-  const recorder = (settings: string[]) =>
-    function (this: unknown, original: Query, args: unknown[]) {
-      const [first, second] = args as [string | { text: string; values?: unknown[] }, unknown[] | undefined];
-      const text = typeof first === 'string' ? first : first.text;
-      if (/^SET LOCAL/.test(text)) settings.push(text);
-      else if (table.test(text)) seen.push({ text, values: (typeof first === 'string' ? second : first.values) ?? [], settings: [...settings] });
-      return original.apply(this, args);
-    };
-  const target = (db.pglite ?? db.pool) as unknown as { query: Query; transaction?: (fn: (tx: { query: Query }) => Promise<unknown>) => Promise<unknown> };
-  const { query, transaction } = target;
-  const record = recorder([]);
-  target.query = function (this: unknown, ...args: unknown[]) {
-    return record.call(this, query, args);
-  };
-  if (transaction) {
-    target.transaction = function (this: unknown, fn) {
-      return transaction.call(this, (tx) => {
-        const inTx = recorder([]);
-        return fn({ ...tx, query: (...args: unknown[]) => inTx.call(tx, tx.query.bind(tx), args) });
-      });
-    };
-  }
-  try {
-    await fn();
-  } finally {
-    target.query = query;
-    if (transaction) target.transaction = transaction;
-  }
-  return seen;
-}
-
-type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; Plans?: PlanNode[] };
-const nodesOf = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodesOf)];
-
-async function planOf(db: Database, s: Ran): Promise<PlanNode[]> {
-  const [row] = await withSqlTransaction(db, async (tx) => {
-    for (const setting of s.settings) await tx.query(setting);
-    return tx.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${s.text}`, s.values);
-  });
-  const json = typeof row['QUERY PLAN'] === 'string' ? JSON.parse(row['QUERY PLAN']) : row['QUERY PLAN'];
-  return nodesOf((json as { Plan: PlanNode }[])[0].Plan);
-}
 
 describe('the do-not-call list at 200,000 numbers', () => {
   it('reads a page at any depth by cursor, through timestamp ties, and ends with next_cursor null', async () => {
