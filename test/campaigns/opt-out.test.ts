@@ -106,13 +106,14 @@ describe('a call whose analysis says opt_out = yes', () => {
 
 describe('the write that records the result', () => {
   /** A call answered on this number, under the lease of worker `w`, its analysis under way. */
-  async function answered(opts: { phone: string; dialed?: string }) {
+  async function answered(opts: { phone: string; dialed?: string; alternate?: string }) {
     const { calls: [call] } = await insertBatch(t.deps, a, {
       contacts: 1,
       status: 'running',
       callOverrides: () => ({
         phoneNumber: opts.phone,
         dialedNumber: opts.dialed ?? opts.phone,
+        alternatePhone: opts.alternate ?? (opts.dialed !== undefined && opts.dialed !== opts.phone ? opts.dialed : null),
         status: 'completed',
         transcriptStatus: 'processing',
         leaseOwner: 'w',
@@ -131,13 +132,21 @@ describe('the write that records the result', () => {
     });
   const entry = (phone: string) => t.deps.db.prisma.suppression.findUnique({ where: { accountId_phoneNumber: { accountId: a.account.id, phoneNumber: phone } } });
 
-  it('lists the number the conversation happened on (the alternate when it answered), in the same commit as the result', async () => {
+  it('lists every number of the contact (primary and alternate) when the alternate answered, in the same commit as the result', async () => {
     const call = await answered({ phone: phoneEndingIn(4, 201), dialed: phoneEndingIn(4, 202) });
     const r = await applyCallWrites(t.deps, [{ ...ready(call, true), webhooks: false }], START);
     expect(r.applied.has(call.id)).toBe(true);
-    expect(await entry(phoneEndingIn(4, 201))).toBeNull();
+    // Before issue 33 the primary was listed nowhere and was dialled again in another batch.
+    expect(await entry(phoneEndingIn(4, 201))).toMatchObject({ source: `call:${call.id}`, reason: 'opted out during call' });
     expect(await entry(phoneEndingIn(4, 202))).toMatchObject({ source: `call:${call.id}`, reason: 'opted out during call' });
     expect((await t.deps.db.prisma.call.findUniqueOrThrow({ where: { id: call.id } })).transcriptStatus).toBe('ready');
+  });
+
+  it('lists the alternate number too when the primary answered', async () => {
+    const call = await answered({ phone: phoneEndingIn(4, 206), alternate: phoneEndingIn(4, 207) });
+    expect((await applyCallWrites(t.deps, [ready(call, true)], START)).applied.has(call.id)).toBe(true);
+    expect(await entry(phoneEndingIn(4, 206))).toMatchObject({ source: `call:${call.id}` });
+    expect(await entry(phoneEndingIn(4, 207))).toMatchObject({ source: `call:${call.id}` });
   });
 
   it('keeps an existing entry as it was (first reason and source), and is not an error', async () => {
