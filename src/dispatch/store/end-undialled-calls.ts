@@ -10,7 +10,12 @@ import { closeFinishedBatches } from '../../services/calls/call-transitions.ts';
 import { EXPIRED_DISCONNECT_REASON } from '../../domain/retry-policy.ts';
 import type { WebhookDeps } from '../../services/webhooks/enqueue-batch-events.ts';
 
-/** Statuses in which an expired batch's waiting calls are ended; a batch not yet started keeps them until it starts. */
+/**
+ * Statuses in which an expired batch's waiting calls are ended. `paused` includes a manual batch
+ * never started: its deadline holds all the same (docs/campaigns.md#expiry), so it completes
+ * instead of sitting paused with calls counted as queued that can never be dialled. A scheduled
+ * batch (`pending`) is started at its time, then expires here.
+ */
 const EXPIRING_STATUSES = ['queued', 'dispatching', 'running', 'paused'];
 const BATCHES_PER_TURN = 20;
 const CALLS_PER_BATCH_PER_TURN = 5_000;
