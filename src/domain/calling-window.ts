@@ -129,8 +129,11 @@ export function isOpenAt(windows: readonly CallingWindow[], recipientZones: read
   return o !== null && o.opensAt.getTime() === at.getTime();
 }
 
-/** The window's open intervals in UTC, from the local day before `from` through the horizon. */
-function windowIntervals(w: CallingWindow, zone: string, from: Date): Interval[] {
+/**
+ * The window's open intervals in UTC, from the local day before `from` through the horizon;
+ * `skipDay` drops the local dates (`YYYY-MM-DD`) it returns true for (no-call days).
+ */
+export function windowIntervals(w: CallingWindow, zone: string, from: Date, skipDay?: (localDate: string) => boolean): Interval[] {
   const tz = luxonZone(zone);
   const before = DateTime.fromJSDate(from, { zone: tz }).startOf('day').minus({ days: 1 });
   // Local dates as UTC midnights: consecutive days and their weekdays need no zone.
@@ -141,6 +144,7 @@ function windowIntervals(w: CallingWindow, zone: string, from: Date): Interval[]
   for (let i = 0; i < days; i++) {
     const day = firstDay + i * DAY_MS;
     if (!w.days.includes(WEEKDAYS[(new Date(day).getUTCDay() + 6) % 7])) continue;
+    if (skipDay?.(new Date(day).toISOString().slice(0, 10))) continue;
     const [opens, closes] =
       offset === null
         ? [w.start, w.end].map((time) => computeScheduledAt(new Date(day).toISOString().slice(0, 10), time, zone).getTime())
@@ -166,7 +170,7 @@ function steadyOffset(tz: IANAZone, firstDay: number, days: number): number | nu
 }
 
 /** The intersection of two sorted lists of disjoint intervals. */
-function intersect(a: Interval[], b: Interval[]): Interval[] {
+export function intersect(a: Interval[], b: Interval[]): Interval[] {
   const out: Interval[] = [];
   let i = 0;
   let j = 0;
