@@ -296,7 +296,7 @@ export function startAttacks(t: AttackTarget, only: string[] = [], inFlight: num
             while (!stopped) await send(i);
           }),
         )
-      : Array.from({ length: inFlight }, async () => {
+      : Array.from({ length: chosen.length === 0 ? 0 : inFlight }, async () => {
           while (!stopped) await send(turn++ % chosen.length);
         });
   return {

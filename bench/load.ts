@@ -19,7 +19,8 @@
 // default postgresql://postgres@127.0.0.1:5432/postgres; `pglite` = embedded database in a temp
 // dir), BENCH_SECONDS (60), BENCH_CONNECTIONS (32), BENCH_DISPATCH_CONTACTS (2000),
 // BENCH_SIM_CALL_MS (1500), BENCH_B_RATE_LIMIT (per minute, 300), BENCH_CREATE_CONTACTS (10),
-// BENCH_PHASES (`calm,hostile`), BENCH_ATTACKS (comma-separated parts of attack names: only those),
+// BENCH_PHASES (`calm,hostile`), BENCH_ATTACKS (comma-separated parts of attack names: only those;
+// a part no name contains, `none`, runs the hostile phase's seeding with no attack),
 // BENCH_ATTACKER_RATE_LIMIT (the attacking account's requests per minute, 600 = the default),
 // BENCH_ATTACK_IN_FLIGHT (the attacker's requests in flight, going round the attacks: 4; `fleet` =
 // every attack at once with its own loops, 20 in flight plus socket storms),
@@ -225,6 +226,8 @@ const MIX: Array<[Op, number]> = [
 
 interface Stats {
   latencies: Record<Op, number[]>;
+  /** Each answered request: when it ended (ms after the start) and how long it took, for the timeline. */
+  finished: Array<{ at: number; ms: number }>;
   statuses: Record<Op, Map<number, number>>;
   intended429: number;
   /** First few unexpected responses, for the report. */
@@ -313,6 +316,16 @@ async function startAttacker(target: AttackTarget): Promise<{ stop(): Promise<At
   };
 }
 
+/** The slowest answer ending in each 5 s of the run: shows whether slow answers are spread or one stall. */
+function timeline(finished: Array<{ at: number; ms: number }>, elapsedSeconds: number): string[] {
+  const slots = Array.from({ length: Math.ceil(elapsedSeconds / 5) }, () => 0);
+  for (const f of finished) {
+    const i = Math.min(slots.length - 1, Math.floor(f.at / 5000));
+    slots[i] = Math.max(slots[i], f.ms);
+  }
+  return slots.map((ms) => ms.toFixed(0));
+}
+
 async function runPhase(phase: Phase): Promise<PhaseFigures> {
   const db = await storage();
   let server: ChildProcess | undefined;
@@ -352,6 +365,7 @@ async function runPhase(phase: Phase): Promise<PhaseFigures> {
     const ids: Record<string, string[]> = { A: [dispatchId], B: [] };
     const stats: Stats = {
       latencies: { create: [], detail: [], 'list-batches': [], 'list-calls': [] },
+      finished: [],
       statuses: { create: new Map(), detail: new Map(), 'list-batches': new Map(), 'list-calls': new Map() },
       intended429: 0,
       unexpected: [],
@@ -405,6 +419,7 @@ async function runPhase(phase: Phase): Promise<PhaseFigures> {
         return;
       }
       stats.latencies[op].push(performance.now() - t);
+      stats.finished.push({ at: performance.now() - t0, ms: performance.now() - t });
       stats.statuses[op].set(status, (stats.statuses[op].get(status) ?? 0) + 1);
       // Reads only use the account's own ids, so a 404 is as unexpected as a 5xx.
       if (status === 429 && account === B) {
@@ -443,6 +458,7 @@ async function runPhase(phase: Phase): Promise<PhaseFigures> {
       const st = [...stats.statuses[op]].sort().map(([s, n]) => `${s}×${n}`).join(' ');
       log(`  ${op.padEnd(13)} ${String(l.length).padStart(7)} ${(l.length / elapsed).toFixed(0).padStart(7)} ${percentile(l, 50).toFixed(1).padStart(8)} ${percentile(l, 99).toFixed(1).padStart(8)}  ${st}`);
     }
+    log(`Slowest answer per 5 s (ms, by when it ended): ${timeline(stats.finished, elapsed).join(' ')}`);
     const { unexpectedCount } = stats;
     log(`Errors: ${unexpectedCount} unexpected (non-2xx other than account B's 429s), ${stats.networkErrors} network errors; intended 429s (account B): ${stats.intended429}`);
     for (const u of stats.unexpected) log(`  ${u.op} as ${u.account}: ${u.status} ${u.body}`);
