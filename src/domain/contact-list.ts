@@ -5,6 +5,7 @@ import { literalReason, type IssuePath, type PathIssue } from './field-issue.ts'
 import { isPlainRecord } from './metadata.ts';
 import { CONTACT_STATUSES, CREATE_BATCH_FIELD_ORDER, type ContactRequest, type ContactStatus } from './create-batch-request.ts';
 import { CappedIssues } from './capped-issues.ts';
+import type { ConsentRequest } from './consent.ts';
 
 export const REASON_STRING = 'Input should be a valid string';
 export const REASON_DICT = 'Input should be a valid dictionary';
@@ -20,9 +21,17 @@ export interface ContactListReading {
 }
 
 /** Where each field of a contact is found in an item: the domain's names, or a surface's spelling. */
-export type ContactKeys = Readonly<Record<'contactId' | 'name' | 'phoneNumber' | 'metadata' | 'status' | 'timezone', string>>;
+export type ContactKeys = Readonly<Record<'contactId' | 'name' | 'phoneNumber' | 'metadata' | 'status' | 'timezone' | 'consent', string>>;
 
-export const CONTACT_KEYS: ContactKeys = { contactId: 'contactId', name: 'name', phoneNumber: 'phoneNumber', metadata: 'metadata', status: 'status', timezone: 'timezone' };
+export const CONTACT_KEYS: ContactKeys = {
+  contactId: 'contactId',
+  name: 'name',
+  phoneNumber: 'phoneNumber',
+  metadata: 'metadata',
+  status: 'status',
+  timezone: 'timezone',
+  consent: 'consent',
+};
 
 // Marks a list this reader returned without issues, so a second reading of the same list (the REST
 // facade reads the body, then GraphQL parses the same value as its variable) is skipped. A symbol
@@ -56,6 +65,7 @@ export function readContactList(list: unknown, at: IssuePath, keys: ContactKeys 
       metadata: own(item, keys.metadata),
       status: readStatus(own(item, keys.status), at, i, issues),
       timezone: readText(item, 'timezone', keys.timezone, false, at, i, issues),
+      consent: readConsent(own(item, keys.consent), at, i, issues),
     };
   }
   if (issues.count === 0) Object.defineProperty(contacts, READ, { value: true });
@@ -79,4 +89,25 @@ function readStatus(value: unknown, at: IssuePath, i: number, issues: CappedIssu
   if (CONTACT_STATUSES.includes(value as ContactStatus)) return value as ContactStatus;
   issues.add([...at, i, 'status'], literalReason(CONTACT_STATUSES));
   return undefined;
+}
+
+/** The consent object's fields as strings (their values are the domain's to check: consent.ts). */
+function readConsent(value: unknown, at: IssuePath, i: number, issues: CappedIssues): ConsentRequest | null | undefined {
+  if (value == null) return null;
+  if (!isPlainRecord(value)) {
+    issues.add([...at, i, 'consent'], REASON_DICT);
+    return undefined;
+  }
+  const consent: ConsentRequest = {};
+  let ok = true;
+  for (const key of ['source', 'timestamp', 'text', 'reference'] as const) {
+    const v = own(value, key);
+    if (v == null) continue;
+    if (typeof v === 'string') consent[key] = v;
+    else {
+      issues.add([...at, i, 'consent', key], REASON_STRING);
+      ok = false;
+    }
+  }
+  return ok ? consent : undefined;
 }

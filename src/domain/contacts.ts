@@ -2,6 +2,7 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { normalizeSanitizedMetadata } from './metadata.ts';
 import type { RawContact } from './create-batch-request.ts';
 import { fastE164 } from './phone-rules.ts';
+import type { ConsentRecord } from './consent.ts';
 
 export interface NormalizedContact {
   /** 1-based position in the submitted array; maps back to the RawContact (e.g. its status). */
@@ -11,6 +12,8 @@ export interface NormalizedContact {
   phoneNumber: string;
   alternatePhone: string | null;
   metadata: Record<string, unknown>;
+  /** The contact's consent record (consent.ts); absent or null without one. */
+  consent?: ConsentRecord | null;
 }
 
 export interface ContactRejection {
@@ -113,14 +116,16 @@ export function normalizeContacts(contacts: RawContact[], opts: NormalizeOptions
 
     // A checked contact's metadata is already sanitised (create-batch-request.ts).
     const metadata = normalizeSanitizedMetadata(contact.metadata);
-    accepted.push({
+    const normalized: NormalizedContact = {
       index,
       externalId: contact.contactId,
       name: contact.name,
       phoneNumber,
       alternatePhone: alternatePhoneFrom(metadata, phoneNumber),
       metadata,
-    });
+    };
+    if (contact.consent) normalized.consent = contact.consent;
+    accepted.push(normalized);
   }
 
   return { accepted, rejected };

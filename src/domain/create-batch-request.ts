@@ -30,6 +30,7 @@ import {
 import { ATTEMPT_OUTCOMES, type AttemptOutcome } from './attempt-outcome.ts';
 import { callingWindowProblems, normalizeWindow, RECIPIENT_ZONE, type CallingWindow } from './calling-window.ts';
 import { isListedZone, isZone } from './zones.ts';
+import { checkConsent, type ConsentRecord, type ConsentRequest } from './consent.ts';
 
 export type StartMode = 'manual' | 'immediate' | 'scheduled';
 export const START_MODES: readonly StartMode[] = ['manual', 'immediate', 'scheduled'];
@@ -68,6 +69,8 @@ export interface ContactRequest {
   status?: ContactStatus | null;
   /** IANA zone of the contact: its calling window must be open here as well as in every zone of the number dialled (a geographic zone; fixed offsets such as EST are refused). */
   timezone?: string | null;
+  /** The contact's consent record (consent.ts): source, ISO timestamp, and its wording or a reference. */
+  consent?: ConsentRequest | null;
 }
 
 /** The retry policy as requested; absent fields take their defaults. */
@@ -154,7 +157,7 @@ export const CREATE_BATCH_FIELD_ORDER: FieldOrder = [
     'expiresAt',
     'callingWindow',
   ],
-  ['contactId', 'name', 'phoneNumber', 'metadata', 'status', 'timezone', 'maxAttempts', 'on', 'delaySeconds', 'start', 'end', 'days'],
+  ['contactId', 'name', 'phoneNumber', 'metadata', 'status', 'timezone', 'consent', 'source', 'timestamp', 'text', 'reference', 'maxAttempts', 'on', 'delaySeconds', 'start', 'end', 'days'],
 ];
 
 export interface RawContact {
@@ -167,6 +170,8 @@ export interface RawContact {
   metadataProblem: string | null;
   status: ContactStatus;
   timezone: string | null;
+  /** Present only when the contact gave one. */
+  consent?: ConsentRecord;
 }
 
 export interface CreateBatchInput {
@@ -225,7 +230,7 @@ export function checkCreateBatchRequest(request: CreateBatchRequestDraft, opts: 
   const callbackUrl = c.optionalText(ROOT, 'callbackUrl', request.callbackUrl)?.trim() ?? null;
   const maxDuration = c.integer(ROOT, 'maxDurationSecondsPerCall', request.maxDurationSecondsPerCall, 1, opts.maxCallDurationSeconds);
   const metadata = c.metadata(ROOT, 'metadata', request.metadata, BATCH_METADATA_LIMITS) ?? {};
-  const contacts = checkContacts(c, c.present(request.contacts));
+  const contacts = checkContacts(c, c.present(request.contacts), opts.now);
   const idempotencyKey = request.idempotencyKey == null ? null : c.text(ROOT, 'idempotencyKey', request.idempotencyKey, { min: 1, max: IDEMPOTENCY_KEY_MAX_LENGTH });
   const retry = checkRetry(c, request.retry, opts.retryMinDelaySeconds ?? RETRY_DELAY_MIN_SECONDS);
   const expiresAt = checkExpiresAt(c, request.expiresAt, opts.now);
@@ -341,7 +346,7 @@ function checkTimezone(c: ValueChecker, label: string | undefined): string | nul
   return zone;
 }
 
-function checkContacts(c: ValueChecker, list: CreateBatchRequestDraft['contacts']): RawContact[] | null {
+function checkContacts(c: ValueChecker, list: CreateBatchRequestDraft['contacts'], now: Date | undefined): RawContact[] | null {
   if (list === undefined) return null;
   if (list.length === 0) return c.fail(ROOT, 'contacts', 'List should have at least 1 item after validation, not 0');
   const contacts: RawContact[] = new Array(list.length);
@@ -349,12 +354,12 @@ function checkContacts(c: ValueChecker, list: CreateBatchRequestDraft['contacts'
   for (let i = 0; i < list.length; i++) {
     const item = list[i];
     if (item === undefined) c.incomplete = true;
-    else contacts[i] = checkContact(c, item, ['contacts', i]);
+    else contacts[i] = checkContact(c, item, ['contacts', i], now);
   }
   return contacts;
 }
 
-function checkContact(c: ValueChecker, item: Partial<ContactRequest>, at: IssuePath): RawContact {
+function checkContact(c: ValueChecker, item: Partial<ContactRequest>, at: IssuePath, now: Date | undefined): RawContact {
   const contactId = c.text(at, 'contactId', c.present(item.contactId), { min: 1, max: MAX_NAME_LENGTH })!;
   const name = c.text(at, 'name', item.name ?? undefined, { max: MAX_NAME_LENGTH });
   const phoneNumber = c.text(at, 'phoneNumber', c.present(item.phoneNumber), { min: PHONE_NUMBER_MIN_LENGTH, max: MAX_PHONE_NUMBER_LENGTH })!;
@@ -364,7 +369,13 @@ function checkContact(c: ValueChecker, item: Partial<ContactRequest>, at: IssueP
   const metadataProblem = sized?.problem ?? null;
   const metadata = sized && !metadataProblem ? (sanitizedJson(sized.value) as Record<string, unknown>) : {};
   const timezone = c.contactZone(at, 'timezone', item.timezone ?? undefined);
-  return { contactId, name, phoneNumber, metadata, metadataProblem, status: item.status ?? 'pending', timezone };
+  const contact: RawContact = { contactId, name, phoneNumber, metadata, metadataProblem, status: item.status ?? 'pending', timezone };
+  if (item.consent != null) {
+    const checked = checkConsent(item.consent, now);
+    if (checked.ok) contact.consent = checked.value;
+    else for (const issue of checked.issues) c.fail([...at, ...issue.path.slice(0, -1)], String(issue.path.at(-1)), issue.reason);
+  }
+  return contact;
 }
 
 /**

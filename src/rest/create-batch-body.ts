@@ -99,6 +99,7 @@ const SNAKE_CONTACT_KEYS: ContactKeys = {
   metadata: 'metadata',
   status: 'status',
   timezone: 'timezone',
+  consent: 'consent',
 };
 
 const ABSENT = Symbol('absent');

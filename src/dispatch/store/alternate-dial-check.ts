@@ -1,5 +1,6 @@
 // Whether the worker may dial a call's alternate number now (the claim checks the primary number
-// itself, inside its statement): not on the account's do-not-call list, its calling windows open
+// itself, inside its statement): not on the account's do-not-call list nor refused by the national
+// registry (registry_refuses_call), its calling windows open
 // in the alternate's own zones and the contact's (dial-permission.ts), and, for an account with a
 // frequency cap, under the cap. A dial the cap allows is counted here, under the account's claim
 // lock, so a claim and this check never both take a number's last dial in the period.
@@ -37,7 +38,7 @@ export async function checkAlternateDial(
   // One primary-key lookup each; an account without a cap needs nothing more.
   const [row] = await runStatement<CapRow & { suppressed: boolean; contact_timezone: string | null }>(
     deps.db,
-    `SELECT EXISTS (SELECT 1 FROM suppressions WHERE account_id = $1 AND phone_number = $2) AS suppressed,
+    `SELECT (EXISTS (SELECT 1 FROM suppressions WHERE account_id = $1 AND phone_number = $2) OR registry_refuses_call($2, $3)) AS suppressed,
             frequency_cap_max_calls AS max_calls, frequency_cap_period_seconds AS period_seconds,
             (SELECT contact_timezone FROM calls WHERE id = $3) AS contact_timezone
        FROM accounts WHERE id = $1`,

@@ -157,11 +157,14 @@ picked AS (
   -- swept are skipped inside the index. Under the outer LIMIT a branch only runs, and only locks
   -- rows, when those before it come up short.
   -- A number put on the account's do-not-call list after the create is never dialled: the call
-  -- is cancelled here instead (one primary-key probe per claimed call). A retry that waited for
+  -- is cancelled here instead (one primary-key probe per claimed call). So is one the national
+  -- registry or a reassignment refuses (registry_refuses_call, migration consent_and_registry:
+  -- nothing for a number outside +1, a few primary-key probes for one inside). A retry that waited for
   -- its alternate number's window (wait_reason ${ALT}) dials the alternate: that number is the
   -- one checked, capped and dialled.
   SELECT p.id, p.status AS old_status, p.phone_number AS number, p.alternate,
-         EXISTS (SELECT 1 FROM suppressions s WHERE s.account_id = $9 AND s.phone_number = p.phone_number) AS suppressed
+         (EXISTS (SELECT 1 FROM suppressions s WHERE s.account_id = $9 AND s.phone_number = p.phone_number)
+           OR registry_refuses_call(p.phone_number, p.id)) AS suppressed
     FROM alloc a
     CROSS JOIN LATERAL (
       SELECT * FROM (

@@ -2,6 +2,7 @@
 import { GraphQLError } from 'graphql';
 import { builder } from '../builder.ts';
 import { isReadContactList, readContactList } from '../../domain/contact-list.ts';
+import { CONSENT_SOURCES, MAX_CONSENT_REFERENCE_LENGTH, MAX_CONSENT_SOURCE_LENGTH, MAX_CONSENT_TEXT_LENGTH } from '../../domain/consent.ts';
 import type { ContactRejection } from '../../domain/contacts.ts';
 import { contactCountProblem, CREATE_BATCH_FIELD_ORDER, type ContactRequest, type CreateBatchRequest } from '../../domain/create-batch-request.ts';
 import { formatIssue } from '../../domain/field-issue.ts';
@@ -61,6 +62,17 @@ const CreateCallBatchPayload = builder.objectRef<CreateBatchResult>('CreateCallB
 const StartModeEnum = builder.enumType('CallBatchStartMode', { values: ['manual', 'immediate', 'scheduled'] as const });
 const ContactStatusEnum = builder.enumType('CallBatchContactStatus', { values: ['pending', 'queued'] as const });
 
+const ContactConsentInput = builder.inputType('ContactConsentInput', {
+  description:
+    'A contact\'s consent record (docs/campaigns.md "Consent records"): stored with its call, returned on it and in the CSV export.',
+  fields: (t) => ({
+    source: t.string({ required: true, description: `Where consent was given: a label of at most ${MAX_CONSENT_SOURCE_LENGTH} letters, digits, spaces and _ . : / - (e.g. ${CONSENT_SOURCES.slice(0, 4).join(', ')})` }),
+    timestamp: t.string({ required: true, description: 'When consent was given: ISO 8601 with a time zone, not in the future' }),
+    text: t.string({ description: `The wording consented to, at most ${MAX_CONSENT_TEXT_LENGTH} characters` }),
+    reference: t.string({ description: `Where the proof is kept (URL, document or recording id), at most ${MAX_CONSENT_REFERENCE_LENGTH} characters` }),
+  }),
+});
+
 const CallBatchContactInput = builder.inputType(CONTACT_INPUT_TYPE, {
   fields: (t) => ({
     contactId: t.string({ required: true }),
@@ -69,6 +81,7 @@ const CallBatchContactInput = builder.inputType(CONTACT_INPUT_TYPE, {
     metadata: t.field({ type: 'JSON', description: 'Keys are normalised (e.g. `First Name` -> `first_name`)' }),
     status: t.field({ type: ContactStatusEnum, description: 'Initial call status; default `queued` unless `pending`' }),
     timezone: t.string({ description: "IANA zone of the contact: its calling window must be open here as well as in every zone of the number dialled (a geographic zone; fixed offsets such as EST are refused)" }),
+    consent: t.field({ type: ContactConsentInput, description: 'The contact\'s consent record' }),
   }),
 });
 

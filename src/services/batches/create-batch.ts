@@ -68,7 +68,7 @@ export async function createBatch(
   const windows = batchWindows(account, input);
   const chunkSize = Math.max(1, opts.insert?.chunkSize ?? CALL_CHUNK_SIZE[deps.db.kind]);
   const chunks = { firstChunkSize: opts.insert?.chunkSize ? chunkSize : Math.min(FIRST_CALL_CHUNK_SIZE, chunkSize), chunkSize };
-  const screen = (lookup: SqlTx) => screenContacts(input, { accountId: account.id, windows, now: deps.clock.now(), ...chunks, lookup });
+  const screen = (lookup: SqlTx) => screenContacts(input, { accountId: account.id, windows, now: deps.clock.now(), ...chunks, lookup, registryConsentExempt: account.registryConsentExempt });
   if (input.callbackUrl !== null) await validateCallbackUrlAfterContacts(deps, input.callbackUrl, () => screen(autocommit(deps.db)));
 
   const result: CreateBatchResult = {

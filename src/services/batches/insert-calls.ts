@@ -51,7 +51,7 @@ export interface InsertCallsOptions {
 const CALL_COLUMNS = [
   'id', 'seq', 'account_id', 'batch_id', 'agent_id', 'prompt_version_id', 'created_at', 'updated_at', 'external_id', 'name',
   'phone_number', 'alternate_phone', 'metadata', 'status', 'timezone', 'next_attempt_at', 'window_closes_at',
-  'contact_timezone',
+  'contact_timezone', 'consent_source', 'consent_at', 'consent_text', 'consent_reference',
 ] as const;
 
 /**
@@ -117,6 +117,8 @@ function chunkRows(calls: NewCall[], before: number, shared: Uint8Array): Uint8A
     out.jsonb(JSON.stringify(contact.metadata)).text(status);
     out.text(window?.timezone ?? null).timestamptz(window?.nextAttemptAt ?? null).timestamptz(window?.windowClosesAt ?? null);
     out.text(window?.contactTimezone ?? null);
+    const consent = contact.consent ?? null;
+    out.text(consent?.source ?? null).timestamptz(consent?.at ?? null).text(consent?.text ?? null).text(consent?.reference ?? null);
   }
   return out.end();
 }

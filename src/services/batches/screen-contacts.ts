@@ -11,6 +11,8 @@ import { zonesForNumber } from '../../domain/number-zones.ts';
 import { numbersToCheck, withoutSuppressed } from '../../domain/suppressions.ts';
 import type { SqlTx } from '../../db/sql-transaction.ts';
 import { suppressedNumbers } from '../suppressions/suppressed-numbers.ts';
+import { withoutRegistryRefused } from '../../domain/registry.ts';
+import { registryVerdicts } from '../registry/registry-verdicts.ts';
 import type { InitialCallStatus, NewCall } from './insert-calls.ts';
 import { numberZoneTable } from './number-zone-table.ts';
 
@@ -29,6 +31,8 @@ export interface ScreenContext {
   chunkSize: number;
   /** Where the do-not-call list is read: the create's transaction, or any connection when nothing is written. */
   lookup: SqlTx;
+  /** The account exempts contacts with a consent record from the national registry (not from reassignments). */
+  registryConsentExempt?: boolean;
 }
 
 export interface ScreenedContacts {
@@ -53,7 +57,9 @@ export function screenContacts(input: CreateBatchInput, ctx: ScreenContext): Scr
         firstOwnerOfPhone,
       });
       const listed = await suppressedNumbers(ctx.lookup, ctx.accountId, numbersToCheck(normalized.accepted));
-      const allowed = withoutSuppressed(normalized.accepted, normalized.rejected, listed);
+      const unlisted = withoutSuppressed(normalized.accepted, normalized.rejected, listed);
+      // The national registry and reassigned numbers (docs/campaigns.md "National do-not-call registry").
+      const allowed = withoutRegistryRefused(unlisted.accepted, unlisted.rejected, await registryVerdicts(ctx.lookup, unlisted.accepted), ctx.registryConsentExempt ?? false);
       const placed = windows.length ? placeContacts(allowed, windows, input, ctx.now, openings, intervals) : { ...allowed, placements: null };
       for (const r of placed.rejected) rejected.push(r);
       // A contact's initial status: `pending` (the contract's default) until it is dialled, or
