@@ -9,6 +9,8 @@ import { NODE_KINDS, type NodeKind } from '../domain/global-ids.ts';
 import { ownedByIds, type OwnedRows } from '../services/accounts/owned-by-ids.ts';
 import { batchLabelsByIds, type BatchLabels } from '../services/batches/batch-labels.ts';
 import { retryReasonsByCallIds } from '../services/calls/retry-reasons.ts';
+import { dialAuditsByCallIds } from '../services/calls/dial-audits.ts';
+import type { DialAudit } from '../domain/dial-audit.ts';
 import { batchDetailsByIds, type BatchDetails } from '../services/batches/get-batch.ts';
 
 export type Loaders = { [K in NodeKind]: DataLoader<string, OwnedRows[K] | null> } & {
@@ -24,13 +26,15 @@ export type Loaders = { [K in NodeKind]: DataLoader<string, OwnedRows[K] | null>
   batchDetails: DataLoader<string, BatchDetails | null>;
   /** Why a call waiting for a retry waits (Call.retryReason), by call id: asked only for waiting calls. */
   retryReasons: DataLoader<string, string | null>;
+  /** A call's dial audit entries (Call.dialAudit), by call id: one statement per page. */
+  dialAudits: DataLoader<string, DialAudit[]>;
 };
 
 /** Loaders scoped to the calling account: another account's id loads as null, like a missing one. */
 export function createLoaders(db: Database, account: () => Promise<Account>): Loaders {
   const loaderFor = <K extends NodeKind>(kind: K) =>
     new DataLoader<string, OwnedRows[K] | null>(async (ids) => ownedByIds(db, (await account()).id, kind, ids));
-  const byKind = Object.fromEntries(NODE_KINDS.map((kind) => [kind, loaderFor(kind)])) as Omit<Loaders, 'batchLabels' | 'batchLabelsRead' | 'batchDetails' | 'retryReasons'>;
+  const byKind = Object.fromEntries(NODE_KINDS.map((kind) => [kind, loaderFor(kind)])) as Omit<Loaders, 'batchLabels' | 'batchLabelsRead' | 'batchDetails' | 'retryReasons' | 'dialAudits'>;
   const batchLabelsRead = new Map<string, BatchLabels>();
   const batchLabels = new DataLoader<string, BatchLabels | null>(async (ids) => {
     const rows = await batchLabelsByIds(db, (await account()).id, ids);
@@ -41,7 +45,8 @@ export function createLoaders(db: Database, account: () => Promise<Account>): Lo
   // for its whole life, and each of its events must read the batch as it is then.
   const batchDetails = new DataLoader<string, BatchDetails | null>(async (ids) => batchDetailsByIds(db, (await account()).id, ids), { cache: false });
   const retryReasons = new DataLoader<string, string | null>(async (ids) => retryReasonsByCallIds(db, (await account()).id, ids));
-  return { ...byKind, batchLabels, batchLabelsRead, batchDetails, retryReasons };
+  const dialAudits = new DataLoader<string, DialAudit[]>(async (ids) => dialAuditsByCallIds(db, (await account()).id, ids));
+  return { ...byKind, batchLabels, batchLabelsRead, batchDetails, retryReasons, dialAudits };
 }
 
 /** A batch's labels the request already read with its page: its calls need no statement and no promise for them. */

@@ -13,6 +13,7 @@ import './types/webhooks.ts';
 import './types/subscriptions.ts';
 import './types/provider.ts';
 import './types/suppressions.ts';
+import './types/compliance.ts';
 
 export const schema = withoutOwnPropertyResolvers(builder.toSchema());
 

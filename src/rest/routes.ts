@@ -7,5 +7,6 @@ import { batchesCreateRoutes } from './routes/batches-create.ts';
 import { batchesReadRoutes } from './routes/batches-read.ts';
 import { batchExportRoutes } from './routes/batch-export.ts';
 import { suppressionRoutes } from './routes/suppressions.ts';
+import { complianceRoutes } from './routes/compliance.ts';
 
-export const routes: RestRoute[] = [...accountRoutes, ...batchOperationRoutes, ...batchesCreateRoutes, ...batchesReadRoutes, ...batchExportRoutes, ...suppressionRoutes];
+export const routes: RestRoute[] = [...accountRoutes, ...batchOperationRoutes, ...batchesCreateRoutes, ...batchesReadRoutes, ...batchExportRoutes, ...suppressionRoutes, ...complianceRoutes];

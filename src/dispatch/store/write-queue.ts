@@ -45,6 +45,7 @@ export function mergeWrites(older: CallWrite, newer: CallWrite): CallWrite {
     releaseLease: !!(older.releaseLease || newer.releaseLease),
     recording: newer.recording ?? older.recording ?? null,
     ...(older.optOut || newer.optOut ? { optOut: true } : {}),
+    ...(older.audits || newer.audits ? { audits: [...(older.audits ?? []), ...(newer.audits ?? [])] } : {}),
   };
 }
 

@@ -12,6 +12,7 @@ export const OPENAPI_PATH = '/api/v1/openapi.json';
 
 const PATH_PARAMS: Record<string, string> = {
   batch_id: 'Batch id, `sched_<id>`',
+  call_id: 'Call id, `call_<id>`',
   phone_number: 'A number on the do-not-call list, in any form the phone rules read; `+` may be URL-encoded (`%2B`)',
 };
 

@@ -2,6 +2,7 @@
 // every example in the document against its schema).
 import type { BatchDetails, CallRecord } from '../../services/representations.ts';
 import type { AccountOut, BatchListItem, CreateResult, Pagination } from '../mappers.ts';
+import type { ComplianceReportOut, DialAuditOut } from '../routes/compliance.ts';
 
 const BATCH = 'sched_0197b5f4c1a87c3e9d2f4a6b8c0d1e2f';
 const AGENT = 'agt-0197b5f3aa017e21b7d4c0e5f6a7b8c9';
@@ -46,6 +47,15 @@ export const createResultExample: CreateResult = {
   concurrency: 10,
   created_at: CREATED,
   idempotent: false,
+  warnings: [
+    {
+      code: 'alternate_on_do_not_call_list',
+      message: "1 alternate number is on the account's do-not-call list and will not be dialled (the primary number is called)",
+      contact_count: 1,
+      contacts: [{ index: 1, external_id: 'c-1' }],
+      contacts_left_out: 0,
+    },
+  ],
 };
 
 /** A repeated PUT with the same idempotency_key: the original create result, marked idempotent. */
@@ -117,3 +127,39 @@ export const callRecordExample: CallRecord = {
 };
 
 export const paginationExample = (total: number): Pagination => ({ page: 1, limit: 50, total, has_more: total > 50 });
+
+export const dialAuditExample: DialAuditOut = {
+  call_id: 'call_0197b5f4c1b97d4fae305b7c9d1e2f30',
+  batch_id: BATCH,
+  items: [
+    {
+      attempt: 1,
+      phone_number: '+14155550124',
+      alternate: false,
+      dialled_at: '2026-11-24T17:58:03.004Z',
+      allowed_by: 'window_open',
+      zones: [{ zone: 'America/Los_Angeles', local_time: '2026-11-24T09:58:03-08:00' }],
+      windows: [{ start: '09:00', end: '20:00', days: ['mon', 'tue', 'wed', 'thu', 'fri'], timezone: 'recipient' }],
+      window_closes_at: '2026-11-25T04:00:00.000Z',
+      rules: [],
+      rules_version: null,
+      lists: ['account_do_not_call'],
+    },
+  ],
+};
+
+export const complianceReportExample: ComplianceReportOut = {
+  batch_id: BATCH,
+  dials: 52,
+  unrestricted_dials: 0,
+  dials_without_zone: 0,
+  dials_by_local_hour: [
+    { zone: 'America/Los_Angeles', hour: 9, dials: 30 },
+    { zone: 'America/New_York', hour: 12, dials: 22 },
+  ],
+  truncated: false,
+  blocked: [
+    { stage: 'ended', reason: 'suppressed', calls: 3 },
+    { stage: 'waiting', reason: 'calling_window', calls: 60 },
+  ],
+};

@@ -18,11 +18,15 @@ export type ShapeName =
   | 'CallRecord'
   | 'Pagination'
   | 'DetailError'
+  | 'CreateWarning'
   | 'Suppression'
   | 'AddSuppressionsRequest'
   | 'AddSuppressionsResult'
   | 'RetryPolicy'
-  | 'CallingWindow';
+  | 'CallingWindow'
+  | 'DialAudit'
+  | 'DialAuditEntry'
+  | 'ComplianceReport';
 
 export interface QueryParamDoc {
   name: string;

@@ -23,6 +23,10 @@ import {
 } from '../../domain/limits.ts';
 import type { AccountOut, AddSuppressionsOut, BatchListItem, CreateResult, Pagination, SuppressionOut } from '../mappers.ts';
 import type { ShapeName } from './route-doc.ts';
+import type { ComplianceReportOut, DialAuditEntryOut, DialAuditOut } from '../routes/compliance.ts';
+import { DIAL_ALLOWED_BY } from '../../domain/dial-audit.ts';
+import { MAX_WARNING_CONTACTS, WARNING_CODES } from '../../domain/create-warnings.ts';
+import { MAX_LISTED_REJECTIONS } from '../../errors.ts';
 import { bool, closed, count, int, type JsonSchema, nullable, oneOfStrings, ref, str, timestamp } from './json-schema.ts';
 
 const batchStatus = oneOfStrings(BATCH_STATUSES, 'Batch status');
@@ -115,7 +119,7 @@ const retryPolicy = closed<RetryOut>(
 
 const callingWindowShape = {
   start: str('Local HH:MM, inclusive', { examples: ['09:00'] }),
-  end: str('Local HH:MM, exclusive; after start (no overnight windows)', { examples: ['20:00'] }),
+  end: str('Local HH:MM, exclusive; after start (no overnight windows); 24:00 is the end of the day', { examples: ['20:00', '24:00'] }),
   days: { type: 'array', items: oneOfStrings(WEEKDAYS), description: 'Days of the week it opens on' },
   timezone: str(`An IANA zone, or "${RECIPIENT_ZONE}": each contact's zones from its number (or its own timezone), open only when open in all of them`),
 } as const;
@@ -142,6 +146,27 @@ const validationError = closed<ValidationErrorOut>({
   message: str('Why it was rejected'),
 });
 
+type CreateWarningOut = CreateResult['warnings'][number];
+
+const createWarning = closed<CreateWarningOut>(
+  {
+    code: oneOfStrings(WARNING_CODES, 'What the warning is about (docs/campaigns.md "Create warnings")'),
+    message: str('What will happen, and what to change'),
+    contact_count: nullable(count('Contacts concerned in all; null for a warning about the batch')),
+    contacts: {
+      type: 'array',
+      maxItems: MAX_WARNING_CONTACTS,
+      description: `The first ${MAX_WARNING_CONTACTS} contacts concerned, in submission order`,
+      items: closed<CreateWarningOut['contacts'][number]>({
+        index: int("The contact's 1-based position in `contacts`", { minimum: 1 }),
+        external_id: str("The contact's contact_id"),
+      }),
+    },
+    contacts_left_out: count('Contacts concerned but not listed'),
+  },
+  'Beside the contract: something the create accepted that will not call as the request reads. One per code.',
+);
+
 const createResult = closed<CreateResult>({
   batch_id: batchId,
   agent_id: agentId,
@@ -155,6 +180,12 @@ const createResult = closed<CreateResult>({
   concurrency: int('Effective concurrency', { minimum: 1 }),
   created_at: timestamp(),
   idempotent: bool('true when an existing batch is returned for a repeated idempotency_key'),
+  warnings: {
+    type: 'array',
+    items: ref('CreateWarning'),
+    maxItems: WARNING_CODES.length,
+    description: "Beside the contract's fields: at most one per code, empty when none; a replay returns the create's own",
+  },
 });
 
 const pagination = closed<Pagination>({
@@ -278,7 +309,24 @@ const idempotentCreateRequest: JsonSchema = {
   },
 };
 
-const detailError = closed<{ detail: string }>({ detail: str() }, 'The contract\'s detail form: authentication failures, not found, business rules.');
+// Closed, with two optional fields beside `detail` that only the create's "All contacts are
+// invalid" carries: why each contact was rejected (the contract's text stays as it is).
+const detailError: JsonSchema = {
+  type: 'object',
+  description: "The contract's detail form: authentication failures, not found, business rules.",
+  required: ['detail'],
+  properties: {
+    detail: str(),
+    rejected_contacts: count('Only with `All contacts are invalid`: contacts rejected (all of them)'),
+    validation_errors: {
+      type: 'array',
+      items: ref('ValidationError'),
+      maxItems: MAX_LISTED_REJECTIONS,
+      description: `Only with \`All contacts are invalid\`: why, the first ${MAX_LISTED_REJECTIONS.toLocaleString('en-US')} rejections in submission order (the create result's elements)`,
+    },
+  },
+  additionalProperties: false,
+};
 
 const suppression = closed<SuppressionOut>({
   phone_number: str('E.164'),
@@ -307,6 +355,54 @@ const addSuppressionsResult = closed<AddSuppressionsOut>({
   already_listed: count('Distinct numbers of the request that were listed already'),
 });
 
+const dialAuditEntry = closed<DialAuditEntryOut>({
+  attempt: int("1-based: the call's dial count with this dial", { minimum: 1 }),
+  phone_number: str('The number dialled (E.164)'),
+  alternate: bool("Whether the contact's alternate number was dialled"),
+  dialled_at: timestamp(),
+  allowed_by: oneOfStrings(DIAL_ALLOWED_BY, '`window_open`: every window open in every zone judged; `no_window`: no window set'),
+  zones: {
+    type: 'array',
+    description: "Every zone judged (the number's, the contact's, any a window names), with the local time there at the dial",
+    items: closed<DialAuditEntryOut['zones'][number]>({ zone: str('IANA zone'), local_time: str('ISO 8601 local time with its offset') }),
+  },
+  windows: { type: 'array', description: 'The calling windows checked', items: ref('CallingWindow') },
+  window_closes_at: nullable(timestamp('When the window the dial was placed in closes; null without a window')),
+  rules: { type: 'array', items: str(), description: 'Compliance profile rule ids applied' },
+  rules_version: nullable(str("The rule table's version when a profile was in force")),
+  lists: { type: 'array', items: str(), description: 'Lists the number was checked against' },
+});
+
+const dialAudit = closed<DialAuditOut>({
+  call_id: str('Call id, `call_<id>`', { pattern: '^call_' }),
+  batch_id: batchId,
+  items: { type: 'array', maxItems: 50, items: ref('DialAuditEntry'), description: 'Oldest first' },
+});
+
+const complianceReport = closed<ComplianceReportOut>({
+  batch_id: batchId,
+  dials: count('Dials recorded'),
+  unrestricted_dials: count('Dials made without any calling window'),
+  dials_without_zone: count('Dials with no zone to place them in'),
+  dials_by_local_hour: {
+    type: 'array',
+    maxItems: 2400,
+    description: 'By zone and local hour; a dial judged in several zones counts in each',
+    items: closed<ComplianceReportOut['dials_by_local_hour'][number]>({ zone: str('IANA zone'), hour: int('Local hour, 0-23', { minimum: 0, maximum: 23 }), dials: count() }),
+  },
+  truncated: bool('dials_by_local_hour left rows out'),
+  blocked: {
+    type: 'array',
+    maxItems: 50,
+    description: 'Calls held back or ended undialled',
+    items: closed<ComplianceReportOut['blocked'][number]>({
+      stage: oneOfStrings(['ended', 'waiting', 'alternate'], '`ended` undialled, `waiting` held back now, `alternate` number not dialled'),
+      reason: str('ended: suppressed, no_calling_window, expired; waiting: calling_window, frequency_cap; alternate: suppressed, calling_window, frequency_cap'),
+      calls: count(),
+    }),
+  },
+});
+
 export const SHAPES: Record<ShapeName, JsonSchema> = {
   Account: account,
   Limits: limits,
@@ -320,9 +416,13 @@ export const SHAPES: Record<ShapeName, JsonSchema> = {
   CallRecord: callRecord,
   Pagination: pagination,
   DetailError: detailError,
+  CreateWarning: createWarning,
   Suppression: suppression,
   AddSuppressionsRequest: addSuppressionsRequest,
   AddSuppressionsResult: addSuppressionsResult,
   RetryPolicy: retryPolicy,
   CallingWindow: callingWindow,
+  DialAudit: dialAudit,
+  DialAuditEntry: dialAuditEntry,
+  ComplianceReport: complianceReport,
 };

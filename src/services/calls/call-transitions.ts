@@ -11,6 +11,7 @@ import { enqueueBatchEvents, enqueueCallWriteWebhooks, type WebhookDeps } from '
 import { addOptOuts } from '../suppressions/add-opt-outs.ts';
 import { autocommit } from '../../db/sql-statement.ts';
 import { withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
+import type { DialAudit } from '../../domain/dial-audit.ts';
 
 export interface CallEventInput {
   from: CallStatus | null;
@@ -67,6 +68,11 @@ export interface CallWrite {
   webhooks?: boolean;
   /** The analysis says the contact opted out: the dialled number goes on the do-not-call list in this write's transaction. */
   optOut?: boolean;
+  /**
+   * Evidence of the dial this write records (dial_audits), inserted in the same statement and only
+   * when the write applies: a worker that lost the call's lease leaves none.
+   */
+  audits?: DialAudit[];
 }
 
 export interface ApplyCallWritesResult {
@@ -125,6 +131,17 @@ ev AS (
       WITH ORDINALITY AS e(account_id, call_id, from_status, to_status, detail, at, ord)
    WHERE e.call_id IN (SELECT id FROM upd)
    ORDER BY e.ord
+  RETURNING 1
+),
+aud AS (
+  INSERT INTO dial_audits (account_id, batch_id, call_id, attempt, number, alternate, dialled_at, allowed_by, zones, closes_at, detail)
+  SELECT a.account_id, a.batch_id, a.call_id, a.attempt, a.number, a.alternate, a.dialled_at, a.allowed_by,
+         string_to_array(a.zones, ','), a.closes_at, a.detail
+    FROM unnest($42::text[], $43::text[], $44::text[], $45::int[], $46::text[], $47::bool[], $48::timestamptz[], $49::text[],
+                $50::text[], $51::timestamptz[], $52::jsonb[])
+      WITH ORDINALITY AS a(account_id, batch_id, call_id, attempt, number, alternate, dialled_at, allowed_by, zones, closes_at, detail, ord)
+   WHERE a.call_id IN (SELECT id FROM upd)
+   ORDER BY a.ord
   RETURNING 1
 ),
 rec AS (
@@ -196,6 +213,7 @@ function applyParams(writes: CallWrite[], now: Date): unknown[] {
   const deltas = writes.map((w) => counterDelta(w.from, w.to));
   const events = writes.flatMap((w) => w.events.map((e) => ({ w, e })));
   const recordings = writes.filter((w) => w.recording);
+  const audits = writes.flatMap((w) => (w.audits ?? []).map((a) => ({ w, a })));
   return [
     now.toISOString(),
     col((w) => w.callId),
@@ -238,6 +256,18 @@ function applyParams(writes: CallWrite[], now: Date): unknown[] {
     col((w) => iso(w.set.nextAttemptAt)),
     col((w) => iso(w.set.windowClosesAt)),
     col((w) => orNull(w.set.waitReason)),
+    audits.map(({ w }) => w.accountId),
+    audits.map(({ w }) => w.batchId),
+    audits.map(({ w }) => w.callId),
+    audits.map(({ a }) => a.attempt),
+    audits.map(({ a }) => a.number),
+    audits.map(({ a }) => a.alternate),
+    audits.map(({ a }) => a.dialledAt.toISOString()),
+    audits.map(({ a }) => a.allowedBy),
+    // Zone names hold no comma (IANA names); string_to_array splits them back.
+    audits.map(({ a }) => a.zones.join(',')),
+    audits.map(({ a }) => iso(a.closesAt)),
+    audits.map(({ a }) => JSON.stringify({ local_times: a.localTimes, windows: a.windows, rules: a.rules, rules_version: a.rulesVersion, lists: a.lists })),
   ];
 }
 

@@ -12,6 +12,8 @@ export type CallAttemptOutcome =
   | 'voicemail';
 
 export type CallBatchContactInput = {
+  /** The contact's consent record */
+  consent?: ContactConsentInput | null | undefined;
   contactId: string;
   /** Keys are normalised (e.g. `First Name` -> `first_name`) */
   metadata?: unknown;
@@ -46,12 +48,33 @@ export type CallBatchStartMode =
 export type CallingWindowInput = {
   /** Default every day */
   days?: Array<Weekday> | null | undefined;
-  /** Local HH:MM, exclusive; after start (no overnight windows) */
+  /** Local HH:MM, exclusive; after start (no overnight windows); 24:00 is the end of the day */
   end: string;
   /** Local HH:MM, inclusive */
   start: string;
   /** An IANA zone, or "recipient" (the default): every zone that can apply to the number dialled (its prefix zones, every zone of its area code for an unlisted exchange, and the contact's own timezone) must be open. A window that does not open within 15 days for a contact rejects that contact. */
   timezone?: string | null | undefined;
+};
+
+/** A set of calling rules (docs/campaigns.md "Compliance profiles"); the most restrictive rule wins */
+export type ComplianceProfile =
+  /** US numbers: no calls on federal holidays (5 U.S.C. 6103) in the called party's local date. */
+  | 'US_FEDERAL_HOLIDAYS'
+  /** us_tcpa plus the state rules of the number's state (by area code): hours, no-call days, calls per 24 hours. */
+  | 'US_STATES'
+  /** US numbers: calls only 08:00-21:00 in the called party's local time (TCPA). */
+  | 'US_TCPA';
+
+/** A contact's consent record (docs/campaigns.md "Consent records"): stored with its call, returned on it and in the CSV export. */
+export type ContactConsentInput = {
+  /** Where the proof is kept (URL, document or recording id), at most 500 characters */
+  reference?: string | null | undefined;
+  /** Where consent was given: a label of at most 64 letters, digits, spaces and _ . : / - (e.g. web_form, paper_form, verbal_recorded, ivr) */
+  source: string;
+  /** The wording consented to, at most 2000 characters */
+  text?: string | null | undefined;
+  /** When consent was given: ISO 8601 with a time zone, not in the future */
+  timestamp: string;
 };
 
 /** The contract's create request in camelCase. With idempotencyKey it behaves as PUT, without it as POST. */
@@ -61,6 +84,8 @@ export type CreateCallBatchInput = {
   callbackUrl?: string | null | undefined;
   /** Local hours and days in which calls are placed; without it, the account's default window (if any). The account's enforced window narrows it. */
   callingWindow?: CallingWindowInput | null | undefined;
+  /** Compliance profiles for this batch's calls besides the account's (or the service default): their rules narrow the windows, the most restrictive wins */
+  complianceProfiles?: Array<ComplianceProfile> | null | undefined;
   concurrency?: number | null | undefined;
   /** The contacts as one value; give this or `contacts` */
   contactList?: Array<CallBatchContactInput> | null | undefined;
