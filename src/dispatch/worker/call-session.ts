@@ -7,8 +7,7 @@ import type { ClaimedCall } from '../store/claim-calls.ts';
 import { alternateDialWrite, alternateWaitWrite, endedWrite, retryWrite, type RetryTime } from '../store/call-writes.ts';
 import { attemptOutcome } from '../../domain/attempt-outcome.ts';
 import { nextAttemptAt, retryInWindow } from '../../domain/retry-policy.ts';
-import { dialPermission } from '../../domain/dial-permission.ts';
-import { numberZoneTable } from '../../services/batches/number-zone-table.ts';
+import type { DialAnswer } from '../../domain/dial-permission.ts';
 import type { DispatchContext } from '../store/dispatch-context.ts';
 import { SUPPRESSED_DISCONNECT_REASON } from '../../domain/suppressions.ts';
 import { ALTERNATE_NEVER_OPENS, checkAlternateDial, type AlternateDialCheck } from '../store/alternate-dial-check.ts';
@@ -16,6 +15,7 @@ import { DialForfeitedError, DialRejectedError, type CallEndResult, type HangupR
 import { analyseCall } from './analysis.ts';
 import { callRef, checkTransition, dropLostCall, enqueueWrite, recordTransition, stopWatching } from './ledger.ts';
 import { dialOwnership, mayAct } from './ownership.ts';
+import { dialAuditFor, judgeDial, recordClaimedDialAudit } from './dial-audit.ts';
 import { sleep, type LiveCall, type ProviderEvent, type WorkerState } from './state.ts';
 
 const ALTERNATE_AFTER: ReadonlySet<string> = new Set(['no_answer', 'busy', 'failed']);
@@ -71,6 +71,7 @@ export function dialClaimed(s: WorkerState, c: ClaimedCall): Promise<void> {
     usedAlternate: c.usedAlternate,
     attempts: c.attempts,
     timezone: c.timezone,
+    contactZone: c.contactTimezone,
     dialledAt: c.dialledAt,
     // The claim's own lease: it ran from the claim's clock reading.
     leaseUntil: c.dialledAt.getTime() + s.settings.leaseMs,
@@ -80,13 +81,18 @@ export function dialClaimed(s: WorkerState, c: ClaimedCall): Promise<void> {
   if (s.logTransitions) s.log.info({ callId: c.id, batchId: c.batchId, from: 'queued', to: 'ringing', number: c.dialledNumber, attempt: c.attempts }, 'call transition');
   // The claim dials an alternate number that waited for its window by that window's stored
   // opening; judged again here, in its own zones, as every alternate dial is.
-  if (c.usedAlternate) {
-    const permit = dialPermission(numberZoneTable(), { number: c.dialledNumber, contactZone: c.contactTimezone, windows: ctx.windows, now: c.dialledAt });
-    if (!permit.allowed) {
-      if (permit.opensAt && permit.closesAt) return waitForAlternate(s, call, { at: permit.opensAt, windowClosesAt: permit.closesAt }, null);
-      return Promise.resolve(callEnded(s, call, failedDial(s, call, 'no_calling_window')));
-    }
+  const permit = judgeDial(call, c.dialledAt);
+  if (c.usedAlternate && !permit.allowed) {
+    if (permit.opensAt && permit.closesAt) return waitForAlternate(s, call, { at: permit.opensAt, windowClosesAt: permit.closesAt }, null);
+    return Promise.resolve(callEnded(s, call, failedDial(s, call, 'no_calling_window')));
   }
+  return auditAndPlace(s, call, permit);
+}
+
+/** A claimed dial: its audit entry commits first (the claim was its state change), then the dial. */
+async function auditAndPlace(s: WorkerState, call: LiveCall, permit: DialAnswer): Promise<void> {
+  if (!permit.allowed) s.log.warn({ callId: call.callId, batchId: call.batchId, number: call.number, reason: permit.reason }, 'claimed call dialled on its stored window; the dial-time check found it closed');
+  if (!(await recordClaimedDialAudit(s, call, dialAuditFor(call, permit, call.dialledAt)))) return;
   return placeCall(s, call);
 }
 
@@ -376,6 +382,8 @@ async function dialAlternate(s: WorkerState, call: LiveCall, previous: CallEndRe
   call.attempts += 1;
   call.providerCallId = null;
   call.dialledAt = s.clock.now();
+  // Its audit entry rides in the same write.
+  write.audits = [dialAuditFor(call, judgeDial(call, call.dialledAt), call.dialledAt)];
   // The durable record of this dial commits before the dial: a crash in between never redials.
   const ok = await enqueueWrite(s, write, call.ctx.callbackUrl);
   if (!ok) return dropLostCall(s, call, 'alternate dial');

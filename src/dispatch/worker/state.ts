@@ -37,6 +37,8 @@ export interface LiveCall extends CallRef {
   attempts: number;
   /** The zones its calling windows are judged in (calls.timezone); null without a window. */
   timezone: string | null;
+  /** The contact's own zone (calls.contact_timezone), which judges every number dialled; unknown for an adopted call. */
+  contactZone?: string | null;
   /** Start of the current dial, for the max-duration rule. */
   dialledAt: Date;
   /**
