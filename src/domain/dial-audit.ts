@@ -33,11 +33,17 @@ export const DIAL_ALLOWED_BY = ['window_open', 'no_window', 'claim_window'] as c
 export type DialAllowedBy = (typeof DIAL_ALLOWED_BY)[number];
 
 /**
- * The lists every dial is checked against by the claim that takes it (claim-calls.ts): the
- * account's do-not-call list (opt-outs included) on the number dialled. An alternate dialled
- * right after its primary is checked against the same list by alternate-dial-check.ts.
+ * The lists a dial is checked against by the claim that takes it (claim-calls.ts) and, for an
+ * alternate dialled right after its primary, by alternate-dial-check.ts: the account's do-not-call
+ * list (opt-outs included) and, for a +1 number, the national do-not-call registry and the
+ * reassigned-number results (registry_refuses_call, migration consent_and_registry).
  */
-export const DIAL_LISTS_CHECKED: readonly string[] = ['account_do_not_call'];
+export const ACCOUNT_DNC_LIST = 'account_do_not_call';
+export const US_REGISTRY_LISTS: readonly string[] = ['us_national_dnc_registry', 'us_reassigned_numbers'];
+
+export function listsCheckedFor(number: string): string[] {
+  return /^\+1[0-9]{10}$/.test(number) ? [ACCOUNT_DNC_LIST, ...US_REGISTRY_LISTS] : [ACCOUNT_DNC_LIST];
+}
 
 export interface DialAuditWindow {
   start: string;
@@ -111,6 +117,6 @@ export function dialAuditOf(table: NumberZones, d: DialAuditInput): DialAudit {
     closesAt: d.answer.closesAt,
     rules: names(checks.rules, MAX_AUDIT_RULES),
     rulesVersion: checks.rulesVersion === null ? null : name(checks.rulesVersion),
-    lists: names(d.lists ?? DIAL_LISTS_CHECKED, MAX_AUDIT_LISTS),
+    lists: names(d.lists ?? listsCheckedFor(d.number), MAX_AUDIT_LISTS),
   };
 }

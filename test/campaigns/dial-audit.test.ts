@@ -10,13 +10,14 @@ import { applyCallWrites, type CallWrite } from '../../src/services/calls/call-t
 import { pruneFinishedBatches } from '../../src/services/retention/prune-batches.ts';
 import { dialAuditOf, MAX_AUDIT_RULES, MAX_AUDIT_ZONES, MAX_AUDIT_NAME_LENGTH } from '../../src/domain/dial-audit.ts';
 import { numberZoneTable } from '../../src/services/batches/number-zone-table.ts';
-import type { DialAnswer } from '../../src/domain/dial-permission.ts';
+import { dialPermission, type DialAnswer } from '../../src/domain/dial-permission.ts';
 
 let t: TestApp;
 let a: SeededAccount;
 
 beforeAll(async () => {
-  t = await createTestApp({ config: { RETRY_MIN_DELAY_SECONDS: '1' } });
+  // No default profile: these tests pin what the windows alone say (profiles: the last test).
+  t = await createTestApp({ config: { RETRY_MIN_DELAY_SECONDS: '1', DEFAULT_COMPLIANCE_PROFILES: 'none' } });
   a = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
 });
 afterAll(() => t.close());
@@ -61,6 +62,7 @@ async function gqlAudit(callId: string) {
 }
 
 const WINDOW = { start: '16:00', end: '20:00', timezone: 'recipient' };
+const US_LISTS = ['account_do_not_call', 'us_national_dnc_registry', 'us_reassigned_numbers'];
 const EVERY_DAY = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
 // 18:08 in New York, 15:08 in Los Angeles.
@@ -85,7 +87,7 @@ describe('every dial leaves an entry', () => {
         windowClosesAt: '2026-01-16T01:00:00.000Z',
         rules: [],
         rulesVersion: null,
-        lists: ['account_do_not_call'],
+        lists: US_LISTS,
       },
     ]);
     // One entry per dial in the history, no more.
@@ -183,7 +185,7 @@ describe('REST', () => {
           window_closes_at: '2026-01-16T01:00:00.000Z',
           rules: [],
           rules_version: null,
-          lists: ['account_do_not_call'],
+          lists: US_LISTS,
         },
       ],
     });
@@ -244,5 +246,22 @@ describe('bounds', () => {
     expect(entry.rules.every((r) => r.length <= MAX_AUDIT_NAME_LENGTH)).toBe(true);
     expect(entry.zones.length).toBeLessThanOrEqual(MAX_AUDIT_ZONES);
     expect(JSON.stringify(entry).length).toBeLessThan(4_096);
+  });
+});
+
+describe('profiles', () => {
+  it("the rules of the profiles in force and their table's version go in the entry", () => {
+    const at = new Date('2026-07-01T16:00:00Z');
+    const answer = dialPermission(numberZoneTable(), { number: '+13055550156', contactZone: null, windows: [], profiles: ['us_tcpa'], now: at });
+    expect(answer.allowed).toBe(true);
+    const entry = dialAuditOf(numberZoneTable(), { answer, number: '+13055550156', contactZone: null, at, attempt: 1, alternate: false });
+    expect(entry.rules.length).toBeGreaterThan(0);
+    expect(entry.rules).toEqual(answer.checks.rules);
+    expect(entry.rulesVersion).toBe(answer.checks.rulesVersion);
+    // An hours rule limited the dial: judged in the number's zone (Miami), not unrestricted.
+    expect([entry.allowedBy, entry.zones, entry.localTimes]).toEqual(['window_open', ['America/New_York'], ['2026-07-01T12:00:00-04:00']]);
+    expect(entry.lists).toEqual(US_LISTS);
+    // A number outside +1 is checked against the account's list only.
+    expect(dialAuditOf(numberZoneTable(), { answer, number: '+442071234567', contactZone: null, at, attempt: 1, alternate: false }).lists).toEqual(['account_do_not_call']);
   });
 });

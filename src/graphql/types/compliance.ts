@@ -61,7 +61,7 @@ export const DialAuditType = builder.objectRef<DialAudit>('DialAudit').implement
     windowClosesAt: t.expose('closesAt', { type: 'DateTime', nullable: true, description: 'When the window the dial was placed in closes; null without a window' }),
     rules: t.exposeStringList('rules', { description: 'Compliance profile rule ids applied; empty when no profile is in force' }),
     rulesVersion: t.exposeString('rulesVersion', { nullable: true, description: "The rule table's version when a profile was in force" }),
-    lists: t.exposeStringList('lists', { description: 'Lists the number was checked against (`account_do_not_call`)' }),
+    lists: t.exposeStringList('lists', { description: 'Lists the number was checked against: `account_do_not_call`, and for a +1 number `us_national_dnc_registry` and `us_reassigned_numbers`' }),
   }),
 });
 

@@ -83,6 +83,7 @@ export const batchDetailsExample: BatchDetails = {
   retry: { max_attempts: 3, on: ['no_answer', 'busy', 'voicemail'], delay_seconds: 3600 },
   expires_at: '2026-12-01T18:00:00.000Z',
   calling_window: { start: '09:00', end: '20:00', days: ['mon', 'tue', 'wed', 'thu', 'fri'], timezone: 'recipient' },
+  enforced_calling_window: null,
 };
 
 export const batchListItemExample: BatchListItem = {
@@ -124,6 +125,8 @@ export const callRecordExample: CallRecord = {
   attempts: 2,
   next_attempt_at: null,
   timezone: 'America/New_York',
+  retry_reason: null,
+  primary_phone_number: '+14155550124',
 };
 
 export const paginationExample = (total: number): Pagination => ({ page: 1, limit: 50, total, has_more: total > 50 });
@@ -143,7 +146,7 @@ export const dialAuditExample: DialAuditOut = {
       window_closes_at: '2026-11-25T04:00:00.000Z',
       rules: [],
       rules_version: null,
-      lists: ['account_do_not_call'],
+      lists: ['account_do_not_call', 'us_national_dnc_registry', 'us_reassigned_numbers'],
     },
   ],
 };
