@@ -88,6 +88,12 @@ export class AppError extends GraphQLError {
     this.name = 'AppError';
   }
 
+  /**
+   * Fields a detail-form REST body carries beside `detail`, which stays the contract's text: only
+   * the create's `All contacts are invalid` has them (why each contact was rejected).
+   */
+  besideDetail?: Record<string, unknown>;
+
   get status(): number {
     return ERROR_CODES[this.code].status;
   }
@@ -102,6 +108,33 @@ export const invalidFields = (issues: readonly PathIssue[]) =>
 export const notFound = (message: string) => new AppError('NOT_FOUND', message);
 export const batchNotFound = () => notFound('Call batch not found');
 export const unprocessable = (message: string) => new AppError('UNPROCESSABLE', message);
+
+/** Rejections an `All contacts are invalid` answer lists (docs/api.md); `rejected_contacts` counts them all. */
+export const MAX_LISTED_REJECTIONS = 1_000;
+
+interface Rejection {
+  index: number;
+  external_id: string;
+  field: string;
+  message: string;
+}
+
+/**
+ * The contract's `422 All contacts are invalid`, saying why beside it: REST
+ * `{"detail": "All contacts are invalid", "rejected_contacts": n, "validation_errors": [...]}`,
+ * GraphQL the same under `extensions` (`rejectedContacts`, `validationErrors`). A one-contact
+ * batch's refusal used to say only the first part.
+ */
+export function allContactsInvalid(rejections: readonly Rejection[]): AppError {
+  const e = unprocessable('All contacts are invalid');
+  const listed = rejections.slice(0, MAX_LISTED_REJECTIONS).map((r) => ({ index: r.index, external_id: r.external_id, field: r.field, message: r.message }));
+  e.besideDetail = { rejected_contacts: rejections.length, validation_errors: listed };
+  Object.assign(e.extensions, {
+    rejectedContacts: rejections.length,
+    validationErrors: listed.map((r) => ({ index: r.index, externalId: r.external_id, field: r.field, message: r.message })),
+  });
+  return e;
+}
 
 /**
  * Error text is bounded whatever the input. A longer message quotes the caller back (graphql-js

@@ -166,13 +166,20 @@ export const commands: Record<string, Command> = {
       ),
   },
   'agents update': {
-    usage: 'agents update <agent-id> --account ID --opt-out-key KEY|off   (the outcome key whose yes puts the number on the do-not-call list)',
-    examples: ['agents update agt-… --account acc_… --opt-out-key off'],
+    usage:
+      'agents update <agent-id> --account ID [--opt-out-key KEY|off] [--opt-out-detection on|off]   (the outcome key whose yes puts the contact on the do-not-call list; detection by the default key and phrases, on by default)',
+    examples: ['agents update agt-… --account acc_… --opt-out-key off', 'agents update agt-… --account acc_… --opt-out-detection off'],
     run: (gql, a, f) => {
-      const key = need(f['opt-out-key'], 'opt-out-key');
+      const detection = f['opt-out-detection'] === undefined ? undefined : need(f['opt-out-detection'], 'opt-out-detection');
+      const key = f['opt-out-key'] === undefined && detection !== undefined ? undefined : need(f['opt-out-key'], 'opt-out-key');
+      if (detection !== undefined && detection !== 'on' && detection !== 'off') throw new Error('--opt-out-detection takes on or off');
+      const input = {
+        ...(key !== undefined ? { optOutOutcomeKey: key === 'off' ? null : key } : {}),
+        ...(detection !== undefined ? { optOutDetection: detection === 'on' } : {}),
+      };
       return gql(
-        'mutation($id: ID!, $input: UpdateAgentInput!) { updateAgent(id: $id, input: $input) { id name outcomeKeys optOutOutcomeKey } }',
-        { id: arg(a, 0, 'agent-id'), input: { optOutOutcomeKey: key === 'off' ? null : key } },
+        'mutation($id: ID!, $input: UpdateAgentInput!) { updateAgent(id: $id, input: $input) { id name outcomeKeys optOutOutcomeKey optOutDetection } }',
+        { id: arg(a, 0, 'agent-id'), input },
         need(f.account, 'account'),
       );
     },

@@ -24,7 +24,7 @@ export function success(status: number, message: string, data: unknown): Respons
  */
 export function errorResponse(err: AppError): Response {
   const rule = ERROR_CODES[err.code];
-  if (rule.form === 'detail') return json(rule.status, { detail: boundedText(err.message) }, err.headers);
+  if (rule.form === 'detail') return json(rule.status, { detail: boundedText(err.message), ...err.besideDetail }, err.headers);
   return json(
     rule.status,
     {

@@ -46,6 +46,14 @@ export function createResultOut(r: BatchCreateResultFieldsFragment) {
     concurrency: r.concurrency,
     created_at: r.createdAt,
     idempotent: r.idempotent,
+    // Beside the contract's fields (docs/api.md "Create warnings").
+    warnings: r.warnings.map((w) => ({
+      code: w.code,
+      message: w.message,
+      contact_count: w.contactCount ?? null,
+      contacts: w.contacts.map((c) => ({ index: c.index, external_id: c.externalId })),
+      contacts_left_out: w.contactsLeftOut,
+    })),
   };
 }
 

@@ -83,7 +83,7 @@ describe('screening in chunks', () => {
       body: body({ callback_url: 'https://localhost/hook', contacts: [CONTACTS[1], CONTACTS[3], CONTACTS[5]] }),
     });
     expect(allInvalid.status).toBe(422);
-    expect(allInvalid.body).toEqual({ detail: 'All contacts are invalid' });
+    expect(allInvalid.body).toMatchObject({ detail: 'All contacts are invalid', rejected_contacts: 3 });
     expect(await t.deps.db.prisma.batch.count({ where: { accountId: a.account.id } })).toBe(before);
   });
 

@@ -21,6 +21,8 @@ afterAll(() => t.close());
 const RESULT_KEYS = [
   'batch_id', 'agent_id', 'version_id', 'status', 'start_mode', 'total_contacts', 'accepted_contacts',
   'rejected_contacts', 'validation_errors', 'concurrency', 'created_at', 'idempotent',
+  // Beside the contract's fields, after them (issue 33): docs/api.md "Create warnings".
+  'warnings',
 ];
 
 const post = (body: unknown, key = a.apiKey) => t.request('POST', CALL_BATCHES, { key, body });

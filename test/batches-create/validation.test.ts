@@ -194,7 +194,7 @@ describe('per-contact rejection', () => {
       ],
     });
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ detail: 'All contacts are invalid' });
+    expect(res.body).toMatchObject({ detail: 'All contacts are invalid' });
     expect(await batchesCreated()).toBe(0);
     expect(await t.deps.db.prisma.call.count()).toBe(callsBefore);
     // The key was not used up: a corrected retry creates the batch.

@@ -9,7 +9,7 @@ import { expectConsistentBatch, phoneEndingIn, testWorker } from '../helpers/dis
 import { insertBatch } from '../helpers/fixtures.ts';
 import { applyCallWrites } from '../../src/services/calls/call-transitions.ts';
 import { transcriptWrite } from '../../src/dispatch/store/call-writes.ts';
-import { isYes, optedOut } from '../../src/domain/opt-out.ts';
+import { canDetectOptOuts, detectsOptOut, isYes, optedOut } from '../../src/domain/opt-out.ts';
 import { analyseLocally } from '../../src/dispatch/analysis/local-analyser.ts';
 import { buildTranscript } from '../../src/dispatch/voice/transcript.ts';
 import { parseSimOutcomes } from '../../src/dispatch/voice/simulator.ts';
@@ -89,18 +89,68 @@ describe('a call whose analysis says opt_out = yes', () => {
     await expectConsistentBatch(t.deps, waiting.batch_id);
   });
 
-  it('lists nothing when the agent has no opt-out key, even when the outcome says yes', async () => {
-    const other = await t.seedAccount({ outcomeKeys: ['opt_out'] });
+  it('is detected by default for an agent with no opt-out key (the default key, or the phrases in what the contact said), and lists every number of the contact', async () => {
+    // The demo agent's keys: no opt-out key among them, none named.
+    const other = await t.seedAccount({ outcomeKeys: ['interested', 'callback_requested', 'sentiment'] });
     const phone = validPhone(103);
+    const alternate = validPhone(104);
+    const res = await t.request('POST', CALL_BATCHES, {
+      key: other.apiKey,
+      body: batchBody(other, { contacts: [{ contact_id: 'c1', phone_number: phone, metadata: { sim: 'opt_out', alternate_number: alternate } }] }),
+    });
+    expect(res.status).toBe(201);
+    // No opt-out warning (the batch has no window: that one is expected).
+    expect(res.body.data.warnings.map((w: { code: string }) => w.code)).toEqual(['no_protective_window']);
+    await drain();
+    const [call] = await calls(res.body.data.batch_id);
+    expect(call.outcomes).not.toHaveProperty('opt_out');
+    const entries = await t.deps.db.prisma.suppression.findMany({ where: { accountId: other.account.id }, orderBy: { phoneNumber: 'asc' } });
+    expect(entries.map((e) => [e.phoneNumber, e.source])).toEqual([phone, alternate].sort().map((p) => [p, `call:${call.id}`]));
+
+    // The default key alone counts too: an agent whose keys hold `opt_out` without naming it.
+    const keyed = await t.seedAccount({ outcomeKeys: ['opt_out'] });
+    const r2 = await t.request('POST', CALL_BATCHES, {
+      key: keyed.apiKey,
+      body: batchBody(keyed, { contacts: [{ contact_id: 'c1', phone_number: validPhone(105), metadata: { sim: 'opt_out' } }] }),
+    });
+    await drain();
+    const [c2] = await calls(r2.body.data.batch_id);
+    expect((c2.outcomes as Record<string, string>).opt_out).toBe('yes');
+    expect(await t.deps.db.prisma.suppression.count({ where: { accountId: keyed.account.id } })).toBe(1);
+  });
+
+  it('lists nothing when the agent turned detection off and names no key, and the create warns that it cannot detect opt-outs', async () => {
+    const other = await t.seedAccount({ outcomeKeys: ['opt_out'] });
+    const off = await t.gql(
+      'mutation($id: ID!) { updateAgent(id: $id, input: { optOutDetection: false }) { optOutOutcomeKey optOutDetection } }',
+      { id: other.agent.id },
+      other.apiKey,
+    );
+    expect(off.body.data.updateAgent).toEqual({ optOutOutcomeKey: null, optOutDetection: false });
+    const phone = validPhone(106);
     const res = await t.request('POST', CALL_BATCHES, {
       key: other.apiKey,
       body: batchBody(other, { contacts: [{ contact_id: 'c1', phone_number: phone, metadata: { sim: 'opt_out' } }] }),
     });
     expect(res.status).toBe(201);
+    expect(res.body.data.warnings).toEqual([
+      expect.objectContaining({ code: 'no_protective_window' }),
+      { code: 'agent_cannot_detect_opt_outs', message: expect.stringContaining('optOutDetection is off'), contact_count: null, contacts: [], contacts_left_out: 0 },
+    ]);
     await drain();
     const [call] = await calls(res.body.data.batch_id);
     expect((call.outcomes as Record<string, string>).opt_out).toBe('yes');
     expect(await t.deps.db.prisma.suppression.count({ where: { accountId: other.account.id } })).toBe(0);
+
+    // Its own key still works with detection off, and the warning goes.
+    await setOptOutKey(other.agent.id, 'opt_out', other.apiKey);
+    const keyed = await t.request('POST', CALL_BATCHES, {
+      key: other.apiKey,
+      body: batchBody(other, { contacts: [{ contact_id: 'c1', phone_number: validPhone(107), metadata: { sim: 'opt_out' } }] }),
+    });
+    expect(keyed.body.data.warnings.map((w: { code: string }) => w.code)).toEqual(['no_protective_window']);
+    await drain();
+    expect(await t.deps.db.prisma.suppression.count({ where: { accountId: other.account.id } })).toBe(1);
   });
 });
 
@@ -198,6 +248,27 @@ describe('rules', () => {
     expect(optedOut({ opt_out: 'yes' }, null)).toBe(false);
     expect(optedOut({ other: 'yes' }, 'opt_out')).toBe(false);
     expect(optedOut(null, 'opt_out')).toBe(false);
+  });
+
+  it('detection: the agent key, then (unless off) the default key and the phrase list in the contact\'s turns only', () => {
+    const on = { key: null, detection: true };
+    const off = { key: null, detection: false };
+    const said = (text: string) => `Agent: Hello, this is A.\nUser: ${text}\nAgent: Goodbye.`;
+    for (const text of ['Stop calling me.', 'Please remove me from your list', 'DO NOT CALL this number', "Don\u2019t call me again", 'Take me off the list.', 'I want to opt out', 'unsubscribe']) {
+      expect(detectsOptOut(on, {}, said(text)), text).toBe(true);
+      expect(detectsOptOut(off, {}, said(text)), text).toBe(false);
+    }
+    for (const text of ["Yes, I'm interested. Tell me more.", 'No need to call me back.', "No, I'm not interested, thanks.", 'Call me back later this week.', 'Hi, yes, this is Ada.']) {
+      expect(detectsOptOut(on, {}, said(text)), text).toBe(false);
+    }
+    // The agent's words are not the contact's.
+    expect(detectsOptOut(on, {}, 'Agent: If you want us to stop calling, say so.\nUser: Go on.')).toBe(false);
+    expect(detectsOptOut(on, { opt_out: 'yes' }, '')).toBe(true);
+    expect(detectsOptOut(off, { opt_out: 'yes' }, '')).toBe(false);
+    expect(detectsOptOut({ key: 'dnc', detection: false }, { dnc: 'true' }, '')).toBe(true);
+    expect(canDetectOptOuts(off)).toBe(false);
+    expect(canDetectOptOuts({ key: 'dnc', detection: false })).toBe(true);
+    expect(canDetectOptOuts(on)).toBe(true);
   });
 
   it("the simulator's opt_out contact asks, and the local analyser reads opt-out keys from what the contact said", () => {

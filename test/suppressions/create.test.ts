@@ -43,7 +43,7 @@ describe('create with a do-not-call list', () => {
     const only = [{ contact_id: 'x', phone_number: validPhone(1) }];
     const res = await t.request('POST', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { contacts: only }) });
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ detail: 'All contacts are invalid' });
+    expect(res.body).toMatchObject({ detail: 'All contacts are invalid' });
     const foreign = await t.request('POST', CALL_BATCHES, { key: other.apiKey, body: batchBody(other, { contacts: only }) });
     expect(foreign.status).toBe(201);
     expect(foreign.body.data.rejected_contacts).toBe(0);

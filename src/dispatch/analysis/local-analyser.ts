@@ -2,6 +2,7 @@
 // ended. Rules key off the phrases the simulator's transcripts use, but only loosely, so real
 // provider transcripts still get sensible (if coarse) results.
 
+import { saysOptOut } from '../../domain/opt-out.ts';
 import { fnv1a32 } from '../voice/transcript.ts';
 import type { Analyser, AnalysisInput, AnalysisResult } from './analyser.ts';
 
@@ -33,8 +34,9 @@ function callbackSignal(userText: string): Signal {
   return 'none';
 }
 
+// The phrase list the worker also reads (domain/opt-out.ts), so an opt-out key and detection agree.
 function optOutSignal(userText: string): Signal {
-  return /\b(take|remove) me off\b|\b(don't|do not) call me again\b|\bstop calling\b|\bunsubscribe\b/.test(userText) ? 'yes' : 'no';
+  return saysOptOut(userText) ? 'yes' : 'no';
 }
 
 /** Keys that ask whether the contact opted out (opt_out, do_not_call, dnc, unsubscribe). */

@@ -2,6 +2,7 @@
 // version, the caller-ID number and the account's voice provider. Fixed once the batch exists but
 // for the enforced window, so the worker reads it once per batch and again when the window's
 // version it claimed under is newer.
+import type { OptOutRule } from '../../domain/opt-out.ts';
 import type { AppDeps } from '../../deps.ts';
 import { isRetryOutcome, type RetryPolicy } from '../../domain/retry-policy.ts';
 import { effectiveWindows, storedWindow, type CallingWindow } from '../../domain/calling-window.ts';
@@ -76,13 +77,13 @@ export async function loadDispatchContexts(deps: Pick<AppDeps, 'db'>, batchIds: 
   return out;
 }
 
-/** The opt-out outcome key of each of these agents (absent: the agent is gone). */
-export async function agentOptOutKeys(deps: Pick<AppDeps, 'db'>, agentIds: string[]): Promise<Map<string, string | null>> {
+/** The opt-out settings (key, detection) of each of these agents (absent: the agent is gone). */
+export async function agentOptOutKeys(deps: Pick<AppDeps, 'db'>, agentIds: string[]): Promise<Map<string, OptOutRule>> {
   if (agentIds.length === 0) return new Map();
-  const rows = await runStatement<{ id: string; opt_out_outcome_key: string | null }>(
+  const rows = await runStatement<{ id: string; opt_out_outcome_key: string | null; opt_out_detection: boolean }>(
     deps.db,
-    'SELECT id, opt_out_outcome_key FROM agents WHERE id = ANY($1::text[])',
+    'SELECT id, opt_out_outcome_key, opt_out_detection FROM agents WHERE id = ANY($1::text[])',
     [agentIds],
   );
-  return new Map(rows.map((r) => [r.id, r.opt_out_outcome_key]));
+  return new Map(rows.map((r) => [r.id, { key: r.opt_out_outcome_key, detection: r.opt_out_detection }]));
 }

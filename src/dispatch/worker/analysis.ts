@@ -6,7 +6,7 @@ import { transcriptWrite } from '../store/call-writes.ts';
 import { takeOverStaleAnalysis } from '../store/lease-recovery.ts';
 import type { ProviderAnalysis } from '../voice/provider.ts';
 import { callRef, enqueueWrite } from './ledger.ts';
-import { optedOut } from '../../domain/opt-out.ts';
+import { detectsOptOut } from '../../domain/opt-out.ts';
 import { optOutKeysOf } from './opt-out-keys.ts';
 import { knownProvider, loadBatchSettings } from './providers.ts';
 import type { AnalysisJob, WorkerState } from './state.ts';
@@ -50,14 +50,14 @@ async function analyseWithProvider(s: WorkerState, j: AnalysisJob, by: NonNullab
       s.log.warn({ err, callId: j.callId }, 'provider analysis interrupted; left to lease recovery');
       return;
     }
-    const optOutKey = a ? (await optOutKeysOf(s, [j]))(j) : null;
+    const optOutRule = a ? (await optOutKeysOf(s, [j]))(j) : null;
     const write = a
       ? transcriptWrite(callRef(j), s.settings.id, j.status, {
           transcriptStatus: 'ready',
           ...(a.summary !== null ? { summary: a.summary } : {}),
           outcomes: a.outcomes,
           ...(a.recording ? { recording: a.recording } : {}),
-          optOut: optedOut(a.outcomes, optOutKey),
+          optOut: optOutRule !== null && detectsOptOut(optOutRule, a.outcomes, j.transcript),
         })
       : transcriptWrite(callRef(j), s.settings.id, j.status, { transcriptStatus: 'failed' });
     if (!a) s.log.warn({ callId: j.callId, providerCallId: by.providerCallId }, 'provider has no analysis for the call');
@@ -91,7 +91,7 @@ function startAnalysisGroups(s: WorkerState): void {
 }
 
 async function analyseGroup(s: WorkerState, jobs: AnalysisJob[]): Promise<void> {
-  const [started, optOutKey] = await Promise.all([
+  const [started, optOutRule] = await Promise.all([
     Promise.all(jobs.map((j) => enqueueWrite(s, processingWrite(s, j), j.callbackUrl))),
     optOutKeysOf(s, jobs),
   ]);
@@ -117,7 +117,7 @@ async function analyseGroup(s: WorkerState, jobs: AnalysisJob[]): Promise<void> 
           transcriptStatus: 'ready',
           summary: r.summary,
           outcomes: r.outcomes,
-          optOut: optedOut(r.outcomes, optOutKey(j)),
+          optOut: detectsOptOut(optOutRule(j), r.outcomes, j.transcript),
         });
       } catch (err) {
         s.log.warn({ err, callId: j.callId }, 'call analysis failed');

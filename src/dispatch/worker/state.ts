@@ -1,6 +1,7 @@
 // What one dispatch worker holds while it runs: its settings, the calls it has in flight, the
 // calls whose end or analysis it still owes, its caches and the flags of its loop. Every module
 // of the worker receives this object; nothing of it lives at module level.
+import type { OptOutRule } from '../../domain/opt-out.ts';
 import type { Logger } from 'pino';
 import type { AppDeps, Clock } from '../../deps.ts';
 import type { CallStatus } from '../../domain/call-state.ts';
@@ -110,7 +111,7 @@ export interface WorkerState {
   /** Each account's provider name and when it was read (Date.now() ms). */
   accountProviders: Map<string, { name: string; at: number }>;
   /** Each agent's opt-out outcome key and when it was read (Date.now() ms). */
-  optOutKeys: Map<string, { key: string | null; at: number }>;
+  optOutKeys: Map<string, { rule: OptOutRule; at: number }>;
   /** Provider event subscriptions, ended by stop(). */
   subscriptions: Map<VoiceProvider, () => void>;
   /** Lost calls recovery could not settle yet, and when (app clock, ms) to ask about them again. */

@@ -9,6 +9,7 @@ import { formatIssue } from '../../domain/field-issue.ts';
 import { CappedIssues } from '../../domain/capped-issues.ts';
 import { requestValidation } from '../../errors.ts';
 import { createBatch, type CreateBatchResult } from '../../services/batches/create-batch.ts';
+import { MAX_WARNING_CONTACTS, WARNING_CODES, type CreateWarning, type WarningContact } from '../../domain/create-warnings.ts';
 import { CallBatchType } from './batch.ts';
 import { CallingWindowInput } from './calling-window.ts';
 import {
@@ -34,6 +35,25 @@ const ContactValidationError = builder.objectRef<ContactRejection>('ContactValid
   }),
 });
 
+const CreateWarningContact = builder.objectRef<WarningContact>('CreateWarningContact').implement({
+  description: 'A contact a create warning concerns',
+  fields: (t) => ({
+    index: t.exposeInt('index', { description: '1-based position of the contact in the submitted list' }),
+    externalId: t.exposeString('externalId', { description: "The contact's contact_id" }),
+  }),
+});
+
+const CreateWarningType = builder.objectRef<CreateWarning>('CreateWarning').implement({
+  description: `What a create accepted but will not do as the request reads (docs/campaigns.md "Create warnings"): one per code, at most ${MAX_WARNING_CONTACTS} contacts listed each`,
+  fields: (t) => ({
+    code: t.exposeString('code', { description: `One of ${WARNING_CODES.join(', ')}` }),
+    message: t.exposeString('message'),
+    contactCount: t.exposeInt('contactCount', { nullable: true, description: 'Contacts concerned in all; null for a warning about the batch' }),
+    contacts: t.field({ type: [CreateWarningContact], description: `The first ${MAX_WARNING_CONTACTS} contacts concerned, in submission order`, resolve: (w) => w.contacts }),
+    contactsLeftOut: t.exposeInt('contactsLeftOut', { description: 'Contacts concerned but not listed' }),
+  }),
+});
+
 const CreateCallBatchPayload = builder.objectRef<CreateBatchResult>('CreateCallBatchPayload').implement({
   description: "The contract's Create result",
   fields: (t) => ({
@@ -46,6 +66,11 @@ const CreateCallBatchPayload = builder.objectRef<CreateBatchResult>('CreateCallB
     acceptedContacts: t.exposeInt('acceptedContacts'),
     rejectedContacts: t.exposeInt('rejectedContacts'),
     validationErrors: t.field({ type: [ContactValidationError], resolve: (r) => r.validationErrors }),
+    warnings: t.field({
+      type: [CreateWarningType],
+      description: 'Beside the contract\'s fields: contacts or settings that will not call as the request reads (empty when none); an idempotent replay returns the create\'s own',
+      resolve: (r) => r.warnings,
+    }),
     concurrency: t.exposeInt('concurrency', { description: 'Effective concurrency' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     idempotent: t.exposeBoolean('idempotent', {

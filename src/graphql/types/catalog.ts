@@ -14,7 +14,11 @@ export const AgentType = builder.prismaObject('Agent', {
     providerAgentId: t.exposeString('providerAgentId', { nullable: true }),
     optOutOutcomeKey: t.exposeString('optOutOutcomeKey', {
       nullable: true,
-      description: "The outcome key whose yes puts the call's number on the do-not-call list (opt-out); null: none",
+      description: "The outcome key whose yes puts the contact's numbers on the do-not-call list (opt-out); null: none",
+    }),
+    optOutDetection: t.exposeBoolean('optOutDetection', {
+      description:
+        'Opt-out detection besides optOutOutcomeKey: the outcome `opt_out` and what the contact said (stop calling me, remove me from your list, do not call, …). On by default; with it off and no key, the agent lists nobody and a create warns (agent_cannot_detect_opt_outs)',
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     promptVersions: t.relation('promptVersions', { query: { orderBy: { id: 'asc' } } }),
@@ -86,13 +90,15 @@ const CreateAgentInput = builder.inputType('CreateAgentInput', {
     recordingEnabled: t.boolean(),
     outcomeKeys: t.stringList(),
     providerAgentId: t.string(),
-    optOutOutcomeKey: t.string({ description: "One of outcomeKeys: a call whose analysis sets it to yes (or true) puts its number on the do-not-call list" }),
+    optOutOutcomeKey: t.string({ description: "One of outcomeKeys: a call whose analysis sets it to yes (or true) puts the contact's numbers on the do-not-call list" }),
+    optOutDetection: t.boolean({ description: 'Default true: the outcome `opt_out` and the phrase list detect opt-outs too (docs/campaigns.md)' }),
   }),
 });
 
 const UpdateAgentInput = builder.inputType('UpdateAgentInput', {
   fields: (t) => ({
     optOutOutcomeKey: t.string({ description: "One of the agent's outcomeKeys, or null for no opt-out key; absent: unchanged" }),
+    optOutDetection: t.boolean({ description: 'Opt-out detection by the default key and the phrase list; absent or null: unchanged' }),
   }),
 });
 
@@ -121,13 +127,17 @@ builder.mutationFields((t) => ({
         outcomeKeys: input.outcomeKeys ?? [],
         providerAgentId: input.providerAgentId,
         optOutOutcomeKey: input.optOutOutcomeKey,
+        optOutDetection: input.optOutDetection,
       }),
   }),
   updateAgent: t.prismaField({
     type: 'Agent',
-    description: "Changes an agent's settings (its opt-out outcome key)",
+    description: "Changes an agent's settings (its opt-out outcome key and detection)",
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateAgentInput, required: true }) },
-    resolve: async (_q, _r, { id, input }, ctx) => updateAgent(ctx.deps.db, await ctx.account(), String(id), { optOutOutcomeKey: input.optOutOutcomeKey }),
+    resolve: async (_q, _r, { id, input }, ctx) => updateAgent(ctx.deps.db, await ctx.account(), String(id), {
+        optOutOutcomeKey: input.optOutOutcomeKey,
+        optOutDetection: input.optOutDetection ?? undefined,
+      }),
   }),
   createPromptVersion: t.prismaField({
     type: 'PromptVersion',

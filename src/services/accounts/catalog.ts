@@ -24,13 +24,17 @@ export interface AgentInput {
   recordingEnabled?: boolean | null;
   outcomeKeys?: string[];
   providerAgentId?: string | null;
-  /** One of outcomeKeys: its "yes" puts the call's number on the do-not-call list. */
+  /** One of outcomeKeys: its "yes" puts the contact's numbers on the do-not-call list. */
   optOutOutcomeKey?: string | null;
+  /** The default key and the phrase list (domain/opt-out.ts); null/undefined: on. */
+  optOutDetection?: boolean | null;
 }
 
 export interface AgentUpdate {
   /** undefined: unchanged; null: no opt-out key. */
   optOutOutcomeKey?: string | null;
+  /** undefined: unchanged. */
+  optOutDetection?: boolean;
 }
 
 function agentLengthDetails(input: AgentInput): string[] {
@@ -77,6 +81,7 @@ export async function createAgent(db: Database, account: Account, input: AgentIn
         outcomeKeys: input.outcomeKeys ?? [],
         providerAgentId: input.providerAgentId ?? null,
         optOutOutcomeKey: input.optOutOutcomeKey ?? null,
+        optOutDetection: input.optOutDetection ?? true,
       },
     });
   } catch (e) {
@@ -89,10 +94,16 @@ export async function createAgent(db: Database, account: Account, input: AgentIn
 export async function updateAgent(db: Database, account: Account, id: string, input: AgentUpdate): Promise<Agent> {
   const agent = await db.prisma.agent.findFirst({ where: { id, accountId: account.id } });
   if (!agent) throw notFound(`Agent ${id} not found`);
-  if (input.optOutOutcomeKey === undefined) return agent;
-  const problems = optOutKeyIssues(input.optOutOutcomeKey, agent.outcomeKeys).map((i) => formatIssue(i));
+  if (input.optOutOutcomeKey === undefined && input.optOutDetection === undefined) return agent;
+  const problems = input.optOutOutcomeKey === undefined ? [] : optOutKeyIssues(input.optOutOutcomeKey, agent.outcomeKeys).map((i) => formatIssue(i));
   if (problems.length) throw requestValidation(problems);
-  return db.prisma.agent.update({ where: { id: agent.id }, data: { optOutOutcomeKey: input.optOutOutcomeKey } });
+  return db.prisma.agent.update({
+    where: { id: agent.id },
+    data: {
+      ...(input.optOutOutcomeKey !== undefined ? { optOutOutcomeKey: input.optOutOutcomeKey } : {}),
+      ...(input.optOutDetection !== undefined ? { optOutDetection: input.optOutDetection } : {}),
+    },
+  });
 }
 
 export async function createPromptVersion(

@@ -8,7 +8,9 @@ import type { ContactRejection } from '../../domain/contacts.ts';
 import { storedWindow } from '../../domain/calling-window.ts';
 import { checkCreateBatchRequest, contactCountProblem, type CreateBatchInput, type CreateBatchRequest, type StartMode } from '../../domain/create-batch-request.ts';
 import { newId } from '../../domain/ids.ts';
-import { invalidFields, unprocessable } from '../../errors.ts';
+import { AGENT_CANNOT_DETECT_OPT_OUTS_MESSAGE, CreateWarnings, NO_PROTECTIVE_WINDOW_MESSAGE, startAfterExpiryIssue, type CreateWarning } from '../../domain/create-warnings.ts';
+import { canDetectOptOuts } from '../../domain/opt-out.ts';
+import { allContactsInvalid, invalidFields, unprocessable } from '../../errors.ts';
 import type { Account } from '../../generated/prisma/client.ts';
 import { CALL_CHUNK_SIZE, FIRST_CALL_CHUNK_SIZE, insertCalls, type InsertCallsOptions } from './insert-calls.ts';
 import { resolveBatchSettings, type BatchSettings } from './resolve-batch-settings.ts';
@@ -28,6 +30,8 @@ export interface CreateBatchResult {
   acceptedContacts: number;
   rejectedContacts: number;
   validationErrors: ContactRejection[];
+  /** Beside the contract's fields (domain/create-warnings.ts); kept with the batch for a replay. */
+  warnings: CreateWarning[];
   concurrency: number;
   createdAt: Date;
   /** true when an existing batch was returned for a repeated idempotency key. */
@@ -56,6 +60,8 @@ export async function createBatch(
   });
   if (!checked.ok) throw invalidFields(checked.issues);
   const input = checked.value;
+  const late = startAfterExpiryIssue(input.startMode, input.scheduledAt, input.expiresAt);
+  if (late) throw invalidFields([late]);
 
   // Both lookups at once. A repeated key returns the original result whatever the retry carries
   // (contacts, settings), so the settings' refusals count only when the key is new.
@@ -68,7 +74,8 @@ export async function createBatch(
   const windows = batchWindows(account, input);
   const chunkSize = Math.max(1, opts.insert?.chunkSize ?? CALL_CHUNK_SIZE[deps.db.kind]);
   const chunks = { firstChunkSize: opts.insert?.chunkSize ? chunkSize : Math.min(FIRST_CALL_CHUNK_SIZE, chunkSize), chunkSize };
-  const screen = (lookup: SqlTx) => screenContacts(input, { accountId: account.id, windows, now: deps.clock.now(), ...chunks, lookup, registryConsentExempt: account.registryConsentExempt });
+  const screenContext = (lookup: SqlTx) => ({ accountId: account.id, windows, now: deps.clock.now(), ...chunks, lookup, registryConsentExempt: account.registryConsentExempt });
+  const screen = (lookup: SqlTx) => screenContacts(input, screenContext(lookup));
   if (input.callbackUrl !== null) await validateCallbackUrlAfterContacts(deps, input.callbackUrl, () => screen(autocommit(deps.db)));
 
   const result: CreateBatchResult = {
@@ -81,6 +88,7 @@ export async function createBatch(
     acceptedContacts: 0,
     rejectedContacts: 0,
     validationErrors: [],
+    warnings: [],
     concurrency: settings.concurrency,
     // Millisecond precision is what the column stores, so the replay returns the same instant.
     createdAt: deps.clock.now(),
@@ -94,13 +102,14 @@ export async function createBatch(
     if (rows.length === 0) return false;
     // The do-not-call list is read beside the COPY on a spare connection, or between two chunks'
     // COPYs in this transaction when none is free.
-    const screened = screen(spareConnectionOr(deps.db, tx));
+    const warnings = batchWarnings(windows, settings);
+    const screened = screenContacts(input, { ...screenContext(spareConnectionOr(deps.db, tx)), warnings });
     const owner = { accountId: account.id, batchId: result.batchId, agentId: result.agentId, promptVersionId: result.versionId, createdAt: result.createdAt };
     const accepted = await insertCalls(tx, owner, screened.chunks, opts.insert);
     // Nothing was copied: the rollback costs nothing.
-    if (accepted === 0) throw unprocessable('All contacts are invalid');
-    Object.assign(result, { acceptedContacts: accepted, rejectedContacts: screened.rejected.length, validationErrors: screened.rejected });
-    await tx.query(SET_CONTACT_COUNTS_SQL, [result.batchId, accepted, screened.rejected.length, JSON.stringify(screened.rejected)]);
+    if (accepted === 0) throw allContactsInvalid(screened.rejected);
+    Object.assign(result, { acceptedContacts: accepted, rejectedContacts: screened.rejected.length, validationErrors: screened.rejected, warnings: warnings.list() });
+    await tx.query(SET_CONTACT_COUNTS_SQL, [result.batchId, accepted, screened.rejected.length, JSON.stringify(screened.rejected), JSON.stringify(result.warnings)]);
     await catchUpEnforcedWindow(tx, result.batchId, account.id, result.createdAt);
     return true;
   });
@@ -120,14 +129,15 @@ async function validateCallbackUrlAfterContacts(deps: AppDeps, url: string, scre
   try {
     await validateCallbackUrl(deps, url);
   } catch (e) {
-    if (!(await acceptsAny(screen()))) throw unprocessable('All contacts are invalid');
+    const screened = screen();
+    if (!(await acceptsAny(screened))) throw allContactsInvalid(screened.rejected);
     throw e;
   }
 }
 
 // The contact counts are known once every chunk is screened; `queued` starts at the accepted.
 const SET_CONTACT_COUNTS_SQL = `
-UPDATE batches SET accepted_contacts = $2, queued = $2, rejected_contacts = $3, validation_errors = $4::jsonb WHERE id = $1`;
+UPDATE batches SET accepted_contacts = $2, queued = $2, rejected_contacts = $3, validation_errors = $4::jsonb, create_warnings = $5::jsonb WHERE id = $1`;
 
 const INSERT_BATCH_SQL = `
 INSERT INTO batches (id, account_id, agent_id, prompt_version_id, did_number_id, status, start_mode,
@@ -179,6 +189,17 @@ function batchWindows(account: Account, input: CreateBatchInput): BatchWindows {
   return { own: input.callingWindow ?? storedWindow(account.defaultCallingWindow), enforced: storedWindow(account.enforcedCallingWindow) };
 }
 
+/** The warnings about the batch as a whole; the contacts' come from their screening. */
+function batchWarnings(windows: BatchWindows, settings: BatchSettings): CreateWarnings {
+  const warnings = new CreateWarnings();
+  if (windows.own === null && windows.enforced === null) warnings.about('no_protective_window', NO_PROTECTIVE_WINDOW_MESSAGE);
+  const agent = settings.agent;
+  if (!canDetectOptOuts({ key: agent.optOutOutcomeKey, detection: agent.optOutDetection })) {
+    warnings.about('agent_cannot_detect_opt_outs', AGENT_CANNOT_DETECT_OPT_OUTS_MESSAGE);
+  }
+  return warnings;
+}
+
 function windowParams(w: BatchWindows): unknown[] {
   return [w.own && JSON.stringify(w.own), w.enforced && JSON.stringify(w.enforced)];
 }
@@ -196,6 +217,7 @@ async function findByIdempotencyKey(deps: AppDeps, accountId: string, key: strin
       acceptedContacts: true,
       rejectedContacts: true,
       validationErrors: true,
+      createWarnings: true,
       concurrency: true,
       createdAt: true,
     },
@@ -212,6 +234,7 @@ async function findByIdempotencyKey(deps: AppDeps, accountId: string, key: strin
     acceptedContacts: batch.acceptedContacts,
     rejectedContacts: batch.rejectedContacts,
     validationErrors: batch.validationErrors as unknown as ContactRejection[],
+    warnings: batch.createWarnings as unknown as CreateWarning[],
     concurrency: batch.concurrency,
     createdAt: batch.createdAt,
     idempotent: true,

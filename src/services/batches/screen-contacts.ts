@@ -15,6 +15,8 @@ import { withoutRegistryRefused } from '../../domain/registry.ts';
 import { registryVerdicts } from '../registry/registry-verdicts.ts';
 import type { InitialCallStatus, NewCall } from './insert-calls.ts';
 import { numberZoneTable } from './number-zone-table.ts';
+import type { CreateWarnings } from '../../domain/create-warnings.ts';
+import { warnDroppedAlternates, warnWindows, type WarningScreen } from './create-warnings.ts';
 
 export interface BatchWindows {
   /** The batch's own window, else the account's default. */
@@ -31,6 +33,8 @@ export interface ScreenContext {
   chunkSize: number;
   /** Where the do-not-call list is read: the create's transaction, or any connection when nothing is written. */
   lookup: SqlTx;
+  /** Collects the create's warnings (create-warnings.ts) when given. */
+  warnings?: CreateWarnings;
   /** The account exempts contacts with a consent record from the national registry (not from reassignments). */
   registryConsentExempt?: boolean;
 }
@@ -49,6 +53,9 @@ export function screenContacts(input: CreateBatchInput, ctx: ScreenContext): Scr
     const windows = effectiveWindows(ctx.windows.own, ctx.windows.enforced);
     const openings = new Map<string, WindowOpening | null>();
     const intervals: ZoneIntervals = new Map();
+    const warn: WarningScreen | null = ctx.warnings
+      ? { warnings: ctx.warnings, input, windows, now: ctx.now, zonesOf: (e164) => zonesForNumber(numberZoneTable(), e164), openings, intervals, otherHours: new Map() }
+      : null;
     for (let from = 0, size = ctx.firstChunkSize; from < input.contacts.length; from += size, size = ctx.chunkSize) {
       const normalized = normalizeContacts(input.contacts, {
         deduplicateByPhone: input.deduplicateByPhone,
@@ -57,10 +64,12 @@ export function screenContacts(input: CreateBatchInput, ctx: ScreenContext): Scr
         firstOwnerOfPhone,
       });
       const listed = await suppressedNumbers(ctx.lookup, ctx.accountId, numbersToCheck(normalized.accepted));
+      if (warn) warnDroppedAlternates(warn, normalized.accepted, listed);
       const unlisted = withoutSuppressed(normalized.accepted, normalized.rejected, listed);
       // The national registry and reassigned numbers (docs/campaigns.md "National do-not-call registry").
       const allowed = withoutRegistryRefused(unlisted.accepted, unlisted.rejected, await registryVerdicts(ctx.lookup, unlisted.accepted), ctx.registryConsentExempt ?? false);
       const placed = windows.length ? placeContacts(allowed, windows, input, ctx.now, openings, intervals) : { ...allowed, placements: null };
+      if (warn) warnWindows(warn, placed.accepted, placed.placements, placed.rejected);
       for (const r of placed.rejected) rejected.push(r);
       // A contact's initial status: `pending` (the contract's default) until it is dialled, or
       // `queued` when the contact says so; the worker dials both.
