@@ -96,13 +96,17 @@ function end(call: Json, reason: string) {
       recording_url: `${baseUrl}/recordings/${call.call_id}.wav`,
       disconnection_reason: reason,
     });
-    void deliver('call_ended', { ...call }).then(() => {
-      // Retell's analysis follows the end.
+    // Retell's analysis is on the call 200 ms after its end (get-call shows it), whenever its
+    // webhooks get through; call_analyzed goes out after call_ended.
+    const analysed = new Promise<void>((resolve) =>
       setTimeout(() => {
         call.call_analysis = { call_summary: `Spoke with ${call.to_number}.`, in_voicemail: false, user_sentiment: 'Positive', call_successful: true, custom_analysis_data: { interested: true } };
-        void deliver('call_analyzed', { ...call });
-      }, 200);
-    });
+        resolve();
+      }, 200),
+    );
+    void deliver('call_ended', { ...call })
+      .then(() => analysed)
+      .then(() => deliver('call_analyzed', { ...call }));
   } else {
     Object.assign(call, { call_status: 'not_connected', disconnection_reason: reason === 'agent_hangup' ? 'dial_no_answer' : reason });
     void deliver('call_ended', { ...call });

@@ -4,6 +4,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { GraphQLError, type ExecutionArgs, type GraphQLFormattedError } from 'graphql';
 import type { ApiDeps } from '../http/app-services.ts';
 import { AppError } from '../errors.ts';
+import { unavailableFor } from '../db/unreachable.ts';
 import { bearerToken } from '../services/auth/api-keys.ts';
 import { authenticateFrom } from '../http/authenticate-request.ts';
 import { nodeClientAddress } from '../http/client-address.ts';
@@ -12,6 +13,10 @@ import { newRequestScope } from '../http/request-scope.ts';
 import { MAX_JSON_NESTING } from '../http/body.ts';
 import { jsonShapeFault } from '../http/json-shape.ts';
 import type { Yoga } from './yoga.ts';
+
+/** WebSocket close code 1013 (Try Again Later, RFC 6455 registry): the database cannot be reached now. */
+const WS_TRY_AGAIN_LATER = 1013;
+const UNAVAILABLE_CLOSE_REASON = 'Service temporarily unavailable';
 
 type Enveloped = ReturnType<Yoga['getEnveloped']>;
 
@@ -126,6 +131,11 @@ export function attachWebSocketServer(server: http.Server, yoga: Yoga, deps: Api
           // Same failed-attempt budget per client address as HTTP (4429 once it is spent).
           accountId = (await authenticateFrom(deps, token, nodeClientAddress(ctx.extra.request, config.TRUST_PROXY))).id;
         } catch (e) {
+          // The database is unreachable: the key may well be good (HTTP answers 503 + Retry-After).
+          if (unavailableFor(e)) {
+            ctx.extra.socket.close(WS_TRY_AGAIN_LATER, UNAVAILABLE_CLOSE_REASON);
+            return false;
+          }
           const code = e instanceof AppError ? e.code : 'UNAUTHENTICATED';
           if (code === 'RATE_LIMITED') ctx.extra.socket.close(4429, 'Too many requests');
           else if (code === 'FORBIDDEN') ctx.extra.socket.close(4403, 'Forbidden');
@@ -173,6 +183,8 @@ export function attachWebSocketServer(server: http.Server, yoga: Yoga, deps: Api
           };
         } catch (e) {
           if (e instanceof GraphQLError) return [e];
+          const unavailable = unavailableFor(e);
+          if (unavailable) return [new GraphQLError(unavailable.message, { extensions: { code: unavailable.code } })];
           deps.logger.error({ err: e }, 'websocket operation failed');
           return [new GraphQLError('Unexpected error.')];
         }
