@@ -6,7 +6,7 @@
 // final chunk, so every HTTP client sees a broken transfer instead of a file that looks complete.
 import type { Logger } from 'pino';
 import type { ResultsExport } from '../services/batches/export-batch-results.ts';
-import { resultsCsvHeader, resultsCsvRows } from './results-csv.ts';
+import { resultsCsvHeader, resultsCsvRows, type OptionalCsvColumn } from './results-csv.ts';
 
 export interface CsvStreamOptions {
   /** The request's signal: aborted when the client disconnects. */
@@ -18,6 +18,8 @@ export interface CsvStreamOptions {
   /** Cuts the client's connection; false when there is none (in-process), and the stream errors instead. */
   abortConnection(): boolean;
   logger: Logger;
+  /** Columns after the call record's (their values ride on the export's rows). */
+  extraColumns?: readonly OptionalCsvColumn[];
 }
 
 export function resultsCsvStream(exp: ResultsExport, opts: CsvStreamOptions): ReadableStream<Uint8Array> {
@@ -71,7 +73,7 @@ export function resultsCsvStream(exp: ResultsExport, opts: CsvStreamOptions): Re
           if (ended) return;
           const { rows, last } = await exp.nextPage();
           if (ended) return;
-          const text = (sentHeader ? '' : resultsCsvHeader()) + resultsCsvRows(rows);
+          const text = (sentHeader ? '' : resultsCsvHeader(opts.extraColumns)) + resultsCsvRows(rows, opts.extraColumns);
           sentHeader = true;
           if (text) c.enqueue(encoder.encode(text));
           if (last) {

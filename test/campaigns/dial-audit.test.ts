@@ -10,6 +10,8 @@ import { applyCallWrites, type CallWrite } from '../../src/services/calls/call-t
 import { pruneFinishedBatches } from '../../src/services/retention/prune-batches.ts';
 import { dialAuditOf, MAX_AUDIT_RULES, MAX_AUDIT_ZONES, MAX_AUDIT_NAME_LENGTH } from '../../src/domain/dial-audit.ts';
 import { numberZoneTable } from '../../src/services/batches/number-zone-table.ts';
+import { CALL_RECORD_FIELDS } from '../../src/services/representations.ts';
+import { parseCsv } from '../../src/web/csv.ts';
 import { dialPermission, type DialAnswer } from '../../src/domain/dial-permission.ts';
 
 let t: TestApp;
@@ -193,6 +195,36 @@ describe('REST', () => {
     expect((await t.request('GET', `${CALL_BATCHES}/${id}/calls/call_nope/dial-audit`, { key: a.apiKey })).status).toBe(404);
     const stranger = await t.seedAccount();
     expect((await t.request('GET', `${CALL_BATCHES}/${id}/calls/${call.id}/dial-audit`, { key: stranger.apiKey })).status).toBe(404);
+  });
+});
+
+describe('CSV export', () => {
+  it('?include=dial_audit adds a dial_audit column holding the REST entries as JSON; without it the file is unchanged', async () => {
+    const { batch_id: id } = await create(
+      [
+        { phone: '+12125550157', sim: 'completed' },
+        { phone: '+12125550158', sim: 'no_answer' },
+      ],
+      { calling_window: WINDOW },
+    );
+    await drain();
+    const csv = async (query: string) => {
+      const res = await t.request('GET', `${CALL_BATCHES}/${id}/results.csv${query}`, { key: a.apiKey });
+      expect(res.status).toBe(200);
+      return parseCsv(res.body as string).map((r) => r.cells);
+    };
+    const plain = await csv('');
+    expect(plain[0]).toEqual([...CALL_RECORD_FIELDS]);
+    const [header, ...rows] = await csv('?include=dial_audit');
+    expect(header).toEqual([...CALL_RECORD_FIELDS, 'dial_audit']);
+    expect(rows.map((r) => r.slice(0, -1))).toEqual(plain.slice(1));
+    const api = await Promise.all(
+      (await calls(id)).map(async (c) => (await t.request('GET', `${CALL_BATCHES}/${id}/calls/${c.id}/dial-audit`, { key: a.apiKey })).body.data.items),
+    );
+    expect(rows.map((r) => JSON.parse(r[r.length - 1]))).toEqual(api);
+    expect(api.map((items: any[]) => items.length)).toEqual([1, 1]);
+    const bad = await t.request('GET', `${CALL_BATCHES}/${id}/results.csv?include=everything`, { key: a.apiKey });
+    expect(bad.status).toBe(422);
   });
 });
 
