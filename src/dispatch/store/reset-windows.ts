@@ -3,7 +3,8 @@
 // of the batch's calls until this is done, and it starts only once the batch has no call in
 // flight: a call placed under the old window records its retry under that window, so it must have
 // ended before its turn comes. A call its new windows never open for ends cancelled
-// (no_calling_window), as in the window sweep.
+// (no_calling_window), as in the window sweep; a paused or not yet started batch is reset only once
+// it dials again, so its calls keep waiting under whatever window is in force by then.
 import type { AppDeps } from '../../deps.ts';
 import { runStatement } from '../../db/sql-statement.ts';
 import { isDeadlock, withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
@@ -16,6 +17,8 @@ import type { WebhookDeps } from '../../services/webhooks/enqueue-batch-events.t
 import { cancelUnplaceable } from './move-closed-windows.ts';
 
 const BATCHES_PER_TURN = 20;
+/** Statuses whose reset waits for the batch to start or resume (the claim takes none of their calls meanwhile). */
+const NOT_DIALLING = ['pending', 'paused'];
 /**
  * Calls re-placed per turn over all batches (the claim shares the tick); the batch re-placed
  * longest ago goes first, so batches reset at once take turns.
@@ -65,8 +68,12 @@ class TurnSuperseded extends Error {}
 export async function resetWindows(deps: Pick<AppDeps, 'db'> & WebhookDeps, now: Date, callsPerTurn = RESET_CALLS_PER_TURN): Promise<WindowReset> {
   const batches = await runStatement<{ id: string }>(
     deps.db,
-    `SELECT id FROM batches WHERE window_reset_cursor IS NOT NULL AND in_progress = 0 ORDER BY updated_at, id LIMIT $1`,
-    [BATCHES_PER_TURN],
+    // A batch that is not dialling (paused, or not yet started) is reset when it starts or resumes:
+    // reset now, a call its windows never open for would end cancelled, for good, while an
+    // operator may yet change the window back.
+    `SELECT id FROM batches WHERE window_reset_cursor IS NOT NULL AND in_progress = 0 AND status <> ALL($2::text[])
+      ORDER BY updated_at, id LIMIT $1`,
+    [BATCHES_PER_TURN, NOT_DIALLING],
   );
   const total: WindowReset = { replaced: 0, cancelled: 0, finished: [] };
   for (const { id } of batches) {
