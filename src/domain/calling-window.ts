@@ -7,7 +7,7 @@
 // when the window is open in all of them. Openings are computed as UTC intervals per zone and day
 // and intersected, so DST changes fall where the zone database puts them.
 import { DateTime, type IANAZone } from 'luxon';
-import { computeScheduledAt, DAY_MS, isValidScheduleTime } from './schedule.ts';
+import { computeScheduledAt, DAY_MS, isValidScheduleTime, wallClockEnd } from './schedule.ts';
 import { fixedOffsetReason, isZone, luxonZone } from './zones.ts';
 import { literalReason } from './field-issue.ts';
 import { zonesOfKey } from './number-zones.ts';
@@ -24,7 +24,7 @@ export const NO_WINDOW_DISCONNECT_REASON = 'no_calling_window';
 export interface CallingWindow {
   /** Local `HH:MM`, inclusive. */
   start: string;
-  /** Local `HH:MM`, exclusive; after `start` (no overnight windows). */
+  /** Local `HH:MM`, exclusive; after `start` (no overnight windows); `24:00` is the end of the day. */
   end: string;
   days: readonly Weekday[];
   /** An IANA zone, or `recipient`. */
@@ -40,6 +40,10 @@ export interface WindowOpening {
 /** [opens, closes) in epoch milliseconds. */
 export type Interval = [number, number];
 
+/** The one end that is not a time of day: the next local midnight, so a window can run to the end of its day. */
+export const END_OF_DAY = '24:00';
+const isWindowEnd = (value: string) => value === END_OF_DAY || isValidScheduleTime(value);
+
 export function usesRecipientZone(windows: readonly CallingWindow[]): boolean {
   return windows.some((w) => w.timezone === RECIPIENT_ZONE);
 }
@@ -53,7 +57,7 @@ export function recipientZonesOf(windows: readonly CallingWindow[], timezoneKey:
 export function callingWindowProblems(w: { start?: string; end?: string; days?: readonly string[] | null; timezone?: string }): Array<[string, string]> {
   const problems: Array<[string, string]> = [];
   const startOk = w.start !== undefined && isValidScheduleTime(w.start);
-  const endOk = w.end !== undefined && isValidScheduleTime(w.end);
+  const endOk = w.end !== undefined && isWindowEnd(w.end);
   if (!startOk) problems.push(['start', 'Value error, Invalid time, expected HH:MM']);
   if (!endOk) problems.push(['end', 'Value error, Invalid time, expected HH:MM']);
   else if (startOk && w.end! <= w.start!) problems.push(['end', 'Value error, end must be after start (no overnight windows)']);
@@ -147,7 +151,7 @@ export function windowIntervals(w: CallingWindow, zone: string, from: Date, skip
     if (skipDay?.(new Date(day).toISOString().slice(0, 10))) continue;
     const [opens, closes] =
       offset === null
-        ? [w.start, w.end].map((time) => computeScheduledAt(new Date(day).toISOString().slice(0, 10), time, zone).getTime())
+        ? [localInstant(day, w.start, zone), windowEnd(day, w.end, zone)]
         : [w.start, w.end].map((time) => day + (minutesOf(time) - offset) * 60_000);
     // A DST change can shrink a short window to nothing.
     if (closes > opens) out.push([opens, closes]);
@@ -156,6 +160,27 @@ export function windowIntervals(w: CallingWindow, zone: string, from: Date, skip
 }
 
 const minutesOf = (time: string) => Number(time.slice(0, 2)) * 60 + Number(time.slice(3, 5));
+
+/**
+ * `time` on the local date `day` (a UTC midnight) in `zone`; `24:00` is the next date's 00:00. A
+ * time the clocks skip (spring forward) moves on by the gap, as computeScheduledAt does: a window
+ * starting at 02:30 in New York on the day of the change opens at 03:30 EDT, the later reading.
+ */
+function localInstant(day: number, time: string, zone: string): number {
+  const [date, hhmm] = time === END_OF_DAY ? [day + DAY_MS, '00:00'] : [day, time];
+  return computeScheduledAt(new Date(date).toISOString().slice(0, 10), hhmm, zone).getTime();
+}
+
+/**
+ * A window's end. One the clocks skip is the instant they jump past it, not the gap's length after
+ * it: 01:00-02:30 in New York on the day of the change closes at 03:00 EDT, when its clocks first
+ * read past 02:30 (moved on like a start, it ran to 03:30 EDT, half an hour of calls at a local
+ * time after the window's end).
+ */
+function windowEnd(day: number, time: string, zone: string): number {
+  const [date, hhmm] = time === END_OF_DAY ? [day + DAY_MS, '00:00'] : [day, time];
+  return wallClockEnd(new Date(date).toISOString().slice(0, 10), hhmm, zone).getTime();
+}
 
 /**
  * The zone's UTC offset in minutes when it is the same at every midnight UTC from a day before

@@ -39,13 +39,25 @@ export function withSpans(table: ZoneTable): NumberZones {
 }
 
 /**
- * The number's zones, or null when no prefix of it is listed: the longest listed prefix's, or,
- * when the table lists longer prefixes under that one (the number's exchange is not listed),
- * every zone listed under it. Bounded: at most 16 probes.
+ * The North American plan's own entry ('1': all 42 of its zones, Guam's UTC+10 to Pago Pago's
+ * UTC-11) is where a number lands whose area code the table does not list: toll-free (800, 833,
+ * 844, 855, 866, 877, 888), premium (900) and other non-geographic codes. Such a number says
+ * nothing about where its person is; judged in all 42 zones, a contact was accepted or rejected by
+ * the season (a 09:00-20:00 window meets in all of them only while Newfoundland is on standard
+ * time). It has no zone instead: a `recipient` window needs the contact's own `timezone`.
+ */
+const NANP_WHOLE_PLAN = '1';
+
+/**
+ * The number's zones, or null when none is known: the longest listed prefix's, or, when the table
+ * lists longer prefixes under that one (the number's exchange is not listed), every zone listed
+ * under it; null when no prefix of it is listed, or only the North American plan's own (above).
+ * Bounded: at most 16 probes.
  */
 export function zonesForNumber(zones: NumberZones, e164: string): string[] | null {
   let prefix = e164.replace(/^\+/, '').slice(0, MAX_PREFIX);
   while (prefix.length > 0) {
+    if (prefix === NANP_WHOLE_PLAN) return null;
     const listed = Object.hasOwn(zones.table, prefix) ? zones.table[prefix] : undefined;
     if (typeof listed === 'string') return [...(zones.spans.get(prefix) ?? listed.split('&'))];
     prefix = prefix.slice(0, -1);

@@ -52,6 +52,19 @@ export function isValidScheduleTime(value: string): boolean {
  * do consistently by itself (it picks the later one for America/New_York).
  */
 export function computeScheduledAt(date: string, time: string, zone: string): Date {
+  return wallClockInstant(date, time, zone, 'shift');
+}
+
+/**
+ * Like computeScheduledAt, but a time inside a DST gap is the instant the clocks jump past it (the
+ * first instant at which they read that time or later), not the gap's length after it: the end of
+ * a calling window (calling-window.ts). Costs the same offset lookups outside a gap.
+ */
+export function wallClockEnd(date: string, time: string, zone: string): Date {
+  return wallClockInstant(date, time, zone, 'jump');
+}
+
+function wallClockInstant(date: string, time: string, zone: string, inGap: 'shift' | 'jump'): Date {
   // A calling window's openings call this twice a day per zone near a DST change: the zone is
   // luxon's resolution of the name (luxonZone), not a fresh check of it (~75 µs).
   const tz = luxonZone(zone);
@@ -68,5 +81,17 @@ export function computeScheduledAt(date: string, time: string, zone: string): Da
     .map((offset) => wallAsUtc - offset * 60_000)
     .filter((instant) => instant + tz.offset(instant) * 60_000 === wallAsUtc);
   if (instants.length > 0) return new Date(Math.min(...instants));
-  return DateTime.fromObject(fields, { zone: tz }).toJSDate();
+  const shifted = DateTime.fromObject(fields, { zone: tz }).toJSDate();
+  if (inGap === 'shift') return shifted;
+  // The jump lies between the wall time read at the offset after it and at the one before it
+  // (shifted); zones change on whole minutes, so bisect to the minute.
+  const offsetAfter = tz.offset(shifted.getTime());
+  let before = wallAsUtc - offsetAfter * 60_000;
+  let after = shifted.getTime();
+  while (after - before > 60_000) {
+    const mid = before + Math.floor((after - before) / 120_000) * 60_000;
+    if (tz.offset(mid) === offsetAfter) after = mid;
+    else before = mid;
+  }
+  return new Date(after);
 }

@@ -74,7 +74,7 @@ describe('REST', () => {
     [{ expires_at: 20261201 }, ['expires_at: Input should be a valid string']],
     [{ calling_window: 'mornings' }, ['calling_window: Input should be a valid dictionary']],
     [{ calling_window: { days: 'mon' } }, ['calling_window.start: Field required', 'calling_window.end: Field required', 'calling_window.days: Input should be a valid list']],
-    [{ calling_window: { start: '9am', end: '24:00' } }, ['calling_window.start: Value error, Invalid time, expected HH:MM', 'calling_window.end: Value error, Invalid time, expected HH:MM']],
+    [{ calling_window: { start: '9am', end: '24:30' } }, ['calling_window.start: Value error, Invalid time, expected HH:MM', 'calling_window.end: Value error, Invalid time, expected HH:MM']],
     [{ calling_window: { start: '20:00', end: '08:00' } }, ['calling_window.end: Value error, end must be after start (no overnight windows)']],
     [{ calling_window: { start: '09:00', end: '17:00', days: [] } }, ['calling_window.days: List should have at least 1 item after validation, not 0']],
     [{ calling_window: { start: '09:00', end: '17:00', days: ['mon', 'someday'] } }, ["calling_window.days.1: Input should be 'mon', 'tue', 'wed', 'thu', 'fri', 'sat' or 'sun'"]],

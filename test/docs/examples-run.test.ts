@@ -122,7 +122,7 @@ describe('the examples in the docs run', () => {
     expect((await rest('GET', '/call-batches?limit=100')).data.items.filter((b: any) => b.total_contacts === 1)).toEqual([]);
   });
 
-  it("campaigns.md's toll-free example: rejected under a 09:00-17:00 window (09:00-20:00 depends on the season)", async () => {
+  it("campaigns.md's toll-free example: rejected under a recipient window (it has no zone; in every season)", async () => {
     const create = (end: string) =>
       rest('POST', '/call-batches', {
         agent_name: 'Demo Agent', version_name: 'v1', start_mode: 'manual', interruption: true, use_alternate_number: false,
