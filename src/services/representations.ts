@@ -35,6 +35,10 @@ export interface CallRecord {
   next_attempt_at: string | null;
   /** The zones its calling window is judged in (comma-separated); null without a window. */
   timezone: string | null;
+  /** Why a call waiting for a retry waits: how its last attempt ended (no_answer, busy, failed, voicemail); null unless it waits for one. */
+  retry_reason: string | null;
+  /** The contact's primary number: `phone_number` is the number dialled, the alternate one when it was used. */
+  primary_phone_number: string;
 }
 
 export interface CallingWindowOut {
@@ -74,6 +78,8 @@ export interface BatchDetails {
   retry: RetryOut | null;
   expires_at: string | null;
   calling_window: CallingWindowOut | null;
+  /** The account's enforced window the batch is narrowed to: its calls are placed only while both are open. */
+  enforced_calling_window: CallingWindowOut | null;
 }
 
 /** Field order of the contract's tables; serialisers that lose key order (jsonb) restore it with these. */
@@ -82,14 +88,14 @@ export const CALL_RECORD_FIELDS = [
   'version_name', 'voice', 'status', 'call_status', 'transcript_status', 'duration_seconds', 'answer_duration_seconds',
   'timestamp', 'created_at', 'completed_at', 'hangup_by', 'disconnect_reason', 'summary', 'outcomes',
   'recording_available', 'recording_url', 'llm_transcript', 'attempts', 'next_attempt_at',
-  'timezone',
+  'timezone', 'retry_reason', 'primary_phone_number',
 ] as const satisfies readonly (keyof CallRecord)[];
 
 export const BATCH_DETAILS_FIELDS = [
   'batch_id', 'agent_id', 'version_id', 'status', 'start_mode', 'scheduled_at', 'timezone', 'concurrency',
   'total_contacts', 'accepted_contacts', 'rejected_contacts', 'callbacks', 'queued', 'in_progress', 'completed',
   'failed', 'cancelled', 'created_at', 'started_at', 'completed_at', 'retry', 'expires_at',
-  'calling_window',
+  'calling_window', 'enforced_calling_window',
 ] as const satisfies readonly (keyof BatchDetails)[];
 
 /**
@@ -126,6 +132,10 @@ export interface CallRecordSource {
   attempts: number;
   nextAttemptAt: Date | string | null;
   timezone: string | null;
+  /** Null unless the call waits for a retry (services/calls/retry-reasons.ts). */
+  retryReason: string | null;
+  /** The contact's primary number (`calls.phone_number`), whichever number was dialled. */
+  primaryPhoneNumber: string;
 }
 
 /** The number a call record shows: the alternate one when it was dialled. */
@@ -168,6 +178,8 @@ export function callRecord(c: CallRecordSource): CallRecord {
     attempts: c.attempts,
     next_attempt_at: iso(c.nextAttemptAt),
     timezone: c.timezone,
+    retry_reason: c.retryReason,
+    primary_phone_number: c.primaryPhoneNumber,
   };
 }
 
@@ -196,7 +208,10 @@ export interface BatchDetailsSource {
   retry: { maxAttempts: number; on: readonly string[]; delaySeconds: number } | null;
   expiresAt: Date | string | null;
   callingWindow: { start: string; end: string; days: readonly string[]; timezone: string } | null;
+  enforcedCallingWindow: { start: string; end: string; days: readonly string[]; timezone: string } | null;
 }
+
+const windowOut = (w: BatchDetailsSource['callingWindow']): CallingWindowOut | null => (w ? { start: w.start, end: w.end, days: [...w.days], timezone: w.timezone } : null);
 
 /** The contract's Batch details, field for field in the table's order. */
 export function batchDetails(batch: BatchDetailsSource): BatchDetails {
@@ -223,6 +238,7 @@ export function batchDetails(batch: BatchDetailsSource): BatchDetails {
     completed_at: iso(batch.completedAt ?? null),
     retry: batch.retry ? { max_attempts: batch.retry.maxAttempts, on: [...batch.retry.on], delay_seconds: batch.retry.delaySeconds } : null,
     expires_at: iso(batch.expiresAt),
-    calling_window: batch.callingWindow ? { ...batch.callingWindow, days: [...batch.callingWindow.days] } : null,
+    calling_window: windowOut(batch.callingWindow),
+    enforced_calling_window: windowOut(batch.enforcedCallingWindow),
   };
 }

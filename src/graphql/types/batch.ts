@@ -84,7 +84,7 @@ export const CallBatchType = builder.prismaObject('Batch', {
     callingWindow: t.field({
       type: CallingWindowType,
       nullable: true,
-      description: "Local hours and days in which its calls are placed (its own window or the account's default); null: any time",
+      description: "Local hours and days in which its calls are placed (its own window or the account's default); null: none of its own (enforcedCallingWindow may still narrow it)",
       resolve: (b, _a, ctx) => withBatchColumns(b, ['callingWindow'], ctx, (r) => storedWindow(r.callingWindow)),
     }),
     enforcedCallingWindow: t.field({

@@ -64,6 +64,9 @@ export const CallType = builder.prismaObject('Call', {
       description: 'Number dialled (the alternate number when it was used)',
       resolve: numberDialled,
     }),
+    primaryPhoneNumber: t.exposeString('phoneNumber', {
+      description: "The contact's primary number, whichever number was dialled (REST `primary_phone_number`)",
+    }),
     metadata: t.expose('metadata', { type: 'JSON' }),
     status: t.exposeString('status'),
     callStatus: t.exposeString('status'),

@@ -76,6 +76,8 @@ const callRecord = closed<CallRecord>(
     attempts: count('Dials made so far, the alternate number included'),
     next_attempt_at: nullable(timestamp('When a waiting call is next tried: its retry, its calling window opening, or the frequency cap letting it through; null otherwise')),
     timezone: nullable(str('The zones its calling window is judged in, comma-separated (a number can have several); null without a window')),
+    retry_reason: nullable(oneOfStrings(['no_answer', 'busy', 'failed', 'voicemail'], 'Why a call waiting for a retry waits: how its last attempt ended; null unless it waits for one')),
+    primary_phone_number: str("The contact's primary number: `phone_number` is the number dialled, the alternate one when it was used"),
   },
   'A call of a batch, with its AI results once analysed.',
 );
@@ -104,6 +106,7 @@ const batchDetails = closed<BatchDetails>(
     retry: nullable(ref('RetryPolicy')),
     expires_at: nullable(timestamp('No call is placed after this; null: never expires')),
     calling_window: nullable(ref('CallingWindow')),
+    enforced_calling_window: nullable(ref('CallingWindow')),
   },
   'queued + in_progress + completed + failed + cancelled = accepted_contacts.',
 );

@@ -14,6 +14,8 @@ import { apiKeyAuthenticates } from '../auth/api-keys.ts';
 import { accountBudgetKey, accountRateLimited, type RateLimiters } from '../auth/rate-limit.ts';
 import { callConditions, callFilterIssues } from '../calls/list-batch-calls.ts';
 import { recordingUrlOf } from '../calls/recording-url.ts';
+import { retryReasonsByCallIds } from '../calls/retry-reasons.ts';
+import { waitsForRetry } from '../../domain/call-attempts.ts';
 import { BATCH_RESULTS_PAGE, throwIfIssues } from '../pagination.ts';
 import { numberDialled, type CallRecordSource } from '../representations.ts';
 import { Prisma } from '../../generated/prisma/client.ts';
@@ -131,12 +133,17 @@ export async function openResultsExport(
       const calls = await callsAfter(deps, batch.id, filter, afterSeq);
       pagesRead++;
       if (calls.length) afterSeq = calls[calls.length - 1].seq;
+      // One read of the history, for the page's calls waiting for a retry only (none: no read).
+      const waiting = calls.filter(waitsForRetry).map((c) => c.id);
+      const reasons = new Map(waiting.length ? (await retryReasonsByCallIds(deps.db, account.id, waiting)).map((r, i) => [waiting[i], r]) : []);
       const rows = calls.map((c): CallRecordSource => ({
         ...c,
         ...names,
         phoneNumber: numberDialled(c),
+        primaryPhoneNumber: c.phoneNumber,
         versionId: c.promptVersionId,
         recordingUrl: recordingUrlOf(deps, c),
+        retryReason: reasons.get(c.id) ?? null,
       }));
       return { rows, last: calls.length < EXPORT_PAGE_ROWS };
     },

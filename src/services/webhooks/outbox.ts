@@ -6,6 +6,7 @@
 import type { AppDeps } from '../../deps.ts';
 import { newId } from '../../domain/ids.ts';
 import { recordingUrlOf } from '../calls/recording-url.ts';
+import { retryReason } from '../../domain/call-attempts.ts';
 import { batchDetails, callRecord, numberDialled, type BatchDetailsSource, type CallRecordSource } from '../representations.ts';
 import type { BatchEventType, CallEventType, WebhookEvent, WebhookEventType } from './events.ts';
 import { runSql, type WebhookTx } from './tx.ts';
@@ -70,7 +71,7 @@ SELECT id, account_id AS "accountId", agent_id AS "agentId", prompt_version_id A
        created_at AS "createdAt", started_at AS "startedAt", completed_at AS "completedAt",
        CASE WHEN retry_max_attempts IS NULL THEN NULL
             ELSE jsonb_build_object('maxAttempts', retry_max_attempts, 'on', to_jsonb(retry_on), 'delaySeconds', retry_delay_seconds) END AS retry,
-       expires_at AS "expiresAt", calling_window AS "callingWindow"
+       expires_at AS "expiresAt", calling_window AS "callingWindow", enforced_window AS "enforcedCallingWindow"
   FROM batches
  WHERE id = ANY(SELECT jsonb_array_elements_text($1::jsonb)) AND callback_url IS NOT NULL`;
 
@@ -103,14 +104,18 @@ SELECT c.id, c.batch_id AS "batchId", c.external_id AS "externalId", c.phone_num
        c.completed_at AS "completedAt", c.hangup_by AS "hangupBy", c.disconnect_reason AS "disconnectReason",
        c.summary, c.outcomes, c.recording_available AS "recordingAvailable", c.llm_transcript AS "llmTranscript",
        c.account_id AS "accountId", a.name AS "agentName", v.name AS "versionName", b.voice,
-       c.attempts, c.next_attempt_at AS "nextAttemptAt", c.timezone
+       c.attempts, c.next_attempt_at AS "nextAttemptAt", c.timezone, c.phone_number AS "primaryPhoneNumber",
+       -- Why a call waiting for a retry waits (retry-reasons.ts): its last retry entry, read only for such a call.
+       CASE WHEN c.status = 'queued' AND c.next_attempt_at IS NOT NULL THEN
+         (SELECT e.detail FROM call_events e WHERE e.call_id = c.id AND e.account_id = c.account_id AND e.detail->>'event' = 'retry_scheduled'
+           ORDER BY e.id DESC LIMIT 1) END AS "retryDetail"
   FROM calls c
   JOIN batches b ON b.id = c.batch_id
   JOIN agents a ON a.id = c.agent_id
   JOIN prompt_versions v ON v.id = c.prompt_version_id
  WHERE c.id = ANY(SELECT jsonb_array_elements_text($1::jsonb)) AND b.callback_url IS NOT NULL`;
 
-type CallRow = Omit<CallRecordSource, 'recordingUrl'> & { accountId: string; dialedNumber: string | null };
+type CallRow = Omit<CallRecordSource, 'recordingUrl' | 'retryReason'> & { accountId: string; dialedNumber: string | null; retryDetail: unknown };
 
 /** `call.failed` also says why, in the call status' own words. */
 export function callEventData(type: CallEventType, record: ReturnType<typeof callRecord>): Record<string, unknown> {
@@ -134,7 +139,8 @@ export async function enqueueCallWebhooks(
   const rows = events.flatMap((e) => {
     const c = byId.get(e.callId);
     if (!c) return [];
-    const record = callRecord({ ...c, phoneNumber: numberDialled(c), recordingUrl: recordingUrlOf(deps, c) });
+    const { retryDetail, ...fields } = c;
+    const record = callRecord({ ...fields, phoneNumber: numberDialled(c), recordingUrl: recordingUrlOf(deps, c), retryReason: retryDetail == null ? null : retryReason(retryDetail) });
     return [row(c.accountId, c.batchId, e.type, callEventData(e.type, record), at)];
   });
   return insertRows(tx, rows, at);
