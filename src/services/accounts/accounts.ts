@@ -9,6 +9,8 @@ import { issueApiKey } from '../auth/api-keys.ts';
 import { setEnforcedWindow } from './enforce-window.ts';
 import { formatIssue } from '../../domain/field-issue.ts';
 import { frequencyCapIssues, type FrequencyCap } from '../../domain/frequency-cap.ts';
+import { releaseCapHolds } from './release-cap-holds.ts';
+import { complianceProfilesProblems } from '../../domain/compliance/profiles.ts';
 
 export interface AccountLimitsInput {
   maxBatchSize?: number;
@@ -31,6 +33,8 @@ export interface AccountInput {
   enforcedCallingWindow?: CallingWindowRequest | null;
   /** undefined: unchanged; null: no cap. */
   frequencyCap?: FrequencyCap | null;
+  /** Compliance profiles (docs/campaigns.md): undefined unchanged; null: the service default; []: none. */
+  complianceProfiles?: readonly string[] | null;
 }
 
 function checkLengths(input: AccountInput): void {
@@ -46,6 +50,7 @@ function checkLengths(input: AccountInput): void {
     if (w) details.push(...callingWindowProblems({ ...w, timezone: w.timezone ?? RECIPIENT_ZONE }).map(([f, reason]) => `${field}.${f}: ${reason}`));
   }
   if (input.frequencyCap) details.push(...frequencyCapIssues(input.frequencyCap).map((i) => formatIssue(i)));
+  for (const [index, reason] of complianceProfilesProblems(input.complianceProfiles ?? [])) details.push(`complianceProfiles${index === null ? '' : `.${index}`}: ${reason}`);
   if (details.length) throw requestValidation(details);
 }
 
@@ -81,6 +86,8 @@ function accountData(input: AccountInput) {
     }),
     // null clears the cap: not dropped like the other absent fields.
     ...(cap === undefined ? {} : { frequencyCapMaxCalls: cap?.maxCalls ?? null, frequencyCapPeriodSeconds: cap?.periodSeconds ?? null }),
+    // null: back to the service default, not dropped like the other absent fields.
+    ...(input.complianceProfiles === undefined ? {} : { complianceProfiles: input.complianceProfiles === null ? Prisma.DbNull : [...input.complianceProfiles] }),
   };
 }
 
@@ -102,5 +109,10 @@ export async function updateAccount(db: Database, id: string, input: AccountInpu
   // With the batches it reaches, in its own transaction; the other settings after it.
   const enforced = input.enforcedCallingWindow;
   if (enforced !== undefined) await setEnforcedWindow(db, id, enforced === null ? null : requestedWindow(enforced), now);
-  return db.prisma.account.update({ where: { id }, data });
+  const updated = await db.prisma.account.update({ where: { id }, data });
+  const capChanged =
+    existing.frequencyCapMaxCalls !== updated.frequencyCapMaxCalls || existing.frequencyCapPeriodSeconds !== updated.frequencyCapPeriodSeconds;
+  // Calls held under the old cap are judged again under the new one at the next claim.
+  if (capChanged) await releaseCapHolds(db, id, now);
+  return updated;
 }
