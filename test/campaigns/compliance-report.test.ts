@@ -6,6 +6,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { batchBody, CALL_BATCHES } from '../helpers/batch-requests.ts';
 import { expectConsistentBatch, testWorker } from '../helpers/dispatch.ts';
+import { planOf } from '../helpers/statement-plans.ts';
+import { runStatement } from '../../src/db/sql-statement.ts';
+import { HOURS_SQL, MAX_REPORT_HOUR_ROWS, TOTALS_SQL } from '../../src/services/batches/compliance-report.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -156,6 +159,32 @@ describe('compliance report', () => {
       truncated: false,
       blocked: [],
     });
+  });
+
+  it("reads only the batch's range of dial_audits, by its index, whatever the table holds", async () => {
+    const id = await create([{ phone: '+12125550173', sim: 'completed' }], { calling_window: WINDOW });
+    await drain();
+    const [call] = await t.deps.db.prisma.call.findMany({ where: { batchId: id } });
+    // 20,000 entries of 200 other batches (the foreign key only needs a call).
+    await runStatement(
+      t.deps.db,
+      `INSERT INTO dial_audits (account_id, batch_id, call_id, attempt, number, alternate, dialled_at, allowed_by, zones, detail)
+       SELECT $1, 'sched_other_' || (g % 200), $2, 1, '+12125550000', false, $3::timestamptz, 'window_open', ARRAY['America/New_York'], '{}'::jsonb
+         FROM generate_series(1, 20000) g`,
+      [a.account.id, call.id, '2026-01-15T15:00:00Z'],
+    );
+    await runStatement(t.deps.db, 'ANALYZE dial_audits');
+    for (const [text, values] of [
+      [TOTALS_SQL, [id]],
+      [HOURS_SQL, [id, MAX_REPORT_HOUR_ROWS + 1]],
+    ] as const) {
+      const nodes = await planOf(t.deps.db, { text, values: [...values], settings: [] }, true);
+      const audits = nodes.filter((n) => n['Relation Name'] === 'dial_audits');
+      expect(audits.length).toBeGreaterThan(0);
+      expect(audits.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
+      expect(nodes.some((n) => n['Index Name'] === 'dial_audits_batch_id_dialled_at_idx')).toBe(true);
+    }
+    expect((await report(id)).dialsByLocalHour).toEqual([{ zone: 'America/New_York', hour: 10, dials: 1 }]);
   });
 
   it('a batch never dialled reports nothing; another account\'s batch is 404 on both surfaces', async () => {

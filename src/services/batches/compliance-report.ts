@@ -60,14 +60,15 @@ export interface ComplianceReport {
   blocked: BlockedCount[];
 }
 
-const TOTALS_SQL = `
+/** Exported for the test that EXPLAINs them. */
+export const TOTALS_SQL = `
 SELECT count(*)::int AS dials,
        count(*) FILTER (WHERE allowed_by = 'no_window')::int AS unrestricted,
        count(*) FILTER (WHERE COALESCE(cardinality(zones), 0) = 0)::int AS without_zone
   FROM dial_audits WHERE batch_id = $1`;
 
 // One row per (zone, local hour); AT TIME ZONE applies each zone's own offset at that instant (DST).
-const HOURS_SQL = `
+export const HOURS_SQL = `
 SELECT z.zone, extract(hour FROM a.dialled_at AT TIME ZONE z.zone)::int AS hour, count(*)::int AS dials
   FROM dial_audits a CROSS JOIN LATERAL unnest(a.zones) AS z(zone)
  WHERE a.batch_id = $1
