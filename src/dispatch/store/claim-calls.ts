@@ -234,7 +234,7 @@ upd AS (
   UPDATE calls c SET status = 'ringing', lease_owner = $4, lease_expires_at = $5::timestamptz,
          attempts = c.attempts + 1, dialed_number = p.number, used_alternate = p.alternate, next_attempt_at = NULL,
          "timestamp" = COALESCE(c."timestamp", $3::timestamptz), updated_at = $3::timestamptz,
-         wait_reason = NULL
+         wait_reason = NULL, provider_call_id = NULL
     FROM picked p
    WHERE c.id = p.id AND NOT p.suppressed
      AND p.id NOT IN (SELECT id FROM capped)

@@ -34,6 +34,12 @@ export interface WriteQueueOptions {
   parallel?: number;
 }
 
+function dropProviderCallIdIf(drop: boolean, set: CallWrite['set']): CallWrite['set'] {
+  if (!drop || set.providerCallId === undefined) return set;
+  const { providerCallId: _older, ...rest } = set;
+  return rest;
+}
+
 /** `newer` continues where `older` left off; the result does both. */
 export function mergeWrites(older: CallWrite, newer: CallWrite): CallWrite {
   const inc = (older.set.attemptsIncrement ?? 0) + (newer.set.attemptsIncrement ?? 0);
@@ -41,7 +47,8 @@ export function mergeWrites(older: CallWrite, newer: CallWrite): CallWrite {
     ...older,
     to: newer.to,
     events: [...older.events, ...newer.events],
-    set: { ...older.set, ...newer.set, ...(inc ? { attemptsIncrement: inc } : {}) },
+    // A newer dial (the alternate number) has a provider call of its own: the older dial's id is not its.
+    set: { ...dropProviderCallIdIf((newer.set.attemptsIncrement ?? 0) > 0, older.set), ...newer.set, ...(inc ? { attemptsIncrement: inc } : {}) },
     releaseLease: !!(older.releaseLease || newer.releaseLease),
     recording: newer.recording ?? older.recording ?? null,
     ...(older.optOut || newer.optOut ? { optOut: true } : {}),

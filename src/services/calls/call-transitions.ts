@@ -24,6 +24,7 @@ export interface CallEventInput {
 export interface CallFieldChanges {
   dialedNumber?: string;
   usedAlternate?: boolean;
+  /** The current dial's provider call. A write that adds a dial (attemptsIncrement > 0) clears it unless it sets it: the older dial's is not this one's. */
   providerCallId?: string;
   /** Added to `attempts`. */
   attemptsIncrement?: number;
@@ -101,7 +102,7 @@ upd AS (
     attempts = c.attempts + u.att_inc,
     dialed_number = COALESCE(u.dialed_number, c.dialed_number),
     used_alternate = COALESCE(u.used_alternate, c.used_alternate),
-    provider_call_id = COALESCE(u.provider_call_id, c.provider_call_id),
+    provider_call_id = CASE WHEN u.att_inc > 0 THEN u.provider_call_id ELSE COALESCE(u.provider_call_id, c.provider_call_id) END,
     "timestamp" = COALESCE(c."timestamp", u.ts),
     completed_at = COALESCE(u.completed_at, c.completed_at),
     hangup_by = COALESCE(u.hangup_by, c.hangup_by),
