@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { isComplianceProfile } from './domain/compliance/profiles.ts';
+import { COMPLIANCE_PROFILES } from './domain/compliance/rules-v1.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -58,6 +60,16 @@ export const configSchema = z.object({
   SIM_CALL_MS: numberSetting(0, 600_000).default(3000),
   /** Lowest `retry.delay_seconds` a batch may ask for (documented minimum 60; lower it for development and tests only). */
   RETRY_MIN_DELAY_SECONDS: numberSetting(0, 60).default(60),
+  /**
+   * Compliance profiles for an account that has not chosen its own (docs/campaigns.md "Compliance
+   * profiles"): comma-separated names, `none` for none. The protective default: US numbers are
+   * called only 08:00-21:00 in the called party's time unless the account opts out.
+   */
+  DEFAULT_COMPLIANCE_PROFILES: z
+    .string()
+    .default('us_tcpa')
+    .transform((v) => (v.trim() === 'none' ? [] : v.split(',').map((p) => p.trim())))
+    .refine((list) => list.every(isComplianceProfile), { message: `must be comma-separated profile names (${COMPLIANCE_PROFILES.join(', ')}) or none` }),
   WORKER_ID: z.string().optional(),
   /** A worker-only process (`npm run worker`) answers /healthz, /readyz and /metrics on this port; none when unset. */
   WORKER_PORT: numberSetting(0, 65535).optional(),

@@ -61,6 +61,13 @@ export function attemptsFromHistory(history: readonly HistoryEntry[], callStatus
       case 'retry_scheduled':
         close(text(d.status) ?? 'failed', d, e.at);
         break;
+      case 'dial_withheld':
+        // A claimed dial the dial-time check did not let through (dial-permission.ts): no attempt.
+        if (open) {
+          attempts.pop();
+          open = null;
+        }
+        break;
       case 'alternate_waits':
         // Put back until the alternate number's window opens: after the primary's attempt, or in
         // place of a claimed alternate dial that was not made.

@@ -14,18 +14,21 @@ import {
   type WindowOpening,
   type ZoneIntervals,
 } from './calling-window.ts';
-import { zoneKey } from './number-zones.ts';
-import { judgedZones } from './dial-permission.ts';
+import { zoneKey, zonesOfKey } from './number-zones.ts';
+import { dialOpening, judgedZones, needsRecipientZones } from './dial-permission.ts';
+import { limitsHours, rulesFor } from './compliance/profiles.ts';
+import type { ComplianceProfile } from './compliance/rules-v1.ts';
 import { fixedOffsetReason } from './zones.ts';
 
 export interface CallWindowPlacement {
-  /** `calls.timezone`: the zones the call is judged in. */
-  timezone: string;
+  /** `calls.timezone`: the zones the call is judged in; null when nothing limits its hours (profiles only). */
+  timezone: string | null;
   /** `calls.contact_timezone`: the contact's own zone as written, which judges its alternate number too. */
   contactTimezone: string | null;
   /** Null when the window is open at create. */
   nextAttemptAt: Date | null;
-  windowClosesAt: Date;
+  /** Null in a batch without windows (its rules come from compliance profiles only): no sweep moves its calls. */
+  windowClosesAt: Date | null;
 }
 
 export interface PlacementInput {
@@ -40,9 +43,11 @@ export interface PlacementInput {
   openings?: Map<string, WindowOpening | null>;
   /** Each zone's intervals for these windows and `now`, kept likewise. */
   intervals?: ZoneIntervals;
+  /** The compliance profiles in force (profilesInForce): their rules narrow the windows per number. */
+  profiles?: readonly ComplianceProfile[];
 }
 
-export const NO_ZONE_MESSAGE = 'No time zone is known for this number; give the contact a timezone';
+export const NO_ZONE_MESSAGE = 'No time zone is known for this number (a toll-free or other non-geographic number has none); give the contact a timezone';
 
 /**
  * The zones the windows are judged in for a contact (dial-permission.ts): with a `recipient`
@@ -50,7 +55,7 @@ export const NO_ZONE_MESSAGE = 'No time zone is known for this number; give the 
  * alternate number is judged in its own zones when it is dialled.
  */
 function zonesOfContact(c: NormalizedContact, p: PlacementInput, recipient: boolean, own: string | null): string[] | null {
-  if (!recipient) return [...new Set(p.windows.map((w) => w.timezone))];
+  if (!recipient) return p.windows.length === 0 ? [] : [...new Set(p.windows.map((w) => w.timezone))];
   return judgedZones(p.zonesOf(c.phoneNumber), own);
 }
 
@@ -60,7 +65,7 @@ export function placeInWindows(
   rejected: ContactRejection[],
   p: PlacementInput,
 ): { accepted: NormalizedContact[]; rejected: ContactRejection[]; placements: CallWindowPlacement[] } {
-  const recipient = usesRecipientZone(p.windows);
+  const windowed = p.windows.length > 0;
   // Contacts share a handful of zone sets: one opening computed per set.
   const openings = p.openings ?? new Map<string, WindowOpening | null>();
   const intervals = p.intervals ?? new Map();
@@ -76,14 +81,26 @@ export function placeInWindows(
       refuse(c, 'timezone', fixed);
       continue;
     }
+    // The compliance rules that bind this number (by its state) narrow the windows, in its zones.
+    const rules = rulesFor(c.phoneNumber, p.profiles ?? []).filter(limitsHours);
+    if (!windowed && rules.length === 0) {
+      kept.push(c);
+      placements.push({ timezone: null, contactTimezone: own, nextAttemptAt: null, windowClosesAt: null });
+      continue;
+    }
+    const recipient = needsRecipientZones(p.windows, rules);
     const zones = zonesOfContact(c, p, recipient, own);
     if (zones === null) {
       refuse(c, 'phone_number', NO_ZONE_MESSAGE);
       continue;
     }
     const key = zoneKey(zones);
-    if (!openings.has(key)) openings.set(key, nextOpening(p.windows, recipientZonesOf(p.windows, key), p.now, intervals));
-    const opening = openings.get(key)!;
+    const openingKey = rules.length === 0 ? key : `${key}|${rules.map((r) => r.id).join(',')}`;
+    if (!openings.has(openingKey)) {
+      const judged = recipient ? zonesOfKey(key) : recipientZonesOf(p.windows, key);
+      openings.set(openingKey, rules.length === 0 ? nextOpening(p.windows, judged, p.now, intervals) : dialOpening(p.windows, rules, judged, p.now, intervals));
+    }
+    const opening = openings.get(openingKey)!;
     if (opening === null) {
       refuse(c, own !== null ? 'timezone' : 'phone_number', neverOpensMessage(zones));
       continue;
@@ -93,7 +110,7 @@ export function placeInWindows(
       timezone: key,
       contactTimezone: own,
       nextAttemptAt: opening.opensAt.getTime() > p.now.getTime() ? opening.opensAt : null,
-      windowClosesAt: opening.closesAt,
+      windowClosesAt: windowed ? opening.closesAt : null,
     });
   }
   if (refused.length === 0) return { accepted, rejected, placements };

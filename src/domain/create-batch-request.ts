@@ -28,6 +28,8 @@ import {
   type RetryPolicy,
 } from './retry-policy.ts';
 import { ATTEMPT_OUTCOMES, type AttemptOutcome } from './attempt-outcome.ts';
+import { complianceProfilesProblems, isComplianceProfile } from './compliance/profiles.ts';
+import type { ComplianceProfile } from './compliance/rules-v1.ts';
 import { callingWindowProblems, normalizeWindow, RECIPIENT_ZONE, type CallingWindow } from './calling-window.ts';
 import { isListedZone, isZone } from './zones.ts';
 import { checkConsent, type ConsentRecord, type ConsentRequest } from './consent.ts';
@@ -114,6 +116,8 @@ export interface CreateBatchRequest {
   /** A Date from GraphQL; REST's text, checked here so both surfaces word its problems alike. */
   expiresAt?: Date | string | null;
   callingWindow?: CallingWindowRequest | null;
+  /** Compliance profiles the batch opts into, besides the account's (compliance/rules-v1.ts). */
+  complianceProfiles?: readonly string[] | null;
 }
 
 /**
@@ -156,6 +160,7 @@ export const CREATE_BATCH_FIELD_ORDER: FieldOrder = [
     'retry',
     'expiresAt',
     'callingWindow',
+    'complianceProfiles',
   ],
   ['contactId', 'name', 'phoneNumber', 'metadata', 'status', 'timezone', 'consent', 'source', 'timestamp', 'text', 'reference', 'maxAttempts', 'on', 'delaySeconds', 'start', 'end', 'days'],
 ];
@@ -199,6 +204,8 @@ export interface CreateBatchInput {
   retry: RetryPolicy | null;
   expiresAt: Date | null;
   callingWindow: CallingWindow | null;
+  /** The batch's own profiles, each once; the account's are added at create. */
+  complianceProfiles: ComplianceProfile[];
 }
 
 const ROOT: IssuePath = [];
@@ -235,6 +242,7 @@ export function checkCreateBatchRequest(request: CreateBatchRequestDraft, opts: 
   const retry = checkRetry(c, request.retry, opts.retryMinDelaySeconds ?? RETRY_DELAY_MIN_SECONDS);
   const expiresAt = checkExpiresAt(c, request.expiresAt, opts.now);
   const callingWindow = checkCallingWindow(c, request.callingWindow);
+  const complianceProfiles = checkComplianceProfiles(c, request.complianceProfiles);
 
   const interruption = c.present(request.interruption);
   const useAlternateNumber = c.present(request.useAlternateNumber);
@@ -268,8 +276,16 @@ export function checkCreateBatchRequest(request: CreateBatchRequestDraft, opts: 
       retry,
       expiresAt,
       callingWindow,
+      complianceProfiles,
     },
   };
+}
+
+function checkComplianceProfiles(c: ValueChecker, list: readonly string[] | null | undefined): ComplianceProfile[] {
+  if (list == null) return [];
+  const problems = complianceProfilesProblems(list);
+  for (const [index, reason] of problems) c.fail(index === null ? ROOT : ['complianceProfiles'], index === null ? 'complianceProfiles' : String(index), reason);
+  return problems.length > 0 ? [] : list.filter(isComplianceProfile);
 }
 
 function checkRetry(c: ValueChecker, retry: CreateBatchRequestDraft['retry'], minDelay: number): RetryPolicy | null {

@@ -84,6 +84,7 @@ export function readCreateBatchBody(body: unknown, opts: CreateBodyOptions): Cre
     retry: r.retry(),
     expiresAt: r.instant('expiresAt'),
     callingWindow: r.callingWindow(),
+    complianceProfiles: r.complianceProfiles(),
   };
   if (r.issues.count === 0 && !r.beyondInt) return draft as CreateBatchRequest;
   const checked = checkCreateBatchRequest(draft, { maxCallDurationSeconds: opts.maxCallDurationSeconds, refused: r.refused });
@@ -224,6 +225,20 @@ class LaxReader {
     }
     if (this.issues.count > before) return undefined;
     return { start, end, timezone, days: days as string[] | null | undefined };
+  }
+
+  /** The batch's compliance profiles: a list of names (their values are the domain's to check). */
+  complianceProfiles(): CreateBatchRequestDraft['complianceProfiles'] {
+    const value = this.take('complianceProfiles', false);
+    if (value === ABSENT) return null;
+    if (!Array.isArray(value)) return this.fail('complianceProfiles', REASON_LIST);
+    // The domain refuses more than a handful; a type problem is listed for the first few only.
+    const before = this.issues.count;
+    for (let i = 0; i < value.length && this.issues.count - before < MAX_LISTED_ON_ISSUES; i++) {
+      if (typeof value[i] !== 'string') this.add(['complianceProfiles', i], REASON_STRING);
+    }
+    if (this.issues.count > before) return undefined;
+    return value as string[];
   }
 
   /** The contacts under their domain names, so one reader checks them for both surfaces. */

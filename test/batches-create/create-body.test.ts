@@ -82,6 +82,7 @@ describe('create body: success', () => {
       retry: null,
       expiresAt: null,
       callingWindow: null,
+      complianceProfiles: [],
     } satisfies CreateBatchInput);
   });
 

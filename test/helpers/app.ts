@@ -68,6 +68,10 @@ export async function createTestApp(opts: { config?: Record<string, string>; pos
     PORT: '0',
     SIM_CALL_MS: '0',
     RUN_WORKER: 'false',
+    // The service's protective default (us_tcpa: 08:00-21:00 at the called party) would hold the
+    // US numbers of tests about other things at whatever hour their clock reads; the default's own
+    // tests (test/campaigns/compliance-profiles.test.ts) set it.
+    DEFAULT_COMPLIANCE_PROFILES: 'none',
     ...opts.config,
   });
   const clock = new TestClock();

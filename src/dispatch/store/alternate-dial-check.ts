@@ -10,7 +10,9 @@ import { SUPPRESSED_DISCONNECT_REASON } from '../../domain/suppressions.ts';
 import { runStatement } from '../../db/sql-statement.ts';
 import { withSqlTransaction } from '../../db/sql-transaction.ts';
 import type { CallingWindow } from '../../domain/calling-window.ts';
-import { dialPermission } from '../../domain/dial-permission.ts';
+import { dialPermission, type FrequencyLimit } from '../../domain/dial-permission.ts';
+import type { ComplianceProfile } from '../../domain/compliance/rules-v1.ts';
+import { checkDialFrequency } from './dial-frequency-check.ts';
 import { numberZoneTable } from '../../services/batches/number-zone-table.ts';
 
 /**
@@ -33,7 +35,20 @@ interface CapRow {
 
 export async function checkAlternateDial(
   deps: Pick<AppDeps, 'db'>,
-  c: { accountId: string; callId: string; phoneNumber: string; now: Date; windows: readonly CallingWindow[] },
+  c: { accountId: string; callId: string; phoneNumber: string; now: Date; windows: readonly CallingWindow[]; profiles?: readonly ComplianceProfile[] },
+): Promise<AlternateDialCheck> {
+  const judged: { frequency: FrequencyLimit[] } = { frequency: [] };
+  const check = await accountChecks(deps, c, judged);
+  if (check !== 'ok' || judged.frequency.length === 0) return check;
+  // A compliance rule's frequency limit for the alternate's own state, after the account's cap (which counted the dial).
+  const verdict = await checkDialFrequency(deps, { ...c, limits: judged.frequency });
+  return verdict === 'ok' ? 'ok' : FREQUENCY_CAP_SKIP;
+}
+
+async function accountChecks(
+  deps: Pick<AppDeps, 'db'>,
+  c: { accountId: string; callId: string; phoneNumber: string; now: Date; windows: readonly CallingWindow[]; profiles?: readonly ComplianceProfile[] },
+  judged: { frequency: FrequencyLimit[] },
 ): Promise<AlternateDialCheck> {
   // One primary-key lookup each; an account without a cap needs nothing more.
   const [row] = await runStatement<CapRow & { suppressed: boolean; contact_timezone: string | null }>(
@@ -46,7 +61,8 @@ export async function checkAlternateDial(
   );
   if (row?.suppressed) return SUPPRESSED_DISCONNECT_REASON;
   // Before the cap, which counts the dial: a dial not made now must not be counted.
-  const permit = dialPermission(numberZoneTable(), { number: c.phoneNumber, contactZone: row?.contact_timezone ?? null, windows: c.windows, now: c.now });
+  const permit = dialPermission(numberZoneTable(), { number: c.phoneNumber, contactZone: row?.contact_timezone ?? null, windows: c.windows, profiles: c.profiles, now: c.now });
+  judged.frequency = permit.checks.frequency;
   if (!permit.allowed) {
     return permit.reason === 'calling_window' ? { opensAt: permit.opensAt!, closesAt: permit.closesAt! } : ALTERNATE_NEVER_OPENS;
   }

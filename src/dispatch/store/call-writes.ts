@@ -1,6 +1,7 @@
 // The writes a call's life produces, as pure functions of what happened: kept apart from the
 // worker's plumbing so the record a call ends with is easy to read and to test.
 
+import type { WaitReason } from '../../domain/wait-reason.ts';
 import type { CallStatus } from '../../domain/call-state.ts';
 import type { CallWrite } from '../../services/calls/call-transitions.ts';
 import { ALTERNATE_WINDOW_WAIT } from '../../domain/wait-reason.ts';
@@ -225,6 +226,30 @@ export function transcriptWrite(
     releaseLease: change.transcriptStatus !== 'processing',
     recording: change.recording ?? null,
     ...(change.optOut ? { optOut: true } : {}),
+  };
+}
+
+/**
+ * A claimed dial that the dial-time check withheld (dial-permission.ts: its window or a compliance
+ * rule is closed for the number now, or a rule's frequency limit is reached): not made, so the
+ * call goes back in line until `next.at` (its slot and lease freed), the claim's count of the
+ * attempt taken back. No webhook: nothing happened that its receiver was told about.
+ */
+export function dialWithheldWrite(
+  ref: CallRef,
+  owner: string,
+  from: CallStatus,
+  c: { number: string; at: Date; next: RetryTime; reason: WaitReason; detail?: Record<string, unknown> },
+): CallWrite {
+  return {
+    ...ref,
+    owner,
+    from,
+    to: 'queued',
+    events: [{ from, to: 'queued', at: c.at, detail: { event: 'dial_withheld', number: c.number, reason: c.reason, next_attempt_at: c.next.at.toISOString(), ...c.detail } }],
+    set: { nextAttemptAt: c.next.at, windowClosesAt: c.next.windowClosesAt ?? undefined, waitReason: c.reason, attemptsIncrement: -1 },
+    releaseLease: true,
+    webhooks: false,
   };
 }
 

@@ -2,6 +2,8 @@
 // version, the caller-ID number and the account's voice provider. Fixed once the batch exists but
 // for the enforced window, so the worker reads it once per batch and again when the window's
 // version it claimed under is newer.
+import { profilesInForce } from '../../domain/compliance/profiles.ts';
+import type { ComplianceProfile } from '../../domain/compliance/rules-v1.ts';
 import type { OptOutRule } from '../../domain/opt-out.ts';
 import type { AppDeps } from '../../deps.ts';
 import { isRetryOutcome, type RetryPolicy } from '../../domain/retry-policy.ts';
@@ -30,6 +32,8 @@ export interface DispatchContext {
   windows: CallingWindow[];
   /** Bumped when the enforced window changes (services/accounts/enforce-window.ts). */
   windowsVersion: number;
+  /** The compliance profiles in force, fixed at the create (batches.compliance_profiles). */
+  profiles: ComplianceProfile[];
 }
 
 export async function loadDispatchContexts(deps: Pick<AppDeps, 'db'>, batchIds: string[]): Promise<Map<string, DispatchContext>> {
@@ -72,6 +76,7 @@ export async function loadDispatchContexts(deps: Pick<AppDeps, 'db'>, batchIds: 
       expiresAt: b.expiresAt,
       windows: effectiveWindows(storedWindow(b.callingWindow), storedWindow(b.enforcedWindow)),
       windowsVersion: b.windowsVersion,
+      profiles: profilesInForce(b.complianceProfiles),
     });
   }
   return out;

@@ -2,9 +2,12 @@
 // the provider's events (ringing, answered, ended), the alternate number after an unanswered
 // first dial, hang-ups, and then either a retry (back in line, by the batch's retry policy) or the
 // end write that hands an answered call to analysis.
+import type { WaitReason } from '../../domain/wait-reason.ts';
 import type { CallWrite } from '../../services/calls/call-transitions.ts';
 import type { ClaimedCall } from '../store/claim-calls.ts';
-import { alternateDialWrite, alternateWaitWrite, endedWrite, retryWrite, type RetryTime } from '../store/call-writes.ts';
+import { alternateDialWrite, alternateWaitWrite, dialWithheldWrite, endedWrite, retryWrite, type RetryTime } from '../store/call-writes.ts';
+import { checkDialFrequency, type FrequencyVerdict } from '../store/dial-frequency-check.ts';
+import { FREQUENCY_CAP_WAIT_REASON } from '../../domain/frequency-cap.ts';
 import { attemptOutcome } from '../../domain/attempt-outcome.ts';
 import { nextAttemptAt, retryInWindow } from '../../domain/retry-policy.ts';
 import type { DialAnswer } from '../../domain/dial-permission.ts';
@@ -27,6 +30,8 @@ const NO_ALTERNATE_REASONS: ReadonlySet<string> = new Set([
   'provider_auth_failed',
   'payment_required',
 ]);
+/** How long a call waits when the frequency check of its number could not be made. */
+const FREQUENCY_CHECK_RETRY_MS = 60_000;
 /** The provider call id is written with the call's next change, or on its own after this long. */
 const PROVIDER_ID_DEFER_MS = 250;
 
@@ -79,21 +84,76 @@ export function dialClaimed(s: WorkerState, c: ClaimedCall): Promise<void> {
   });
   s.live.set(call.callId, call);
   if (s.logTransitions) s.log.info({ callId: c.id, batchId: c.batchId, from: 'queued', to: 'ringing', number: c.dialledNumber, attempt: c.attempts }, 'call transition');
-  // The claim dials an alternate number that waited for its window by that window's stored
-  // opening; judged again here, in its own zones, as every alternate dial is.
+  // The claim picks calls by the window slots stored at create (or at a retry, a sweep, a lease's
+  // recovery); whether the dial may be made is decided here, for every dial - first, retry,
+  // waiting alternate, a lost worker's call put back - by the one function: the number's own zones
+  // and the contact's, the batch's windows and its compliance rules, now.
   const permit = judgeDial(call, c.dialledAt);
-  if (c.usedAlternate && !permit.allowed) {
-    if (permit.opensAt && permit.closesAt) return waitForAlternate(s, call, { at: permit.opensAt, windowClosesAt: permit.closesAt }, null);
-    return Promise.resolve(callEnded(s, call, failedDial(s, call, 'no_calling_window')));
-  }
+  call.permit = permit;
+  if (!permit.allowed) return withholdDial(s, call, permit);
   return auditAndPlace(s, call, permit);
 }
 
-/** A claimed dial: its audit entry commits first (the claim was its state change), then the dial. */
+/** A claimed dial: a rule's frequency limit is counted, its audit entry commits (the claim was its state change), then the dial. */
 async function auditAndPlace(s: WorkerState, call: LiveCall, permit: DialAnswer): Promise<void> {
-  if (!permit.allowed) s.log.warn({ callId: call.callId, batchId: call.batchId, number: call.number, reason: permit.reason }, 'claimed call dialled on its stored window; the dial-time check found it closed');
+  if (permit.checks.frequency.length > 0 && !(await withinFrequencyLimits(s, call, permit))) return;
   if (!(await recordClaimedDialAudit(s, call, dialAuditFor(call, permit, call.dialledAt)))) return;
   return placeCall(s, call);
+}
+
+/**
+ * A claimed dial the check refused: the call waits for the opening (the alternate number by its
+ * own path), or, when there is none within the horizon (or no zone to judge it in), ends failed
+ * with \`no_calling_window\` without being dialled.
+ */
+function withholdDial(s: WorkerState, call: LiveCall, permit: Extract<DialAnswer, { allowed: false }>): Promise<void> {
+  if (permit.opensAt && permit.closesAt) {
+    // A batch without windows (its rules come from profiles) keeps no window close: no sweep moves its calls.
+    const next: RetryTime = { at: permit.opensAt, windowClosesAt: call.ctx.windows.length > 0 ? permit.closesAt : null };
+    if (call.usedAlternate) return waitForAlternate(s, call, next, null);
+    return withheldWait(s, call, next, 'calling_window', { zones: permit.zones, rules: permit.rules });
+  }
+  if (s.logTransitions) s.log.info({ callId: call.callId, batchId: call.batchId, reason: permit.reason }, 'dial withheld: its window never opens');
+  endCall(s, call, failedDial(s, call, 'no_calling_window', { not_dialled: permit.reason }));
+  return Promise.resolve();
+}
+
+/** Puts a claimed call whose dial was withheld back in line until \`next\` (dialWithheldWrite). */
+function withheldWait(s: WorkerState, call: LiveCall, next: RetryTime, reason: WaitReason, detail: Record<string, unknown>): Promise<void> {
+  stopWatching(s, call);
+  s.ending.add(call.callId);
+  const from = call.status;
+  checkTransition(s, call, from, 'queued');
+  call.status = 'queued';
+  const write = dialWithheldWrite(callRef(call), s.settings.id, from, { number: call.number, at: s.clock.now(), next, reason, detail });
+  if (s.logTransitions) s.log.info({ callId: call.callId, batchId: call.batchId, number: call.number, reason, opensAt: next.at }, 'dial withheld until its opening');
+  return enqueueWrite(s, write, call.ctx.callbackUrl).then((ok) => {
+    s.ending.delete(call.callId);
+    if (!ok) s.log.warn({ callId: call.callId, batchId: call.batchId }, 'withheld dial not recorded: call no longer leased by this worker');
+  });
+}
+
+/**
+ * A number bound by a compliance rule's frequency limit (e.g. 3 calls in 24 hours): the dial is
+ * counted against it first (dial-frequency-check.ts); over the limit, the call waits until a dial
+ * leaves the period (false). A failed check withholds the dial too: an unknown count is no free one.
+ */
+async function withinFrequencyLimits(s: WorkerState, call: LiveCall, permit: DialAnswer): Promise<boolean> {
+  let verdict: FrequencyVerdict;
+  // Counted as a dial in flight, so settling and shutdown wait for the check.
+  s.dialsInFlight += 1;
+  try {
+    verdict = await checkDialFrequency(s.deps, { accountId: call.accountId, callId: call.callId, phoneNumber: call.number, now: call.dialledAt, limits: permit.checks.frequency });
+  } catch (err) {
+    s.log.warn({ err, callId: call.callId }, 'frequency check of a compliance rule failed; not dialled');
+    verdict = { until: new Date(s.clock.now().getTime() + FREQUENCY_CHECK_RETRY_MS), rule: 'check_failed' };
+  } finally {
+    s.dialsInFlight -= 1;
+  }
+  if (s.live.get(call.callId) !== call) return false;
+  if (verdict === 'ok') return true;
+  await withheldWait(s, call, { at: verdict.until, windowClosesAt: null }, FREQUENCY_CAP_WAIT_REASON, { rule: verdict.rule });
+  return false;
 }
 
 export function newLiveCall(
@@ -292,7 +352,7 @@ async function dialAlternateIfAllowed(s: WorkerState, call: LiveCall, previous: 
   // Counted as a dial in flight, so settling and shutdown wait for the check.
   s.dialsInFlight += 1;
   try {
-    check = await checkAlternateDial(s.deps, { accountId: call.accountId, callId: call.callId, phoneNumber: call.alternatePhone!, now: s.clock.now(), windows: call.ctx.windows });
+    check = await checkAlternateDial(s.deps, { accountId: call.accountId, callId: call.callId, phoneNumber: call.alternatePhone!, now: s.clock.now(), windows: call.ctx.windows, profiles: call.ctx.profiles });
   } catch (err) {
     // Unknown counts as listed: a missed alternate is better than a dialled refused number.
     s.log.warn({ err, callId: call.callId }, 'do-not-call check of the alternate number failed; not dialled');

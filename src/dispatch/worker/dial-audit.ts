@@ -21,7 +21,7 @@ function cacheOf(ctx: DispatchContext, now: Date): DialCache {
 
 /** dialPermission for the number `call` is about to dial, now. */
 export function judgeDial(call: LiveCall, now: Date): DialAnswer {
-  return dialPermission(numberZoneTable(), { number: call.number, contactZone: call.contactZone ?? null, windows: call.ctx.windows, now, cache: cacheOf(call.ctx, now) });
+  return dialPermission(numberZoneTable(), { number: call.number, contactZone: call.contactZone ?? null, windows: call.ctx.windows, profiles: call.ctx.profiles, now, cache: cacheOf(call.ctx, now) });
 }
 
 /** The entry of the dial `call` is about to make (its number, attempt and alternate flag as set now). */

@@ -1,6 +1,7 @@
 // What one dispatch worker holds while it runs: its settings, the calls it has in flight, the
 // calls whose end or analysis it still owes, its caches and the flags of its loop. Every module
 // of the worker receives this object; nothing of it lives at module level.
+import type { DialAnswer } from '../../domain/dial-permission.ts';
 import type { OptOutRule } from '../../domain/opt-out.ts';
 import type { Logger } from 'pino';
 import type { AppDeps, Clock } from '../../deps.ts';
@@ -52,6 +53,8 @@ export interface LiveCall extends CallRef {
   answeredAt: Date | null;
   hangup: { reason: HangupReason; at: Date } | null;
   contact: PlaceCallRequest['contact'];
+  /** What its current dial was judged against and the answer (dialPermission): zones, windows, rules. */
+  permit?: DialAnswer;
 }
 
 /** An ended, answered call whose summary and outcomes are still to be made. */

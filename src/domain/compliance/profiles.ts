@@ -102,3 +102,8 @@ function merged(parts: Interval[]): Interval[] {
   }
   return out;
 }
+
+/** An account's stored choice (`accounts.compliance_profiles`, JSON): its known names, or null for the service default. */
+export function accountProfiles(a: { complianceProfiles: unknown }): ComplianceProfile[] | null {
+  return Array.isArray(a.complianceProfiles) ? a.complianceProfiles.filter(isComplianceProfile) : null;
+}

@@ -1,3 +1,5 @@
+import { ComplianceProfileEnum } from './compliance-profile.ts';
+import { accountProfiles, profilesInForce } from '../../domain/compliance/profiles.ts';
 import { builder } from '../builder.ts';
 import type { Account } from '../../generated/prisma/client.ts';
 import { createAccount, updateAccount } from '../../services/accounts/accounts.ts';
@@ -54,6 +56,17 @@ export const AccountType = builder.prismaObject('Account', {
       description: 'Dials per number per period across batches; null: no cap',
       resolve: (a) => frequencyCapOf(a),
     }),
+    complianceProfiles: t.field({
+      type: [ComplianceProfileEnum],
+      nullable: true,
+      description: "The account's compliance profiles; null: the service default applies (see effectiveComplianceProfiles); []: none (opted out)",
+      resolve: (a) => accountProfiles(a),
+    }),
+    effectiveComplianceProfiles: t.field({
+      type: [ComplianceProfileEnum],
+      description: 'The profiles its new batches get (with what each includes), before a batch adds its own',
+      resolve: (a, _args, ctx) => profilesInForce(accountProfiles(a) ?? ctx.deps.config.DEFAULT_COMPLIANCE_PROFILES),
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
@@ -95,6 +108,10 @@ const accountInputFields = (t: Parameters<Parameters<typeof builder.inputType>[1
     description: 'Every unfinished batch places calls only inside it too, running ones once their calls are re-placed under it; null clears it',
   }),
   frequencyCap: t.field({ type: FrequencyCapInput, description: 'null clears the cap; absent leaves it as it is' }),
+  complianceProfiles: t.field({
+    type: [ComplianceProfileEnum],
+    description: 'Compliance profiles for every batch of the account; [] opts out of the service default; null returns to it; absent leaves it as it is',
+  }),
 });
 
 const AdminCreateAccountInput = builder.inputType('AdminCreateAccountInput', {
@@ -142,7 +159,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: AdminCreateAccountInput, required: true }) },
     authScopes: { admin: true },
     resolve: async (_r, { input }, ctx) => {
-      return createAccount(ctx.deps.db, { ...nonNull(input), ...windowsOf(input), limits: input.limits ? nonNull(input.limits) : undefined, frequencyCap: input.frequencyCap });
+      return createAccount(ctx.deps.db, { ...nonNull(input), ...windowsOf(input), limits: input.limits ? nonNull(input.limits) : undefined, frequencyCap: input.frequencyCap, complianceProfiles: input.complianceProfiles });
     },
   }),
   adminUpdateAccount: t.field({
@@ -153,7 +170,7 @@ builder.mutationFields((t) => ({
       const account = await updateAccount(
         ctx.deps.db,
         String(id),
-        { ...nonNull(input), ...windowsOf(input), limits: input.limits ? nonNull(input.limits) : undefined, frequencyCap: input.frequencyCap },
+        { ...nonNull(input), ...windowsOf(input), limits: input.limits ? nonNull(input.limits) : undefined, frequencyCap: input.frequencyCap, complianceProfiles: input.complianceProfiles },
         ctx.deps.clock.now(),
       );
       // This process sees the change at once; others within API_KEY_CACHE_MS.

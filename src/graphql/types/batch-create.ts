@@ -1,4 +1,5 @@
 // Batch creation on the GraphQL surface, also the mutation the REST facade's create runs.
+import { ComplianceProfileEnum } from './compliance-profile.ts';
 import { GraphQLError } from 'graphql';
 import { builder } from '../builder.ts';
 import { isReadContactList, readContactList } from '../../domain/contact-list.ts';
@@ -182,6 +183,10 @@ const CreateCallBatchInput = builder.inputType('CreateCallBatchInput', {
     callingWindow: t.field({
       type: CallingWindowInput,
       description: "Local hours and days in which calls are placed; without it, the account's default window (if any). The account's enforced window narrows it.",
+    }),
+    complianceProfiles: t.field({
+      type: [ComplianceProfileEnum],
+      description: "Compliance profiles for this batch's calls besides the account's (or the service default): their rules narrow the windows, the most restrictive wins",
     }),
   }),
 });

@@ -16,6 +16,9 @@ export async function seedDemoIfEmpty(deps: AppDeps): Promise<DemoSeed | null> {
     name: 'Demo Account',
     email: 'demo@example.com',
     voices: ['alloy', 'verse', 'sage'],
+    // Its calls go to the simulator and reach nobody: no quiet hours, so the README's first batch
+    // completes at any hour. Every other account gets DEFAULT_COMPLIANCE_PROFILES (us_tcpa).
+    complianceProfiles: [],
   });
   const agent = await createAgent(deps.db, account, {
     name: 'Demo Agent',

@@ -1,6 +1,7 @@
 // Use case: create a call batch (POST, and idempotent PUT keyed by the account's idempotency_key).
 // Both API surfaces land here with the domain's typed request, so the value checks, their legacy
 // wording and every business rule are the same on REST and GraphQL.
+import { accountProfiles, profilesInForce } from '../../domain/compliance/profiles.ts';
 import { catchUpEnforcedWindow } from '../accounts/enforce-window.ts';
 import type { AppDeps } from '../../deps.ts';
 import { initialStatusAfterCreate, STATUS_RETURNED_BY_CREATE } from '../../domain/batch-state.ts';
@@ -74,7 +75,9 @@ export async function createBatch(
   const windows = batchWindows(account, input);
   const chunkSize = Math.max(1, opts.insert?.chunkSize ?? CALL_CHUNK_SIZE[deps.db.kind]);
   const chunks = { firstChunkSize: opts.insert?.chunkSize ? chunkSize : Math.min(FIRST_CALL_CHUNK_SIZE, chunkSize), chunkSize };
-  const screenContext = (lookup: SqlTx) => ({ accountId: account.id, windows, now: deps.clock.now(), ...chunks, lookup, registryConsentExempt: account.registryConsentExempt });
+  // The account's profiles (or the service default) and the batch's own: the most restrictive wins.
+  const profiles = profilesInForce(accountProfiles(account) ?? deps.config.DEFAULT_COMPLIANCE_PROFILES, input.complianceProfiles);
+  const screenContext = (lookup: SqlTx) => ({ accountId: account.id, windows, now: deps.clock.now(), ...chunks, lookup, registryConsentExempt: account.registryConsentExempt, profiles });
   const screen = (lookup: SqlTx) => screenContacts(input, screenContext(lookup));
   if (input.callbackUrl !== null) await validateCallbackUrlAfterContacts(deps, input.callbackUrl, () => screen(autocommit(deps.db)));
 
@@ -97,7 +100,7 @@ export async function createBatch(
 
   const inserted = await withSqlTransaction(deps.db, async (tx) => {
     // The row first, so that a concurrent request with the same key waits here, before any call.
-    const rows = await tx.query(INSERT_BATCH_SQL, [...batchRowParams(account, input, settings, result), ...windowParams(windows)]);
+    const rows = await tx.query(INSERT_BATCH_SQL, [...batchRowParams(account, input, settings, result), ...windowParams(windows), profiles]);
     // Another request committed this idempotency key first: write nothing, return its batch.
     if (rows.length === 0) return false;
     // The do-not-call list is read beside the COPY on a spare connection, or between two chunks'
@@ -145,10 +148,10 @@ INSERT INTO batches (id, account_id, agent_id, prompt_version_id, did_number_id,
                      recording_enabled, max_duration_seconds, deduplicate_by_phone, callback_url, metadata,
                      idempotency_key, total_contacts, accepted_contacts, rejected_contacts, validation_errors,
                      queued, created_at, updated_at, retry_max_attempts, retry_on, retry_delay_seconds, expires_at,
-                     calling_window, enforced_window)
+                     calling_window, enforced_window, compliance_profiles)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8::timestamptz, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18::jsonb,
         $19, $20, $21, $22, $23::jsonb, $21, $24::timestamptz, $24::timestamptz, $25, $26::text[], $27, $28::timestamptz,
-        $29::jsonb, $30::jsonb)
+        $29::jsonb, $30::jsonb, $31::text[])
 ON CONFLICT (account_id, idempotency_key) DO NOTHING
 RETURNING id`;
 

@@ -3,6 +3,7 @@
 // the chunk's numbers, and, under calling windows, each contact placed in its window. Rejections
 // gather in submission order. insertCalls asks for the next chunk while the database writes the
 // previous one, so a chunk's normalising runs beside the previous chunk's COPY (bench/create-batch).
+import type { ComplianceProfile } from '../../domain/compliance/rules-v1.ts';
 import type { CreateBatchInput } from '../../domain/create-batch-request.ts';
 import { normalizeContacts, type ContactRejection, type NormalizedContact } from '../../domain/contacts.ts';
 import { effectiveWindows, type CallingWindow, type WindowOpening, type ZoneIntervals } from '../../domain/calling-window.ts';
@@ -33,10 +34,12 @@ export interface ScreenContext {
   chunkSize: number;
   /** Where the do-not-call list is read: the create's transaction, or any connection when nothing is written. */
   lookup: SqlTx;
-  /** Collects the create's warnings (create-warnings.ts) when given. */
-  warnings?: CreateWarnings;
   /** The account exempts contacts with a consent record from the national registry (not from reassignments). */
   registryConsentExempt?: boolean;
+  /** Collects the create's warnings (create-warnings.ts) when given. */
+  warnings?: CreateWarnings;
+  /** The compliance profiles in force for the batch (profilesInForce): their rules place calls too. */
+  profiles?: readonly ComplianceProfile[];
 }
 
 export interface ScreenedContacts {
@@ -68,7 +71,8 @@ export function screenContacts(input: CreateBatchInput, ctx: ScreenContext): Scr
       const unlisted = withoutSuppressed(normalized.accepted, normalized.rejected, listed);
       // The national registry and reassigned numbers (docs/campaigns.md "National do-not-call registry").
       const allowed = withoutRegistryRefused(unlisted.accepted, unlisted.rejected, await registryVerdicts(ctx.lookup, unlisted.accepted), ctx.registryConsentExempt ?? false);
-      const placed = windows.length ? placeContacts(allowed, windows, input, ctx.now, openings, intervals) : { ...allowed, placements: null };
+      const profiles = ctx.profiles ?? [];
+      const placed = windows.length || profiles.length ? placeContacts(allowed, windows, profiles, input, ctx.now, openings, intervals) : { ...allowed, placements: null };
       if (warn) warnWindows(warn, placed.accepted, placed.placements, placed.rejected);
       for (const r of placed.rejected) rejected.push(r);
       // A contact's initial status: `pending` (the contract's default) until it is dialled, or
@@ -89,10 +93,11 @@ export async function acceptsAny(screened: ScreenedContacts): Promise<boolean> {
   return false;
 }
 
-/** Under calling windows, each contact gets its zones and first opening. */
+/** Under calling windows or compliance rules, each contact gets its zones and first opening. */
 function placeContacts(
   allowed: { accepted: NormalizedContact[]; rejected: ContactRejection[] },
   windows: CallingWindow[],
+  profiles: readonly ComplianceProfile[],
   input: CreateBatchInput,
   now: Date,
   openings: Map<string, WindowOpening | null>,
@@ -106,5 +111,6 @@ function placeContacts(
     now,
     openings,
     intervals,
+    profiles,
   });
 }
