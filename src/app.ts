@@ -21,6 +21,7 @@ import { createLiveSessions } from './graphql/live-sessions.ts';
 import { configuredBodyBudget } from './http/body-budget.ts';
 import { guardConnections, httpServerOptions } from './http/connection-guard.ts';
 import { serveMetrics } from './http/metrics-endpoint.ts';
+import { handleRegistryImport, REGISTRY_NUMBERS_PATH, REGISTRY_REASSIGNED_PATH } from './http/registry-import.ts';
 import { serveOperatorProof } from './http/operator-proof.ts';
 import { OPERATOR_PROOF_PATH } from './services/auth/operator-proof.ts';
 import { bodyBudgetCheck, processReadiness, type ReadinessCheck } from './http/readiness.ts';
@@ -88,6 +89,7 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     if (p === '/readyz') return readiness();
     if (p === '/metrics') return serveMetrics(deps, request, scope.clientAddress);
     if (p === OPERATOR_PROOF_PATH) return serveOperatorProof(opts.operatorToken, request, url);
+    if (p === REGISTRY_NUMBERS_PATH || p === REGISTRY_REASSIGNED_PATH) return handleRegistryImport(deps, request, url);
     if (dashboard.handles(p)) return dashboard.serve(request, p);
     if (graphiql.handles(p)) return graphiql.serve(request, p);
     return json(404, { detail: 'Not Found' });
@@ -103,7 +105,7 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     if (p.startsWith('/recordings/')) return '/recordings/:file';
     if (p.startsWith(DASHBOARD_ASSETS)) return `${DASHBOARD_ASSETS}:asset`;
     if (graphiql.handles(p)) return `${GRAPHIQL_ASSETS}:asset`;
-    if (['/providers/retell/webhook', '/healthz', '/readyz', '/metrics', OPERATOR_PROOF_PATH, FAVICON_PATH, '/', '/dashboard', '/dashboard/'].includes(p)) return p;
+    if (['/providers/retell/webhook', '/healthz', '/readyz', '/metrics', OPERATOR_PROOF_PATH, REGISTRY_NUMBERS_PATH, REGISTRY_REASSIGNED_PATH, FAVICON_PATH, '/', '/dashboard', '/dashboard/'].includes(p)) return p;
     return '(unmatched)';
   }
 

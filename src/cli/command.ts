@@ -7,6 +7,8 @@ export type Flags = Record<string, string | boolean | undefined>;
 /** What a command may do besides returning its result. */
 export interface CommandIo {
   subscribe: GraphQLTransport['subscribe'];
+  /** Bytes to an operator route (registry imports); absent where a command has no server. */
+  post?: GraphQLTransport['post'];
   /** Streamed output (an export without --out), to stdout as given. */
   out(text: string): void;
   /** Notes for the person at the terminal (row problems, counts), to stderr. */

@@ -1,6 +1,7 @@
 import { arg, bool, frequencyCap, int, list, need, rate, version, type Command, type Flags } from './command.ts';
 import { batchCommands } from './batch-commands.ts';
 import { suppressionCommands } from './suppression-commands.ts';
+import { registryCommands } from './registry-commands.ts';
 import { parseWindowSpec } from './window-spec.ts';
 import { ID_PREFIX } from '../domain/ids.ts';
 
@@ -264,4 +265,5 @@ export const commands: Record<string, Command> = {
   },
   ...batchCommands,
   ...suppressionCommands,
+  ...registryCommands,
 };

@@ -12,7 +12,7 @@ export const FLAG_NAMES = [
   'agent', 'prompt', 'provider-agent-version', 'number', 'api-key', 'dial-rate', 'agent-name', 'version', 'csv',
   'did', 'concurrency', 'start', 'status', 'out', 'format', 'reason', 'page', 'max-attempts', 'retry-on', 'retry-delay',
   'expires-at', 'calling-window', 'default-window', 'enforced-window',
-  'frequency-cap', 'opt-out-key', 'cursor',
+  'frequency-cap', 'opt-out-key', 'cursor', 'file', 'mode',
 ];
 export const SWITCH_NAMES = ['json', 'watch', 'all'];
 const FLAG_OPTIONS = {
@@ -82,7 +82,7 @@ export async function runCli(argv: string[], output: CliOutput | CliOutput['out'
   }
   const transport = await connect();
   try {
-    const io: CommandIo = { subscribe: transport.subscribe, out, note, progress: progressWriter(note, tty) };
+    const io: CommandIo = { subscribe: transport.subscribe, post: transport.post, out, note, progress: progressWriter(note, tty) };
     const result = await command.run(transport.request, positionals.slice(2), values as Flags, io);
     if (result !== undefined) out(((values as Flags).json ? JSON.stringify(result, null, 2) : renderForPeople(result)) + '\n');
     return 0;

@@ -10,6 +10,8 @@ export interface GraphQLTransport {
   request<T>(query: string, variables?: Record<string, unknown>, actAs?: string): Promise<T>;
   /** Runs a subscription over server-sent events: each event's data until the server completes it. */
   subscribe<T>(query: string, variables: Record<string, unknown>, actAs: string): AsyncIterable<T>;
+  /** POSTs bytes to an operator route (registry imports) with the admin token; its JSON answer, or throws its `detail`. */
+  post<T>(pathAndQuery: string, body?: Uint8Array): Promise<T>;
   describe: string;
   close(): Promise<void>;
 }
@@ -85,8 +87,23 @@ function makeSubscribe(send: Send, baseUrl: string, token: string): GraphQLTrans
   };
 }
 
+function makePost(send: Send, baseUrl: string, token: string): GraphQLTransport['post'] {
+  return async <T>(pathAndQuery: string, body?: Uint8Array) => {
+    const res = await send(
+      new Request(`${baseUrl}${pathAndQuery}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' },
+        body: body as Uint8Array<ArrayBuffer> | undefined,
+      }),
+    );
+    const answer = (await res.json().catch(() => ({}))) as { detail?: string };
+    if (!res.ok) throw new Error(`The server answered ${res.status}: ${answer.detail ?? 'no detail'}`);
+    return answer as T;
+  };
+}
+
 function makeTransport(send: Send, baseUrl: string, token: string, describe: string, close: () => Promise<void>): GraphQLTransport {
-  return { request: makeRequest(send, baseUrl, token), subscribe: makeSubscribe(send, baseUrl, token), describe, close };
+  return { request: makeRequest(send, baseUrl, token), subscribe: makeSubscribe(send, baseUrl, token), post: makePost(send, baseUrl, token), describe, close };
 }
 
 /** Answers in time or not at all: the CLI tells what it found rather than waiting. */

@@ -35,7 +35,7 @@ export interface ConsentRecord {
   reference: string | null;
 }
 
-const KEYS = ['source', 'timestamp', 'text', 'reference'] as const;
+type ConsentField = keyof ConsentRequest;
 
 /**
  * The record, or its problems at `consent.<field>` (paths relative to the contact). `value` has
@@ -43,8 +43,8 @@ const KEYS = ['source', 'timestamp', 'text', 'reference'] as const;
  */
 export function checkConsent(value: ConsentRequest, now: Date | undefined): { ok: true; value: ConsentRecord } | { ok: false; issues: PathIssue[] } {
   const issues: PathIssue[] = [];
-  const fail = (field: (typeof KEYS)[number], reason: string) => void issues.push({ path: ['consent', field], reason });
-  const text = (field: (typeof KEYS)[number], max: number, required: boolean): string | null => {
+  const fail = (field: ConsentField, reason: string) => void issues.push({ path: ['consent', field], reason });
+  const text = (field: ConsentField, max: number, required: boolean): string | null => {
     const v = value[field];
     if (v == null || (!required && v.trim() === '')) {
       if (required) fail(field, 'Field required');

@@ -29,6 +29,22 @@ export const REGISTRY_IMPORT_MODES: readonly RegistryImportMode[] = ['add', 'rem
  * number, or null for a bad line. Reads bytes: an import of 10^8 lines makes no string per line.
  */
 export function parseRegistryBytes(bytes: Uint8Array, start: number, end: number): number | null {
+  // The download format itself (ten digits, perhaps a CR): no separators to skip.
+  const len = end - start;
+  if (len === 10 || (len === 11 && bytes[end - 1] === 13)) {
+    let n = 0;
+    let i = start;
+    for (; i < start + 10; i++) {
+      const d = bytes[i] - 48;
+      if (d < 0 || d > 9) break;
+      n = n * 10 + d;
+    }
+    if (i === start + 10) return bytes[start] >= 50 && bytes[start + 3] >= 50 ? n : null;
+  }
+  return parseLooseRegistryBytes(bytes, start, end);
+}
+
+function parseLooseRegistryBytes(bytes: Uint8Array, start: number, end: number): number | null {
   let n = 0;
   let digits = 0;
   let first = -1;

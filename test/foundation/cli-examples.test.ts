@@ -40,6 +40,9 @@ beforeAll(async () => {
   // Numbers ending 5-9: the simulator completes them (0, 1, 2 end as no answer, busy, failed).
   fs.writeFileSync(path.join(files, 'contacts.csv'), ['contact_id,name,phone_number', 'c1,Ada,+14155550105', 'c2,Alan,+14155550106'].join('\n'));
   fs.writeFileSync(path.join(files, 'do-not-call.csv'), ['phone_number', '+14155550160', '+14155550161'].join('\n'));
+  // The registry commands' examples: an area-code file and reassigned-number results.
+  fs.writeFileSync(path.join(files, 'registry-201.txt'), ['2015550160', '2015550161'].join('\n'));
+  fs.writeFileSync(path.join(files, 'reassigned.csv'), ['2015550170,2026-01-15'].join('\n'));
 }, 90_000);
 
 afterAll(async () => {
@@ -72,7 +75,7 @@ describe('the CLI help examples', () => {
         const id = ids[w];
         if (id !== undefined) return id;
         if (w === '$RETELL_API_KEY') return 'key_example_retell_0123456789';
-        return /^[\w-]+\.csv$/.test(w) ? path.join(files, w) : w;
+        return /^[\w-]+\.(csv|txt)$/.test(w) ? path.join(files, w) : w;
       });
     const ran = new Set<string>();
     const runExamples = async (name: string, after?: (result: { out: string; notes: string }, example: string) => Promise<void> | void) => {

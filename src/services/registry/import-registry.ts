@@ -174,7 +174,8 @@ export async function importReassignedNumbers(db: Database, bytes: AsyncIterable
   });
   const flush = async () => {
     if (held.size === 0) return;
-    const numbers = [...held.keys()];
+    // In key order: the primary key's pages are then visited once each, in order.
+    const numbers = [...held.keys()].sort((x, y) => x - y);
     const days = numbers.map((n) => held.get(n)!);
     held = new Map();
     await withSqlTransaction(db, (tx) =>
