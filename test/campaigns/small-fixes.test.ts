@@ -220,10 +220,9 @@ describe('f: a change of the frequency cap', () => {
   it('releases the calls it held at once: cleared, they dial at the next claim; raised, as far as the new cap allows', async () => {
     const a = await t.seedAccount({ limits: { maxConcurrentCalls: 100 }, frequencyCap: { maxCalls: 1, periodSeconds: 7 * 24 * 3600 } });
     const b = await t.seedAccount({ limits: { maxConcurrentCalls: 100 }, frequencyCap: { maxCalls: 1, periodSeconds: 7 * 24 * 3600 } });
-    // Three calls of one number (concurrency 1: one claim after another): the first is dialled,
-    // the other two held for a week.
+    // Three calls of one number, taken by one claim: the first is dialled, the other two held for a week.
     const held = async (acc: SeededAccount) => {
-      const { batch_id: id } = await create(acc, [{ phone_number: NY }, { phone_number: NY }, { phone_number: NY }], { concurrency: 1 });
+      const { batch_id: id } = await create(acc, [{ phone_number: NY }, { phone_number: NY }, { phone_number: NY }], { concurrency: 5 });
       await drain();
       expect((await calls(id)).map((c) => [c.status, c.waitReason])).toEqual([
         ['completed', null],
