@@ -7,9 +7,8 @@
 // and line breaks become U+FFFD, so an export shown in a terminal cannot drive it.
 import { formatCsv } from '../web/csv.ts';
 import { CALL_RECORD_FIELDS, callRecord, type CallRecordSource } from '../services/representations.ts';
-import type { DialAudit } from '../domain/dial-audit.ts';
 import type { AuditedRow } from '../services/batches/export-dial-audits.ts';
-import type { DialAuditEntryOut } from './routes/compliance.ts';
+import { dialAuditItems } from './compliance-mappers.ts';
 
 // Spreadsheets skip leading blanks and line breaks before reading a formula: ` =1+1` and
 // `\n=HYPERLINK(…)` run as well as `=1+1` does.
@@ -36,23 +35,6 @@ export type OptionalCsvColumn = (typeof OPTIONAL_CSV_COLUMNS)[number];
 /** The header line: the call record's fields in the contract's order, then the columns asked for. */
 export const resultsCsvHeader = (extra: readonly OptionalCsvColumn[] = []): string => exportCells([[...CALL_RECORD_FIELDS, ...extra]]);
 
-/** A call's dial audit as the REST dial-audit route's items (one JSON array per cell). */
-export function dialAuditCell(entries: readonly DialAudit[]): DialAuditEntryOut[] {
-  return entries.map((a) => ({
-    attempt: a.attempt,
-    phone_number: a.number,
-    alternate: a.alternate,
-    dialled_at: a.dialledAt.toISOString(),
-    allowed_by: a.allowedBy,
-    zones: a.zones.map((zone, i) => ({ zone, local_time: a.localTimes[i] ?? '' })),
-    windows: a.windows,
-    window_closes_at: a.closesAt?.toISOString() ?? null,
-    rules: a.rules,
-    rules_version: a.rulesVersion,
-    lists: a.lists,
-  }));
-}
-
 /** Call records (in GraphQL's names) as CSV lines, with the columns asked for; '' for none. */
 export function resultsCsvRows(items: readonly CallRecordSource[], extra: readonly OptionalCsvColumn[] = []): string {
   if (items.length === 0) return '';
@@ -61,7 +43,7 @@ export function resultsCsvRows(items: readonly CallRecordSource[], extra: readon
     items.map((item) => {
       const record = callRecord(item);
       const cells: unknown[] = CALL_RECORD_FIELDS.map((k) => record[k]);
-      if (audit) cells.push(dialAuditCell((item as AuditedRow).dialAudit ?? []));
+      if (audit) cells.push(dialAuditItems((item as AuditedRow).dialAudit ?? []));
       return cells;
     }),
   );

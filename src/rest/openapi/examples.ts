@@ -2,7 +2,7 @@
 // every example in the document against its schema).
 import type { BatchDetails, CallRecord } from '../../services/representations.ts';
 import type { AccountOut, BatchListItem, CreateResult, Pagination } from '../mappers.ts';
-import type { ComplianceReportOut, DialAuditOut } from '../routes/compliance.ts';
+import type { ComplianceReportOut, DialAuditOut } from '../compliance-mappers.ts';
 
 const BATCH = 'sched_0197b5f4c1a87c3e9d2f4a6b8c0d1e2f';
 const AGENT = 'agt-0197b5f3aa017e21b7d4c0e5f6a7b8c9';

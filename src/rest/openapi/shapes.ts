@@ -23,7 +23,7 @@ import {
 } from '../../domain/limits.ts';
 import type { AccountOut, AddSuppressionsOut, BatchListItem, CreateResult, Pagination, SuppressionOut } from '../mappers.ts';
 import type { ShapeName } from './route-doc.ts';
-import type { ComplianceReportOut, DialAuditEntryOut, DialAuditOut } from '../routes/compliance.ts';
+import type { ComplianceReportOut, DialAuditEntryOut, DialAuditOut } from '../compliance-mappers.ts';
 import { DIAL_ALLOWED_BY } from '../../domain/dial-audit.ts';
 import { MAX_WARNING_CONTACTS, WARNING_CODES } from '../../domain/create-warnings.ts';
 import { MAX_LISTED_REJECTIONS } from '../../errors.ts';

@@ -1,8 +1,9 @@
 // Compliance evidence beside the contract (issue 33): a call's dial audit and a batch's compliance
 // report. Not in the contract; added beside it under the same envelope and errors. The shapes are
-// in openapi/shapes.ts (DialAudit, ComplianceReport), typed against the mappers here.
+// in openapi/shapes.ts (DialAudit, ComplianceReport), typed against the mappers (compliance-mappers.ts).
 import type { RestRoute } from '../router.ts';
 import type { RestBatchComplianceReportQuery, RestCallDialAuditQuery } from '../../codegen/graphql.ts';
+import { complianceReportOut, dialAuditEntryOut, type DialAuditOut } from '../compliance-mappers.ts';
 import { notFound } from '../../errors.ts';
 import { ref } from '../openapi/json-schema.ts';
 import { complianceReportExample, dialAuditExample } from '../openapi/examples.ts';
@@ -13,67 +14,6 @@ const MESSAGES = {
   audit: 'Call dial audit fetched successfully',
   report: 'Batch compliance report fetched successfully',
 };
-
-type AuditEntryIn = RestCallDialAuditQuery['call']['dialAudit'][number];
-type ReportIn = RestBatchComplianceReportQuery['batch']['complianceReport'];
-
-export interface DialAuditEntryOut {
-  attempt: number;
-  phone_number: string;
-  alternate: boolean;
-  dialled_at: string;
-  allowed_by: string;
-  zones: { zone: string; local_time: string }[];
-  windows: { start: string; end: string; days: string[]; timezone: string }[];
-  window_closes_at: string | null;
-  rules: string[];
-  rules_version: string | null;
-  lists: string[];
-}
-
-export interface DialAuditOut {
-  call_id: string;
-  batch_id: string;
-  items: DialAuditEntryOut[];
-}
-
-export interface ComplianceReportOut {
-  batch_id: string;
-  dials: number;
-  unrestricted_dials: number;
-  dials_without_zone: number;
-  dials_by_local_hour: { zone: string; hour: number; dials: number }[];
-  truncated: boolean;
-  blocked: { stage: string; reason: string; calls: number }[];
-}
-
-export function dialAuditEntryOut(a: AuditEntryIn): DialAuditEntryOut {
-  return {
-    attempt: a.attempt,
-    phone_number: a.phoneNumber,
-    alternate: a.alternate,
-    dialled_at: a.dialledAt,
-    allowed_by: a.allowedBy.toLowerCase(),
-    zones: a.zones.map((z) => ({ zone: z.zone, local_time: z.localTime })),
-    windows: a.windows.map((w) => ({ start: w.start, end: w.end, days: w.days, timezone: w.timezone })),
-    window_closes_at: a.windowClosesAt ?? null,
-    rules: a.rules,
-    rules_version: a.rulesVersion ?? null,
-    lists: a.lists,
-  };
-}
-
-export function complianceReportOut(batchId: string, r: ReportIn): ComplianceReportOut {
-  return {
-    batch_id: batchId,
-    dials: r.dials,
-    unrestricted_dials: r.unrestrictedDials,
-    dials_without_zone: r.dialsWithoutZone,
-    dials_by_local_hour: r.dialsByLocalHour.map((h) => ({ zone: h.zone, hour: h.hour, dials: h.dials })),
-    truncated: r.truncated,
-    blocked: r.blocked.map((b) => ({ stage: b.stage, reason: b.reason, calls: b.calls })),
-  };
-}
 
 export const complianceRoutes: RestRoute[] = [
   {
