@@ -51,6 +51,8 @@ describe('POST /call-batches: result', () => {
         concurrency: 4,
         created_at: '2029-06-01T12:34:56.789Z',
         idempotent: false,
+        // Beside the contract's fields: this batch has no calling window (docs/campaigns.md "Create warnings").
+        warnings: [expect.objectContaining({ code: 'no_protective_window', contact_count: null })],
       },
     });
     expect(Object.keys(res.body.data)).toEqual(RESULT_KEYS);

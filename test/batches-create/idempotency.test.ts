@@ -78,6 +78,8 @@ describe('PUT /call-batches idempotency', () => {
         concurrency: 2,
         created_at: '2029-02-03T04:05:06.789Z',
         idempotent: false,
+        // Beside the contract's fields: this batch has no calling window (docs/campaigns.md "Create warnings").
+        warnings: [expect.objectContaining({ code: 'no_protective_window', contact_count: null })],
       },
     });
     expect(await batchesWithKey(a.account.id, 'all-valid-1')).toBe(1);
