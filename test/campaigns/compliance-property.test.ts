@@ -14,8 +14,9 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialPermission } from '../../src/domain/dial-permission.ts';
 import { normalizeWindow } from '../../src/domain/calling-window.ts';
+import { profilesInForce } from '../../src/domain/compliance/profiles.ts';
 import { numberZoneTable } from '../../src/services/batches/number-zone-table.ts';
-import { COUNTRY_CODES_COVERED, contactZoneFor, instantArb, phoneNumber, windowArb } from '../helpers/compliance-arbitraries.ts';
+import { COUNTRY_CODES_COVERED, contactZoneFor, dstEdgeCase, instantArb, phoneNumber, profilesArb, windowArb } from '../helpers/compliance-arbitraries.ts';
 import { nearOffsetChange, oracleNumberZones, oracleVerdict, SPLIT_AREA_CODES } from '../helpers/compliance-oracle.ts';
 import { campaignArb, replayParameters, runCampaign } from '../helpers/compliance-campaign.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
@@ -36,13 +37,13 @@ describe('the oracle itself', () => {
 
 describe('(a) dialPermission against the oracle', () => {
   const RUNS = 3_000 * Number(process.env.COMPLIANCE_RUNS ?? 1);
-  it(`never allows a dial the oracle finds outside the hours, over ${RUNS} random (number, contact zone, windows, instant) cases across DST changes`, () => {
+  it(`never allows a dial the oracle finds outside the hours, over ${RUNS} random (number, contact zone, windows, profiles, instant) cases across DST changes`, () => {
     let allowed = 0;
     const refused = { nearChange: 0, noZone: new Set<string>() };
     fc.assert(
-      fc.property(phoneNumber.chain((n) => fc.tuple(fc.constant(n), contactZoneFor(n))), fc.oneof({ weight: 3, arbitrary: fc.tuple(windowArb) }, { weight: 1, arbitrary: fc.tuple(windowArb, windowArb) }), instantArb, ([number, zone], windows, now) => {
-        const answer = dialPermission(table, { number, contactZone: zone, windows: windows.map((w) => normalizeWindow(w)), now });
-        const verdict = oracleVerdict(number, zone, windows, now);
+      fc.property(phoneNumber.chain((n) => fc.tuple(fc.constant(n), contactZoneFor(n))), fc.oneof({ weight: 1, arbitrary: fc.constant([]) }, { weight: 4, arbitrary: fc.tuple(windowArb) }, { weight: 1, arbitrary: fc.tuple(windowArb, windowArb) }), instantArb, profilesArb, ([number, zone], windows, now, profiles) => {
+        const answer = dialPermission(table, { number, contactZone: zone, windows: windows.map((w) => normalizeWindow(w)), profiles: profilesInForce(profiles), now });
+        const verdict = oracleVerdict(number, zone, windows, now, profiles);
         // The compliance rule: a dial the service allows is open by every zone's wall clock.
         if (answer.allowed) {
           allowed += 1;
@@ -70,13 +71,67 @@ describe('(a) dialPermission against the oracle', () => {
   });
 });
 
-describe('(b) random campaigns end to end', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ config: { RETRY_MIN_DELAY_SECONDS: '1' } });
+describe('(a) at DST changes', () => {
+  const RUNS = 1_000 * Number(process.env.COMPLIANCE_RUNS ?? 1);
+  it(`never allows a dial outside a window whose edges fall in the skipped or repeated hour (${RUNS} cases)`, () => {
+    const seen = { allowed: 0, refusedLawful: 0 };
+    fc.assert(
+      fc.property(dstEdgeCase, phoneNumber, ({ window, now }, number) => {
+        const answer = dialPermission(table, { number, contactZone: null, windows: [normalizeWindow(window)], now });
+        const verdict = oracleVerdict(number, null, [window], now);
+        if (answer.allowed) {
+          seen.allowed += 1;
+          expect(verdict.why, `allowed at ${now.toISOString()}`).toBeNull();
+        } else if (verdict.open) seen.refusedLawful += 1;
+      }),
+      { numRuns: RUNS, ...replayParameters() },
+    );
+    expect(seen.allowed).toBeGreaterThan(RUNS / 20);
+    console.log(`(a) DST edges: ${RUNS} cases, ${seen.allowed} allowed, ${seen.refusedLawful} lawful by the wall clock but refused (the service reads a repeated local time once)`);
   });
-  afterAll(() => t?.close());
+});
 
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({ config: { RETRY_MIN_DELAY_SECONDS: '1' } });
+});
+afterAll(() => t?.close());
+
+// Found by the DST-edge property (seed -1460537125): a window that starts inside the hour a
+// fall-back repeats opens at that time's first pass and stays open through the second pass of the
+// hour, when the wall clock reads earlier than the start. calling-window.ts reads an ambiguous start
+// as its earlier instant (computeScheduledAt); the wall-clock rule needs the later one for a start
+// (and the earlier for an end). Fails until fixed.
+describe('a window that starts in the repeated hour of a fall-back (violation found by the checker)', () => {
+  it('is closed at 01:10 EST on 2026-11-01 for 01:30-02:00 New York (service allowed it: opened at 01:30 EDT, closed 02:00 EST)', () => {
+    const window = { start: '01:30', end: '02:00', timezone: 'recipient' };
+    const now = new Date('2026-11-01T06:10:00Z');
+    expect(oracleVerdict('+12125550144', null, [window], now).open).toBe(false);
+    expect(dialPermission(table, { number: '+12125550144', contactZone: null, windows: [normalizeWindow(window)], now }).allowed).toBe(false);
+  });
+  it('is closed at 02:00 CET on 2026-10-25 for 02:52-03:00 Berlin (the property\'s shrunk case)', () => {
+    const window = { start: '02:52', end: '03:00', timezone: 'Europe/Berlin' };
+    const now = new Date('2026-10-25T01:00:00Z');
+    expect(oracleVerdict('+4930123456', null, [window], now).open).toBe(false);
+    expect(dialPermission(table, { number: '+4930123456', contactZone: null, windows: [normalizeWindow(window)], now }).allowed).toBe(false);
+  });
+  it('end to end: the worker does not dial a New York number at 01:10 EST under 01:30-02:00', async () => {
+    const r = await runCampaign(t, {
+      start: new Date('2026-11-01T06:10:00Z'),
+      profiles: [],
+      defaultWindow: null,
+      enforcedWindow: null,
+      cap: null,
+      batches: [{ atStep: 0, contacts: [{ phone: '+12125550144', alternate: null, timezone: null, sim: 'completed' }], window: { start: '01:30', end: '02:00', timezone: 'recipient' }, useAlternate: false, retry: null, expiresAfterMinutes: null, profiles: [] }],
+      dncAdds: [],
+      steps: [{ mode: 'next', ms: 60_000 }],
+    });
+    expect([r.batches, r.violations]).toEqual([1, []]);
+    expect(r.dials).toBeGreaterThan(0);
+  });
+});
+
+describe('(b) random campaigns end to end', () => {
   const RUNS = 25 * Number(process.env.COMPLIANCE_RUNS ?? 1);
   it(`places no dial outside the hours, to a listed or opted-out number, over the cap or after expiry, and ends each dialled call with one terminal webhook (${RUNS} campaigns)`, async () => {
     const totals = { campaigns: 0, batches: 0, dials: 0, steps: 0 };
@@ -89,7 +144,9 @@ describe('(b) random campaigns end to end', () => {
         totals.steps += r.steps;
         expect(r.violations).toEqual([]);
       }),
-      { numRuns: RUNS, ...replayParameters() },
+      // Shrinking a failed campaign replays it many times: after 150 s fast-check reports the
+      // smallest case found so far (an unfailed run cut short there passes on what it ran).
+      { numRuns: RUNS, interruptAfterTimeLimit: 150_000, ...replayParameters() },
     );
     // Campaigns that never dial would prove nothing.
     expect(totals.dials).toBeGreaterThan(RUNS);

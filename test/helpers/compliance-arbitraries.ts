@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import { getCountryCallingCode, isValidPhoneNumber, type CountryCode } from 'libphonenumber-js';
 import mobileExamples from 'libphonenumber-js/mobile/examples';
-import { oracleNumberZones, RAW_ZONES, SPLIT_AREA_CODES, type OracleWindow } from './compliance-oracle.ts';
+import { federalHolidays, ORACLE_PROFILES, oracleNumberZones, RAW_ZONES, SPLIT_AREA_CODES, STATE_OF, type OracleProfile, type OracleWindow } from './compliance-oracle.ts';
 
 const digits = (n: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: n, maxLength: n });
 
@@ -47,6 +47,11 @@ const splitListed = fc
 const splitUnlisted = fc
   .tuple(fc.constantFrom(...SPLIT), fc.integer({ min: 200, max: 999 }), digits(4))
   .filter(([ac, ex]) => !listedUnder(ac).some((k) => `1${ac}${ex}`.startsWith(k) || k.startsWith(`1${ac}${ex}`)))
+  .map(([ac, ex, line]) => `+1${ac}${ex}${line}`)
+  .filter(nanpValid);
+/** A number of a state with its own rules (Florida, Oklahoma, Maryland, Texas, Louisiana, Mississippi, Rhode Island). */
+const stateRuled = fc
+  .tuple(fc.constantFrom(...STATE_OF.keys()), fc.integer({ min: 200, max: 999 }), digits(4))
   .map(([ac, ex, line]) => `+1${ac}${ex}${line}`)
   .filter(nanpValid);
 const tollFree = fc.tuple(fc.constantFrom('800', '888', '877', '866'), digits(7)).map(([ac, rest]) => `+1${ac}${rest}`).filter(nanpValid);
@@ -104,6 +109,7 @@ export const phoneNumber: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: nanpAnyZone },
   { weight: 3, arbitrary: splitUnlisted },
   { weight: 2, arbitrary: splitListed },
+  { weight: 3, arbitrary: stateRuled },
   { weight: 1, arbitrary: tollFree },
   { weight: 4, arbitrary: international },
 );
@@ -141,9 +147,9 @@ export const windowArb: fc.Arbitrary<OracleWindow> = fc
 // --- Instants around DST changes. ------------------------------------------------------------
 const DST_ZONES = ['America/New_York', 'America/Chicago', 'America/Denver', 'America/Los_Angeles', 'America/St_Johns', 'Europe/London', 'Europe/Berlin', 'Australia/Sydney', 'Australia/Lord_Howe', 'Pacific/Auckland', 'America/Santiago'];
 
-/** Every offset change of these zones in 2026-2027 (found by luxon, to the minute). */
-export const DST_CHANGES: readonly Date[] = (() => {
-  const out = new Set<number>();
+/** Every offset change of these zones in 2026-2027 (found by luxon, to the minute), with its zone. */
+export const DST_CHANGES_BY_ZONE: ReadonlyArray<{ zone: string; at: Date }> = (() => {
+  const out: Array<{ zone: string; at: Date }> = [];
   const from = Date.UTC(2026, 0, 1);
   for (const zone of DST_ZONES) {
     const off = (t: number) => DateTime.fromMillis(t, { zone }).offset;
@@ -156,14 +162,34 @@ export const DST_CHANGES: readonly Date[] = (() => {
         if (off(mid) === off(lo)) lo = mid;
         else hi = mid;
       }
-      out.add(hi);
+      out.push({ zone, at: new Date(hi) });
     }
   }
-  return [...out].sort((a, b) => a - b).map((t) => new Date(t));
+  return out;
 })();
+export const DST_CHANGES: readonly Date[] = [...new Set(DST_CHANGES_BY_ZONE.map((c) => c.at.getTime()))].sort((a, b) => a - b).map((t) => new Date(t));
 
-/** An instant within two days of a DST change (whole minutes, sometimes a few seconds off), or any in 2026-2027. */
+/**
+ * A fixed-zone window whose edges fall in or beside the hour a DST change skips or repeats in its
+ * zone, and an instant within 2.5 hours of the change: where interval arithmetic goes wrong.
+ */
+export const dstEdgeCase: fc.Arbitrary<{ window: OracleWindow; now: Date }> = fc
+  .tuple(fc.constantFrom(...DST_CHANGES_BY_ZONE), fc.integer({ min: -150, max: 90 }), fc.integer({ min: 1, max: 180 }), fc.integer({ min: -150, max: 150 }))
+  .map(([{ zone, at }, a, len, c]) => {
+    const local = (m: number) => DateTime.fromMillis(at.getTime() + m * 60_000, { zone }).toFormat('HH:mm');
+    return { window: { start: local(a), end: local(a + len), timezone: zone }, now: new Date(at.getTime() + c * 60_000) };
+  })
+  .filter(({ window: w }) => w.end > w.start);
+
+/** Federal holidays (and observed days) of 2026-2027, as UTC noons. */
+const HOLIDAYS = [2026, 2027].flatMap((y) => [...federalHolidays(y)]).map((d) => new Date(`${d}T12:00:00Z`));
+
+/** An instant within two days of a DST change or a federal holiday (whole minutes, sometimes a few seconds off), or any in 2026-2027. */
 export const instantArb: fc.Arbitrary<Date> = fc.oneof(
+  {
+    weight: 1,
+    arbitrary: fc.tuple(fc.constantFrom(...HOLIDAYS), fc.integer({ min: -36 * 60, max: 36 * 60 })).map(([t, m]) => new Date(t.getTime() + m * 60_000)),
+  },
   {
     weight: 3,
     arbitrary: fc
@@ -171,4 +197,10 @@ export const instantArb: fc.Arbitrary<Date> = fc.oneof(
       .map(([t, m, s]) => new Date(t.getTime() + m * 60_000 + s * 1000)),
   },
   { weight: 1, arbitrary: fc.integer({ min: Date.UTC(2026, 0, 1) / 60_000, max: Date.UTC(2027, 11, 31) / 60_000 }).map((m) => new Date(m * 60_000)) },
+);
+
+/** Compliance profiles an account or batch opts into: none half the time. */
+export const profilesArb: fc.Arbitrary<OracleProfile[]> = fc.oneof(
+  { weight: 1, arbitrary: fc.constant([]) },
+  { weight: 1, arbitrary: fc.subarray([...ORACLE_PROFILES], { minLength: 1 }) },
 );

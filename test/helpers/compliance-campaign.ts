@@ -12,8 +12,8 @@ import { typedInput } from './batch-requests.ts';
 // GraphQL, the service's own API (the REST facade forwards to it): the create, the list and cancel.
 const CREATE = 'mutation($input: CreateCallBatchInput!) { createCallBatch(input: $input) { batchId } }';
 import { testWorker } from './dispatch.ts';
-import { contactZoneFor, DST_CHANGES, phoneNumber, windowArb } from './compliance-arbitraries.ts';
-import { describeWindow, oracleVerdict, overCap, type OracleWindow } from './compliance-oracle.ts';
+import { contactZoneFor, DST_CHANGES, phoneNumber, profilesArb, windowArb } from './compliance-arbitraries.ts';
+import { describeWindow, oracleRules, oracleVerdict, overCap, type OracleProfile, type OracleWindow } from './compliance-oracle.ts';
 
 /** fast-check parameters from the environment: COMPLIANCE_SEED and COMPLIANCE_PATH replay a failure. */
 export function replayParameters(): { seed?: number; path?: string } {
@@ -38,10 +38,14 @@ export interface CampaignBatch {
   useAlternate: boolean;
   retry: { max_attempts: number; delay_seconds: number; on: string[] } | null;
   expiresAfterMinutes: number | null;
+  /** The batch's own compliance profiles (GraphQL complianceProfiles), besides the account's. */
+  profiles: OracleProfile[];
 }
 
 export interface Campaign {
   start: Date;
+  /** The account's compliance profiles, set explicitly ([]: none) so the service default does not matter. */
+  profiles: OracleProfile[];
   defaultWindow: OracleWindow | null;
   enforcedWindow: OracleWindow | null;
   cap: { maxCalls: number; periodSeconds: number } | null;
@@ -89,8 +93,10 @@ export const campaignArb: fc.Arbitrary<Campaign> = fc
         { freq: 3 },
       ),
       expiresAfterMinutes: fc.option(fc.integer({ min: 30, max: 3 * 24 * 60 }), { freq: 2 }),
+      profiles: fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: profilesArb }),
     });
     return fc.record({
+      profiles: profilesArb,
       start: fc.tuple(fc.constantFrom(...DST_CHANGES), fc.integer({ min: -36 * 60, max: 36 * 60 })).map(([t, m]) => new Date(t.getTime() + m * 60_000)),
       defaultWindow: rarely(windowArb),
       enforcedWindow: rarely(batchWindow.filter((w) => w !== null)),
@@ -117,6 +123,8 @@ export interface CampaignResult {
   violations: string[];
   dials: number;
   batches: number;
+  /** Creates refused because every contact was (listed, no zone, window never opens). */
+  rejectedBatches: number;
   steps: number;
 }
 
@@ -136,6 +144,7 @@ export async function runCampaign(t: TestApp, c: Campaign): Promise<CampaignResu
     defaultCallingWindow: c.defaultWindow ? windowInput(c.defaultWindow) : null,
     enforcedCallingWindow: c.enforcedWindow ? windowInput(c.enforcedWindow) : null,
     frequencyCap: c.cap,
+    complianceProfiles: c.profiles,
   });
   const keyed = await t.gql('mutation($id: ID!) { updateAgent(id: $id, input: { optOutOutcomeKey: "opt_out" }) { id } }', { id: a.agent.id }, a.apiKey);
   if (keyed.body.errors) throw new Error(`opt-out key: ${JSON.stringify(keyed.body.errors)}`);
@@ -147,6 +156,7 @@ export async function runCampaign(t: TestApp, c: Campaign): Promise<CampaignResu
   const stepEnds: bigint[] = [];
   const maxEventId = async () => (await prisma.callEvent.aggregate({ _max: { id: true } }))._max.id ?? 0n;
   const violations: string[] = [];
+  let rejected = 0;
 
   let step = 0;
   for (; step <= c.steps.length; step++) {
@@ -166,14 +176,14 @@ export async function runCampaign(t: TestApp, c: Campaign): Promise<CampaignResu
           ...(spec.window ? { callingWindow: windowInput(spec.window) } : {}),
           ...(spec.retry ? { retry: { maxAttempts: spec.retry.max_attempts, delaySeconds: spec.retry.delay_seconds, on: spec.retry.on } } : {}),
           ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {}),
+          ...(spec.profiles.length ? { complianceProfiles: spec.profiles.map((p) => p.toUpperCase()) } : {}),
         }),
       }, a.apiKey);
       const batchId = res.body.data?.createCallBatch?.batchId as string | undefined;
       if (batchId) created.push({ id: batchId, spec, expiresAt });
       // Every contact refused (listed, its window never opens, no zone): an error that says so.
-      else if (!JSON.stringify(res.body.errors ?? '').includes('All contacts are invalid')) {
-        violations.push(`create at step ${step} failed: ${JSON.stringify(res.body).slice(0, 500)}`);
-      }
+      else if (JSON.stringify(res.body.errors ?? '').includes('All contacts are invalid')) rejected += 1;
+      else violations.push(`create at step ${step} failed: ${JSON.stringify(res.body).slice(0, 500)}`);
     }
     for (const add of c.dncAdds.filter((d) => d.atStep === step)) {
       const number = numbers[add.pick % numbers.length];
@@ -212,7 +222,7 @@ export async function runCampaign(t: TestApp, c: Campaign): Promise<CampaignResu
 
   violations.push(...(await checkCampaign(t, c, a.account.id, created, listed, stepEnds)));
   const dials = await dialsOf(t, created.map((b) => b.id));
-  return { violations, dials: dials.length, batches: created.length, steps: step + 1 };
+  return { violations, dials: dials.length, batches: created.length, rejectedBatches: rejected, steps: step + 1 };
 }
 
 async function dialsOf(t: TestApp, batchIds: string[]): Promise<Dial[]> {
@@ -246,7 +256,8 @@ async function checkCampaign(
     // 1. Hours: every window in force, open by the wall clock in every zone that applies.
     const windows = [b.spec.window ?? c.defaultWindow, c.enforcedWindow].filter((w): w is OracleWindow => w !== null);
     if (d.number !== contact.phone && !(b.spec.useAlternate && d.number === contact.alternate)) out.push(`dialled a number not the contact's: ${at(d)}`);
-    const verdict = oracleVerdict(d.number, contact.timezone, windows, d.at);
+    const profiles = [...new Set([...c.profiles, ...b.spec.profiles])];
+    const verdict = oracleVerdict(d.number, contact.timezone, windows, d.at, profiles);
     if (!verdict.open) out.push(`dial outside the hours: ${at(d)}, contact zone ${contact.timezone ?? '-'}: ${verdict.why} [windows ${windows.map(describeWindow).join(' + ')}]`);
     // 2. Expiry: no dial at or after expires_at.
     if (b.expiresAt && d.at.getTime() >= b.expiresAt.getTime()) out.push(`dial after expires_at ${b.expiresAt.toISOString()}: ${at(d)}`);
@@ -263,6 +274,17 @@ async function checkCampaign(
   }
   // 5. The frequency cap, over the account's dials (all its batches).
   if (c.cap) for (const { dial, inPeriod } of overCap(dials, c.cap)) out.push(`dial over the cap ${c.cap.maxCalls}/${c.cap.periodSeconds}s (${inPeriod} in the period): ${at(dial)}`);
+  // 5b. A state's calls-per-24-hours limit (Florida, Oklahoma, Maryland: 3) for a dial under us_states,
+  // counting every dial of the account to the number.
+  for (const d of dials) {
+    const b = byBatch.get(d.batchId)!;
+    const limit = oracleRules(d.number, [...c.profiles, ...b.spec.profiles]).find((r) => r.perDay)?.perDay;
+    if (limit === undefined) continue;
+    const t0 = d.at.getTime();
+    // Dials recorded up to this one (history ids order dials at one instant of the test clock).
+    const inDay = dials.filter((o) => o.number === d.number && o.at.getTime() > t0 - 86_400_000 && o.id <= d.id).length;
+    if (inDay > limit) out.push(`dial over the state limit of ${limit} in 24 h (${inDay}): ${at(d)}`);
+  }
   // 6. Exactly one terminal webhook per dialled call.
   const deliveries = await prisma.webhookDelivery.findMany({ where: { batchId: { in: ids } }, select: { payload: true } });
   const terminal = new Map<string, string[]>();
