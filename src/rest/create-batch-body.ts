@@ -2,6 +2,7 @@
 // names, booleans and integers coerced laxly from other JSON types, strings never coerced, null
 // as absent for optional fields. It becomes the domain's typed request; a body with type problems
 // is refused with the domain's value problems beside them, every detail in the contract's order.
+import { complianceProfilesProblems } from '../domain/compliance/profiles.ts';
 import {
   checkCreateBatchRequest,
   contactCountProblem,
@@ -232,11 +233,10 @@ class LaxReader {
     const value = this.take('complianceProfiles', false);
     if (value === ABSENT) return null;
     if (!Array.isArray(value)) return this.fail('complianceProfiles', REASON_LIST);
-    // The domain refuses more than a handful; a type problem is listed for the first few only.
+    // Checked here in the domain's words: GraphQL's enum would refuse an unknown name in its own.
     const before = this.issues.count;
-    for (let i = 0; i < value.length && this.issues.count - before < MAX_LISTED_ON_ISSUES; i++) {
-      if (typeof value[i] !== 'string') this.add(['complianceProfiles', i], REASON_STRING);
-    }
+    const problems = complianceProfilesProblems(value);
+    for (const [index, reason] of problems.slice(0, MAX_LISTED_ON_ISSUES)) this.add(index === null ? ['complianceProfiles'] : ['complianceProfiles', index], reason);
     if (this.issues.count > before) return undefined;
     return value as string[];
   }

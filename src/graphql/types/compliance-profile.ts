@@ -5,8 +5,9 @@ import { PROFILE_DESCRIPTIONS, type ComplianceProfile } from '../../domain/compl
 export const ComplianceProfileEnum = builder.enumType('ComplianceProfile', {
   description: 'A set of calling rules (docs/campaigns.md "Compliance profiles"); the most restrictive rule wins',
   values: {
-    US_TCPA: { value: 'us_tcpa', description: PROFILE_DESCRIPTIONS.us_tcpa },
-    US_STATES: { value: 'us_states', description: PROFILE_DESCRIPTIONS.us_states },
-    US_FEDERAL_HOLIDAYS: { value: 'us_federal_holidays', description: PROFILE_DESCRIPTIONS.us_federal_holidays },
+    // Named as on REST (the REST facade passes its values through): lower case, like CallBatchStartMode.
+    us_tcpa: { value: 'us_tcpa', description: PROFILE_DESCRIPTIONS.us_tcpa },
+    us_states: { value: 'us_states', description: PROFILE_DESCRIPTIONS.us_states },
+    us_federal_holidays: { value: 'us_federal_holidays', description: PROFILE_DESCRIPTIONS.us_federal_holidays },
   } satisfies Record<string, { value: ComplianceProfile; description: string }>,
 });

@@ -59,11 +59,11 @@ export type CallingWindowInput = {
 /** A set of calling rules (docs/campaigns.md "Compliance profiles"); the most restrictive rule wins */
 export type ComplianceProfile =
   /** US numbers: no calls on federal holidays (5 U.S.C. 6103) in the called party's local date. */
-  | 'US_FEDERAL_HOLIDAYS'
+  | 'us_federal_holidays'
   /** us_tcpa plus the state rules of the number's state (by area code): hours, no-call days, calls per 24 hours. */
-  | 'US_STATES'
+  | 'us_states'
   /** US numbers: calls only 08:00-21:00 in the called party's local time (TCPA). */
-  | 'US_TCPA';
+  | 'us_tcpa';
 
 /** A contact's consent record (docs/campaigns.md "Consent records"): stored with its call, returned on it and in the CSV export. */
 export type ContactConsentInput = {
