@@ -67,6 +67,7 @@ describe('GET /call-batches/{batch_id}', () => {
         retry: null,
         expires_at: null,
         calling_window: null,
+        enforced_calling_window: null,
       },
     });
     // Key order is part of what legacy clients see.
@@ -74,6 +75,7 @@ describe('GET /call-batches/{batch_id}', () => {
       'batch_id', 'agent_id', 'version_id', 'status', 'start_mode', 'scheduled_at', 'timezone', 'concurrency',
       'total_contacts', 'accepted_contacts', 'rejected_contacts', 'callbacks', 'queued', 'in_progress', 'completed',
       'failed', 'cancelled', 'created_at', 'started_at', 'completed_at', 'retry', 'expires_at', 'calling_window',
+      'enforced_calling_window',
     ]);
   });
 

@@ -58,6 +58,7 @@ describe('pending (scheduled, not yet due)', () => {
       'batch_id', 'agent_id', 'version_id', 'status', 'start_mode', 'scheduled_at', 'timezone', 'concurrency',
       'total_contacts', 'accepted_contacts', 'rejected_contacts', 'callbacks', 'queued', 'in_progress', 'completed',
       'failed', 'cancelled', 'created_at', 'started_at', 'completed_at', 'retry', 'expires_at', 'calling_window',
+      'enforced_calling_window',
     ]);
     const { calls: after } = await expectConsistentBatch(t.deps, batch.id);
     expect(after.every((c) => c.status === 'cancelled' && c.completedAt !== null)).toBe(true);
