@@ -57,7 +57,7 @@ const CONTACT_MESSAGES: Partial<Record<WarningCode, (n: number) => string>> = {
 };
 
 export const NO_PROTECTIVE_WINDOW_MESSAGE =
-  'No calling window applies (none on the batch, no account default or enforced window): calls may be placed at any hour of the recipient\'s day, e.g. 03:00 local; give a calling_window such as {"start": "08:00", "end": "21:00", "timezone": "recipient"}';
+  'No calling window applies (none on the batch, no account default or enforced window, no compliance profile): calls may be placed at any hour of the recipient\'s day, e.g. 03:00 local; give a calling_window such as {"start": "08:00", "end": "21:00", "timezone": "recipient"}';
 export const AGENT_CANNOT_DETECT_OPT_OUTS_MESSAGE =
   "The batch's agent cannot detect opt-outs: it names no optOutOutcomeKey and its optOutDetection is off, so a contact who asks not to be called again is not put on the do-not-call list";
 

@@ -53,6 +53,8 @@ describe('warnings in the create response', () => {
       data: { defaultCallingWindow: { start: '09:00', end: '20:00', days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], timezone: 'recipient' } },
     });
     expect((await create({}, other)).warnings).toEqual([]);
+    // So does a compliance profile (us_tcpa: 08:00-21:00 for US numbers); the tests run with none by default.
+    expect((await create({ compliance_profiles: ['us_tcpa'] })).warnings).toEqual([]);
   });
 
   it('fixed_zone_window_other_zones: a New York window over a Los Angeles and a London contact, not the New York one', async () => {

@@ -105,7 +105,7 @@ export async function createBatch(
     if (rows.length === 0) return false;
     // The do-not-call list is read beside the COPY on a spare connection, or between two chunks'
     // COPYs in this transaction when none is free.
-    const warnings = batchWarnings(windows, settings);
+    const warnings = batchWarnings(windows, profiles, settings);
     const screened = screenContacts(input, { ...screenContext(spareConnectionOr(deps.db, tx)), warnings });
     const owner = { accountId: account.id, batchId: result.batchId, agentId: result.agentId, promptVersionId: result.versionId, createdAt: result.createdAt };
     const accepted = await insertCalls(tx, owner, screened.chunks, opts.insert);
@@ -193,9 +193,10 @@ function batchWindows(account: Account, input: CreateBatchInput): BatchWindows {
 }
 
 /** The warnings about the batch as a whole; the contacts' come from their screening. */
-function batchWarnings(windows: BatchWindows, settings: BatchSettings): CreateWarnings {
+function batchWarnings(windows: BatchWindows, profiles: readonly string[], settings: BatchSettings): CreateWarnings {
   const warnings = new CreateWarnings();
-  if (windows.own === null && windows.enforced === null) warnings.about('no_protective_window', NO_PROTECTIVE_WINDOW_MESSAGE);
+  // A profile (us_tcpa, the service default) keeps US calls to decent hours: that protects.
+  if (windows.own === null && windows.enforced === null && profiles.length === 0) warnings.about('no_protective_window', NO_PROTECTIVE_WINDOW_MESSAGE);
   const agent = settings.agent;
   if (!canDetectOptOuts({ key: agent.optOutOutcomeKey, detection: agent.optOutDetection })) {
     warnings.about('agent_cannot_detect_opt_outs', AGENT_CANNOT_DETECT_OPT_OUTS_MESSAGE);
