@@ -71,7 +71,7 @@ export interface Cluster {
   receiverUrl: string;
   received: Received[];
   restart(p: Proc): Promise<void>;
-  setProviderMode(mode: 'normal' | 'slow' | 'failing'): Promise<void>;
+  setProviderMode(mode: 'normal' | 'slow' | 'failing' | { talkMs: number | null }): Promise<void>;
   /** Steps a worker's clock to `offsetMs` from the machine's (libfaketime; no-op without it). */
   stepClock(p: Proc, offsetMs: number): void;
   close(): Promise<void>;
@@ -161,6 +161,8 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     LEASE_MS: String(o.leaseMs),
     DB_CONNECT_TIMEOUT_MS: '1000',
     DB_POOL_SIZE: '6',
+    // The fake's calls are simulated: no jurisdiction's calling hours apply to them (the campaign runs at any hour).
+    DEFAULT_COMPLIANCE_PROFILES: 'none',
   };
   const procs: Proc[] = [];
   const generation = new Map<string, number>();
@@ -249,7 +251,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       next.child.once('exit', () => (p.alive = false));
     },
     async setProviderMode(mode) {
-      await fetch(`${fakeUrl}/__mode`, { method: 'POST', body: JSON.stringify({ mode }) });
+      await fetch(`${fakeUrl}/__mode`, { method: 'POST', body: JSON.stringify(typeof mode === 'string' ? { mode } : mode) });
     },
     stepClock(p, offsetMs) {
       if (!p.clockFile) return;

@@ -5,7 +5,8 @@
 // or failed delivery as Retell does. Every create-phone-call and stop-call is logged, one JSON line
 // each, with who sent it and when: each process reaches the fake under a path of its own
 // (`RETELL_BASE_URL=<url>/p/<process>`), so the process is known without trusting the request.
-// Fault modes, set by the campaign (POST /__mode {"mode": "normal" | "slow" | "failing"}): `slow`
+// Fault modes, set by the campaign (POST /__mode {"mode": "normal" | "slow" | "failing"}; "talkMs"
+// fixes answered calls' length for a test's long conversations): `slow`
 // answers every API request 1-4 s late; `failing` answers creates 500 (half of them after making the
 // call: a lost answer) and lookups 500. Prints `listening <port>`; exits when stdin ends.
 import crypto from 'node:crypto';
@@ -31,6 +32,8 @@ const write = (line: ProviderLogLine) => fs.writeSync(log, `${JSON.stringify(lin
 const calls = new Map<string, Json>();
 const timers = new Map<string, NodeJS.Timeout[]>();
 let mode: Mode = 'normal';
+/** A fixed talk time for answered calls (a test's long conversations); null: drawn per call. */
+let talkMs: number | null = null;
 let seq = 0;
 let hookTurn = 0;
 
@@ -68,7 +71,7 @@ function play(call: Json) {
   const o = simulatedOutcome(call.to_number);
   const ring = 100 + Math.round(draw(id, 'ring') * 300);
   if (o.kind === 'answered') {
-    const talk = 1_000 + Math.round(draw(id, 'talk') * 3_000);
+    const talk = talkMs ?? 1_000 + Math.round(draw(id, 'talk') * 3_000);
     later(id, ring, () => {
       if (call.call_status !== 'registered') return;
       Object.assign(call, { call_status: 'ongoing', start_timestamp: Date.now() });
@@ -127,8 +130,10 @@ async function answer(req: http.IncomingMessage, res: http.ServerResponse, raw: 
     return void res.end(body);
   }
   if (req.method === 'POST' && u.pathname === '/__mode') {
-    mode = JSON.parse(raw).mode;
-    return send(res, 200, { mode });
+    const m = JSON.parse(raw) as { mode?: Mode; talkMs?: number | null };
+    if (m.mode) mode = m.mode;
+    if (m.talkMs !== undefined) talkMs = m.talkMs;
+    return send(res, 200, { mode, talkMs });
   }
   const m = /^\/p\/([^/]+)(\/v2\/.*)$/.exec(u.pathname);
   if (!m) return send(res, 404, { message: 'Not Found' });

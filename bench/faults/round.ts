@@ -10,7 +10,7 @@ import { healAll, inject, type FaultKind, type Injected } from './nemesis.ts';
 import { readProviderLog, type ProviderLogLine } from './provider-log.ts';
 import { planRound, type Rng } from './scenario.ts';
 
-const CALL_BATCHES = '/api/v1/public/call-batches';
+export const CALL_BATCHES = '/api/v1/public/call-batches';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface RoundOptions {
@@ -50,7 +50,7 @@ async function api(c: Cluster, method: string, path: string, body?: unknown): Pr
 }
 
 /** Sends until an API answers something other than 5xx or a broken connection (an API may be down). */
-async function persist(c: Cluster, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+export async function persist(c: Cluster, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     try {
@@ -72,7 +72,7 @@ async function bringRetriesDue(c: Cluster, ids: string[]): Promise<void> {
        AND b.calling_window IS NULL`.catch(() => undefined);
 }
 
-async function settled(c: Cluster, ids: string[]): Promise<boolean> {
+export async function settled(c: Cluster, ids: string[]): Promise<boolean> {
   const [row] = await c.db.prisma.$queryRaw<{ open_batches: number; open_calls: number; analyses: number; hooks: number }[]>`
     SELECT (SELECT count(*)::int FROM batches WHERE id = ANY(${ids}::text[]) AND status NOT IN ('completed', 'cancelled')) AS open_batches,
            (SELECT count(*)::int FROM calls WHERE batch_id = ANY(${ids}::text[]) AND status NOT IN ('completed', 'failed', 'no_answer', 'busy', 'cancelled')) AS open_calls,
