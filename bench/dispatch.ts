@@ -60,6 +60,13 @@ const FREQUENCY_CAP = (() => {
   const m = /^(\d+)\/(\d+)$/.exec(arg('frequency-cap', ''));
   return m ? { maxCalls: Number(m[1]), periodSeconds: Number(m[2]) } : null;
 })();
+/**
+ * `--profiles us_tcpa` (the default; `none` for none): scenario 5's batch carries these compliance
+ * profiles, so every dial is judged with their rules too (dial-permission.ts). Its numbers are
+ * toll-free (+1800: no zone of their own, bound by us_tcpa) with the contact zone the bench picked,
+ * so the dial-time check judges each call in the zone its window was seeded for.
+ */
+const PROFILES = arg('profiles', 'us_tcpa') === 'none' ? [] : arg('profiles', 'us_tcpa').split(',');
 /** Print the whole plans of the statements EXPLAINed in scenarios 4 and 5. */
 const PLANS = process.argv.includes('--plans');
 
@@ -819,18 +826,25 @@ async function seedWindows({ deps, client }: BenchDb, n: number, concurrency: nu
   const t0 = performance.now();
   await withSqlTransaction(deps.db, async (tx) => {
     await insertBatchRow(tx, cat, batchId, n, concurrency, now);
-    await tx.query(`UPDATE batches SET calling_window = $2::jsonb WHERE id = $1`, [batchId, JSON.stringify(normalizeWindow(WINDOW_JSON))]);
+    await tx.query(`UPDATE batches SET calling_window = $2::jsonb, compliance_profiles = $3::text[] WHERE id = $1`, [
+      batchId,
+      JSON.stringify(normalizeWindow(WINDOW_JSON)),
+      PROFILES,
+    ]);
+    // The contact's zone is the seeded one: the dial-time check judges the call in it (a toll-free
+    // number has no zone of its own), as the claim did by its stored slot.
     await tx.query(
       `INSERT INTO calls (id, account_id, batch_id, agent_id, prompt_version_id, seq, external_id, name, phone_number, metadata,
-                          status, timezone, next_attempt_at, window_closes_at, created_at, updated_at)
+                          status, timezone, next_attempt_at, window_closes_at, created_at, updated_at, contact_timezone)
        SELECT 'call_' || $6 || lpad(to_hex(g), 12, '0'), $1, $2, $3, $4, g + 1, 'c' || (g + 1), 'Contact ' || (g + 1),
-              '+1415' || (2000000 + (g % 10) * 100000 + g / 10)::text,
+              '+1800' || (2000000 + (g % 10) * 100000 + g / 10)::text,
               jsonb_build_object('first_name', 'Name' || g, 'tier', CASE WHEN g % 3 = 0 THEN 'gold' ELSE 'silver' END),
               'pending',
               CASE WHEN g % 10 = $8 THEN $9 ELSE $10 END,
               CASE WHEN g % 10 = $8 THEN NULL ELSE $11::timestamptz END,
               CASE WHEN g % 10 = $8 THEN $12::timestamptz ELSE $13::timestamptz END,
-              $5::timestamptz, $5::timestamptz
+              $5::timestamptz, $5::timestamptz,
+              CASE WHEN g % 10 = $8 THEN $9 ELSE $10 END
          FROM generate_series(0, $7::int - 1) AS g`,
       [cat.accountId, batchId, cat.agentId, cat.versionId, now, idStem, n, R_OPEN, zones.open.zone, zones.waiting.zone,
         zones.waiting.opensAt.toISOString(), zones.open.closesAt.toISOString(), zones.waiting.closesAt.toISOString()],
@@ -848,7 +862,7 @@ async function seedWindows({ deps, client }: BenchDb, n: number, concurrency: nu
  * before `closesAt` and closed then, undialled. One transaction; returns when it committed, with
  * when its COMMIT was sent (the rows change between the two).
  */
-async function moveWindows(dbName: string, batchId: string, change: { opens?: number; opensAt: Date; closes?: number; closesAt?: Date }) {
+async function moveWindows(dbName: string, batchId: string, change: { opens?: number; opensAt: Date; openZone?: string; closes?: number; closesAt?: Date }) {
   const c = new pg.Client({ connectionString: withDb(SERVER, dbName) });
   await c.connect();
   try {
@@ -859,9 +873,11 @@ async function moveWindows(dbName: string, batchId: string, change: { opens?: nu
     if (change.opens !== undefined) {
       opened = (
         await c.query(
-          `UPDATE calls SET next_attempt_at = $3::timestamptz, window_closes_at = $4::timestamptz
+          // Into a zone whose window is open (for hours): the dial-time check then agrees with the slot.
+          `UPDATE calls SET next_attempt_at = $3::timestamptz, window_closes_at = $4::timestamptz,
+                            timezone = COALESCE($5, timezone), contact_timezone = COALESCE($5, contact_timezone)
             WHERE batch_id = $1 AND status = 'pending' AND (seq - 1) % 10 = $2`,
-          [batchId, change.opens, change.opensAt.toISOString(), new Date(change.opensAt.getTime() + WINDOW_LENGTH_MS).toISOString()],
+          [batchId, change.opens, change.opensAt.toISOString(), new Date(change.opensAt.getTime() + WINDOW_LENGTH_MS).toISOString(), change.openZone ?? null],
         )
       ).rowCount!;
     }
@@ -1014,7 +1030,7 @@ function runWindowScenario(): Promise<WindowsResult> {
     // UPDATE that moves their opening there (the clock opens it, as in scenario 4).
     const opensAt = Date.now() + WINDOW_LEAD_S * 1000;
     const atWindow = await indexStats(client, undefined, WINDOW_INDEXES);
-    const u2 = await moveWindows(b.dbName, batchId, { opens: R_OPENS, opensAt: new Date(opensAt) });
+    const u2 = await moveWindows(b.dbName, batchId, { opens: R_OPENS, opensAt: new Date(opensAt), openZone: seeded.zones.open.zone });
     if (u2.opened !== tenth) throw new Error(`the window opened for ${u2.opened} calls, not ${tenth}`);
     const openedAt = Math.max(opensAt, u2.committedAt);
     await sleep(openedAt - Date.now());
@@ -1029,7 +1045,7 @@ function runWindowScenario(): Promise<WindowsResult> {
     // without them: the worker's sweep moves them to their next opening, 5,000 a turn) and 100,000
     // others find theirs open, so the claim has calls to place while the sweep works.
     const instant = new Date();
-    const u3 = await moveWindows(b.dbName, batchId, { opens: R_OPENS_AT_SWEEP, opensAt: instant, closes: R_CLOSES, closesAt: instant });
+    const u3 = await moveWindows(b.dbName, batchId, { opens: R_OPENS_AT_SWEEP, opensAt: instant, openZone: seeded.zones.open.zone, closes: R_CLOSES, closesAt: instant });
     if (u3.opened !== tenth || u3.closed !== tenth) throw new Error(`phase 3 opened ${u3.opened} and closed ${u3.closed} windows, not ${tenth}`);
     // Delays count from the COMMIT's sending: upper bounds.
     const committed3 = u3.sentAt;
@@ -1201,7 +1217,7 @@ function reportWindows(r: WindowsResult, plain: Result | undefined) {
   const z = r.zones;
   const hoursAfter = (d: Date) => ((d.getTime() - r.seededAt.getTime()) / 3_600_000).toFixed(1);
   const lines = [
-    `5. calling windows: ${fmt(r.calls)} pending calls in one batch with calling_window ${WINDOW_JSON.start}-${WINDOW_JSON.end} every day, recipient's zone; ${fmt(r.open)} open (${z.open.zone}, closing ${hoursAfter(z.open.closesAt)} h after seeding), ${fmt(waiting)} waiting for it to open (${z.waiting.zone}, next_attempt_at ${hoursAfter(z.waiting.opensAt)} h after seeding); 1 worker process, SIM_CALL_MS=0, batch concurrency ${r.concurrency}, recording ${RECORDING ? 'on' : 'off'}`,
+    `5. calling windows: ${fmt(r.calls)} pending calls in one batch with calling_window ${WINDOW_JSON.start}-${WINDOW_JSON.end} every day, recipient's zone; ${fmt(r.open)} open (${z.open.zone}, closing ${hoursAfter(z.open.closesAt)} h after seeding), ${fmt(waiting)} waiting for it to open (${z.waiting.zone}, next_attempt_at ${hoursAfter(z.waiting.opensAt)} h after seeding); 1 worker process, SIM_CALL_MS=0, batch concurrency ${r.concurrency}, recording ${RECORDING ? 'on' : 'off'}; compliance profiles ${PROFILES.length ? PROFILES.join(',') : 'none'} (every dial judged at dial time; toll-free numbers judged in the seeded contact zone)`,
     `  set-up: ${fmt(r.calls)} calls inserted in ${r.insertSeconds.toFixed(1)} s (one INSERT ... generate_series), VACUUM (ANALYZE) calls ${r.vacuumSeconds.toFixed(1)} s`,
     `  open calls all ended in ${r.openEndedSeconds.toFixed(2)} s: ${fmt(perSec)} calls/s (bound >= ${fmt(MIN_CALLS_PER_SECOND)}: ${verdict(perSec >= MIN_CALLS_PER_SECOND)}); first dial to last end ${r.openDialToEndSeconds.toFixed(2)} s: ${fmt(steady)} calls/s`,
     `    beside ${plainFigure}`,
