@@ -35,7 +35,7 @@ const PG_URL = process.env.BENCH_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432
 const BOUNDS = {
   importPerSecond: 300_000,
   bytesPerBlock: 1_700,
-  scrub10kMs: 200,
+  scrub10kMs: 300,
   lookupMs: 2,
   removePerSecond: 100_000,
   reassignedPerSecond: 10_000,

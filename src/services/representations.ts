@@ -37,8 +37,17 @@ export interface CallRecord {
   timezone: string | null;
   /** Why a call waiting for a retry waits: how its last attempt ended (no_answer, busy, failed, voicemail); null unless it waits for one. */
   retry_reason: string | null;
+  /** The contact's consent record as given at create (docs/campaigns.md "Consent records"); null without one. */
+  consent: ConsentOut | null;
   /** The contact's primary number: `phone_number` is the number dialled, the alternate one when it was used. */
   primary_phone_number: string;
+}
+
+export interface ConsentOut {
+  source: string;
+  timestamp: string;
+  text: string | null;
+  reference: string | null;
 }
 
 export interface CallingWindowOut {
@@ -88,7 +97,7 @@ export const CALL_RECORD_FIELDS = [
   'version_name', 'voice', 'status', 'call_status', 'transcript_status', 'duration_seconds', 'answer_duration_seconds',
   'timestamp', 'created_at', 'completed_at', 'hangup_by', 'disconnect_reason', 'summary', 'outcomes',
   'recording_available', 'recording_url', 'llm_transcript', 'attempts', 'next_attempt_at',
-  'timezone', 'retry_reason', 'primary_phone_number',
+  'timezone', 'retry_reason', 'primary_phone_number', 'consent',
 ] as const satisfies readonly (keyof CallRecord)[];
 
 export const BATCH_DETAILS_FIELDS = [
@@ -134,6 +143,8 @@ export interface CallRecordSource {
   timezone: string | null;
   /** Null unless the call waits for a retry (services/calls/retry-reasons.ts). */
   retryReason: string | null;
+  /** Absent where a source has no consent column to read (treated as none). */
+  consent?: { source: string; timestamp: Date | string; text: string | null; reference: string | null } | null;
   /** The contact's primary number (`calls.phone_number`), whichever number was dialled. */
   primaryPhoneNumber: string;
 }
@@ -180,6 +191,7 @@ export function callRecord(c: CallRecordSource): CallRecord {
     timezone: c.timezone,
     retry_reason: c.retryReason,
     primary_phone_number: c.primaryPhoneNumber,
+    consent: c.consent ? { source: c.consent.source, timestamp: iso(c.consent.timestamp)!, text: c.consent.text, reference: c.consent.reference } : null,
   };
 }
 

@@ -47,6 +47,24 @@ const CallAttemptType = builder.objectRef<CallAttempt>('CallAttempt').implement(
   }),
 });
 
+/** A call's consent record as given at create (docs/campaigns.md "Consent records"). */
+export interface CallConsent {
+  source: string;
+  timestamp: Date;
+  text: string | null;
+  reference: string | null;
+}
+
+const CallConsentType = builder.objectRef<CallConsent>('CallConsent').implement({
+  description: 'The contact\'s consent record, as given at create (REST `consent`)',
+  fields: (t) => ({
+    source: t.exposeString('source', { description: 'Where consent was given (e.g. web_form)' }),
+    timestamp: t.expose('timestamp', { type: 'DateTime', description: 'When consent was given' }),
+    text: t.exposeString('text', { nullable: true, description: 'The wording consented to' }),
+    reference: t.exposeString('reference', { nullable: true, description: 'Where the proof is kept' }),
+  }),
+});
+
 // Include mode (no `select` on the type): every Call row carries all its columns, so the computed
 // fields below read them without declaring a `select` of columns. A field with one is wrapped by
 // plugin-prisma's per-row mapping lookup, a few µs per field and row: most of a 200-call page's
@@ -118,6 +136,15 @@ export const CallType = builder.prismaObject('Call', {
     timezone: t.exposeString('timezone', {
       nullable: true,
       description: 'The zones its calling window is judged in, comma-separated (a number can have several); null without a window',
+    }),
+    consent: t.field({
+      type: CallConsentType,
+      nullable: true,
+      description: "The contact's consent record as given at create; null without one",
+      resolve: (c) =>
+        c.consentSource === null || c.consentAt === null
+          ? null
+          : { source: c.consentSource, timestamp: c.consentAt, text: c.consentText, reference: c.consentReference },
     }),
     retryReason: t.string({
       nullable: true,

@@ -48,6 +48,7 @@ const CALL_COLUMNS = [
   'id', 'seq', 'batchId', 'externalId', 'phoneNumber', 'dialedNumber', 'agentId', 'status', 'transcriptStatus',
   'durationSeconds', 'answerDurationSeconds', 'timestamp', 'createdAt', 'completedAt', 'hangupBy', 'disconnectReason',
   'summary', 'outcomes', 'recordingAvailable', 'llmTranscript', 'promptVersionId', 'attempts', 'nextAttemptAt', 'timezone',
+  'consentSource', 'consentAt', 'consentText', 'consentReference',
 ] as const;
 const SELECT_LIST = Prisma.raw(selectList(CALL_COLUMNS, 'c'));
 
@@ -144,6 +145,7 @@ export async function openResultsExport(
         versionId: c.promptVersionId,
         recordingUrl: recordingUrlOf(deps, c),
         retryReason: reasons.get(c.id) ?? null,
+        consent: c.consentSource === null || c.consentAt === null ? null : { source: c.consentSource, timestamp: c.consentAt, text: c.consentText, reference: c.consentReference },
       }));
       return { rows, last: calls.length < EXPORT_PAGE_ROWS };
     },
