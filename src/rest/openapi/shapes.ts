@@ -1,6 +1,7 @@
 // The contract's shapes as JSON Schema, one per shape, each typed against the output of the one
 // mapper that produces it (services/representations.ts, the routes' own mappers): a field added,
 // renamed or dropped there does not compile until its schema here follows.
+import { COMPLIANCE_PROFILES, COMPLIANCE_RULES_VERSION } from '../../domain/compliance/rules-v1.ts';
 import type { BatchDetails, CallingWindowOut, CallRecord, ConsentOut, RetryOut } from '../../services/representations.ts';
 import { CONSENT_SOURCE_PATTERN, CONSENT_SOURCES, MAX_CONSENT_REFERENCE_LENGTH, MAX_CONSENT_SOURCE_LENGTH, MAX_CONSENT_TEXT_LENGTH } from '../../domain/consent.ts';
 import { OPENING_HORIZON_DAYS, RECIPIENT_ZONE, WEEKDAYS } from '../../domain/calling-window.ts';
@@ -306,6 +307,13 @@ const createRequestFields: Record<string, JsonSchema> = {
       days: { ...callingWindowShape.days, minItems: 1, description: 'Default every day' },
       timezone: { ...callingWindowShape.timezone, description: `${callingWindowShape.timezone.description}; default "${RECIPIENT_ZONE}"` },
     },
+  }),
+  compliance_profiles: nullable({
+    type: 'array',
+    maxItems: COMPLIANCE_PROFILES.length,
+    uniqueItems: true,
+    items: oneOfStrings(COMPLIANCE_PROFILES),
+    description: `Beside the contract: compliance profiles for this batch's calls (docs/campaigns.md "Compliance profiles", rule table ${COMPLIANCE_RULES_VERSION}), added to the account's (or the service default, us_tcpa); the most restrictive rule wins`,
   }),
 };
 
