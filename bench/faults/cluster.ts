@@ -184,7 +184,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       HOST: '127.0.0.1',
     };
     if (p.kind === 'worker') {
-      Object.assign(env, { WORKER_ID: name, WORKER_PORT: String(p.port), WORKER_POLL_MS: '50', WEBHOOK_POLL_MS: '50', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1', MIGRATE_ON_START: 'false' });
+      Object.assign(env, { WORKER_ID: name, WORKER_PORT: String(p.port), WORKER_POLL_MS: '50', WEBHOOK_POLL_MS: '50', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_LEASE_MS: '12000', WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1', MIGRATE_ON_START: 'false' });
       if (p.clockFile) {
         fs.writeFileSync(p.clockFile, '+0\n');
         Object.assign(env, { LD_PRELOAD: FAKETIME_LIB!, FAKETIME_TIMESTAMP_FILE: p.clockFile, FAKETIME_CACHE_DURATION: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' });

@@ -36,6 +36,8 @@ export interface RoundResult {
   violations: Violation[];
   settledMs: number;
   settled: boolean;
+  /** The whole round, creates to verdict. */
+  elapsedMs: number;
 }
 
 async function api(c: Cluster, method: string, path: string, body?: unknown): Promise<Response> {
@@ -82,6 +84,7 @@ export async function settled(c: Cluster, ids: string[]): Promise<boolean> {
 }
 
 export async function runRound(c: Cluster, o: RoundOptions): Promise<RoundResult> {
+  const began = Date.now();
   const planned = planRound(o.rng, o.round, { agentId: c.account.agentId, versionId: c.account.versionId, callbackUrl: c.receiverUrl, roundMs: o.roundMs, tag: o.tag });
   const batches: (RoundBatch & { cancelAfterMs: number | null; hasWindow: boolean })[] = [];
   let refused = 0;
@@ -138,5 +141,5 @@ export async function runRound(c: Cluster, o: RoundOptions): Promise<RoundResult
   o.providerLog.lines.push(...read.lines);
   o.providerLog.size = read.size;
   const violations = await check({ db: c.db, batches, provider: o.providerLog.lines, received: c.received, clockToleranceMs: o.clockToleranceMs });
-  return { batches: batches.length, calls, refused, injected, violations, settledMs: Date.now() - healedAt, settled: ok };
+  return { batches: batches.length, calls, refused, injected, violations, settledMs: Date.now() - healedAt, settled: ok, elapsedMs: Date.now() - began };
 }
