@@ -1,7 +1,8 @@
 // A batch's compliance report (issue 33 point 5): its dials per local hour in each zone they were
 // judged in, and its calls blocked by reason - ended undialled (the do-not-call list at the claim),
 // held back now (a closed calling window) and alternate numbers not dialled - on GraphQL
-// (CallBatch.complianceReport) and REST (.../compliance-report), on the simulator and a test clock.
+// (CallBatch.complianceReport) and REST (.../compliance-report), on the simulator and a test clock;
+// the report's dial_audits statements read the batch's index range.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { batchBody, CALL_BATCHES } from '../helpers/batch-requests.ts';
@@ -158,6 +159,27 @@ describe('compliance report', () => {
       dialsByLocalHour: [{ zone: 'America/Los_Angeles', hour: 7, dials: 1 }],
       truncated: false,
       blocked: [],
+    });
+  });
+
+  it('a claimed dial the check at the dial refuses counts as withheld, and the call as waiting for its window', async () => {
+    // Los Angeles, 07:00: the create places the call at 09:00 there (17:00 UTC).
+    const id = await create([{ phone: '+13105550174', sim: 'completed' }], { calling_window: WINDOW });
+    // A stale slot (as after a window change the sweep has not reached yet): the claim takes the call now.
+    await runStatement(t.deps.db, 'UPDATE calls SET next_attempt_at = NULL WHERE batch_id = $1', [id]);
+    await drain();
+    const [call] = await t.deps.db.prisma.call.findMany({ where: { batchId: id } });
+    expect([call.status, call.attempts, call.nextAttemptAt?.toISOString()]).toEqual(['queued', 0, '2026-01-15T17:00:00.000Z']);
+    expect(await report(id)).toEqual({
+      dials: 0,
+      unrestrictedDials: 0,
+      dialsWithoutZone: 0,
+      dialsByLocalHour: [],
+      truncated: false,
+      blocked: [
+        { stage: 'waiting', reason: 'calling_window', calls: 1 },
+        { stage: 'withheld', reason: 'calling_window', calls: 1 },
+      ],
     });
   });
 

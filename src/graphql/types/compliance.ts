@@ -84,8 +84,12 @@ const LocalHourDialsType = builder.objectRef<LocalHourDials>('LocalHourDials').i
 const BlockedCountType = builder.objectRef<BlockedCount>('BlockedDials').implement({
   description: 'Calls held back or ended undialled for one reason',
   fields: (t) => ({
-    stage: t.exposeString('stage', { description: '`ended` (ended undialled), `waiting` (held back now) or `alternate` (its alternate number was not dialled)' }),
-    reason: t.exposeString('reason', { description: 'ended: suppressed, no_calling_window, expired; waiting: calling_window, frequency_cap; alternate: suppressed, calling_window, frequency_cap' }),
+    stage: t.exposeString('stage', {
+      description: '`ended` (ended undialled), `waiting` (held back now), `withheld` (a claimed dial the check at the dial refused) or `alternate` (its alternate number was not dialled)',
+    }),
+    reason: t.exposeString('reason', {
+      description: 'ended: suppressed, no_calling_window, expired; waiting and withheld: calling_window, frequency_cap; alternate: suppressed, calling_window, frequency_cap',
+    }),
     calls: t.exposeInt('calls'),
   }),
 });

@@ -27,10 +27,13 @@ export const BLOCKED_END_REASONS = [SUPPRESSED_DISCONNECT_REASON, NO_WINDOW_DISC
 
 /**
  * `ended`: the call ended undialled (or undialled again) for this reason; `waiting`: it waits now,
- * held back by its calling window or the frequency cap; `alternate`: its alternate number was not
- * dialled for this reason (the call ended with its primary's result).
+ * held back by its calling window or the frequency cap; `withheld`: the check at the dial refused a
+ * dial the claim had taken (its history's `dial_withheld`: calling_window, frequency_cap), and the
+ * call went back in line; `alternate`: its alternate number was not dialled for this reason (the
+ * call ended with its primary's result). Each counts calls, a call once per stage and reason.
  */
-export type BlockedStage = 'ended' | 'waiting' | 'alternate';
+export const BLOCKED_STAGES = ['ended', 'waiting', 'withheld', 'alternate'] as const;
+export type BlockedStage = (typeof BLOCKED_STAGES)[number];
 
 export interface LocalHourDials {
   zone: string;
@@ -76,8 +79,9 @@ SELECT z.zone, extract(hour FROM a.dialled_at AT TIME ZONE z.zone)::int AS hour,
  ORDER BY 1, 2
  LIMIT $2`;
 
-// Three ranges of the batch's calls, each on an index of calls: (batch_id, status, seq) for those
-// ended and those waiting; the history (call_id, id) only of calls whose alternate went undialled.
+// Ranges of the batch's calls, each on an index of calls: (batch_id, status, seq) for those ended
+// and those waiting; the history (call_id, id) of the batch's calls for withheld dials, and only of
+// calls whose alternate went undialled for those.
 const BLOCKED_SQL = `
 (SELECT 'ended' AS stage, disconnect_reason AS reason, count(*)::int AS calls
    FROM calls WHERE batch_id = $1 AND status IN ('cancelled', 'failed') AND disconnect_reason = ANY($2::text[])
@@ -90,6 +94,11 @@ UNION ALL
      FROM calls WHERE batch_id = $1 AND status IN ('pending', 'queued') AND next_attempt_at IS NOT NULL) r
   WHERE r.reason IN ('calling_window', $4)
   GROUP BY r.reason)
+UNION ALL
+(SELECT 'withheld', e.detail->>'reason', count(DISTINCT c.id)::int
+   FROM calls c JOIN call_events e ON e.call_id = c.id
+  WHERE c.batch_id = $1 AND e.detail->>'event' = 'dial_withheld'
+  GROUP BY 2)
 UNION ALL
 (SELECT 'alternate', e.detail->>'alternate_not_dialled', count(DISTINCT c.id)::int
    FROM calls c JOIN call_events e ON e.call_id = c.id
