@@ -1,7 +1,9 @@
 // The contract's shapes as JSON Schema, one per shape, each typed against the output of the one
 // mapper that produces it (services/representations.ts, the routes' own mappers): a field added,
 // renamed or dropped there does not compile until its schema here follows.
-import type { BatchDetails, CallingWindowOut, CallRecord, RetryOut } from '../../services/representations.ts';
+import { COMPLIANCE_PROFILES, COMPLIANCE_RULES_VERSION } from '../../domain/compliance/rules-v1.ts';
+import type { BatchDetails, CallingWindowOut, CallRecord, ConsentOut, RetryOut } from '../../services/representations.ts';
+import { CONSENT_SOURCE_PATTERN, CONSENT_SOURCES, MAX_CONSENT_REFERENCE_LENGTH, MAX_CONSENT_SOURCE_LENGTH, MAX_CONSENT_TEXT_LENGTH } from '../../domain/consent.ts';
 import { OPENING_HORIZON_DAYS, RECIPIENT_ZONE, WEEKDAYS } from '../../domain/calling-window.ts';
 import {
   DEFAULT_RETRY_DELAY_SECONDS,
@@ -79,6 +81,17 @@ const callRecord = closed<CallRecord>(
     timezone: nullable(str('The zones its calling window is judged in, comma-separated (a number can have several); null without a window')),
     retry_reason: nullable(oneOfStrings(['no_answer', 'busy', 'failed', 'voicemail'], 'Why a call waiting for a retry waits: how its last attempt ended; null unless it waits for one')),
     primary_phone_number: str("The contact's primary number: `phone_number` is the number dialled, the alternate one when it was used"),
+    consent: nullable(
+      closed<ConsentOut>(
+        {
+          source: str('Where consent was given (e.g. web_form)'),
+          timestamp: timestamp('When consent was given'),
+          text: nullable(str('The wording consented to')),
+          reference: nullable(str('Where the proof is kept')),
+        },
+        "The contact's consent record as given at create (docs/campaigns.md \"Consent records\"); null without one",
+      ),
+    ),
   },
   'A call of a batch, with its AI results once analysed.',
 );
@@ -226,6 +239,22 @@ const contact: JsonSchema = {
     metadata: metadata('Key-value data for the agent; keys such as `Phone Number` and `phoneNumber` are treated alike'),
     status: nullable(oneOfStrings(CONTACT_STATUSES, 'Initial status; default pending')),
     timezone: nullable(str("IANA zone of the contact: its calling window must be open here as well as in every zone of the number dialled (a geographic zone; fixed offsets such as EST are refused)", { maxLength: 64, examples: ['America/Chicago'] })),
+    consent: nullable({
+      type: 'object',
+      description: 'The contact\'s consent record (docs/campaigns.md "Consent records"): stored with the call, returned on its reads and in the CSV export',
+      required: ['source', 'timestamp'],
+      properties: {
+        source: str('Where consent was given: letters, digits, spaces and _ . : / -, starting with a letter or digit', {
+          minLength: 1,
+          maxLength: MAX_CONSENT_SOURCE_LENGTH,
+          pattern: CONSENT_SOURCE_PATTERN.source,
+          examples: [...CONSENT_SOURCES],
+        }),
+        timestamp: str('When consent was given: ISO 8601 with a time zone, not in the future', { format: 'date-time' }),
+        text: nullable(str('The wording consented to', { maxLength: MAX_CONSENT_TEXT_LENGTH })),
+        reference: nullable(str('Where the proof is kept (URL, document or recording id)', { maxLength: MAX_CONSENT_REFERENCE_LENGTH })),
+      },
+    }),
   },
 };
 
@@ -279,6 +308,13 @@ const createRequestFields: Record<string, JsonSchema> = {
       days: { ...callingWindowShape.days, minItems: 1, description: 'Default every day' },
       timezone: { ...callingWindowShape.timezone, description: `${callingWindowShape.timezone.description}; default "${RECIPIENT_ZONE}"` },
     },
+  }),
+  compliance_profiles: nullable({
+    type: 'array',
+    maxItems: COMPLIANCE_PROFILES.length,
+    uniqueItems: true,
+    items: oneOfStrings(COMPLIANCE_PROFILES),
+    description: `Beside the contract: compliance profiles for this batch's calls (docs/campaigns.md "Compliance profiles", rule table ${COMPLIANCE_RULES_VERSION}), added to the account's (or the service default, us_tcpa); the most restrictive rule wins`,
   }),
 };
 
