@@ -28,7 +28,8 @@ export async function startServerProcess(env: Record<string, string>, entry = 's
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, entry)], {
     cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    // No compliance profile by default (as createTestApp): the processes' clock is the wall clock.
+    env: { ...process.env, LOG_LEVEL: 'warn', DEFAULT_COMPLIANCE_PROFILES: 'none', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
