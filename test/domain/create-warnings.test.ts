@@ -78,3 +78,15 @@ describe('opt-out phrases', () => {
     expect(contactTurns(huge)).toEqual(['hello']);
   });
 });
+
+describe('rememberedZonesOf', () => {
+  it('answers as zonesForNumber does, for numbers sharing and not sharing their leading digits', async () => {
+    const { rememberedZonesOf } = await import('../../src/services/batches/create-warnings.ts');
+    const { zonesForNumber } = await import('../../src/domain/number-zones.ts');
+    const { numberZoneTable } = await import('../../src/services/batches/number-zone-table.ts');
+    const table = numberZoneTable();
+    const remembered = rememberedZonesOf(table);
+    const numbers = ['+12125550101', '+12125550102', '+18505550101', '+18504310101', '+18504310102', '+13105550104', '+442071838750', '+442071838751', '+61291234567', '+18005550107', '+33612345678'];
+    for (const n of [...numbers, ...numbers]) expect(remembered(n), n).toEqual(zonesForNumber(table, n));
+  });
+});

@@ -9,7 +9,7 @@ import { ALTERNATE_PHONE_KEYS, type ContactRejection, type NormalizedContact } f
 import type { CreateBatchInput } from '../../domain/create-batch-request.ts';
 import { CreateWarnings } from '../../domain/create-warnings.ts';
 import { judgedZones } from '../../domain/dial-permission.ts';
-import { zoneKey } from '../../domain/number-zones.ts';
+import { zoneKey, zonesForNumber, type NumberZones } from '../../domain/number-zones.ts';
 import { luxonZone } from '../../domain/zones.ts';
 
 /** call-windows.ts's neverOpensMessage begins so (a rejection, listed again as a warning). */
@@ -22,6 +22,7 @@ export interface WarningScreen {
   /** The batch's windows and the account's enforced one, those set. */
   windows: readonly CallingWindow[];
   now: Date;
+  /** A number's zones; judgedZones copies what it is given, so a remembered array is safe to share. */
   zonesOf: (e164: string) => string[] | null;
   /** Openings by zone key for `now`, shared with the placement. */
   openings: Map<string, WindowOpening | null>;
@@ -29,6 +30,36 @@ export interface WarningScreen {
   /** Whether a fixed window's zone keeps other hours than each zone key's zones (memo). */
   otherHours: Map<string, boolean>;
 }
+
+const widths = new WeakMap<NumberZones, number>();
+
+/**
+ * zonesForNumber, remembered by the leading digits that decide it: the table's longest prefix is
+ * 9 digits, so numbers sharing their first 9 (a NANP exchange block) share one lookup. A lookup
+ * walks up to 16 prefixes (~10 µs); contact lists repeat exchanges, so a create pays it per block,
+ * not per contact. Bounded: cleared past MAX_REMEMBERED numbers.
+ */
+export function rememberedZonesOf(table: NumberZones): (e164: string) => string[] | null {
+  let width = widths.get(table);
+  if (width === undefined) {
+    width = 1;
+    for (const key of Object.keys(table.table)) width = Math.max(width, key.length + 1);
+    widths.set(table, width);
+  }
+  const w = width;
+  const memo = new Map<string, string[] | null>();
+  return (e164) => {
+    const key = e164.slice(0, w);
+    let zones = memo.get(key);
+    if (zones === undefined) {
+      if (memo.size >= MAX_REMEMBERED) memo.clear();
+      zones = zonesForNumber(table, e164);
+      memo.set(key, zones);
+    }
+    return zones;
+  };
+}
+const MAX_REMEMBERED = 50_000;
 
 /** Alternates the screening drops: on the do-not-call list, or invalid (before the list is applied). */
 export function warnDroppedAlternates(w: WarningScreen, accepted: readonly NormalizedContact[], listed: ReadonlySet<string>): void {

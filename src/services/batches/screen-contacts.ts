@@ -17,7 +17,7 @@ import { registryVerdicts } from '../registry/registry-verdicts.ts';
 import type { InitialCallStatus, NewCall } from './insert-calls.ts';
 import { numberZoneTable } from './number-zone-table.ts';
 import type { CreateWarnings } from '../../domain/create-warnings.ts';
-import { warnDroppedAlternates, warnWindows, type WarningScreen } from './create-warnings.ts';
+import { rememberedZonesOf, warnDroppedAlternates, warnWindows, type WarningScreen } from './create-warnings.ts';
 
 export interface BatchWindows {
   /** The batch's own window, else the account's default. */
@@ -57,7 +57,7 @@ export function screenContacts(input: CreateBatchInput, ctx: ScreenContext): Scr
     const openings = new Map<string, WindowOpening | null>();
     const intervals: ZoneIntervals = new Map();
     const warn: WarningScreen | null = ctx.warnings
-      ? { warnings: ctx.warnings, input, windows, now: ctx.now, zonesOf: (e164) => zonesForNumber(numberZoneTable(), e164), openings, intervals, otherHours: new Map() }
+      ? { warnings: ctx.warnings, input, windows, now: ctx.now, zonesOf: rememberedZonesOf(numberZoneTable()), openings, intervals, otherHours: new Map() }
       : null;
     for (let from = 0, size = ctx.firstChunkSize; from < input.contacts.length; from += size, size = ctx.chunkSize) {
       const normalized = normalizeContacts(input.contacts, {
