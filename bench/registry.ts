@@ -33,9 +33,9 @@ const PG_URL = process.env.BENCH_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432
 
 /** Bounds this bench holds the service to (docs/campaigns.md "National do-not-call registry"). */
 const BOUNDS = {
-  importPerSecond: 300_000,
+  importPerSecond: 170_000, // the whole registry (10^8) in at most 10 minutes
   bytesPerBlock: 1_700,
-  scrub10kMs: 300,
+  scrub10kMs: 500,
   lookupMs: 2,
   removePerSecond: 100_000,
   reassignedPerSecond: 10_000,

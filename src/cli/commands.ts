@@ -18,6 +18,7 @@ function accountInput(f: Flags) {
     apiAccessEnabled: bool(f['api-access'], 'api-access'),
     interruptionEnabled: bool(f['interruption'], 'interruption'),
     recordingEnabled: bool(f['recording'], 'recording'),
+    registryConsentExempt: bool(f['registry-consent-exempt'], 'registry-consent-exempt'),
     voices: list(f.voices),
     defaultCallingWindow: windowFlag(f['default-window']),
     enforcedCallingWindow: windowFlag(f['enforced-window']),
@@ -37,13 +38,13 @@ async function agentIdOf(gql: Parameters<Command['run']>[0], account: string, ag
 /** Absent: unchanged; `none`: cleared; else the window. */
 const windowFlag = (v: Flags[string]) => (typeof v === 'string' ? parseWindowSpec(v) : undefined);
 
-const ACCOUNT_FIELDS = `id name email batchConcurrency apiAccessEnabled interruptionEnabled recordingEnabled voices
+const ACCOUNT_FIELDS = `id name email batchConcurrency apiAccessEnabled interruptionEnabled recordingEnabled registryConsentExempt voices
   limits { maxBatchSize maxConcurrentCalls maxCallDurationSeconds rateLimitPerMinute }
   defaultCallingWindow { start end days timezone } enforcedCallingWindow { start end days timezone }
   frequencyCap { maxCalls periodSeconds }`;
 const ACCOUNT_FLAGS =
   '[--max-batch-size N] [--max-concurrent-calls N] [--max-call-duration S] [--rate-limit N] [--batch-concurrency N] [--voices a,b] [--api-access true|false] [--interruption true|false] [--recording true|false]' +
-  ' [--default-window "09:00-20:00 mon-fri recipient"|none] [--enforced-window "08:00-21:00 recipient"|none] [--frequency-cap CALLS/PERIOD|off]';
+  ' [--default-window "09:00-20:00 mon-fri recipient"|none] [--enforced-window "08:00-21:00 recipient"|none] [--frequency-cap CALLS/PERIOD|off] [--registry-consent-exempt true|false]';
 
 /** An agent, its first prompt version and a DID number for a new account. */
 async function setUpCalling(gql: Parameters<Command['run']>[0], accountId: string, voices: string[], f: Flags) {

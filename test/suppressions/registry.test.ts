@@ -2,7 +2,7 @@
 // full replacement of the area codes given), the create's scrub with its consent exemption, and
 // the claim's refusal of a number listed after the create.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
+import { ADMIN_TOKEN, createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { batchBody, CALL_BATCHES } from '../helpers/batch-requests.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
 import { expectConsistentBatch, manualSimulator, testWorker } from '../helpers/dispatch.ts';
@@ -18,7 +18,13 @@ beforeAll(async () => {
   t = await createTestApp();
   a = await t.seedAccount({ limits: { maxConcurrentCalls: 50 } });
   exempt = await t.seedAccount({ limits: { maxConcurrentCalls: 50 } });
-  await t.deps.db.prisma.account.update({ where: { id: exempt.account.id }, data: { registryConsentExempt: true } });
+  // The operator's setting, through the admin API.
+  const set = await t.gql(
+    `mutation($id: ID!) { adminUpdateAccount(id: $id, input: { registryConsentExempt: true }) { registryConsentExempt } }`,
+    { id: exempt.account.id },
+    ADMIN_TOKEN,
+  );
+  expect(set.body.data.adminUpdateAccount.registryConsentExempt).toBe(true);
 });
 afterAll(() => t.close());
 beforeEach(async () => {

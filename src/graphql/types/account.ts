@@ -35,6 +35,9 @@ export const AccountType = builder.prismaObject('Account', {
     batchConcurrency: t.exposeInt('batchConcurrency'),
     apiAccessEnabled: t.exposeBoolean('apiAccessEnabled'),
     interruptionEnabled: t.exposeBoolean('interruptionEnabled'),
+    registryConsentExempt: t.exposeBoolean('registryConsentExempt', {
+      description: 'Whether contacts with a consent record are spared the national do-not-call registry (never a number reassigned after the consent)',
+    }),
     recordingEnabled: t.exposeBoolean('recordingEnabled'),
     voices: t.exposeStringList('voices'),
     provider: t.exposeString('provider'),
@@ -101,6 +104,9 @@ const accountInputFields = (t: Parameters<Parameters<typeof builder.inputType>[1
   apiAccessEnabled: t.boolean(),
   interruptionEnabled: t.boolean(),
   recordingEnabled: t.boolean(),
+  registryConsentExempt: t.boolean({
+    description: 'true: a contact with a consent record is not refused for a number on the national do-not-call registry (TCPA prior express consent); default false',
+  }),
   voices: t.stringList(),
   defaultCallingWindow: t.field({ type: CallingWindowInput, description: 'A batch without a window of its own gets this one; null clears it' }),
   enforcedCallingWindow: t.field({

@@ -35,6 +35,8 @@ export interface AccountInput {
   frequencyCap?: FrequencyCap | null;
   /** Compliance profiles (docs/campaigns.md): undefined unchanged; null: the service default; []: none. */
   complianceProfiles?: readonly string[] | null;
+  /** The national registry spares contacts with a consent record (docs/campaigns.md "National do-not-call registry"). */
+  registryConsentExempt?: boolean;
 }
 
 function checkLengths(input: AccountInput): void {
@@ -80,6 +82,7 @@ function accountData(input: AccountInput) {
       apiAccessEnabled: input.apiAccessEnabled,
       interruptionEnabled: input.interruptionEnabled,
       recordingEnabled: input.recordingEnabled,
+      registryConsentExempt: input.registryConsentExempt,
       voices: input.voices,
       defaultCallingWindow: windowData(input.defaultCallingWindow),
       enforcedCallingWindow: windowData(input.enforcedCallingWindow),
