@@ -6,7 +6,7 @@
 // `provider_call_id` names the current dial's provider call: a write that records a new dial (the
 // alternate's, the claim of a retry) clears the previous dial's, so recovery finds the current dial
 // by its attempt (findCall) instead. Any database.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyCallWrites } from '../../src/services/calls/call-transitions.ts';
 import { alternateDialWrite } from '../../src/dispatch/store/call-writes.ts';
 import { claimCalls } from '../../src/dispatch/store/claim-calls.ts';
@@ -15,11 +15,12 @@ import type { CallEndResult } from '../../src/dispatch/voice/provider.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
 
-let t: TestApp | undefined;
-afterEach(async () => {
-  await t?.close();
-  t = undefined;
+// One app for the file: a PGlite app takes seconds to open on a loaded machine.
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
 });
+afterAll(() => t?.close());
 
 const failedPrimary = (at: Date): CallEndResult => ({
   status: 'failed',
@@ -34,12 +35,11 @@ const failedPrimary = (at: Date): CallEndResult => ({
 
 describe("a new dial clears the previous dial's provider call id", () => {
   it("the alternate number's dial write: the row names no provider call until the alternate's id is written", async () => {
-    t = await createTestApp();
     const a = await t.seedAccount();
     const { batch, calls: [c] } = await insertBatch(t.deps, a, {
       contacts: 1,
       batch: { useAlternateNumber: true },
-      callOverrides: () => ({ status: 'ringing', attempts: 1, leaseOwner: 'A', leaseExpiresAt: new Date(t!.clock.now().getTime() + 60_000), providerCallId: 'rc_primary', alternatePhone: '+14155550177' }),
+      callOverrides: () => ({ status: 'ringing', attempts: 1, leaseOwner: 'A', leaseExpiresAt: new Date(t.clock.now().getTime() + 60_000), providerCallId: 'rc_primary', alternatePhone: '+14155550177' }),
     });
     const ref = { callId: c!.id, batchId: batch.id, accountId: a.account.id };
     const dial = alternateDialWrite(ref, 'A', 'ringing', { number: c!.phoneNumber, result: failedPrimary(t.clock.now()) }, '+14155550177', 2);
@@ -66,14 +66,13 @@ describe("a new dial clears the previous dial's provider call id", () => {
   });
 
   it("a retry's claim: the row names no provider call until the new dial's id is written", async () => {
-    t = await createTestApp();
     const a = await t.seedAccount({ limits: { maxConcurrentCalls: 10 } });
     const past = new Date(t.clock.now().getTime() - 1_000);
     const { calls: [c] } = await insertBatch(t.deps, a, {
       contacts: 1,
       callOverrides: () => ({ status: 'queued', attempts: 1, providerCallId: 'rc_first_attempt', nextAttemptAt: past }),
     });
-    const r = await claimCalls(t.deps, { accountId: a.account.id, workerId: 'B', clock: () => t!.clock.now(), leaseMs: 30_000, budget: 10 });
+    const r = await claimCalls(t.deps, { accountId: a.account.id, workerId: 'B', clock: () => t.clock.now(), leaseMs: 30_000, budget: 10 });
     expect(r.claimed.map((x) => x.id)).toEqual([c!.id]);
     const row = await t.deps.db.prisma.call.findUniqueOrThrow({ where: { id: c!.id } });
     expect({ status: row.status, attempts: row.attempts, providerCallId: row.providerCallId }).toEqual({ status: 'ringing', attempts: 2, providerCallId: null });
