@@ -7,7 +7,7 @@
 // when the window is open in all of them. Openings are computed as UTC intervals per zone and day
 // and intersected, so DST changes fall where the zone database puts them.
 import { DateTime, type IANAZone } from 'luxon';
-import { computeScheduledAt, DAY_MS, isValidScheduleTime, wallClockEnd } from './schedule.ts';
+import { computeScheduledAt, DAY_MS, isValidScheduleTime, wallClockEnd, wallClockStart } from './schedule.ts';
 import { fixedOffsetReason, isZone, luxonZone } from './zones.ts';
 import { literalReason } from './field-issue.ts';
 import { zonesOfKey } from './number-zones.ts';
@@ -151,7 +151,7 @@ export function windowIntervals(w: CallingWindow, zone: string, from: Date, skip
     if (skipDay?.(new Date(day).toISOString().slice(0, 10))) continue;
     const [opens, closes] =
       offset === null
-        ? [localInstant(day, w.start, zone), windowEnd(day, w.end, zone)]
+        ? changingDayInterval(day, w, zone)
         : [w.start, w.end].map((time) => day + (minutesOf(time) - offset) * 60_000);
     // A DST change can shrink a short window to nothing.
     if (closes > opens) out.push([opens, closes]);
@@ -162,13 +162,19 @@ export function windowIntervals(w: CallingWindow, zone: string, from: Date, skip
 const minutesOf = (time: string) => Number(time.slice(0, 2)) * 60 + Number(time.slice(3, 5));
 
 /**
- * `time` on the local date `day` (a UTC midnight) in `zone`; `24:00` is the next date's 00:00. A
- * time the clocks skip (spring forward) moves on by the gap, as computeScheduledAt does: a window
- * starting at 02:30 in New York on the day of the change opens at 03:30 EDT, the later reading.
+ * The window on a local date whose offset may change. A start the clocks skip (spring forward)
+ * moves on by the gap: 02:30 in New York on the day of the change opens at 03:30 EDT. A start they
+ * repeat (fall back) opens at its second pass, since opened at the first, 01:30-02:00 would be open
+ * at 01:10 EST, which reads before its start; unless the end is in the repeated hour too
+ * (01:00-01:30), when the first pass holds the whole window.
  */
-function localInstant(day: number, time: string, zone: string): number {
-  const [date, hhmm] = time === END_OF_DAY ? [day + DAY_MS, '00:00'] : [day, time];
-  return computeScheduledAt(new Date(date).toISOString().slice(0, 10), hhmm, zone).getTime();
+function changingDayInterval(day: number, w: CallingWindow, zone: string): Interval {
+  const closes = windowEnd(day, w.end, zone);
+  const [date, hhmm] = w.start === END_OF_DAY ? [day + DAY_MS, '00:00'] : [day, w.start];
+  const isoDate = new Date(date).toISOString().slice(0, 10);
+  const opens = wallClockStart(isoDate, hhmm, zone).getTime();
+  if (closes > opens) return [opens, closes];
+  return [computeScheduledAt(isoDate, hhmm, zone).getTime(), closes];
 }
 
 /**
@@ -186,7 +192,7 @@ function windowEnd(day: number, time: string, zone: string): number {
  * The zone's UTC offset in minutes when it is the same at every midnight UTC from a day before
  * `firstDay` to a day past its `days` days, else null. No zone changes its offset twice within a
  * day, so the offset then holds for every window instant of those days, and the instants are
- * plain sums: what computeScheduledAt finds, without its ~4 offset lookups (Intl) an instant.
+ * plain sums: what wallClockStart finds, without its ~4 offset lookups (Intl) an instant.
  */
 function steadyOffset(tz: IANAZone, firstDay: number, days: number): number | null {
   const offset = tz.offset(firstDay - DAY_MS);

@@ -52,7 +52,16 @@ export function isValidScheduleTime(value: string): boolean {
  * do consistently by itself (it picks the later one for America/New_York).
  */
 export function computeScheduledAt(date: string, time: string, zone: string): Date {
-  return wallClockInstant(date, time, zone, 'shift');
+  return wallClockInstant(date, time, zone, 'shift', 'earlier');
+}
+
+/**
+ * Like computeScheduledAt, but in a fold the later instant: the start of a calling window. The wall
+ * clock reads a time in the repeated hour twice; a window opened at the first pass would run through
+ * the second pass's earlier readings (01:30-02:00 New York open at 01:10 EST), outside its hours.
+ */
+export function wallClockStart(date: string, time: string, zone: string): Date {
+  return wallClockInstant(date, time, zone, 'shift', 'later');
 }
 
 /**
@@ -61,10 +70,10 @@ export function computeScheduledAt(date: string, time: string, zone: string): Da
  * a calling window (calling-window.ts). Costs the same offset lookups outside a gap.
  */
 export function wallClockEnd(date: string, time: string, zone: string): Date {
-  return wallClockInstant(date, time, zone, 'jump');
+  return wallClockInstant(date, time, zone, 'jump', 'earlier');
 }
 
-function wallClockInstant(date: string, time: string, zone: string, inGap: 'shift' | 'jump'): Date {
+function wallClockInstant(date: string, time: string, zone: string, inGap: 'shift' | 'jump', inFold: 'earlier' | 'later'): Date {
   // A calling window's openings call this twice a day per zone near a DST change: the zone is
   // luxon's resolution of the name (luxonZone), not a fresh check of it (~75 µs).
   const tz = luxonZone(zone);
@@ -80,7 +89,7 @@ function wallClockInstant(date: string, time: string, zone: string, inGap: 'shif
   const instants = [...offsets]
     .map((offset) => wallAsUtc - offset * 60_000)
     .filter((instant) => instant + tz.offset(instant) * 60_000 === wallAsUtc);
-  if (instants.length > 0) return new Date(Math.min(...instants));
+  if (instants.length > 0) return new Date(inFold === 'earlier' ? Math.min(...instants) : Math.max(...instants));
   const shifted = DateTime.fromObject(fields, { zone: tz }).toJSDate();
   if (inGap === 'shift') return shifted;
   // The jump lies between the wall time read at the offset after it and at the one before it

@@ -80,12 +80,17 @@ describe('openIntervals against the day-by-day computation', () => {
     for (let i = 0; i <= OPENING_HORIZON_DAYS + 1; i++) {
       const day = day0.plus({ days: i });
       if (!win.days.includes(WEEKDAYS[day.weekday - 1])) continue;
-      const [opens, shifted] = [win.start, win.end].map((time) => computeScheduledAt(day.toISODate()!, time, zone).getTime());
-      // An end the clocks skip closes when they first read past it (not the gap's length later).
+      const [first, shifted] = [win.start, win.end].map((time) => computeScheduledAt(day.toISODate()!, time, zone).getTime());
       const tz = IANAZone.create(zone);
+      // A start the clocks repeat (fall back: an hour, Troll's two, Lord Howe's half) opens at its
+      // second pass, unless the end comes before that pass (both in the repeated hour).
+      const wallOf = (t: number) => t + tz.offset(t) * 60_000;
+      const second = [7_200_000, 3_600_000, 1_800_000].map((fold) => first + fold).find((later) => wallOf(later) === wallOf(first));
+      // An end the clocks skip closes when they first read past it (not the gap's length later).
       const wanted = Date.UTC(day.year, day.month - 1, day.day, Number(win.end.slice(0, 2)), Number(win.end.slice(3)));
       let closes = shifted;
       while (closes - 60_000 + tz.offset(closes - 60_000) * 60_000 >= wanted) closes -= 60_000;
+      const opens = second !== undefined && closes > second ? second : first;
       if (closes > opens) out.push([opens, closes]);
     }
     return out;
