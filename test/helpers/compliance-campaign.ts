@@ -11,7 +11,9 @@ import { typedInput } from './batch-requests.ts';
 
 // GraphQL, the service's own API (the REST facade forwards to it): the create, the list and cancel.
 const CREATE = 'mutation($input: CreateCallBatchInput!) { createCallBatch(input: $input) { batchId } }';
-import { testWorker } from './dispatch.ts';
+import { registryOf, testWorker } from './dispatch.ts';
+import { simulatorFromConfig } from '../../src/dispatch/voice/registry.ts';
+import type { VoiceProvider } from '../../src/dispatch/voice/provider.ts';
 import { contactZoneFor, DST_CHANGES, phoneNumber, profilesArb, windowArb } from './compliance-arbitraries.ts';
 import { describeWindow, oracleRules, oracleVerdict, overCap, type OracleProfile, type OracleWindow } from './compliance-oracle.ts';
 
@@ -110,21 +112,36 @@ export const campaignArb: fc.Arbitrary<Campaign> = fc
     });
   });
 
+/** One placeCall the provider received: the dial log, the checker's ground truth. */
 interface Dial {
-  id: bigint;
+  /** Position in the log: dials in the order they reached the provider. */
+  seq: number;
   callId: string;
   batchId: string;
   externalId: string;
   number: string;
+  attempt: number;
   at: Date;
+}
+
+/** The app's simulator (simulatorFromConfig: calls end at once, on the test clock) with every placeCall logged. */
+function loggingSimulator(t: TestApp, log: Dial[]): VoiceProvider {
+  const inner = simulatorFromConfig(t.deps);
+  return {
+    ...inner,
+    async placeCall(req) {
+      log.push({ seq: log.length + 1, callId: req.callId, batchId: req.batchId, externalId: req.contact.externalId, number: req.to, attempt: req.attempt, at: t.clock.now() });
+      return inner.placeCall(req);
+    },
+  };
 }
 
 export interface CampaignResult {
   violations: string[];
   dials: number;
   batches: number;
-  /** Creates refused because every contact was (listed, no zone, window never opens). */
-  rejectedBatches: number;
+  /** Creates refused because every contact was (listed, no zone, window never opens): their errors. */
+  rejectedBatches: string[];
   steps: number;
 }
 
@@ -137,6 +154,10 @@ const windowInput = (w: OracleWindow) => ({ start: w.start, end: w.end, timezone
 /** Runs the campaign to its end (every batch finished or cancelled) and checks every dial it made. */
 export async function runCampaign(t: TestApp, c: Campaign): Promise<CampaignResult> {
   const prisma = t.deps.db.prisma;
+  // Campaigns share the app and its worker claims every account's calls: one that failed half way
+  // (shrinking replays many) must not leave calls that another campaign's clock, hours or days
+  // earlier, then dials.
+  await prisma.batch.updateMany({ where: { status: { notIn: [...TERMINAL_BATCH] } }, data: { status: 'paused' } });
   t.clock.set(c.start);
   const a = await t.seedAccount({
     limits: { maxConcurrentCalls: 50 },
@@ -151,12 +172,13 @@ export async function runCampaign(t: TestApp, c: Campaign): Promise<CampaignResu
 
   const numbers = [...new Set(c.batches.flatMap((b) => b.contacts.flatMap((k) => [k.phone, ...(k.alternate ? [k.alternate] : [])])))];
   const created: Array<{ id: string; spec: CampaignBatch; expiresAt: Date | null }> = [];
-  const listed: Array<{ number: string; afterEventId: bigint }> = [];
-  /** The largest call_events id when each step's drain ended. */
-  const stepEnds: bigint[] = [];
-  const maxEventId = async () => (await prisma.callEvent.aggregate({ _max: { id: true } }))._max.id ?? 0n;
+  const listed: Array<{ number: string; afterSeq: number }> = [];
+  const log: Dial[] = [];
+  const providers = registryOf(loggingSimulator(t, log));
+  /** The dial log's length when each step's drain ended. */
+  const stepEnds: number[] = [];
   const violations: string[] = [];
-  let rejected = 0;
+  const rejected: string[] = [];
 
   let step = 0;
   for (; step <= c.steps.length; step++) {
@@ -176,24 +198,24 @@ export async function runCampaign(t: TestApp, c: Campaign): Promise<CampaignResu
           ...(spec.window ? { callingWindow: windowInput(spec.window) } : {}),
           ...(spec.retry ? { retry: { maxAttempts: spec.retry.max_attempts, delaySeconds: spec.retry.delay_seconds, on: spec.retry.on } } : {}),
           ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {}),
-          ...(spec.profiles.length ? { complianceProfiles: spec.profiles.map((p) => p.toUpperCase()) } : {}),
+          ...(spec.profiles.length ? { complianceProfiles: spec.profiles } : {}),
         }),
       }, a.apiKey);
       const batchId = res.body.data?.createCallBatch?.batchId as string | undefined;
       if (batchId) created.push({ id: batchId, spec, expiresAt });
       // Every contact refused (listed, its window never opens, no zone): an error that says so.
-      else if (JSON.stringify(res.body.errors ?? '').includes('All contacts are invalid')) rejected += 1;
+      else if (JSON.stringify(res.body.errors ?? '').includes('All contacts are invalid')) rejected.push(JSON.stringify(res.body.errors).slice(0, 600));
       else violations.push(`create at step ${step} failed: ${JSON.stringify(res.body).slice(0, 500)}`);
     }
     for (const add of c.dncAdds.filter((d) => d.atStep === step)) {
       const number = numbers[add.pick % numbers.length];
       const res = await t.gql('mutation($n: [String!]!) { addSuppressions(phoneNumbers: $n) { added } }', { n: [number] }, a.apiKey);
       if (res.body.errors) violations.push(`do-not-call add ${number} failed: ${JSON.stringify(res.body.errors)}`);
-      // The add has committed: any dial recorded after this one must not be to that number.
-      listed.push({ number, afterEventId: await maxEventId() });
+      // The add has committed: any dial placed after this one must not be to that number.
+      listed.push({ number, afterSeq: log.length });
     }
-    await testWorker(t.deps).drain();
-    stepEnds.push(await maxEventId());
+    await testWorker(t.deps, { providers }).drain();
+    stepEnds.push(log.length);
 
     const ids = created.map((b) => b.id);
     const open = await prisma.batch.count({ where: { id: { in: ids }, status: { notIn: [...TERMINAL_BATCH] } } });
@@ -218,40 +240,33 @@ export async function runCampaign(t: TestApp, c: Campaign): Promise<CampaignResu
     const res = await t.gql('mutation($id: ID!) { cancelBatch(id: $id) { id } }', { id: b.id }, a.apiKey);
     if (res.body.errors) violations.push(`cancel ${b.id} failed: ${JSON.stringify(res.body.errors).slice(0, 300)}`);
   }
-  await testWorker(t.deps).drain();
+  await testWorker(t.deps, { providers }).drain();
 
-  violations.push(...(await checkCampaign(t, c, a.account.id, created, listed, stepEnds)));
-  const dials = await dialsOf(t, created.map((b) => b.id));
-  return { violations, dials: dials.length, batches: created.length, rejectedBatches: rejected, steps: step + 1 };
-}
-
-async function dialsOf(t: TestApp, batchIds: string[]): Promise<Dial[]> {
-  const rows = await t.deps.db.prisma.$queryRaw<Array<{ id: bigint; call_id: string; batch_id: string; external_id: string; number: string; at: Date }>>`
-    SELECT e.id, e.call_id, c.batch_id, c.external_id, e.detail->>'number' AS number, e.at
-      FROM call_events e JOIN calls c ON c.id = e.call_id
-     WHERE c.batch_id = ANY(${batchIds}::text[]) AND e.detail->>'event' = 'dial'
-     ORDER BY e.id`;
-  return rows.map((r) => ({ id: r.id, callId: r.call_id, batchId: r.batch_id, externalId: r.external_id, number: r.number, at: r.at }));
+  violations.push(...(await checkCampaign(t, c, created, listed, log, stepEnds)));
+  return { violations, dials: log.length, batches: created.length, rejectedBatches: rejected, steps: step + 1 };
 }
 
 async function checkCampaign(
   t: TestApp,
   c: Campaign,
-  accountId: string,
   created: Array<{ id: string; spec: CampaignBatch; expiresAt: Date | null }>,
-  listed: Array<{ number: string; afterEventId: bigint }>,
-  stepEnds: bigint[],
+  listed: Array<{ number: string; afterSeq: number }>,
+  dials: readonly Dial[],
+  stepEnds: number[],
 ): Promise<string[]> {
   const prisma = t.deps.db.prisma;
   const out: string[] = [];
   const ids = created.map((b) => b.id);
-  const dials = await dialsOf(t, ids);
-  const stepOf = (id: bigint) => stepEnds.findIndex((end) => id <= end);
+  const stepOf = (seq: number) => stepEnds.findIndex((end) => seq <= end);
   const byBatch = new Map(created.map((b) => [b.id, b]));
-  const at = (d: Dial) => `${d.number} at ${d.at.toISOString()} (call ${d.callId}, step ${stepOf(d.id)})`;
+  const at = (d: Dial) => `${d.number} at ${d.at.toISOString()} (call ${d.callId}, attempt ${d.attempt}, step ${stepOf(d.seq)})`;
 
   for (const d of dials) {
-    const b = byBatch.get(d.batchId)!;
+    const b = byBatch.get(d.batchId);
+    if (!b) {
+      out.push(`dialled a call of a batch this campaign did not create: ${at(d)}`);
+      continue;
+    }
     const contact = b.spec.contacts[Number(d.externalId.slice(1)) - 1];
     // 1. Hours: every window in force, open by the wall clock in every zone that applies.
     const windows = [b.spec.window ?? c.defaultWindow, c.enforcedWindow].filter((w): w is OracleWindow => w !== null);
@@ -262,30 +277,53 @@ async function checkCampaign(
     // 2. Expiry: no dial at or after expires_at.
     if (b.expiresAt && d.at.getTime() >= b.expiresAt.getTime()) out.push(`dial after expires_at ${b.expiresAt.toISOString()}: ${at(d)}`);
     // 3. The do-not-call list: no dial to a number after its add committed.
-    for (const l of listed) if (d.number === l.number && d.id > l.afterEventId) out.push(`dial to a listed number (listed before event ${l.afterEventId}): ${at(d)}`);
+    for (const l of listed) if (d.number === l.number && d.seq > l.afterSeq) out.push(`dial to a listed number (listed after dial ${l.afterSeq}): ${at(d)}`);
   }
-  // 4. Opt-outs: the number an opt-out listed is not dialled in a later step than the opting call's.
-  const optOuts = await prisma.$queryRaw<Array<{ phone_number: string; source: string }>>`
-    SELECT phone_number, source FROM suppressions WHERE account_id = ${accountId} AND source LIKE 'call:%'`;
-  for (const o of optOuts) {
-    const callId = o.source.slice('call:'.length);
-    const optingStep = Math.max(...dials.filter((d) => d.callId === callId).map((d) => stepOf(d.id)));
-    for (const d of dials) if (d.number === o.phone_number && stepOf(d.id) > optingStep) out.push(`dial to an opted-out number (opted out by call ${callId} in step ${optingStep}): ${at(d)}`);
+  // 4. Opt-outs, from the simulator's plan: a dial whose attempt the contact's `sim` answers
+  // opt_out is the person asking not to be called; from the next step on (the opt-out commits with
+  // the call's result, within its step), no number of that contact (primary, alternate) is dialled,
+  // in any batch of the account.
+  const simOf = (sim: string, attempt: number) => {
+    const plan = sim.split(',');
+    return plan[Math.min(Math.max(attempt, 1), plan.length) - 1];
+  };
+  for (const o of dials) {
+    const b = byBatch.get(o.batchId);
+    const contact = b?.spec.contacts[Number(o.externalId.slice(1)) - 1];
+    if (!contact || simOf(contact.sim, o.attempt) !== 'opt_out') continue;
+    const numbers = [contact.phone, ...(contact.alternate ? [contact.alternate] : [])];
+    for (const d of dials) {
+      if (numbers.includes(d.number) && stepOf(d.seq) > stepOf(o.seq)) out.push(`dial to an opted-out person (call ${o.callId} opted out in step ${stepOf(o.seq)}): ${at(d)}`);
+    }
   }
   // 5. The frequency cap, over the account's dials (all its batches).
   if (c.cap) for (const { dial, inPeriod } of overCap(dials, c.cap)) out.push(`dial over the cap ${c.cap.maxCalls}/${c.cap.periodSeconds}s (${inPeriod} in the period): ${at(dial)}`);
   // 5b. A state's calls-per-24-hours limit (Florida, Oklahoma, Maryland: 3) for a dial under us_states,
   // counting every dial of the account to the number.
   for (const d of dials) {
-    const b = byBatch.get(d.batchId)!;
+    const b = byBatch.get(d.batchId);
+    if (!b) continue;
     const limit = oracleRules(d.number, [...c.profiles, ...b.spec.profiles]).find((r) => r.perDay)?.perDay;
     if (limit === undefined) continue;
     const t0 = d.at.getTime();
-    // Dials recorded up to this one (history ids order dials at one instant of the test clock).
-    const inDay = dials.filter((o) => o.number === d.number && o.at.getTime() > t0 - 86_400_000 && o.id <= d.id).length;
+    // Dials placed up to this one (the log orders dials at one instant of the test clock).
+    const inDay = dials.filter((o) => o.number === d.number && o.at.getTime() > t0 - 86_400_000 && o.seq <= d.seq).length;
     if (inDay > limit) out.push(`dial over the state limit of ${limit} in 24 h (${inDay}): ${at(d)}`);
   }
-  // 6. Exactly one terminal webhook per dialled call.
+  // 6. The calls' history records every dial placed, and only those: a `dial` entry per placeCall
+  // (a `dial_withheld` after one takes it back: the claim's dial stopped before the provider).
+  const history = await prisma.$queryRaw<Array<{ call_id: string; dials: number; withheld: number }>>`
+    SELECT e.call_id, count(*) FILTER (WHERE e.detail->>'event' = 'dial')::int AS dials,
+           count(*) FILTER (WHERE e.detail->>'event' = 'dial_withheld')::int AS withheld
+      FROM call_events e JOIN calls c ON c.id = e.call_id
+     WHERE c.batch_id = ANY(${ids}::text[]) GROUP BY e.call_id`;
+  const placed = new Map<string, number>();
+  for (const d of dials) placed.set(d.callId, (placed.get(d.callId) ?? 0) + 1);
+  for (const h of history) {
+    const n = placed.get(h.call_id) ?? 0;
+    if (h.dials - h.withheld !== n) out.push(`call ${h.call_id}: history records ${h.dials} dials (${h.withheld} withheld), the provider received ${n}`);
+  }
+  // 7. Exactly one terminal webhook per dialled call.
   const deliveries = await prisma.webhookDelivery.findMany({ where: { batchId: { in: ids } }, select: { payload: true } });
   const terminal = new Map<string, string[]>();
   for (const { payload } of deliveries) {
