@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FAKETIME_LIB, startCluster } from './cluster.ts';
-import { FAULT_KINDS, type FaultKind } from './nemesis.ts';
+import { FAULT_KINDS, healAll, type FaultKind } from './nemesis.ts';
 import { addRound, newTotals, summary, violationCount } from './report.ts';
 import { runRound } from './round.ts';
 import { rng } from './scenario.ts';
@@ -49,8 +49,15 @@ async function main() {
       if ((Date.now() - totals.startedAt) / 1000 > DURATION_S) break;
       // Every kind in turn first, then a random one beside it.
       const faults = [KINDS[(round - 1) % KINDS.length]!, ...Array.from({ length: PER_ROUND - 1 }, () => r.pick(KINDS))];
-      const res = await runRound(cluster, { round, rng: r, leaseMs: LEASE_MS, roundMs: ROUND_MS, faults, settleMs: 60_000, tag, clockToleranceMs: 0.5 * LEASE_MS, providerLog });
-      console.log(addRound(totals, round, res));
+      try {
+        const res = await runRound(cluster, { round, rng: r, leaseMs: LEASE_MS, roundMs: ROUND_MS, faults, settleMs: 60_000, tag, clockToleranceMs: 0.5 * LEASE_MS, providerLog });
+        console.log(addRound(totals, round, res));
+      } catch (e) {
+        // The harness could not drive the round (no API answered its requests): said, counted, not judged.
+        totals.aborted += 1;
+        console.log(`round ${round}: aborted by the harness: ${e instanceof Error ? e.message : String(e)}`);
+        await healAll(cluster).catch((err) => console.error('heal:', err));
+      }
     }
   } finally {
     console.log(summary(totals, SEED));

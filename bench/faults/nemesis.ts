@@ -1,7 +1,7 @@
 // The nemesis: one fault at a time per call to `inject`, against one process of the cluster (or
 // the provider), held for a drawn time and then healed. Kinds:
 //   pause               SIGSTOP a worker for 0.5-3 x LEASE_MS, then SIGCONT
-//   kill                SIGKILL a worker (or, one time in four, an API), restarted 0.2-1 s later
+//   kill                SIGKILL a worker (or, one time in four, an API while another is up), restarted 0.2-1 s later
 //   partition_db        a worker's link to PostgreSQL cut for 0.5-3 x LEASE_MS (healed by resuming
 //                       the held bytes or resetting the connections)
 //   partition_provider  a worker's link to the provider cut the same way
@@ -49,7 +49,9 @@ export async function inject(c: Cluster, kind: FaultKind, r: Rng, leaseMs: numbe
       return { kind, target: w.name, heldMs: ms };
     }
     case 'kill': {
-      const p = fixed.target ?? (r.chance(0.25) ? r.pick(c.apis()) : worker());
+      // An API only while another one is up: the campaign's own requests need one.
+      const apis = c.apis().filter((a) => a.alive);
+      const p = fixed.target ?? (apis.length > 1 && r.chance(0.25) ? r.pick(apis) : worker());
       const name = p.name;
       const ms = held(200, 1_000);
       p.child.kill('SIGKILL');

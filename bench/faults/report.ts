@@ -9,6 +9,8 @@ export interface Totals {
   calls: number;
   refused: number;
   unsettled: number;
+  /** Rounds the harness could not drive to the end (not judged). */
+  aborted: number;
   faults: Record<FaultKind, number>;
   violations: Record<Invariant, number>;
   examples: { round: number; v: Violation }[];
@@ -21,6 +23,7 @@ export function newTotals(): Totals {
     calls: 0,
     refused: 0,
     unsettled: 0,
+    aborted: 0,
     faults: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>,
     violations: Object.fromEntries(Object.keys(INVARIANTS).map((k) => [k, 0])) as Record<Invariant, number>,
     examples: [],
@@ -48,7 +51,7 @@ export function addRound(t: Totals, round: number, r: RoundResult): string {
 export function summary(t: Totals, seed: number): string {
   const out = [
     '',
-    `fault campaign: seed ${seed}, ${t.rounds} rounds in ${((Date.now() - t.startedAt) / 60_000).toFixed(1)} min, ${t.calls} calls accepted (${t.refused} creates refused), ${t.unsettled} rounds not settled in time`,
+    `fault campaign: seed ${seed}, ${t.rounds} rounds in ${((Date.now() - t.startedAt) / 60_000).toFixed(1)} min, ${t.calls} calls accepted (${t.refused} creates refused), ${t.unsettled} rounds not settled in time, ${t.aborted} aborted by the harness`,
     'faults injected:',
     ...Object.entries(t.faults).map(([k, n]) => `  ${k.padEnd(20)} ${n}`),
     'violations (bound 0):',

@@ -53,7 +53,8 @@ async function api(c: Cluster, method: string, path: string, body?: unknown): Pr
 
 /** Sends until an API answers something other than 5xx or a broken connection (an API may be down). */
 export async function persist(c: Cluster, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const deadline = Date.now() + 60_000;
+  // A restarted API boots slowly on a loaded machine.
+  const deadline = Date.now() + 180_000;
   for (;;) {
     try {
       const r = await api(c, method, path, body);
@@ -62,7 +63,7 @@ export async function persist(c: Cluster, method: string, path: string, body?: u
     } catch {
       // down: again
     }
-    if (Date.now() > deadline) throw new Error(`${method} ${path}: no API answered for 60 s`);
+    if (Date.now() > deadline) throw new Error(`${method} ${path}: no API answered for 180 s`);
     await sleep(200);
   }
 }
