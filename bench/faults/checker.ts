@@ -141,11 +141,15 @@ export async function check(i: CheckInput): Promise<Violation[]> {
       perNumber.set(n, entry);
     }
     for (const s of lines.filter((l) => l.kind === 'stop' && l.callId === c.id)) {
-      // The hold in force when the stop arrived, by time; one taken over a tolerance before it by another process is a violation.
-      const before = holds.filter((h) => h.at <= s.t - i.clockToleranceMs);
-      const last = before.at(-1);
-      if (last && last.owner !== s.proc && s.status !== 'ended' && s.status !== 'not_connected') {
-        v('owner_acts', `call ${c.id}: stop-call by ${s.proc} at ${new Date(s.t).toISOString()} while ${last.owner ?? 'nobody'} held it (${last.event.detail?.event} at ${new Date(last.at).toISOString()}), provider call ${s.status}`);
+      // A stop of a call still going at the provider is the sender's to send only within one of its
+      // holds: from the hold's entry to the next one's, each end widened by the clock skew allowed
+      // (entries carry their writer's clock, the stop the provider's).
+      if (s.status === 'ended' || s.status === 'not_connected') continue;
+      const tol = i.clockToleranceMs;
+      const within = holds.some((h, k) => h.owner === s.proc && h.at - tol <= s.t && s.t < (holds[k + 1]?.at ?? Infinity) + tol);
+      if (!within) {
+        const last = holds.filter((h) => h.at <= s.t).at(-1);
+        v('owner_acts', `call ${c.id}: stop-call by ${s.proc} at ${new Date(s.t).toISOString()} while ${last?.owner ?? 'nobody'} held it (${last?.event.detail?.event ?? 'no hold'}${last ? ` at ${new Date(last.at).toISOString()}` : ''}), provider call ${s.status}`);
       }
     }
     // answered_kept: the provider's last call for this call was answered (it has a transcript).
