@@ -149,6 +149,28 @@ describe("a state's calls-per-24-hours limit", () => {
     expect([r.batches, r.rejectedBatches, r.violations]).toEqual([1, [], []]);
     expect(r.dials).toBe(3);
   });
+
+  // Found by the campaigns (seed -1382706952): docs/campaigns.md says every dial of the account to
+  // the number counts, in any batch, but number_dials is written only for an account with a cap, so
+  // dials from a batch without us_states are not counted: a us_states batch then dials a Maryland
+  // number a fourth time in 24 hours. Fails until every dial of a rule-bound number is recorded.
+  it("counts the account's dials from a batch without the profile (violation found by the checker)", async () => {
+    const contact = { phone: '+16679401612', alternate: null, timezone: null, sim: 'completed' };
+    const plain = { atStep: 0, contacts: [contact, contact, contact], window: null, useAlternate: false, retry: null, expiresAfterMinutes: null, profiles: [] };
+    const ruled = { ...plain, atStep: 1, contacts: [contact], profiles: ['us_states' as const] };
+    const r = await runCampaign(t, {
+      start: new Date('2026-03-09T14:00:00Z'),
+      profiles: [],
+      defaultWindow: null,
+      enforcedWindow: null,
+      cap: null,
+      batches: [plain, ruled],
+      dncAdds: [],
+      steps: [{ mode: 'jump', ms: 3_600_000 }, { mode: 'jump', ms: 3_600_000 }],
+    });
+    expect([r.batches, r.rejectedBatches, r.violations]).toEqual([2, [], []]);
+    expect(r.dials).toBe(3);
+  });
 });
 
 describe('(b) random campaigns end to end', () => {

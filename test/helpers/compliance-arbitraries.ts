@@ -98,7 +98,7 @@ function usable(templates: string[]): string[] {
   });
 }
 const INTERNATIONAL = usable([...FIXED_TEMPLATES, ...MOBILE_TEMPLATES]);
-export const COUNTRY_CODES_COVERED = new Set(INTERNATIONAL.map((t) => /^\+(1|7|2\d|3\d|4\d|5\d|6\d|8\d|9\d|\d{3})/.exec(t)![1]));
+export const COUNTRY_CODES_COVERED = new Set(INTERNATIONAL.map((t) => /^\+(1|7|35\d|2\d|3\d|4\d|5\d|6\d|8\d|9\d)/.exec(t)![1]));
 
 const international = fc
   .constantFrom(...INTERNATIONAL)
