@@ -111,6 +111,9 @@ describe('GET /call-batches/{batch_id}/calls', () => {
       attempts: 0,
       next_attempt_at: null,
       timezone: null,
+      retry_reason: null,
+      primary_phone_number: row.phoneNumber,
+      consent: null,
     });
   });
 

@@ -98,6 +98,13 @@ describe('the CLI help examples', () => {
     }
     for (const name of ['dids add', 'dids list', 'voices set', 'voices list', 'provider set', 'webhooks secret']) await runExamples(name);
     for (const name of ['suppressions add', 'suppressions import', 'suppressions list', 'suppressions remove']) await runExamples(name);
+    // Over HTTP to the server's operator route, in parts (registry-commands.ts).
+    await runExamples('registry import', ({ out }) => {
+      expect(JSON.parse(out)).toMatchObject({ files: 1, numbers: 2, badLines: 0 });
+    });
+    await runExamples('registry reassigned', ({ out }) => {
+      expect(JSON.parse(out)).toMatchObject({ files: 1, numbers: 1, badLines: 0 });
+    });
 
     // The first create makes a manual batch: start, pause, resume, then follow it to the end.
     await runExamples('batches create', ({ out }, example) => {

@@ -11,13 +11,14 @@ import type { SeededAccount } from './app.ts';
 
 /**
  * Keys of a call record (list-calls, list-call-records, batch results items): the spec's table in
- * its order, then the fields added beside it (attempts, next_attempt_at, timezone, retry_reason, primary_phone_number).
+ * its order, then the fields added beside it (attempts, next_attempt_at, timezone, retry_reason, primary_phone_number, consent).
  */
 export const CALL_RECORD_KEYS = [
   'call_id', 'batch_id', 'contact_id', 'external_id', 'phone_number', 'agent_id', 'agent_name', 'version_id', 'version_name',
   'voice', 'status', 'call_status', 'transcript_status', 'duration_seconds', 'answer_duration_seconds', 'timestamp',
   'created_at', 'completed_at', 'hangup_by', 'disconnect_reason', 'summary', 'outcomes', 'recording_available',
   'recording_url', 'llm_transcript', 'attempts', 'next_attempt_at', 'timezone', 'retry_reason', 'primary_phone_number',
+  'consent',
 ] as const;
 
 /**
