@@ -85,7 +85,7 @@ describe('readContactList', () => {
       [{ contactId: 'a', phoneNumber: '+1', name: null, status: 'queued', extra: 1 }, 7, { contactId: 1, status: 'done' }],
       ['contacts'],
     );
-    expect(reading.contacts).toEqual([{ contactId: 'a', name: null, phoneNumber: '+1', metadata: undefined, status: 'queued', timezone: null }, undefined, expect.anything()]);
+    expect(reading.contacts).toEqual([{ contactId: 'a', name: null, phoneNumber: '+1', metadata: undefined, status: 'queued', timezone: null, consent: null }, undefined, expect.anything()]);
     expect(reading.issues).toEqual([
       { path: ['contacts', 1], reason: 'Input should be a valid dictionary' },
       { path: ['contacts', 2, 'contactId'], reason: 'Input should be a valid string' },
