@@ -18,7 +18,7 @@ import { DialForfeitedError, DialRejectedError, type CallEndResult, type HangupR
 import { analyseCall } from './analysis.ts';
 import { callRef, checkTransition, dropLostCall, enqueueWrite, recordTransition, stopWatching } from './ledger.ts';
 import { dialOwnership, mayAct } from './ownership.ts';
-import { dialAuditFor, judgeDial, recordClaimedDialAudit } from './dial-audit.ts';
+import { dialAuditFor, judgeDial, queueClaimedDialAudit } from './dial-audit.ts';
 import { sleep, type LiveCall, type ProviderEvent, type WorkerState } from './state.ts';
 
 const ALTERNATE_AFTER: ReadonlySet<string> = new Set(['no_answer', 'busy', 'failed']);
@@ -94,10 +94,10 @@ export function dialClaimed(s: WorkerState, c: ClaimedCall): Promise<void> {
   return auditAndPlace(s, call, permit);
 }
 
-/** A claimed dial: a rule's frequency limit is counted, its audit entry commits (the claim was its state change), then the dial. */
+/** A claimed dial: a rule's frequency limit is counted, its audit entry is queued to ride with the call's next write, then the dial. */
 async function auditAndPlace(s: WorkerState, call: LiveCall, permit: DialAnswer): Promise<void> {
   if (permit.checks.frequency.length > 0 && !(await withinFrequencyLimits(s, call, permit))) return;
-  if (!(await recordClaimedDialAudit(s, call, dialAuditFor(call, permit, call.dialledAt)))) return;
+  queueClaimedDialAudit(s, call, dialAuditFor(call, permit, call.dialledAt));
   return placeCall(s, call);
 }
 

@@ -1,7 +1,10 @@
-// The evidence of each dial (domain/dial-audit.ts), committed before the dial is placed: a
-// conditional write through the worker's write queue (one statement for every dial of a claim
-// round, or riding in the alternate's own dial write), so a dial never goes out without its entry
-// and a worker that lost the call's lease writes nothing - and does not dial.
+// The evidence of each dial (domain/dial-audit.ts), a conditional write through the worker's write
+// queue, so a worker that lost the call's lease writes nothing. An alternate's entry rides in its
+// own dial write, which commits before the dial. A claimed dial's (its state change was the claim)
+// rides with the call's next write - its provider call id, its ringing - committed in the same
+// group a few ms after the dial: an awaited write of its own before every dial put one more
+// statement in each claim round's path (bench:dispatch scenario 5, load 20+ on 2 cores: 198 calls/s
+// against 519 without). A worker that dies in those few ms leaves that one dial without an entry.
 import type { CallWrite } from '../../services/calls/call-transitions.ts';
 import { dialPermission, newDialCache, type DialAnswer, type DialCache } from '../../domain/dial-permission.ts';
 import { dialAuditOf, type DialAudit } from '../../domain/dial-audit.ts';
@@ -29,13 +32,16 @@ export function dialAuditFor(call: LiveCall, answer: DialAnswer, at: Date): Dial
   return dialAuditOf(numberZoneTable(), { answer, number: call.number, contactZone: call.contactZone ?? null, at, attempt: call.attempts, alternate: call.usedAlternate });
 }
 
+/** Longest a claimed dial's entry waits for the call's next write before it commits on its own. */
+export const CLAIMED_AUDIT_DEFER_MS = 250;
+
 /**
- * Commits the entry of a claimed call's dial (its state change was the claim). false: the call is
- * no longer this worker's; it was dropped and must not be dialled.
+ * Queues the entry of a claimed call's dial, to commit with the call's next write (or on its own
+ * after CLAIMED_AUDIT_DEFER_MS). Not applied: the call is no longer this worker's, and is dropped.
  */
-export async function recordClaimedDialAudit(s: WorkerState, call: LiveCall, audit: DialAudit): Promise<boolean> {
+export function queueClaimedDialAudit(s: WorkerState, call: LiveCall, audit: DialAudit): void {
   const write: CallWrite = { ...callRef(call), owner: s.settings.id, from: call.status, to: call.status, events: [], set: {}, audits: [audit] };
-  const ok = await enqueueWrite(s, write, call.ctx.callbackUrl);
-  if (!ok) dropLostCall(s, call, 'dial audit');
-  return ok;
+  void enqueueWrite(s, write, call.ctx.callbackUrl, { deferMs: CLAIMED_AUDIT_DEFER_MS }).then((ok) => {
+    if (!ok) dropLostCall(s, call, 'dial audit');
+  });
 }
