@@ -174,7 +174,7 @@ describe("a state's calls-per-24-hours limit", () => {
 });
 
 describe('(b) random campaigns end to end', () => {
-  const RUNS = 20 * Number(process.env.COMPLIANCE_RUNS ?? 1);
+  const RUNS = 30 * Number(process.env.COMPLIANCE_RUNS ?? 1);
   it(`places no dial outside the hours, to a listed or opted-out number, over the cap or after expiry, and ends each dialled call with one terminal webhook (${RUNS} campaigns)`, async () => {
     const totals = { campaigns: 0, batches: 0, dials: 0, steps: 0 };
     await fc.assert(
