@@ -201,6 +201,6 @@ export const instantArb: fc.Arbitrary<Date> = fc.oneof(
 
 /** Compliance profiles an account or batch opts into: none half the time. */
 export const profilesArb: fc.Arbitrary<OracleProfile[]> = fc.oneof(
-  { weight: 1, arbitrary: fc.constant([]) },
-  { weight: 1, arbitrary: fc.subarray([...ORACLE_PROFILES], { minLength: 1 }) },
+  { weight: 1, arbitrary: fc.constant<OracleProfile[]>([]) },
+  { weight: 1, arbitrary: fc.subarray<OracleProfile>([...ORACLE_PROFILES], { minLength: 1 }) },
 );

@@ -95,7 +95,7 @@ export const campaignArb: fc.Arbitrary<Campaign> = fc
         { freq: 3 },
       ),
       expiresAfterMinutes: fc.option(fc.integer({ min: 30, max: 3 * 24 * 60 }), { freq: 2 }),
-      profiles: fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: profilesArb }),
+      profiles: fc.oneof({ weight: 3, arbitrary: fc.constant<OracleProfile[]>([]) }, { weight: 1, arbitrary: profilesArb }),
     });
     return fc.record({
       profiles: profilesArb,
