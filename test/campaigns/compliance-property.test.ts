@@ -176,7 +176,7 @@ describe("a state's calls-per-24-hours limit", () => {
 describe('(b) random campaigns end to end', () => {
   const RUNS = 30 * Number(process.env.COMPLIANCE_RUNS ?? 1);
   it(`places no dial outside the hours, to a listed or opted-out number, over the cap or after expiry, and ends each dialled call with one terminal webhook (${RUNS} campaigns)`, async () => {
-    const totals = { campaigns: 0, batches: 0, dials: 0, steps: 0 };
+    const totals = { campaigns: 0, batches: 0, dials: 0, steps: 0, optOuts: 0, listed: 0, ruled: 0, capped: 0, retries: 0, alternates: 0 };
     await fc.assert(
       fc.asyncProperty(campaignArb, async (campaign) => {
         const r = await runCampaign(t, campaign);
@@ -184,6 +184,7 @@ describe('(b) random campaigns end to end', () => {
         totals.batches += r.batches;
         totals.dials += r.dials;
         totals.steps += r.steps;
+        for (const k of ['optOuts', 'listed', 'ruled', 'capped', 'retries', 'alternates'] as const) totals[k] += r.exercised[k];
         expect(r.violations).toEqual([]);
       }),
       // Shrinking a failed campaign replays it many times: after 150 s fast-check reports the
@@ -192,6 +193,9 @@ describe('(b) random campaigns end to end', () => {
     );
     // Campaigns that never dial would prove nothing.
     expect(totals.dials).toBeGreaterThan(RUNS);
-    console.log(`(b) ${totals.campaigns} campaigns: ${totals.batches} batches, ${totals.dials} dials checked, ${totals.steps} clock steps`);
+    console.log(
+      `(b) ${totals.campaigns} campaigns: ${totals.batches} batches, ${totals.dials} dials checked (${totals.retries} retries, ${totals.alternates} alternates, ` +
+        `${totals.ruled} under a profile rule, ${totals.capped} under a cap, ${totals.optOuts} opt-out answers), ${totals.listed} do-not-call adds, ${totals.steps} clock steps`,
+    );
   }, 600_000);
 });

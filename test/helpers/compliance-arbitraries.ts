@@ -135,7 +135,7 @@ const hhmm = (minutes: number) => `${String(Math.floor(minutes / 60)).padStart(2
 const WEEK = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 /** Realistic hours, any minute-precise span, and wee-hours spans that a DST change cuts or repeats. */
 const span = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom(['08:00', '21:00'], ['09:00', '20:00'], ['08:00', '20:00'], ['10:00', '18:00'], ['16:00', '20:00'], ['00:00', '23:59']) },
+  { weight: 3, arbitrary: fc.constantFrom(['08:00', '21:00'], ['09:00', '20:00'], ['08:00', '20:00'], ['10:00', '18:00'], ['16:00', '20:00'], ['00:00', '23:59'], ['00:00', '24:00'], ['18:00', '24:00']) },
   { weight: 3, arbitrary: fc.tuple(fc.integer({ min: 0, max: 1438 }), fc.integer({ min: 1, max: 900 })).map(([s, len]) => [hhmm(s), hhmm(Math.min(1439, s + len))]) },
   { weight: 2, arbitrary: fc.tuple(fc.integer({ min: 0, max: 200 }), fc.integer({ min: 1, max: 240 })).map(([s, len]) => [hhmm(s), hhmm(s + len)]) },
 ).filter(([s, e]) => e > s);

@@ -140,6 +140,8 @@ export interface CampaignResult {
   violations: string[];
   dials: number;
   batches: number;
+  /** What the run exercised: opt-out answers, do-not-call adds, dials under a profile rule or a cap, retries and alternates dialled. */
+  exercised: { optOuts: number; listed: number; ruled: number; capped: number; retries: number; alternates: number };
   /** Creates refused because every contact was (listed, no zone, window never opens): their errors. */
   rejectedBatches: string[];
   steps: number;
@@ -243,7 +245,17 @@ export async function runCampaign(t: TestApp, c: Campaign): Promise<CampaignResu
   await testWorker(t.deps, { providers }).drain();
 
   violations.push(...(await checkCampaign(t, c, created, listed, log, stepEnds)));
-  return { violations, dials: log.length, batches: created.length, rejectedBatches: rejected, steps: step + 1 };
+  const byId = new Map(created.map((b) => [b.id, b.spec]));
+  const contactOf = (d: Dial) => byId.get(d.batchId)?.contacts[Number(d.externalId.slice(1)) - 1];
+  const exercised = {
+    optOuts: log.filter((d) => contactOf(d)?.sim.split(',').at(Math.min(d.attempt, contactOf(d)!.sim.split(',').length) - 1) === 'opt_out').length,
+    listed: listed.length,
+    ruled: log.filter((d) => oracleRules(d.number, [...c.profiles, ...(byId.get(d.batchId)?.profiles ?? [])]).length > 0).length,
+    capped: c.cap ? log.length : 0,
+    retries: log.filter((d) => d.attempt > 1 && d.number === contactOf(d)?.phone).length,
+    alternates: log.filter((d) => d.number !== contactOf(d)?.phone).length,
+  };
+  return { violations, dials: log.length, exercised, batches: created.length, rejectedBatches: rejected, steps: step + 1 };
 }
 
 async function checkCampaign(
