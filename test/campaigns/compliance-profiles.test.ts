@@ -101,6 +101,13 @@ describe("a batch's own profiles", () => {
       byDefault.apiKey,
     );
     expect(gql.body.errors?.[0]?.message).toMatch(/eu_quiet/);
+    // The same request with a known profile is created (the refusal above was the profile's).
+    const ok = await t.gql(
+      `mutation($input: CreateCallBatchInput!) { createCallBatch(input: $input) { batch { id } } }`,
+      { input: { ...gqlInput(), complianceProfiles: ['us_states'] } },
+      byDefault.apiKey,
+    );
+    expect(ok.body.errors, JSON.stringify(ok.body.errors)).toBeUndefined();
   });
 });
 
@@ -127,8 +134,8 @@ describe("a state's frequency limit", () => {
 
 function gqlInput() {
   return {
-    agentId: byDefault.agentId,
-    versionId: byDefault.versionId,
+    agentId: byDefault.agent.id,
+    versionId: byDefault.version.id,
     interruption: false,
     useAlternateNumber: false,
     startMode: 'immediate',
