@@ -3,7 +3,7 @@
 // per year, and the most restrictive reading winning over a batch's own window.
 import { describe, expect, it } from 'vitest';
 import { usFederalHolidays, isHoliday } from '../../src/domain/compliance/holidays.ts';
-import { complianceProfilesProblems, profilesInForce, rulesFor, usJurisdictionsOf } from '../../src/domain/compliance/profiles.ts';
+import { complianceProfilesProblems, hasFrequencyRule, profilesInForce, rulesFor, usJurisdictionsOf } from '../../src/domain/compliance/profiles.ts';
 import { COMPLIANCE_PROFILES, COMPLIANCE_RULES, COMPLIANCE_RULES_VERSION } from '../../src/domain/compliance/rules-v1.ts';
 import { STATE_OF_AREA_CODE } from '../../src/domain/compliance/area-code-states.ts';
 import { dialPermission, newDialCache } from '../../src/domain/dial-permission.ts';
@@ -110,6 +110,14 @@ describe('us_states', () => {
     expect(ask('+15045550100', '2026-12-27T02:00:00Z', ['us_states'])).toMatchObject({ allowed: false, opensAt: new Date('2026-12-28T14:00:00Z') });
     // Christmas (Friday 2026-12-25) at noon.
     expect(ask('+15045550100', '2026-12-25T18:00:00Z', ['us_states'])).toMatchObject({ allowed: false, opensAt: new Date('2026-12-26T14:00:00Z') });
+  });
+});
+
+describe('numbers whose dials are recorded for a frequency rule, whatever the profiles', () => {
+  it('are those of a state whose rule limits calls per period', () => {
+    // Florida (305), Maryland (667), Oklahoma (405) have 3 per 24 h; New York (212), toll-free and non-US have none.
+    expect(['+13055550100', '+16679401612', '+14055550100'].map(hasFrequencyRule)).toEqual([true, true, true]);
+    expect(['+12125550100', '+18005550100', '+442071838750'].map(hasFrequencyRule)).toEqual([false, false, false]);
   });
 });
 

@@ -12,6 +12,7 @@ import { withSqlTransaction } from '../../db/sql-transaction.ts';
 import type { CallingWindow } from '../../domain/calling-window.ts';
 import { dialPermission, type FrequencyLimit } from '../../domain/dial-permission.ts';
 import type { ComplianceProfile } from '../../domain/compliance/rules-v1.ts';
+import { hasFrequencyRule } from '../../domain/compliance/profiles.ts';
 import { checkDialFrequency } from './dial-frequency-check.ts';
 import { numberZoneTable } from '../../services/batches/number-zone-table.ts';
 
@@ -39,7 +40,7 @@ export async function checkAlternateDial(
 ): Promise<AlternateDialCheck> {
   const judged: { frequency: FrequencyLimit[] } = { frequency: [] };
   const check = await accountChecks(deps, c, judged);
-  if (check !== 'ok' || judged.frequency.length === 0) return check;
+  if (check !== 'ok' || (judged.frequency.length === 0 && !hasFrequencyRule(c.phoneNumber))) return check;
   // A compliance rule's frequency limit for the alternate's own state, after the account's cap (which counted the dial).
   const verdict = await checkDialFrequency(deps, { ...c, limits: judged.frequency });
   return verdict === 'ok' ? 'ok' : FREQUENCY_CAP_SKIP;

@@ -253,6 +253,8 @@ dials AS (
   -- What the frequency cap counts: only written for an account that has one.
   INSERT INTO number_dials (account_id, phone_number, dialled_at, call_id)
   SELECT $9, dialled_number, $3::timestamptz, id FROM upd WHERE $13::int IS NOT NULL
+  -- A call claimed again at the instant of its last dial (a clock that stands still) is one dial.
+  ON CONFLICT DO NOTHING
   RETURNING 1
 ),
 ev AS (

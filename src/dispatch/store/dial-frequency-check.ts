@@ -4,9 +4,13 @@
 // the account's claim lock, so two dials of one number (a claim elsewhere, another worker's check)
 // never both take its last dial in the period. An allowed dial is recorded here (once: the claim
 // may have recorded it already); a refused one takes back the claim's record of a dial not made.
+// With no limits (a batch without the rule's profile) the dial of a rule-bound number is only recorded.
 import type { AppDeps } from '../../deps.ts';
 import type { FrequencyLimit } from '../../domain/dial-permission.ts';
 import { withSqlTransaction } from '../../db/sql-transaction.ts';
+import { runStatement } from '../../db/sql-statement.ts';
+
+const RECORD_DIAL = 'INSERT INTO number_dials (account_id, phone_number, dialled_at, call_id) VALUES ($1, $2, $3::timestamptz, $4) ON CONFLICT DO NOTHING';
 
 /** `ok`, or when enough dials leave the period for this one to be made. */
 export type FrequencyVerdict = 'ok' | { until: Date; rule: string };
@@ -15,8 +19,12 @@ export async function checkDialFrequency(
   deps: Pick<AppDeps, 'db'>,
   c: { accountId: string; callId: string; phoneNumber: string; now: Date; limits: readonly FrequencyLimit[] },
 ): Promise<FrequencyVerdict> {
-  if (c.limits.length === 0) return 'ok';
   const now = c.now.toISOString();
+  if (c.limits.length === 0) {
+    // No limit binds this batch, but one may bind another batch's dial of the number: recorded.
+    await runStatement(deps.db, RECORD_DIAL, [c.accountId, c.phoneNumber, now, c.callId]);
+    return 'ok';
+  }
   const longest = Math.max(...c.limits.map((l) => l.periodSeconds));
   return withSqlTransaction(deps.db, async (tx) => {
     // The claim lock (claims hold it a few ms): waited for, not skipped.
@@ -47,10 +55,7 @@ export async function checkDialFrequency(
       ]);
       return until;
     }
-    await tx.query(
-      'INSERT INTO number_dials (account_id, phone_number, dialled_at, call_id) VALUES ($1, $2, $3::timestamptz, $4) ON CONFLICT DO NOTHING',
-      [c.accountId, c.phoneNumber, now, c.callId],
-    );
+    await tx.query(RECORD_DIAL, [c.accountId, c.phoneNumber, now, c.callId]);
     return 'ok';
   });
 }

@@ -20,6 +20,7 @@ import { callRef, checkTransition, dropLostCall, enqueueWrite, recordTransition,
 import { dialOwnership, mayAct } from './ownership.ts';
 import { dialAuditFor, judgeDial, queueClaimedDialAudit } from './dial-audit.ts';
 import { sleep, type LiveCall, type ProviderEvent, type WorkerState } from './state.ts';
+import { hasFrequencyRule } from '../../domain/compliance/profiles.ts';
 
 const ALTERNATE_AFTER: ReadonlySet<string> = new Set(['no_answer', 'busy', 'failed']);
 /** Failures of our own making or of the account (DialRejectedError): the alternate number would fail the same way. */
@@ -96,7 +97,8 @@ export function dialClaimed(s: WorkerState, c: ClaimedCall): Promise<void> {
 
 /** A claimed dial: a rule's frequency limit is counted, its audit entry is queued to ride with the call's next write, then the dial. */
 async function auditAndPlace(s: WorkerState, call: LiveCall, permit: DialAnswer): Promise<void> {
-  if (permit.checks.frequency.length > 0 && !(await withinFrequencyLimits(s, call, permit))) return;
+  const counted = permit.checks.frequency.length > 0 || hasFrequencyRule(call.number);
+  if (counted && !(await withinFrequencyLimits(s, call, permit))) return;
   queueClaimedDialAudit(s, call, dialAuditFor(call, permit, call.dialledAt));
   return placeCall(s, call);
 }

@@ -67,6 +67,16 @@ export function rulesFor(e164: string, profiles: readonly ComplianceProfile[]): 
   return rules;
 }
 
+/**
+ * Whether any rule of the table limits how often `e164` may be called, whatever profiles are in
+ * force: every dial of such a number is recorded, so that a batch under the rule also counts the
+ * dials the account's other batches made without it.
+ */
+export function hasFrequencyRule(e164: string): boolean {
+  const where = usJurisdictionsOf(e164);
+  return where !== null && COMPLIANCE_RULES.some((r) => r.frequency !== undefined && where.includes(r.jurisdiction));
+}
+
 /** Whether the rule limits when a call may be placed (hours or no-call days). */
 export const limitsHours = (r: ComplianceRule): boolean => r.hours !== undefined || r.noCallDays !== undefined;
 
