@@ -153,7 +153,7 @@ describe("a state's calls-per-24-hours limit", () => {
   // Found by the campaigns (seed -1382706952): docs/campaigns.md says every dial of the account to
   // the number counts, in any batch, but number_dials is written only for an account with a cap, so
   // dials from a batch without us_states are not counted: a us_states batch then dials a Maryland
-  // number a fourth time in 24 hours. Fails until every dial of a rule-bound number is recorded.
+  // number a fourth time in 24 hours. Every dial of a rule-bound number is now recorded (hasFrequencyRule).
   it("counts the account's dials from a batch without the profile (violation found by the checker)", async () => {
     const contact = { phone: '+16679401612', alternate: null, timezone: null, sim: 'completed' };
     const plain = { atStep: 0, contacts: [contact, contact, contact], window: null, useAlternate: false, retry: null, expiresAfterMinutes: null, profiles: [] };
