@@ -238,6 +238,54 @@ describe('max_duration_seconds_per_call', () => {
   });
 });
 
+describe('a hung-up call whose provider cannot be reached', () => {
+  it('keeps the call until the provider can say how it ended, and ends it with the provider\'s result (its transcript), not as provider_unresponsive', async () => {
+    const sim = manualSimulator(t.clock, { callMs: 600_000, ringMs: 1_000 });
+    const transcript = 'Agent: Hello, this is Sales Agent.\nUser: Yes, tell me more.\nAgent: Goodbye!';
+    let reachable = false;
+    let lookups = 0;
+    const cutOff = registryOf({
+      ...sim.provider,
+      // A partition: hang-ups and record reads fail until it heals; the provider then holds the call's end.
+      hangup: async () => {
+        if (!reachable) throw new Error('provider unreachable');
+      },
+      lookup: async () => {
+        lookups++;
+        if (!reachable) throw new Error('provider unreachable');
+        const at = t.clock.now();
+        return { state: 'ended', result: { status: 'completed', hangupBy: 'system', disconnectReason: 'max_duration_reached', startedAt: new Date(at.getTime() - 60_000), answeredAt: new Date(at.getTime() - 59_000), endedAt: at, transcript, recording: null } };
+      },
+    });
+    const worker = testWorker(t.deps, { providers: cutOff });
+    const { batch } = await insertBatch(t.deps, a, {
+      contacts: 1,
+      batch: { maxDurationSeconds: 30, concurrency: 1 },
+      callOverrides: () => ({ status: 'queued', phoneNumber: phoneEndingIn(4, 0) }),
+    });
+    expect((await worker.runOnce()).claimed).toBe(1);
+    await sim.dialled(1);
+    sim.timers.advance(1_000);
+    await worker.settle();
+    sim.timers.advance(30_000);
+    expect((await worker.runOnce()).hungUp).toBe(1);
+    await worker.settle();
+    // A lease later, unreachable: the record cannot be read, so the call is kept.
+    t.clock.advance(t.deps.config.LEASE_MS + 1);
+    await worker.runOnce();
+    await worker.settle();
+    expect(lookups).toBe(1);
+    expect((await calls(batch.id)).map((c) => c.status)).toEqual(['in_progress']);
+    reachable = true;
+    t.clock.advance(t.deps.config.LEASE_MS + 1);
+    await worker.runOnce();
+    await worker.settle();
+    const [c] = await calls(batch.id);
+    expect([c.status, c.disconnectReason, c.llmTranscript]).toEqual(['completed', 'max_duration_reached', transcript]);
+    expect((await expectConsistentBatch(t.deps, batch.id)).batch.status).toBe('completed');
+  });
+});
+
 const pickEnd = (c: { status: string; hangupBy: string | null; disconnectReason: string | null; transcriptStatus: string | null }) => ({
   status: c.status,
   hangupBy: c.hangupBy,

@@ -14,7 +14,7 @@ import type { DialAnswer } from '../../domain/dial-permission.ts';
 import type { DispatchContext } from '../store/dispatch-context.ts';
 import { SUPPRESSED_DISCONNECT_REASON } from '../../domain/suppressions.ts';
 import { ALTERNATE_NEVER_OPENS, checkAlternateDial, type AlternateDialCheck } from '../store/alternate-dial-check.ts';
-import { DialForfeitedError, DialRejectedError, type CallEndResult, type HangupReason, type PlaceCallRequest, type VoiceProvider } from '../voice/provider.ts';
+import { DialForfeitedError, DialRejectedError, type CallEndResult, type HangupReason, type PlaceCallRequest, type ProviderCallRef, type VoiceProvider } from '../voice/provider.ts';
 import { analyseCall } from './analysis.ts';
 import { callRef, checkTransition, dropLostCall, enqueueWrite, recordTransition, stopWatching } from './ledger.ts';
 import { dialOwnership, mayAct } from './ownership.ts';
@@ -456,20 +456,50 @@ async function dialAlternate(s: WorkerState, call: LiveCall, previous: CallEndRe
 /** Asks the provider to end the call; false when it was already asked (or has now been ended here). */
 export function hangUp(s: WorkerState, call: LiveCall, reason: HangupReason, now: Date): boolean {
   if (call.hangup) {
-    // A provider that ignores hangups must not hold the slot forever.
-    if (now.getTime() - call.hangup.at.getTime() > s.settings.leaseMs) {
-      s.log.warn({ callId: call.callId, reason: call.hangup.reason }, 'provider did not end the call after hangup; ending it');
-      // An answered call ends as one (completed, its analysis settled), so it gets the events
-      // every completed call gets; the others fail.
-      const answeredAt = call.answered ? (call.answeredAt ?? call.dialledAt) : null;
-      callEnded(s, call, { ...failedDial(s, call, 'provider_unresponsive'), status: answeredAt ? 'completed' : 'failed', answeredAt });
-    }
+    if (now.getTime() - call.hangup.at.getTime() > s.settings.leaseMs) void settleUnendedHangup(s, call, now);
     return false;
   }
-  call.hangup = { reason, at: now };
+  call.hangup = { reason, at: now, since: now };
   if (call.providerCallId) void requestHangup(s, call, reason);
   s.log.info({ callId: call.callId, batchId: call.batchId, reason }, 'hanging up call');
   return true;
+}
+
+/**
+ * How long a call told to end may stay unended while its provider still reports it going or cannot
+ * be reached (a partition, an outage), in lease lengths: past it, a provider that ignores hang-ups
+ * no longer holds the slot.
+ */
+export const HANGUP_PATIENCE_LEASES = 20;
+
+/**
+ * A call told to end that has not ended a lease later. A provider that keeps records (lookup) is
+ * asked for its own: ended there, the call ends with the provider's result (transcript, recording),
+ * which ending it here would lose; still going or unreachable, the hang-up is sent again and the
+ * call judged again a lease later, up to HANGUP_PATIENCE_LEASES. A provider without records, or
+ * one past that patience, has the call ended here: an answered call as completed (its analysis
+ * settled, so it gets the events every completed call gets), the others failed.
+ */
+async function settleUnendedHangup(s: WorkerState, call: LiveCall, now: Date): Promise<void> {
+  const hangup = call.hangup!;
+  if (hangup.checking) return;
+  const patient = now.getTime() - hangup.since.getTime() <= s.settings.leaseMs * HANGUP_PATIENCE_LEASES;
+  if (call.provider?.lookup && call.providerCallId && patient) {
+    hangup.checking = true;
+    const ref: ProviderCallRef = { callId: call.callId, accountId: call.accountId, attempt: call.attempts, recordingEnabled: call.ctx.recordingEnabled };
+    const found = await call.provider.lookup(call.providerCallId, ref).catch((err: unknown) => {
+      s.log.warn({ err, callId: call.callId }, 'provider record of a hung-up call not read; asking again later');
+      return { state: 'unknown' } as const;
+    });
+    hangup.checking = false;
+    if (s.live.get(call.callId) !== call) return;
+    if (found.state === 'ended') return callEnded(s, call, found.result);
+    hangup.at = s.clock.now();
+    return requestHangup(s, call, hangup.reason);
+  }
+  s.log.warn({ callId: call.callId, reason: hangup.reason }, 'provider did not end the call after hangup; ending it');
+  const answeredAt = call.answered ? (call.answeredAt ?? call.dialledAt) : null;
+  callEnded(s, call, { ...failedDial(s, call, 'provider_unresponsive'), status: answeredAt ? 'completed' : 'failed', answeredAt });
 }
 
 /** Sends the hang-up only while the call is still this worker's (a stale process may be deciding on an old view). */

@@ -51,7 +51,11 @@ export interface LiveCall extends CallRef {
   answered: boolean;
   /** When it was answered, if known (an adopted call may have been answered unseen). */
   answeredAt: Date | null;
-  hangup: { reason: HangupReason; at: Date } | null;
+  /**
+   * Asked to end: `since` the first request, `at` the latest (re-sent while the provider still
+   * reports the call going or cannot be reached), `checking` while its record is being read.
+   */
+  hangup: { reason: HangupReason; at: Date; since: Date; checking?: boolean } | null;
   contact: PlaceCallRequest['contact'];
   /** What its current dial was judged against and the answer (dialPermission): zones, windows, rules. */
   permit?: DialAnswer;
