@@ -9,6 +9,7 @@ import { addAgent, callInState, insertBatch, type InsertedBatch } from '../helpe
 import { recordingUrl } from '../../src/services/calls/recording-url.ts';
 import type { Batch, Call } from '../../src/generated/prisma/client.ts';
 import type { CallStatus } from '../../src/domain/call-state.ts';
+import { retryReasonsByCallIds } from '../../src/services/calls/retry-reasons.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -89,6 +90,10 @@ async function callRecordOf(c: Call) {
     attempts: c.attempts,
     next_attempt_at: iso(c.nextAttemptAt),
     timezone: c.timezone,
+    // How the last attempt ended, from the call's history (none here: the rows are inserted).
+    retry_reason: (await retryReasonsByCallIds(t.deps.db, c.accountId, [c.id]))[0],
+    primary_phone_number: c.phoneNumber,
+    consent: c.consentSource ? { source: c.consentSource, timestamp: iso(c.consentAt), text: c.consentText, reference: c.consentReference } : null,
   };
 }
 

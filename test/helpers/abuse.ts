@@ -59,7 +59,7 @@ export type ErrorForm = 'detail' | 'envelope';
 
 /**
  * Throws unless `body` is one of the contract's two error forms, consistent with `status`:
- * `{detail: string}` alone, or the envelope `{status_code, message, error: {code, details}, data: null}`.
+ * `{detail: string}` alone (with the rejections beside it for "All contacts are invalid"), or the envelope `{status_code, message, error: {code, details}, data: null}`.
  */
 export function contractErrorForm(status: number, body: unknown): ErrorForm {
   const fail = (why: string): never => {
@@ -71,6 +71,12 @@ export function contractErrorForm(status: number, body: unknown): ErrorForm {
   const b = body as Record<string, any>;
   if (keys === 'detail') {
     if (typeof b.detail !== 'string' || !b.detail) fail('detail is not a non-empty string');
+    return 'detail';
+  }
+  // "All contacts are invalid" keeps the contract's text and adds why beside it (docs/api.md).
+  if (keys === 'detail,rejected_contacts,validation_errors') {
+    if (b.detail !== 'All contacts are invalid') fail('only "All contacts are invalid" lists its rejections');
+    if (!Number.isInteger(b.rejected_contacts) || b.rejected_contacts < 1 || !Array.isArray(b.validation_errors)) fail('rejections');
     return 'detail';
   }
   if (keys !== 'data,error,message,status_code') fail(`keys ${keys}`);

@@ -39,6 +39,7 @@ const DETAIL_COLUMNS = {
   retryDelaySeconds: true,
   expiresAt: true,
   callingWindow: true,
+  enforcedWindow: true,
 } as const satisfies Prisma.BatchSelect;
 
 export type BatchDetailColumn = keyof typeof DETAIL_COLUMNS;
