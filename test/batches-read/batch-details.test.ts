@@ -211,7 +211,7 @@ describe('GraphQL: the detail fields of a batch read alike wherever the batch co
     const [own, absent, theirs] = await batchDetailsByIds(t.deps.db, a.account.id, [batch.id, 'sched_missing', foreign.id]);
     expect(Object.keys(own!).sort()).toEqual(
       ['id', 'startMode', 'scheduledAt', 'timezone', 'concurrency', 'acceptedContacts', 'rejectedContacts', 'callbacks', 'startedAt',
-        'completedAt', 'retryMaxAttempts', 'retryOn', 'retryDelaySeconds', 'expiresAt', 'callingWindow'].sort(),
+        'completedAt', 'retryMaxAttempts', 'retryOn', 'retryDelaySeconds', 'expiresAt', 'callingWindow', 'enforcedWindow'].sort(),
     );
     expect(own!.id).toBe(batch.id);
     expect([absent, theirs]).toEqual([null, null]);
