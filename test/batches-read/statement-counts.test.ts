@@ -86,8 +86,9 @@ describe('statements per request: each row read once', () => {
     [
       'REST call records page',
       () => rest(`/api/v1/public/call-records?start_date=2026-09-01&end_date=2026-09-01&page_size=20`),
-      // The batches' sizes place the page, the day counters give the total; then the page's calls; then labels.
-      ['api key', 'batches', 'call_record_counts', 'calls by ranges', 'batches+labels'],
+      // The batches' sizes place the page, the day counters give the total; then the page's calls; then labels;
+      // and, the page holding calls that wait for a retry, their retry reasons in one read of their history.
+      ['api key', 'batches', 'call_record_counts', 'calls by ranges', 'batches+labels', 'call_events'],
     ],
     // The total is the account's counter rows (migration batch_counts), not a count of the list.
     ['REST batch list', () => rest(`/api/v1/public/call-batches?limit=20`), ['api key', 'batch_counts', 'batches']],
