@@ -242,7 +242,7 @@ describe('a worker delayed between its claim and its dial', () => {
           interruption: false,
           maxDurationSeconds: 60,
         },
-        { owner: 'A#1', confirmDial: async () => answers[asked++] ?? false },
+        { owner: 'A#1', confirmDial: async () => answers[asked++] ?? false, holdsNow: () => true },
       );
       await expect(dial).rejects.toBeInstanceOf(DialForfeitedError);
       expect([asked, fake.creates.length, fake.calls.size]).toEqual([2, 0, 0]);
@@ -251,7 +251,61 @@ describe('a worker delayed between its claim and its dial', () => {
       await fake.close();
     }
   });
+
+  it('a Retell create is written only while the worker still holds the call: a lease lost after the last confirmation keeps it in', async () => {
+    const fake: FakeRetell = await startFakeRetell({ apiKey: 'key_test_ownership_0123456789' });
+    const provider = createRetellProvider({
+      baseURL: fake.url,
+      account: async () => ({ apiKey: 'key_test_ownership_0123456789' }),
+      agent: async () => ({ agentId: 'agent_abc', agentVersion: 3 }),
+      feed: async () => [],
+      analyzed: async () => [],
+      now: () => new Date(),
+      maxAttempts: 4,
+      backoffMs: 1,
+    });
+    try {
+      // Confirmed, then (a pause) no longer held as the connection is ready; confirmed again: lost.
+      const lost = { confirms: [true, false], holds: [false], asked: 0, gated: 0 };
+      const lostDial = provider.placeCall(dialRequest('call_g1'), {
+        owner: 'A#1',
+        confirmDial: async () => lost.confirms[lost.asked++] ?? false,
+        holdsNow: () => lost.holds[lost.gated++] ?? true,
+      });
+      await expect(lostDial).rejects.toBeInstanceOf(DialForfeitedError);
+      expect([lost.asked, lost.gated, fake.creates.length]).toEqual([2, 1, 0]);
+
+      // The same, but the second confirmation finds the lease still ours: created once, on the next write.
+      const kept = { asked: 0, gated: 0 };
+      await provider.placeCall(dialRequest('call_g2'), {
+        owner: 'A#1',
+        confirmDial: async () => (kept.asked++, true),
+        holdsNow: () => kept.gated++ > 0,
+      });
+      expect([kept.asked, kept.gated, fake.creates.length]).toEqual([2, 2, 1]);
+    } finally {
+      await provider.close();
+      await fake.close();
+    }
+  });
 });
+
+function dialRequest(callId: string) {
+  return {
+    callId,
+    batchId: 'batch_1',
+    accountId: 'acc_1',
+    attempt: 1,
+    from: '+14155550100',
+    to: '+14155550124',
+    agent: { id: 'agt-1', name: 'Ava', voice: 'retell-Cimo', outcomeKeys: [] },
+    prompt: { id: 'pmt-1', name: 'v1', text: 'Hello' },
+    contact: { externalId: 'c1', name: null, metadata: {} },
+    recordingEnabled: false,
+    interruption: false,
+    maxDurationSeconds: 60,
+  };
+}
 
 // ---- a real worker process, stopped and resumed (PostgreSQL: PGlite is private to one process) ----
 

@@ -93,6 +93,12 @@ export interface CallOwnership {
    * each one and throws DialForfeitedError on false.
    */
   confirmDial(): Promise<boolean>;
+  /**
+   * Synchronous, from what the worker knows without asking: its lease still outlasts one request.
+   * A provider asks it in the same step as it writes a create, so that a pause after confirmDial
+   * cannot let a lost dial out (retell/gated-fetch.ts); false means confirm again.
+   */
+  holdsNow(): boolean;
 }
 
 /** What identifies one dial of one of our calls at a provider (our ids travel in its metadata). */

@@ -56,5 +56,5 @@ export async function mayAct(s: WorkerState, call: LiveCall, o: { during: string
 
 /** What the provider gets with a dial: the lease holder, and the check it repeats before each create. */
 export function dialOwnership(s: WorkerState, call: LiveCall): CallOwnership {
-  return { owner: s.settings.id, confirmDial: () => mayAct(s, call, { during: 'dial', dial: true }) };
+  return { owner: s.settings.id, confirmDial: () => mayAct(s, call, { during: 'dial', dial: true }), holdsNow: () => leaseCovers(s, call) };
 }

@@ -1,6 +1,7 @@
 // One retell-sdk client per API key, built in one place for every caller (the worker's provider,
 // the recording link refresh): clients are reused, never rebuilt per request.
 import Retell from 'retell-sdk';
+import { gatedFetch } from './gated-fetch.ts';
 
 export interface RetellClientOptions {
   baseURL?: string;
@@ -15,7 +16,8 @@ export function retellClients(opts: RetellClientOptions = {}): RetellClients {
     let c = clients.get(apiKey);
     if (!c) {
       // Retries are the callers' (a create looks the call up before each), never the SDK's blind ones.
-      c = new Retell({ apiKey, baseURL: opts.baseURL, maxRetries: 0, timeout: opts.timeoutMs ?? 15_000 });
+      // gatedFetch: a create goes out only while its worker still holds the call (gated-fetch.ts).
+      c = new Retell({ apiKey, baseURL: opts.baseURL, maxRetries: 0, timeout: opts.timeoutMs ?? 15_000, fetch: gatedFetch });
       clients.set(apiKey, c);
     }
     return c;

@@ -3,11 +3,13 @@
 // its metadata, so a create whose answer was lost to a timeout or 5xx, or a dial repeated after a
 // worker died, adopts the existing Retell call. 429/5xx/network errors retry with exponential
 // backoff; other 4xx fail the dial with Retell's message. Each create waits for the worker's word
-// that it still holds the call (mayCreate): a worker paused in a backoff must not create it late.
+// that it still holds the call (mayCreate), and is written only while it still does (holdsNow): a
+// worker paused in a backoff, or between the two, must not create it late.
 import Retell from 'retell-sdk';
 import { DialForfeitedError, type PlaceCallRequest } from '../provider.ts';
 import { createPhoneCallBody, isDialOf, type RetellAgentRef, type RetellCallObject } from './call-mapping.ts';
 import { dialRejection, isRetryable, providerMessage } from './dial-errors.ts';
+import { GateClosedError, SEND_GATE } from './gated-fetch.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -29,6 +31,8 @@ export interface DialRetries {
   stopped(): boolean;
   /** Asked right before each create: false means the worker lost the call (DialForfeitedError). */
   mayCreate?(): Promise<boolean>;
+  /** Asked as the create's bytes are written: false keeps them in and asks mayCreate again. */
+  holdsNow?(): boolean;
 }
 
 export async function createDial(c: Retell, req: PlaceCallRequest, agent: RetellAgentRef, retries: DialRetries): Promise<RetellCallObject> {
@@ -38,8 +42,11 @@ export async function createDial(c: Retell, req: PlaceCallRequest, agent: Retell
       const found = await findDial(c, req.callId, req.attempt);
       if (found) return found;
       if (retries.mayCreate && !(await retries.mayCreate())) throw new DialForfeitedError(req.callId);
-      return (await c.call.createPhoneCall(body as never)) as unknown as RetellCallObject;
+      const gated = retries.holdsNow ? { fetchOptions: { [SEND_GATE]: retries.holdsNow } as never } : undefined;
+      return (await c.call.createPhoneCall(body as never, gated)) as unknown as RetellCallObject;
     } catch (err) {
+      // Not sent: the lease needs confirming again (or is lost), which the next turn's mayCreate settles.
+      if (err instanceof Retell.APIConnectionError && err.cause instanceof GateClosedError && attempt < retries.maxAttempts) continue;
       if (!isRetryable(err)) throw err instanceof Retell.APIError ? dialRejection(err) : err;
       if (attempt >= retries.maxAttempts || retries.stopped()) {
         // The last create may still have gone through: adopt it rather than abandon it.

@@ -211,6 +211,7 @@ export function createRetellProvider(opts: RetellProviderOptions): VoiceProvider
         backoffMs,
         stopped: () => closed,
         mayCreate: ownership ? () => ownership.confirmDial() : undefined,
+        holdsNow: ownership ? () => ownership.holdsNow() : undefined,
       });
       watch(c.call_id, req, apiKey, { answered: false, placedAt: opts.now(), owner: ownership?.owner ?? null });
       return { providerCallId: c.call_id };
