@@ -277,12 +277,18 @@ describe('a worker delayed between its claim and its dial', () => {
 
       // The same, but the second confirmation finds the lease still ours: created once, on the next write.
       const kept = { asked: 0, gated: 0 };
-      await provider.placeCall(dialRequest('call_g2'), {
+      const { providerCallId: placed } = await provider.placeCall(dialRequest('call_g2'), {
         owner: 'A#1',
         confirmDial: async () => (kept.asked++, true),
         holdsNow: () => kept.gated++ > 0,
       });
       expect([kept.asked, kept.gated, fake.creates.length]).toEqual([2, 2, 1]);
+
+      // A hang-up is gated the same way: none leaves once the lease is no longer held.
+      await provider.hangup(placed, 'cancelled', { accountId: 'acc_1', holdsNow: () => false });
+      expect(fake.stops).toEqual([]);
+      await provider.hangup(placed, 'cancelled', { accountId: 'acc_1', holdsNow: () => true });
+      expect(fake.stops).toEqual([placed]);
     } finally {
       await provider.close();
       await fake.close();

@@ -152,7 +152,7 @@ export interface VoiceProvider {
    * with hangupBy 'system'. Unknown or already-ended calls are ignored. `call` names the account of a
    * call this process did not place (recovery), for providers that need it to reach the call.
    */
-  hangup(providerCallId: string, reason: HangupReason, call?: { accountId: string }): Promise<void>;
+  hangup(providerCallId: string, reason: HangupReason, call?: { accountId: string; holdsNow?: () => boolean }): Promise<void>;
   /** Returns an unsubscribe function. */
   onEvent(listener: ProviderEventListener): () => void;
   /**

@@ -17,7 +17,7 @@ import { ALTERNATE_NEVER_OPENS, checkAlternateDial, type AlternateDialCheck } fr
 import { DialForfeitedError, DialRejectedError, type CallEndResult, type HangupReason, type PlaceCallRequest, type ProviderCallRef, type VoiceProvider } from '../voice/provider.ts';
 import { analyseCall } from './analysis.ts';
 import { callRef, checkTransition, dropLostCall, enqueueWrite, recordTransition, stopWatching } from './ledger.ts';
-import { dialOwnership, mayAct } from './ownership.ts';
+import { dialOwnership, leaseCovers, mayAct } from './ownership.ts';
 import { dialAuditFor, judgeDial, queueClaimedDialAudit } from './dial-audit.ts';
 import { sleep, type LiveCall, type ProviderEvent, type WorkerState } from './state.ts';
 import { hasFrequencyRule } from '../../domain/compliance/profiles.ts';
@@ -505,5 +505,6 @@ async function settleUnendedHangup(s: WorkerState, call: LiveCall, now: Date): P
 /** Sends the hang-up only while the call is still this worker's (a stale process may be deciding on an old view). */
 async function requestHangup(s: WorkerState, call: LiveCall, reason: HangupReason): Promise<void> {
   if (!call.provider || !call.providerCallId || !(await mayAct(s, call, { during: 'hang-up' }))) return;
-  await call.provider.hangup(call.providerCallId, reason, { accountId: call.accountId }).catch((err) => s.log.warn({ err, callId: call.callId }, 'hangup failed'));
+  const holdsNow = () => leaseCovers(s, call);
+  await call.provider.hangup(call.providerCallId, reason, { accountId: call.accountId, holdsNow }).catch((err) => s.log.warn({ err, callId: call.callId }, 'hangup failed'));
 }

@@ -17,7 +17,7 @@ export function requestMarginMs(s: WorkerState, provider: VoiceProvider | null):
 }
 
 /** The call is this worker's and its known lease outlasts a request to its provider. */
-function leaseCovers(s: WorkerState, call: LiveCall): boolean {
+export function leaseCovers(s: WorkerState, call: LiveCall): boolean {
   return s.live.get(call.callId) === call && call.leaseUntil - s.clock.now().getTime() > requestMarginMs(s, call.provider);
 }
 

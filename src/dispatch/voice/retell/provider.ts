@@ -30,6 +30,7 @@ import { AnalysisWaits } from './analysis-waits.ts';
 import { endResultFromCall, isFinalCall, type RetellAgentRef, type RetellCallObject } from './call-mapping.ts';
 import { retellClients, type RetellClients } from './clients.ts';
 import { createDial, findDial } from './dial.ts';
+import { SEND_GATE } from './gated-fetch.ts';
 
 export interface RetellStoredEvent {
   event: string;
@@ -222,7 +223,7 @@ export function createRetellProvider(opts: RetellProviderOptions): VoiceProvider
     // call is reconciled through get-call from now on, so its end is recorded without a webhook.
     // A call this process does not watch (another worker's, found by recovery) is stopped with
     // its account's key.
-    async hangup(providerCallId: string, _reason: HangupReason, ref?: { accountId: string }) {
+    async hangup(providerCallId: string, _reason: HangupReason, ref?: { accountId: string; holdsNow?: () => boolean }) {
       const call = live.get(providerCallId);
       if (call) call.hangupRequested = true;
       let key = call?.apiKey ?? null;
@@ -234,7 +235,9 @@ export function createRetellProvider(opts: RetellProviderOptions): VoiceProvider
         onError(new Error(`no Retell API key to stop call ${providerCallId}`), 'stop-call');
         return;
       }
-      await client(key).call.stop(providerCallId).catch((err) => onError(err, 'stop-call'));
+      // Gated like a create: a worker paused after its last confirmation sends nothing (gated-fetch.ts).
+      const gated = ref?.holdsNow ? { fetchOptions: { [SEND_GATE]: ref.holdsNow } as never } : undefined;
+      await client(key).call.stop(providerCallId, gated).catch((err) => onError(err, 'stop-call'));
       if (call) schedule();
     },
 
