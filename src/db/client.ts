@@ -5,6 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client.ts';
+import { takeTurns } from './pglite-turns.ts';
 import { initPgliteDataDir, lockDataDir, PGLITE_DIR, tightenDataDir } from './pglite-data-dir.ts';
 import { parseTimestamptz, TIMESTAMPTZ_OID } from './timestamp-parser.ts';
 
@@ -96,6 +97,8 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     unlock();
     throw e;
   }
+  // Statements (Prisma's too) take turns with the event loop, bulk ones behind the rest (pglite-turns.ts).
+  takeTurns(pglite);
   // pglite-prisma-adapter is typed against an older driver-adapter-utils; the runtime protocol matches.
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) as never });
   return {

@@ -7,6 +7,7 @@
 // Prisma can't express them (the results' outcome filter).
 import type { Database } from '../db/client.ts';
 import { plainFields, scalarFields, selectList, type ModelQuery } from '../db/model-columns.ts';
+import { inBulkLane } from '../db/pglite-turns.ts';
 import { runStatement } from '../db/sql-statement.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { offsetOf, type PageRequest } from './pagination.ts';
@@ -100,7 +101,7 @@ async function seekPast(db: Database, source: PageSource<unknown>, offset: numbe
   while (left > SEEK_STEP) {
     const sql = Prisma.sql`SELECT ${keys} FROM ${Prisma.raw(`${source.table} ${source.alias}`)} WHERE ${source.where} AND ${after}
       ORDER BY ${Prisma.raw(source.orderBy)} LIMIT 1 OFFSET ${SEEK_STEP - 1}`;
-    const [row] = await runStatement<Record<string, string>>(db, sql.text, sql.values);
+    const [row] = await inBulkLane(() => runStatement<Record<string, string>>(db, sql.text, sql.values));
     if (!row) return null;
     const values = seek.columns.map((c, i) => Prisma.sql`${row[`k${i}`]}::${Prisma.raw(c.type)}`);
     after = Prisma.sql`${tuple} ${Prisma.raw(seek.op)} (${Prisma.join(values)})`;

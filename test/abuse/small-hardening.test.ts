@@ -75,8 +75,8 @@ describe('the embedded database is private to its user', () => {
     for (const e of modesUnder(dataDir)) fs.chmodSync(e.file, e.dir ? 0o777 : 0o666);
     const server = await startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: '', ADMIN_TOKEN: '', RUN_WORKER: 'false', SEED_DEMO: 'true', LOG_LEVEL: 'warn' });
     try {
-      // The demo account's e-mail and prompt are written by now (and the operator token file).
-      expect(server.stdout()).toContain('Demo account created');
+      // Once the banner names the demo account, its e-mail and prompt are written (and the operator token file).
+      await expect.poll(() => server.stdout()).toContain('Demo account created');
       expect(fs.existsSync(path.join(dataDir, 'operator-token'))).toBe(true);
       expect(notPrivate(dataDir)).toEqual([]);
       const warnings = server.stdout().split('\n').filter((l) => l.includes('made private'));

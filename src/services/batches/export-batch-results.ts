@@ -7,6 +7,7 @@
 // paging the JSON results route at its largest page size costs.
 import type { AppDeps } from '../../deps.ts';
 import { selectList } from '../../db/model-columns.ts';
+import { inBulkLane } from '../../db/pglite-turns.ts';
 import { runStatement } from '../../db/sql-statement.ts';
 import { AppError } from '../../errors.ts';
 import type { Account, Call } from '../../generated/prisma/client.ts';
@@ -76,7 +77,7 @@ async function callsAfter(deps: ExportDeps, batchId: string, filter: ResultFilte
     if (rows.length > 0) await nextTurn();
     const take = Math.min(chunk, EXPORT_PAGE_ROWS - rows.length);
     const sql = Prisma.sql`SELECT ${SELECT_LIST} FROM calls c WHERE ${where} AND c.seq > ${after} ORDER BY c.seq LIMIT ${take}`;
-    const got = await runStatement<ExportedCall>(deps.db, sql.text, sql.values);
+    const got = await inBulkLane(() => runStatement<ExportedCall>(deps.db, sql.text, sql.values));
     rows.push(...got);
     if (got.length < take) break;
     after = got[got.length - 1].seq;
