@@ -115,6 +115,8 @@ async function startServer(db: Storage): Promise<{ base: string; child: ChildPro
       RUN_WORKER: 'true',
       SEED_DEMO: 'false',
       SIM_CALL_MS: String(SIM_CALL_MS),
+      // The dispatch batch must dial whatever the hour: under the us_tcpa default it waits out the night.
+      DEFAULT_COMPLIANCE_PROFILES: 'none',
       ADMIN_TOKEN,
       APP_SECRET,
       LOG_LEVEL: 'error',
