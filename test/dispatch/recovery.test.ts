@@ -147,6 +147,51 @@ describe('lease expired after the dial', () => {
   });
 });
 
+describe('a lost dial still on its way to the provider', () => {
+  it('is not settled as never dialled while the provider may still create it (its request timeout after the lease lapsed)', async () => {
+    const { batch, calls: [c, d] } = await insertBatch(t.deps, a, {
+      contacts: 2,
+      batch: { concurrency: 2 },
+      callOverrides: (i) => ({ status: 'ringing', attempts: 1, phoneNumber: phoneEndingIn(4, i) }),
+    });
+    // Worker A sent both creates and was cut off; its leases lapsed a moment ago.
+    const lapsed = new Date(t.clock.now().getTime() - 1);
+    await t.deps.db.prisma.call.updateMany({ where: { batchId: batch.id }, data: { leaseOwner: 'A#cut', leaseExpiresAt: lapsed } });
+    // A slow provider: neither create has been made yet (list-calls finds nothing), so far.
+    const created = new Map<string, string>();
+    const provider: VoiceProvider = {
+      name: 'slow-create',
+      requestTimeoutMs: 8_000,
+      placeCall: async () => ({ providerCallId: 'never' }),
+      hangup: async () => {},
+      onEvent: () => () => {},
+      close: async () => {},
+      findCall: async (ref) => created.get(ref.callId) ?? null,
+      async lookup(id): Promise<ProviderCallLookup> {
+        const at = t.clock.now();
+        return id === 'rc_late'
+          ? { state: 'ended', result: { status: 'completed', hangupBy: 'agent', disconnectReason: 'agent_hangup', startedAt: at, answeredAt: at, endedAt: at, transcript: 'Agent: Hi.', recording: null } }
+          : { state: 'unknown' };
+      },
+    };
+    const worker = testWorker(t.deps, { workerId: 'B', leaseMs: LEASE, providers: createProviderRegistry({ simulator: () => provider }) });
+    expect((await worker.runOnce()).settled).toBe(0);
+    // One create lands late: at the next look (5 s on), that call is settled with the provider's result.
+    created.set(c.id, 'rc_late');
+    t.clock.advance(5_000);
+    expect((await worker.runOnce()).settled).toBe(1);
+    // The other never arrives: its next look is past the provider's request timeout, and it is settled as lost.
+    t.clock.advance(10_000);
+    expect((await worker.runOnce()).settled).toBe(1);
+    await worker.settle();
+    const rows = await calls(batch.id);
+    expect(rows.map((r) => [r.id, r.status, r.disconnectReason])).toEqual([
+      [c.id, 'completed', 'agent_hangup'],
+      [d.id, 'failed', 'dispatcher_lost'],
+    ]);
+  });
+});
+
 describe('analysis left unfinished', () => {
   it('is taken over and completed by another worker', async () => {
     const transcript = 'Agent: Hello Ann, this is Sales Agent.\nUser: Yes, I am interested. Tell me more.\nAgent: Goodbye!';

@@ -120,6 +120,10 @@ async function recoverCall(s: WorkerState, l: LostCall, now: Date, deadline: num
     try {
       // The worker may have died between the provider accepting the call and storing its id.
       const providerCallId = l.providerCallId ?? (provider.findCall ? await beforeDeadline(provider.findCall(callRef), deadline) : null);
+      // Not there yet may mean on its way: a provider can take up to its request timeout to create
+      // a call the lost worker sent before its lease lapsed (a slow provider, the fault campaign's
+      // seed 20261131 round 147). Settled as never dialled only once that has passed.
+      if (!providerCallId && now.getTime() < l.leaseExpiresAt.getTime() + (provider.requestTimeoutMs ?? 0)) return null;
       const found = providerCallId ? await beforeDeadline(provider.lookup(providerCallId, callRef), deadline) : ({ state: 'unknown' } as const);
       if (found.state === 'ended') {
         // The lease stays (expired) when analysis is due: takeOverStaleAnalysis picks it up.
