@@ -213,37 +213,12 @@ describe('a worker delayed between its claim and its dial', () => {
   it('a Retell dial asks for the lease again before every create, and creates nothing once it is lost', async () => {
     const fake: FakeRetell = await startFakeRetell({ apiKey: 'key_test_ownership_0123456789' });
     try {
-      const provider = createRetellProvider({
-        baseURL: fake.url,
-        account: async () => ({ apiKey: 'key_test_ownership_0123456789' }),
-        agent: async () => ({ agentId: 'agent_abc', agentVersion: 3 }),
-        feed: async () => [],
-        analyzed: async () => [],
-        now: () => new Date(),
-        maxAttempts: 4,
-        backoffMs: 1,
-      });
+      const provider = retellFor(fake);
       // The first create fails (503, nothing created); by the retry, the worker has lost the call.
       fake.failNext(1, 503, false);
       const answers = [true, false];
       let asked = 0;
-      const dial = provider.placeCall(
-        {
-          callId: 'call_1',
-          batchId: 'batch_1',
-          accountId: 'acc_1',
-          attempt: 1,
-          from: '+14155550100',
-          to: '+14155550124',
-          agent: { id: 'agt-1', name: 'Ava', voice: 'retell-Cimo', outcomeKeys: [] },
-          prompt: { id: 'pmt-1', name: 'v1', text: 'Hello' },
-          contact: { externalId: 'c1', name: null, metadata: {} },
-          recordingEnabled: false,
-          interruption: false,
-          maxDurationSeconds: 60,
-        },
-        { owner: 'A#1', confirmDial: async () => answers[asked++] ?? false, holdsNow: () => true },
-      );
+      const dial = provider.placeCall(dialRequest('call_1'), { owner: 'A#1', confirmDial: async () => answers[asked++] ?? false, holdsNow: () => true });
       await expect(dial).rejects.toBeInstanceOf(DialForfeitedError);
       expect([asked, fake.creates.length, fake.calls.size]).toEqual([2, 0, 0]);
       await provider.close();
@@ -254,16 +229,7 @@ describe('a worker delayed between its claim and its dial', () => {
 
   it('a Retell create is written only while the worker still holds the call: a lease lost after the last confirmation keeps it in', async () => {
     const fake: FakeRetell = await startFakeRetell({ apiKey: 'key_test_ownership_0123456789' });
-    const provider = createRetellProvider({
-      baseURL: fake.url,
-      account: async () => ({ apiKey: 'key_test_ownership_0123456789' }),
-      agent: async () => ({ agentId: 'agent_abc', agentVersion: 3 }),
-      feed: async () => [],
-      analyzed: async () => [],
-      now: () => new Date(),
-      maxAttempts: 4,
-      backoffMs: 1,
-    });
+    const provider = retellFor(fake);
     try {
       // Confirmed, then (a pause) no longer held as the connection is ready; confirmed again: lost.
       const lost = { confirms: [true, false], holds: [false], asked: 0, gated: 0 };
@@ -295,6 +261,20 @@ describe('a worker delayed between its claim and its dial', () => {
     }
   });
 });
+
+/** The Retell provider against the fake, retrying a failed create at once. */
+function retellFor(fake: FakeRetell) {
+  return createRetellProvider({
+    baseURL: fake.url,
+    account: async () => ({ apiKey: 'key_test_ownership_0123456789' }),
+    agent: async () => ({ agentId: 'agent_abc', agentVersion: 3 }),
+    feed: async () => [],
+    analyzed: async () => [],
+    now: () => new Date(),
+    maxAttempts: 4,
+    backoffMs: 1,
+  });
+}
 
 function dialRequest(callId: string) {
   return {
