@@ -21,7 +21,6 @@ export function inBulkLane<T>(work: () => Promise<T>): Promise<T> {
 }
 
 interface Turn {
-  lane: StatementLane;
   queuedAt: number;
   start(): void;
 }
@@ -61,7 +60,6 @@ export function takeTurns(pglite: PGlite, now: () => number = () => performance.
     new Promise<T>((resolve, reject) => {
       const lane = callerLane.getStore() ?? 'interactive';
       queues[lane].push({
-        lane,
         queuedAt: now(),
         // Run in its caller's async context, not in that of whoever's turn ended before it.
         start: AsyncResource.bind(() =>

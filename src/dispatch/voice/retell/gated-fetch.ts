@@ -17,7 +17,7 @@ const MAX_RESPONSE_BYTES = 4 << 20;
 export class GateClosedError extends Error {
   override name = 'GateClosedError';
   constructor() {
-    super('the request was not sent: its gate closed before the connection was ready');
+    super('the request was not sent: its gate was closed when its connection was ready');
   }
 }
 
