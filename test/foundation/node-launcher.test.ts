@@ -121,17 +121,19 @@ fs.writeFileSync(
 );
 const npmCalls = () => (fs.existsSync(npmLog) ? fs.readFileSync(npmLog, 'utf8').trim().split('\n') : []);
 
-// Prints what it ran under, exits with its first argument; stays until signalled when that is `wait`.
+// Prints what it ran under, exits with its first argument; stays until signalled when that is `wait`
+// (its handlers set before it prints, so a signal sent once the line is read always finds them).
 const stub = path.join(tmp, 'stub.mjs');
 fs.writeFileSync(
   stub,
   `const [how, ...rest] = process.argv.slice(2);
-process.stdout.write(JSON.stringify({ version: process.versions.node, firstOnPath: process.env.PATH.split(':')[0], args: rest }) + '\\n');
 if (how === 'wait') {
   const stop = setTimeout(() => process.exit(99), 20_000);
   for (const s of ['SIGTERM', 'SIGINT']) process.on(s, () => { clearTimeout(stop); process.stdout.write('stopping on ' + s + '\\n'); setTimeout(() => process.exit(5), 50); });
-} else if (how === 'die') process.kill(process.pid, 'SIGKILL');
-else process.exit(Number(how));
+}
+process.stdout.write(JSON.stringify({ version: process.versions.node, firstOnPath: process.env.PATH.split(':')[0], args: rest }) + '\\n');
+if (how === 'die') process.kill(process.pid, 'SIGKILL');
+else if (how !== 'wait') process.exit(Number(how));
 `,
 );
 
