@@ -32,6 +32,8 @@ export interface Metrics {
   readonly connectionsRefused: Counter;
   /** Adds a source to `callbatch_request_body_bytes_held`; returns its removal. */
   addBodyBytesSource(source: GaugeSource): () => void;
+  /** Live progress, per value sent to a batch's subscribers: `wait` (the hub has the value → its fan-out starts) and `fanout` (→ every socket written). */
+  readonly liveProgressStage: Histogram<'stage'>;
 }
 
 function summed(sources: Set<GaugeSource>): number {
@@ -127,5 +129,12 @@ export function createMetrics(db: Database): Metrics {
       registers: [registry],
     }),
     addBodyBytesSource: adder(bodyBytes),
+    liveProgressStage: new Histogram({
+      name: `${PREFIX}live_progress_stage_seconds`,
+      help: 'Live progress per value sent to a batch: wait (from the notification that brought the value to its fan-out; coalescing) and fanout (until every subscriber socket is written)',
+      labelNames: ['stage'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1],
+      registers: [registry],
+    }),
   };
 }

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.ts';
 import { batchNotFound } from '../errors.ts';
-import { BatchChannel, isFinalSnapshot, type BatchSnapshot } from './batch-channel.ts';
+import { BatchChannel, isFinalSnapshot, progressOfNotification, type BatchSnapshot } from './batch-channel.ts';
 import { CallTracker, type CallSnapshot } from './call-tracker.ts';
 import { createListener, type Channel, type Listener } from './listener.ts';
 import { LatestByKeyQueue, type QueueOptions } from './queue.ts';
@@ -17,7 +17,7 @@ export interface Subscriber {
 }
 
 export interface EventHubOptions {
-  /** Most one read per batch (and one per batch's calls) per this many ms. */
+  /** At most one value sent per batch (and one read of a batch's calls) per this many ms. */
   tickMs?: number;
   /** How far behind the newest updated_at seen the call cursor stays. */
   callOverlapMs?: number;
@@ -25,6 +25,8 @@ export interface EventHubOptions {
   idleMs?: number;
   /** Values one account's subscriptions receive per second in all (delivery-budget.ts); unbounded when absent. */
   deliveriesPerSecond?: number;
+  /** Each value sent to a batch's subscribers: ms from the hub having it to the fan-out, and the fan-out's ms. */
+  onFanOut?: (waitMs: number, fanOutMs: number) => void;
 }
 
 /**
@@ -47,11 +49,12 @@ export interface EventHubStats {
   notifications: number;
   batchReads: number;
   callReads: number;
+  fanOuts: number;
 }
 
 export class EventHub {
   readonly ready: Promise<void>;
-  readonly counters = { notifications: 0, batchReads: 0, callReads: 0 };
+  readonly counters = { notifications: 0, batchReads: 0, callReads: 0, fanOuts: 0 };
   private readonly channels = new Map<string, BatchChannel>();
   private readonly accountSubs = new Map<string, Set<LatestByKeyQueue<BatchSnapshot>>>();
   private readonly accounts = new Map<string, AccountStreams>();
@@ -61,6 +64,7 @@ export class EventHub {
   private readonly overlapMs: number;
   private readonly idleMs: number;
   private readonly deliveriesPerSecond: number | undefined;
+  private readonly onFanOut: EventHubOptions['onFanOut'];
   private closed = false;
 
   constructor(
@@ -68,12 +72,13 @@ export class EventHub {
     private readonly logger: Logger,
     opts: EventHubOptions = {},
   ) {
-    // One read per batch per 50 ms at most: ~10-20 values a second reach a client of a busy batch
-    // (bench/subscriptions: p99 219-239 ms with 1,000 subscribers, against 176-282 ms at 100 ms).
-    this.tickMs = opts.tickMs ?? 50;
+    // Up to 50 values a second for a batch with few subscribers; with many, a fan-out's own
+    // cost stretches the interval (batch-channel.ts).
+    this.tickMs = opts.tickMs ?? 20;
     this.overlapMs = opts.callOverlapMs ?? 5_000;
     this.idleMs = opts.idleMs ?? 30_000;
     this.deliveriesPerSecond = opts.deliveriesPerSecond;
+    this.onFanOut = opts.onFanOut;
     this.listener = createListener(db, logger, {
       notify: (channel, payload) => this.onNotify(channel, payload),
       resync: () => this.resync(),
@@ -99,9 +104,10 @@ export class EventHub {
       },
       options,
     );
-    q.push(ch.snapshot!);
+    const current = ch.current;
     ch.progress.add(q);
-    if (isFinalSnapshot(ch.snapshot!)) q.end();
+    if (current) q.push(current);
+    if (current && isFinalSnapshot(current)) q.end();
     return q;
   }
 
@@ -182,6 +188,11 @@ export class EventHub {
     await this.listener.stop();
   }
 
+  /** @internal */
+  fannedOut(waitMs: number, fanOutMs: number): void {
+    this.onFanOut?.(waitMs, fanOutMs);
+  }
+
   /** @internal Broadcast of a batch change to the account's batch streams. */
   toAccount(snapshot: BatchSnapshot): void {
     const set = this.accountSubs.get(snapshot.accountId);
@@ -259,20 +270,22 @@ export class EventHub {
   private onNotify(channel: Channel, payload: string): void {
     if (this.closed) return;
     this.counters.notifications++;
-    let msg: { batch_id?: unknown; account_id?: unknown };
+    let msg: Record<string, unknown>;
     try {
       msg = JSON.parse(payload);
     } catch {
       return;
     }
-    if (typeof msg.batch_id !== 'string') return;
+    if (typeof msg?.batch_id !== 'string') return;
     if (channel === 'batch_changed') {
       let ch = this.channels.get(msg.batch_id);
       // Batches nobody watches by id are read only for an account whose batch list is open.
       if (!ch && typeof msg.account_id === 'string' && this.accountSubs.has(msg.account_id)) ch = this.channel(msg.batch_id);
       if (!ch) return;
       ch.lastUsed = Date.now();
-      ch.reader.request();
+      const progress = progressOfNotification(msg);
+      if (progress) ch.offer(progress);
+      else ch.reader.request();
     } else {
       this.channels.get(msg.batch_id)?.calls?.reader.request();
     }
@@ -297,7 +310,7 @@ export class EventHub {
     for (const [id, acc] of this.accounts) if (acc.streams === 0 && (!acc.budget || acc.budget.idle())) this.accounts.delete(id);
     const now = Date.now();
     for (const ch of this.channels.values()) {
-      if (ch.refs > 0 || !ch.reader.idle || now - ch.lastUsed < this.idleMs) continue;
+      if (ch.refs > 0 || !ch.idle || now - ch.lastUsed < this.idleMs) continue;
       if (ch.snapshot && this.accountSubs.has(ch.snapshot.accountId)) continue;
       this.drop(ch);
     }

@@ -11,12 +11,19 @@ export interface LiveEvents {
   close(): Promise<void>;
 }
 
-export function createLiveEvents(deps: Pick<AppDeps, 'db' | 'logger' | 'config'>): LiveEvents {
+export function createLiveEvents(deps: Pick<AppDeps, 'db' | 'logger' | 'config' | 'metrics'>): LiveEvents {
+  const stage = deps.metrics.liveProgressStage;
   let current: EventHub | undefined;
   return {
     hub() {
       if (current) return current;
-      const created = new EventHub(deps.db, deps.logger, { deliveriesPerSecond: deps.config.SUBSCRIPTION_EVENTS_PER_ACCOUNT_PER_SECOND });
+      const created = new EventHub(deps.db, deps.logger, {
+        deliveriesPerSecond: deps.config.SUBSCRIPTION_EVENTS_PER_ACCOUNT_PER_SECOND,
+        onFanOut: (waitMs, fanOutMs) => {
+          stage.observe({ stage: 'wait' }, waitMs / 1000);
+          stage.observe({ stage: 'fanout' }, fanOutMs / 1000);
+        },
+      });
       current = created;
       // A LISTEN that could not start (database down) is not kept: the next subscription retries.
       created.ready.catch((err) => {

@@ -1,6 +1,7 @@
-// The hub under a burst: hundreds of committed counter changes in a fraction of a second become at
-// most one read of the batch row per tick per process (however many subscribers), every value
-// obeys the sum rule, values never go back, and the last value is the final row. Also: the
+// The hub under a burst: hundreds of committed counter changes in a fraction of a second cost no
+// read of the batch row (each notification carries the progress) and become at most one fan-out
+// per tick per process (however many subscribers), every value obeys the sum rule, values never
+// go back, and the last value is the final row. Also: the
 // triggers notify only for visible changes, and the PostgreSQL LISTEN session survives being
 // killed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +10,7 @@ import { insertBatch } from '../helpers/fixtures.ts';
 import { TEST_DATABASE_URL } from '../helpers/database.ts';
 import { sumRuleHolds } from '../helpers/subscriptions.ts';
 import { EventHub } from '../../src/events/hub.ts';
-import type { BatchSnapshot } from '../../src/events/batch-channel.ts';
+import { BatchChannel, type BatchSnapshot, type ChannelHost } from '../../src/events/batch-channel.ts';
 import { withSqlTransaction } from '../../src/db/sql-transaction.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -49,13 +50,14 @@ function collect(it: AsyncIterableIterator<BatchSnapshot>) {
 const until = (cond: () => boolean | Promise<boolean>) => waitFor(cond);
 
 describe('a burst of counter changes', () => {
-  it('costs one batch read per tick and reaches every subscriber with the final counters', async () => {
+  it('costs no batch read and one fan-out per tick, and reaches every subscriber with the final counters', async () => {
     const N = 150;
     const { batch } = await insertBatch(t.deps, a, { contacts: N, status: 'running', callOverrides: () => ({ status: 'queued' }) });
     const subscribers = await Promise.all(Array.from({ length: 25 }, () => hub.batchProgress(a.account, batch.id)));
     const streams = subscribers.map(collect);
     await until(() => streams.every((s) => s.seen.length === 1));
     const readsBefore = hub.counters.batchReads;
+    const fanOutsBefore = hub.counters.fanOuts;
     const notificationsBefore = hub.counters.notifications;
 
     const started = Date.now();
@@ -63,13 +65,14 @@ describe('a burst of counter changes', () => {
     const elapsed = Date.now() - started;
     await until(() => streams.every((s) => s.seen.at(-1)!.completed === N));
 
-    const reads = hub.counters.batchReads - readsBefore;
-    // One leading read plus one per started tick, whatever the 25 subscribers and N notifications.
+    expect(hub.counters.batchReads - readsBefore).toBe(0);
+    const fanOuts = hub.counters.fanOuts - fanOutsBefore;
+    // One leading fan-out plus one per started tick, whatever the 25 subscribers and N notifications.
     expect(hub.counters.notifications - notificationsBefore).toBeGreaterThanOrEqual(1);
-    expect(reads).toBeLessThanOrEqual(Math.ceil((elapsed + TICK_MS) / TICK_MS) + 2);
-    expect(reads).toBeLessThan(N / 4);
+    expect(fanOuts).toBeLessThanOrEqual(Math.ceil((elapsed + TICK_MS) / TICK_MS) + 2);
+    expect(fanOuts).toBeLessThan(N / 4);
     for (const s of streams) {
-      expect(s.seen.length).toBeLessThanOrEqual(reads + 1);
+      expect(s.seen.length).toBeLessThanOrEqual(fanOuts + 1);
       expect(s.seen.every(sumRuleHolds)).toBe(true);
       // Never back in time.
       for (let i = 1; i < s.seen.length; i++) expect(s.seen[i].completed).toBeGreaterThan(s.seen[i - 1].completed);
@@ -95,6 +98,46 @@ describe('a burst of counter changes', () => {
     const nothing = await Promise.race([slow.next().then(() => 'value'), new Promise((r) => setTimeout(() => r('none'), TICK_MS * 2))]);
     expect(nothing).toBe('none');
     await slow.return!();
+  });
+});
+
+describe('a batch channel', () => {
+  const progress = (progressSeq: number, completed: number): BatchSnapshot => ({
+    ...({} as BatchSnapshot),
+    id: 'b1',
+    accountId: 'a1',
+    status: 'running',
+    queued: 10 - completed,
+    inProgress: 0,
+    completed,
+    failed: 0,
+    cancelled: 0,
+    callbacks: 0,
+    acceptedContacts: 10,
+    startedAt: null,
+    completedAt: null,
+    progressSeq,
+  });
+
+  it('keeps the newest value by progress_seq, however late an older one arrives', async () => {
+    const sent: BatchSnapshot[] = [];
+    const host: ChannelHost = { db: t.deps.db, counters: { batchReads: 0, fanOuts: 0 }, toAccount: (s) => sent.push(s), fannedOut: () => {} };
+    const ch = new BatchChannel(host, 'b1', () => 0, (e) => {
+      throw e;
+    });
+    try {
+      ch.offer(progress(5, 5));
+      ch.offer(progress(3, 3));
+      ch.offer(progress(5, 5));
+      expect(ch.snapshot).toMatchObject({ progressSeq: 5, completed: 5 });
+      await until(() => !!ch.current);
+      ch.offer(progress(4, 4));
+      ch.offer(progress(6, 6));
+      await until(() => ch.current?.progressSeq === 6);
+      expect(sent.map((s) => s.completed)).toEqual([5, 6]);
+    } finally {
+      ch.close();
+    }
   });
 });
 
