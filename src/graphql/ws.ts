@@ -13,6 +13,7 @@ import { newRequestScope } from '../http/request-scope.ts';
 import { MAX_JSON_NESTING } from '../http/body.ts';
 import { jsonShapeFault } from '../http/json-shape.ts';
 import type { Yoga } from './yoga.ts';
+import type { SocketOperation } from './shared-event-results.ts';
 
 /** WebSocket close code 1013 (Try Again Later, RFC 6455 registry): the database cannot be reached now. */
 const WS_TRY_AGAIN_LATER = 1013;
@@ -101,6 +102,11 @@ function refuseMessageShapes(socket: WebSocket): void {
   });
 }
 
+/** Resolves once the socket took the message; rejects once it is closing or closed. */
+function sendOn(socket: WebSocket, message: string): Promise<void> {
+  return new Promise((resolve, reject) => socket.send(message, (err) => (err ? reject(err) : resolve())));
+}
+
 /**
  * graphql-ws (graphql-transport-ws protocol) on /graphql, executing through yoga.getEnveloped so
  * WebSocket operations get the same context, auth and plugins as HTTP. The API key is checked once
@@ -158,7 +164,7 @@ export function attachWebSocketServer(server: http.Server, yoga: Yoga, deps: Api
       onError: (_ctx, _id, _payload, errors) => socketErrors(errors),
       // Anything wrong with one operation is answered on that operation; the socket and its other
       // subscriptions stay open.
-      onSubscribe: async (ctx, _id, params) => {
+      onSubscribe: async (ctx, id, params) => {
         // The operation being prepared is already listed.
         if (Object.keys(ctx.subscriptions).length > config.WS_MAX_OPERATIONS_PER_SOCKET) {
           return [new GraphQLError(`At most ${config.WS_MAX_OPERATIONS_PER_SOCKET} operations at once on one socket`, { extensions: { code: 'RATE_LIMITED' } })];
@@ -173,12 +179,13 @@ export function attachWebSocketServer(server: http.Server, yoga: Yoga, deps: Api
           const document = enveloped.parse(params.query);
           const errors = enveloped.validate(enveloped.schema, document);
           if (errors.length) return errors;
+          const socketOperation: SocketOperation = { id, send: (message) => sendOn(ctx.extra.socket, message) };
           return {
             schema: enveloped.schema,
             document,
             operationName: params.operationName,
             variableValues: params.variables,
-            contextValue: await enveloped.contextFactory(),
+            contextValue: Object.assign(await enveloped.contextFactory(), { socketOperation }),
             rootValue: enveloped,
           };
         } catch (e) {

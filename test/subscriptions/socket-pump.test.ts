@@ -1,0 +1,110 @@
+// A WebSocket operation's error-free live values are written to its socket by
+// shared-event-results.ts, in the bytes graphql-ws would send; results with errors still go
+// through the stream (the plugins, then graphql-ws), in order with the others; the stream ends
+// with its source, and ending the stream stops the writes.
+import { describe, expect, it } from 'vitest';
+import { GraphQLInt, GraphQLObjectType, GraphQLSchema, parse, type ExecutionResult } from 'graphql';
+import { sharedEventResults, type SocketOperation } from '../../src/graphql/shared-event-results.ts';
+import { LatestByKeyQueue } from '../../src/events/queue.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+function setup() {
+  const events = new LatestByKeyQueue<{ n: number }>(
+    () => 'tick',
+    () => {
+      closed = true;
+    },
+  );
+  let closed = false;
+  const tick = new GraphQLObjectType({ name: 'Tick', fields: { n: { type: GraphQLInt } } });
+  const schema = new GraphQLSchema({
+    query: new GraphQLObjectType({ name: 'Query', fields: { ok: { type: GraphQLInt } } }),
+    subscription: new GraphQLObjectType({
+      name: 'Subscription',
+      fields: {
+        tick: {
+          type: tick,
+          subscribe: () => events,
+          resolve: (e: { n: number }) => {
+            if (e.n < 0) throw new Error('negative');
+            return e;
+          },
+        },
+      },
+    }),
+  });
+  const written: string[] = [];
+  let refuse = false;
+  const socketOperation: SocketOperation = {
+    id: 'op "1"',
+    send: (message) => (refuse ? Promise.reject(new Error('closed')) : (written.push(message), Promise.resolve())),
+  };
+  const subscribe = sharedEventResults();
+  const start = async () =>
+    (await subscribe({ schema, document: parse('subscription { tick { n } }'), contextValue: { socketOperation } })) as AsyncIterableIterator<ExecutionResult>;
+  return { events, written, start, isClosed: () => closed, refuse: () => (refuse = true) };
+}
+
+describe('live values on a WebSocket operation', () => {
+  it('writes error-free values as graphql-ws would, and hands results with errors to the stream in order', async () => {
+    const s = setup();
+    const stream = await s.start();
+    const yielded: ExecutionResult[] = [];
+    const reading = (async () => {
+      for await (const r of stream) {
+        yielded.push(r);
+      }
+    })();
+    s.events.push({ n: 1 });
+    await waitFor(() => s.written.length === 1);
+    expect(s.written[0]).toBe(JSON.stringify({ id: 'op "1"', type: 'next', payload: { data: { tick: { n: 1 } } } }));
+    s.events.push({ n: -1 });
+    await waitFor(() => yielded.length === 1);
+    expect(yielded[0].errors?.[0].message).toBe('negative');
+    s.events.push({ n: 2 });
+    await waitFor(() => s.written.length === 2);
+    expect(JSON.parse(s.written[1]).payload).toEqual({ data: { tick: { n: 2 } } });
+    s.events.end();
+    await reading;
+    expect(yielded).toHaveLength(1);
+  });
+
+  it('takes no value past an error result until the stream asks again', async () => {
+    const s = setup();
+    const stream = await s.start();
+    s.events.push({ n: -1 });
+    const first = await stream.next();
+    expect(first.value.errors).toHaveLength(1);
+    s.events.push({ n: 3 });
+    // The stream has not asked again: the value waits in the queue, unwritten.
+    await new Promise((r) => setImmediate(r));
+    expect(s.written).toHaveLength(0);
+    expect(s.events.size).toBe(1);
+    const rest = stream.next();
+    await waitFor(() => s.written.length === 1);
+    await stream.return!();
+    expect(await rest).toEqual({ value: undefined, done: true });
+    expect(s.isClosed()).toBe(true);
+  });
+
+  it('stops writing and closes the source once the stream is ended, or the socket is gone', async () => {
+    const s = setup();
+    const stream = await s.start();
+    const pending = stream.next();
+    s.events.push({ n: 1 });
+    await waitFor(() => s.written.length === 1);
+    await stream.return!();
+    expect(await pending).toEqual({ value: undefined, done: true });
+    expect(s.isClosed()).toBe(true);
+    s.events.push({ n: 2 });
+    expect(s.written).toHaveLength(1);
+
+    const t = setup();
+    const other = await t.start();
+    const waiting = other.next();
+    t.refuse();
+    t.events.push({ n: 1 });
+    expect(await waiting).toEqual({ value: undefined, done: true });
+    expect(t.isClosed()).toBe(true);
+  });
+});
