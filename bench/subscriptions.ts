@@ -425,16 +425,10 @@ async function main() {
     const notifyLatencies: number[] = [];
     const listener = new pg.Client({ connectionString: url });
     await listener.connect();
-    let probing = false;
-    listener.on('notification', () => {
-      // One probe at a time (a notification during a probe is skipped: the sample stays unbiased).
-      if (probing) return;
-      probing = true;
-      const at = Date.now();
-      db.query(`SELECT updated_at FROM batches WHERE id = $1`, [batchId])
-        .then((r) => notifyLatencies.push(at - new Date(r.rows[0].updated_at).getTime()))
-        .catch(() => undefined)
-        .finally(() => (probing = false));
+    listener.on('notification', (m) => {
+      // The payload carries the batch's updated_at as the change stamped it (notify_batch_changed).
+      const stamp = Date.parse(JSON.parse(m.payload ?? '{}').updated_at);
+      if (Number.isFinite(stamp)) notifyLatencies.push(Date.now() - stamp);
     });
     await listener.query('LISTEN batch_changed');
 
