@@ -19,6 +19,7 @@ import { acceptsAny, screenContacts, type BatchWindows, type ScreenedContacts } 
 import { withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
 import { validateCallbackUrl } from '../webhooks/url-safety.ts';
 import { autocommit, spareConnectionOr } from '../../db/sql-statement.ts';
+import type { MarkPhase } from '../../http/server-timing.ts';
 
 /** The contract's Create result. */
 export interface CreateBatchResult {
@@ -42,6 +43,8 @@ export interface CreateBatchResult {
 export interface CreateBatchOptions {
   /** Tuning and test seams of the bulk insert: contacts per chunk (the first one too), default CALL_CHUNK_SIZE. */
   insert?: InsertCallsOptions & { chunkSize?: number };
+  /** Ends each phase of the create as it is done (the request's Server-Timing, when on). */
+  mark?: MarkPhase;
 }
 
 /** With an idempotency key the request is idempotent (the contract's PUT), without one a POST. */
@@ -60,6 +63,8 @@ export async function createBatch(
     retryMinDelaySeconds: deps.config.RETRY_MIN_DELAY_SECONDS,
   });
   if (!checked.ok) throw invalidFields(checked.issues);
+  const mark = opts.mark;
+  mark?.('check');
   const input = checked.value;
   const late = startAfterExpiryIssue(input.startMode, input.scheduledAt, input.expiresAt);
   if (late) throw invalidFields([late]);
@@ -72,6 +77,7 @@ export async function createBatch(
   const original = await existing;
   if (original) return original;
   const settings = await resolved;
+  mark?.('lookups');
   const windows = batchWindows(account, input);
   const chunkSize = Math.max(1, opts.insert?.chunkSize ?? CALL_CHUNK_SIZE[deps.db.kind]);
   const chunks = { firstChunkSize: opts.insert?.chunkSize ? chunkSize : Math.min(FIRST_CALL_CHUNK_SIZE, chunkSize), chunkSize };
@@ -103,19 +109,22 @@ export async function createBatch(
     const rows = await tx.query(INSERT_BATCH_SQL, [...batchRowParams(account, input, settings, result), ...windowParams(windows), profiles]);
     // Another request committed this idempotency key first: write nothing, return its batch.
     if (rows.length === 0) return false;
+    mark?.('batch-row');
     // The do-not-call list is read beside the COPY on a spare connection, or between two chunks'
     // COPYs in this transaction when none is free.
     const warnings = batchWarnings(windows, profiles, settings);
     const screened = screenContacts(input, { ...screenContext(spareConnectionOr(deps.db, tx)), warnings });
     const owner = { accountId: account.id, batchId: result.batchId, agentId: result.agentId, promptVersionId: result.versionId, createdAt: result.createdAt };
-    const accepted = await insertCalls(tx, owner, screened.chunks, opts.insert);
+    const accepted = await insertCalls(tx, owner, screened.chunks, { ...opts.insert, mark });
     // Nothing was copied: the rollback costs nothing.
     if (accepted === 0) throw allContactsInvalid(screened.rejected);
     Object.assign(result, { acceptedContacts: accepted, rejectedContacts: screened.rejected.length, validationErrors: screened.rejected, warnings: warnings.list() });
     await tx.query(SET_CONTACT_COUNTS_SQL, [result.batchId, accepted, screened.rejected.length, JSON.stringify(screened.rejected), JSON.stringify(result.warnings)]);
     await catchUpEnforcedWindow(tx, result.batchId, account.id, result.createdAt);
+    mark?.('counts');
     return true;
   });
+  mark?.('commit');
   if (inserted) return result;
 
   const winner = await findByIdempotencyKey(deps, account.id, input.idempotencyKey!);
