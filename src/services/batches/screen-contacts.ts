@@ -39,6 +39,11 @@ export interface ScreenContext {
   warnings?: CreateWarnings;
   /** The compliance profiles in force for the batch (profilesInForce): their rules place calls too. */
   profiles?: readonly ComplianceProfile[];
+  /**
+   * Checks the contacts before index `to` that are not yet checked (their entries of
+   * `input.contacts` are empty until then), throwing when one fails; absent when all were checked.
+   */
+  checkContactsUpTo?: (to: number) => void;
 }
 
 export interface ScreenedContacts {
@@ -59,6 +64,7 @@ export function screenContacts(input: CreateBatchInput, ctx: ScreenContext): Scr
     const zonesOf = rememberedZonesOf(numberZoneTable());
     const warn: WarningScreen | null = ctx.warnings ? { warnings: ctx.warnings, input, windows, now: ctx.now, zonesOf, openings, intervals, otherHours: new Map() } : null;
     for (let from = 0, size = ctx.firstChunkSize; from < input.contacts.length; from += size, size = ctx.chunkSize) {
+      ctx.checkContactsUpTo?.(from + size);
       const normalized = normalizeContacts(input.contacts, {
         deduplicateByPhone: input.deduplicateByPhone,
         from,
