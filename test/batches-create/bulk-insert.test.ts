@@ -52,7 +52,7 @@ describe('bulk insert of contacts', () => {
     const size = CALL_CHUNK_SIZE[t.deps.db.kind];
     const first = Math.min(FIRST_CALL_CHUNK_SIZE, size);
     const chunks = 1 + Math.ceil((N - first) / size);
-    expect(chunks).toBe(t.deps.db.kind === 'postgres' ? 6 : 10);
+    expect(chunks).toBe(t.deps.db.kind === 'postgres' ? 3 : 10);
     expect([one.callInserts, one.listReads]).toEqual([1, 2]);
     expect([many.callInserts, many.listReads]).toEqual([chunks, 2 * chunks]);
     expect(many.fixed).toBe(one.fixed);

@@ -11,14 +11,14 @@ import type { SqlTransaction, SqlTx } from '../../db/sql-transaction.ts';
 import type { MarkPhase } from '../../http/server-timing.ts';
 
 /**
- * Contacts per COPY. On PostgreSQL large enough to amortise round trips, small enough that the last
- * chunk's COPY, which no screening overlaps, is short: 2,000 instead of 5,000 took a client-timed
- * 10k-contact create from ~200 to ~157 ms (bench/create-batch, its Server-Timing split). PGlite has
- * no round trips, and every chunk's text is copied into the embedded database's memory (a blob, its
- * file, the WebAssembly heap it grows): 1,000 kept a 100k-contact create ~35 MB lower than 5,000, at
- * the same speed (bench/create-batch).
+ * Contacts per COPY. On PostgreSQL large enough to amortise round trips, small enough to bound what one
+ * holds; 2,000 measured as 5,000 from a client (a 10k create 182-193 ms against 186-191, alternating
+ * runs of bench:create): a shorter last COPY, which no screening overlaps, but more statements for
+ * the database. PGlite has no round trips, and every chunk's text is copied into the embedded
+ * database's memory (a blob, its file, the WebAssembly heap it grows): 1,000 kept a 100k-contact
+ * create ~35 MB lower than 5,000, at the same speed (bench/create-batch).
  */
-export const CALL_CHUNK_SIZE = { postgres: 2_000, pglite: 1_000 } as const;
+export const CALL_CHUNK_SIZE = { postgres: 5_000, pglite: 1_000 } as const;
 
 /**
  * Contacts in the first chunk, when that is smaller: the database starts writing once it is
