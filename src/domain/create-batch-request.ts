@@ -223,7 +223,59 @@ export interface CheckOptions {
   retryMinDelaySeconds?: number;
 }
 
+/**
+ * The request's own fields checked now and its contacts left to `contacts`, which checks them a
+ * range at a time into the value's (at first empty) list: the create writes the first chunks while
+ * the later ones are checked. A contact that fails refuses the whole request, in the words of
+ * checkCreateBatchRequest (which the caller then runs).
+ */
+export function checkCreateBatchFields(request: CreateBatchRequestDraft, opts: CheckOptions = {}): { result: CheckResult; contacts: ContactsCheck } {
+  const list = request.contacts ?? [];
+  const result = checkRequest(request, opts, (c, value) => {
+    if (value === undefined) return null;
+    if (value.length === 0) return c.fail(ROOT, 'contacts', EMPTY_CONTACTS_REASON);
+    return new Array<RawContact>(value.length);
+  });
+  return { result, contacts: new ContactsCheck(list, result.ok ? result.value.contacts : [], opts.now) };
+}
+
+/** Checks a request's contacts in order, a range at a time, as checkCreateBatchRequest does all at once. */
+export class ContactsCheck {
+  // One checker for every range: its cap on distinct unlisted zones counts the whole list.
+  private readonly c = new ValueChecker();
+  private checkedTo = 0;
+
+  constructor(
+    private readonly list: ReadonlyArray<Partial<ContactRequest> | undefined>,
+    private readonly contacts: RawContact[],
+    private readonly now: Date | undefined,
+  ) {}
+
+  /** Checks the contacts before index `to` not yet checked; false once any contact has failed. */
+  upTo(to: number): boolean {
+    const end = Math.min(to, this.list.length);
+    for (let i = this.checkedTo; i < end; i++) {
+      const item = this.list[i];
+      if (item === undefined) this.c.incomplete = true;
+      else this.contacts[i] = checkContact(this.c, item, ['contacts', i], this.now);
+    }
+    this.checkedTo = Math.max(this.checkedTo, end);
+    return this.c.issues.count === 0 && !this.c.incomplete;
+  }
+
+  /** Checks every contact left; false when any failed. */
+  all(): boolean {
+    return this.upTo(this.list.length);
+  }
+}
+
+type ContactsReader = (c: ValueChecker, list: CreateBatchRequestDraft['contacts']) => RawContact[] | null;
+
 export function checkCreateBatchRequest(request: CreateBatchRequestDraft, opts: CheckOptions = {}): CheckResult {
+  return checkRequest(request, opts, (c, list) => checkContacts(c, list, opts.now));
+}
+
+function checkRequest(request: CreateBatchRequestDraft, opts: CheckOptions, readContacts: ContactsReader): CheckResult {
   const c = new ValueChecker();
   const [agentId, agentName] = oneOf(c, request, opts.refused, 'agentId', 'agentName');
   const [versionId, versionName] = oneOf(c, request, opts.refused, 'versionId', 'versionName');
@@ -237,7 +289,7 @@ export function checkCreateBatchRequest(request: CreateBatchRequestDraft, opts: 
   const callbackUrl = c.optionalText(ROOT, 'callbackUrl', request.callbackUrl)?.trim() ?? null;
   const maxDuration = c.integer(ROOT, 'maxDurationSecondsPerCall', request.maxDurationSecondsPerCall, 1, opts.maxCallDurationSeconds);
   const metadata = c.metadata(ROOT, 'metadata', request.metadata, BATCH_METADATA_LIMITS) ?? {};
-  const contacts = checkContacts(c, c.present(request.contacts), opts.now);
+  const contacts = readContacts(c, c.present(request.contacts));
   const idempotencyKey = request.idempotencyKey == null ? null : c.text(ROOT, 'idempotencyKey', request.idempotencyKey, { min: 1, max: IDEMPOTENCY_KEY_MAX_LENGTH });
   const retry = checkRetry(c, request.retry, opts.retryMinDelaySeconds ?? RETRY_DELAY_MIN_SECONDS);
   const expiresAt = checkExpiresAt(c, request.expiresAt, opts.now);
@@ -362,9 +414,11 @@ function checkTimezone(c: ValueChecker, label: string | undefined): string | nul
   return zone;
 }
 
+const EMPTY_CONTACTS_REASON = 'List should have at least 1 item after validation, not 0';
+
 function checkContacts(c: ValueChecker, list: CreateBatchRequestDraft['contacts'], now: Date | undefined): RawContact[] | null {
   if (list === undefined) return null;
-  if (list.length === 0) return c.fail(ROOT, 'contacts', 'List should have at least 1 item after validation, not 0');
+  if (list.length === 0) return c.fail(ROOT, 'contacts', EMPTY_CONTACTS_REASON);
   const contacts: RawContact[] = new Array(list.length);
   // A plain loop: per-contact closures are measurably slow at 100k contacts.
   for (let i = 0; i < list.length; i++) {

@@ -18,6 +18,7 @@ import { jsonShapeFault } from './json-shape.ts';
 import { OPERATOR_PARTY, type BodyBudget, type BodyLease } from './body-budget.ts';
 import { nodeClientAddress, normalizeAddress } from './client-address.ts';
 import { newRequestScope, type RequestScope } from './request-scope.ts';
+import { PhaseTimer } from './server-timing.ts';
 import { applyCors, corsPolicy, isPreflight, preflightResponse } from './cors.ts';
 import { applySecurityHeaders } from './security-headers.ts';
 
@@ -170,12 +171,14 @@ export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudge
 
   return async function handle(request: Request, context?: RequestContext): Promise<Response> {
     const startedAt = performance.now();
+    const timing = deps.config.SERVER_TIMING ? new PhaseTimer() : undefined;
     const requestId = requestIdOf(request);
     const scope = newRequestScope(
       context?.clientAddress ? normalizeAddress(context.clientAddress) : nodeClientAddress(context?.req, deps.config.TRUST_PROXY),
       () => destroySocket(context?.req),
       requestId,
     );
+    scope.timing = timing;
     const path = new URL(request.url).pathname;
     const preflight = isPreflight(request);
     let response = preflight ? preflightResponse(request, cors) : await answer(request, path, scope);
@@ -185,6 +188,10 @@ export function createFrontDoor(deps: ApiDeps, route: Handler, bodies: BodyBudge
     // A body not read to its end (refused early, or cut for its pace) would keep the connection
     // while Node drains it: the connection closes with this answer instead.
     if (context?.req && !context.req.complete) response.headers.set('connection', 'close');
+    if (timing) {
+      timing.mark('headers');
+      response.headers.set('server-timing', timing.header());
+    }
     if (response.status === 408) deps.metrics.slowClients.inc({ phase: 'body' });
     const route = routeLabel(path);
     const ms = performance.now() - startedAt;

@@ -3,6 +3,7 @@
 // request" is "once per operation" and nothing is counted twice however often a resolver asks.
 import type { Account } from '../generated/prisma/client.ts';
 import type { RateLimitState } from '../services/auth/rate-limit.ts';
+import type { PhaseTimer } from './server-timing.ts';
 
 export interface RequestScope {
   /** The peer's address; undefined for in-process calls and WebSocket operations (checked at connect). */
@@ -24,6 +25,8 @@ export interface RequestScope {
   abortConnection(): boolean;
   /** The id of the request's log line, for what is logged after the response has started (a streamed export). */
   requestId?: string;
+  /** The request's phases, when SERVER_TIMING is on. */
+  timing?: PhaseTimer;
 }
 
 export function newRequestScope(clientAddress: string | undefined, abortConnection: () => boolean = () => false, requestId?: string): RequestScope {

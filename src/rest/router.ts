@@ -15,6 +15,7 @@ import type { RequestScope } from '../http/request-scope.ts';
 import { rateLimitHeaders } from '../services/auth/rate-limit.ts';
 import { snakeCase } from '../domain/text-forms.ts';
 import type { RouteDoc } from './openapi/route-doc.ts';
+import type { MarkPhase } from '../http/server-timing.ts';
 
 export interface RouteInput {
   params: Record<string, string>;
@@ -110,11 +111,12 @@ export interface RestRouterOptions {
   logger: Logger;
 }
 
-async function readJsonBody(request: Request, maxBytes: number, lease: BodyLease, optional: boolean): Promise<unknown> {
+async function readJsonBody(request: Request, maxBytes: number, lease: BodyLease, optional: boolean, mark?: MarkPhase): Promise<unknown> {
   const type = request.headers.get('content-type');
   const typeProblem = jsonContentTypeProblem(type);
   if (type && typeProblem) throw new AppError('UNSUPPORTED_MEDIA_TYPE', typeProblem);
   const bytes = await readBodyBytes(request, maxBytes, lease);
+  mark?.('body');
   // Without a type only an empty body passes (a bodiless action, or "Field required" below).
   if (!type && bytes.byteLength > 0) throw new AppError('UNSUPPORTED_MEDIA_TYPE', typeProblem!);
   const text = decodeUtf8(bytes);
@@ -137,6 +139,7 @@ async function readJsonBody(request: Request, maxBytes: number, lease: BodyLease
   // NUL, lone surrogates and prototype keys can't be stored faithfully: refuse before any write.
   const hazards = textMayHoldHazards(text) ? jsonHazards(body) : [];
   if (hazards.length) throw requestValidation(hazards);
+  mark?.('parse');
   return body;
 }
 
@@ -167,14 +170,17 @@ export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: Rest
     // Every route needs the account: authenticate (and spend one unit of its rate limit) before
     // reading anything else the client sent, so anonymous or throttled clients cost no body parsing.
     const account = await contextValue.account();
+    const mark = scope.timing?.mark;
+    mark?.('auth');
     const queryProblems = queryHazards(url.searchParams);
     if (queryProblems.length) throw requestValidation(queryProblems);
-    const body = request.method === 'POST' || request.method === 'PUT' ? await readJsonBody(request, opts.maxBodyBytes, lease, ('bodyOptional' in route && route.bodyOptional) || false) : undefined;
+    const body = request.method === 'POST' || request.method === 'PUT' ? await readJsonBody(request, opts.maxBodyBytes, lease, ('bodyOptional' in route && route.bodyOptional) || false, mark) : undefined;
     scope.inputVetted = true;
     const input: RouteInput = { params, query: url.searchParams, body, account };
     if ('stream' in route) return route.stream(input, contextValue);
     const variables = route.variables?.(input) ?? {};
     operationParams.variables = variables;
+    mark?.('rest');
     const result = (await execute({
       schema,
       document: route.document,
@@ -182,6 +188,7 @@ export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: Rest
       contextValue,
       operationName: route.operation,
     })) as ExecutionResult;
+    mark?.('result');
     if (result.errors?.length) {
       const appError = appErrorOf(result);
       if (appError) return errorResponse(inRouteSpelling(appError, route, input));
@@ -189,7 +196,9 @@ export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: Rest
       return internalError();
     }
     const out = route.respond(result.data, input);
-    return success(out.status ?? 200, out.message, out.data);
+    const response = success(out.status ?? 200, out.message, out.data);
+    mark?.('answer');
+    return response;
   }
 
   /** Every response of an authenticated request reports the account's remaining budget. */

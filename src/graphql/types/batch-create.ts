@@ -209,7 +209,9 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: CreateCallBatchInput, required: true }) },
     resolve: async (_r, { input }, ctx) => {
       const account = await ctx.account();
-      return createBatch(ctx.deps, account, requestOf(input));
+      const mark = ctx.scope.timing?.mark;
+      mark?.('graphql');
+      return createBatch(ctx.deps, account, requestOf(input), { mark });
     },
   }),
 }));

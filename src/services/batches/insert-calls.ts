@@ -8,12 +8,15 @@ import type { CallWindowPlacement } from '../../domain/call-windows.ts';
 import { newIds } from '../../domain/ids.ts';
 import { CopyBinary } from '../../db/copy-rows.ts';
 import type { SqlTransaction, SqlTx } from '../../db/sql-transaction.ts';
+import type { MarkPhase } from '../../http/server-timing.ts';
 
 /**
  * Contacts per COPY. On PostgreSQL large enough to amortise round trips, small enough to bound what one
- * holds. PGlite has no round trips, and every chunk's text is copied into the embedded database's
- * memory (a blob, its file, the WebAssembly heap it grows): 1,000 kept a 100k-contact create ~35 MB
- * lower than 5,000, at the same speed (bench/create-batch).
+ * holds; 2,000 measured as 5,000 from a client (a 10k create 182-193 ms against 186-191, alternating
+ * runs of bench:create): a shorter last COPY, which no screening overlaps, but more statements for
+ * the database. PGlite has no round trips, and every chunk's text is copied into the embedded
+ * database's memory (a blob, its file, the WebAssembly heap it grows): 1,000 kept a 100k-contact
+ * create ~35 MB lower than 5,000, at the same speed (bench/create-batch).
  */
 export const CALL_CHUNK_SIZE = { postgres: 5_000, pglite: 1_000 } as const;
 
@@ -46,6 +49,11 @@ export interface InsertCallsOptions {
    * failing statement, rolls everything back). It must not use Prisma (see withSqlTransaction).
    */
   afterChunk?: (chunkIndex: number, tx: SqlTx) => void | Promise<void>;
+  /**
+   * Ends each phase as it is done: `screen` (waiting for the next chunk), `rows` (its COPY data),
+   * `copy-wait` (the previous COPY), `copy-send`; each adds up over the chunks.
+   */
+  mark?: MarkPhase;
 }
 
 const CALL_COLUMNS = [
@@ -75,14 +83,18 @@ export async function insertCalls(
   let inFlight: Promise<unknown> | null = null;
   let chunk = 0;
   let inserted = 0;
+  const mark = opts.mark;
   try {
     for await (const calls of chunks) {
+      mark?.('screen');
       if (calls.length === 0) continue;
       const rows = chunkRows(calls, inserted, shared);
       inserted += calls.length;
+      mark?.('rows');
       if (inFlight) {
         await inFlight;
         await opts.afterChunk?.(chunk++, tx);
+        mark?.('copy-wait');
       }
       const copy = tx.copyRows('calls', CALL_COLUMNS, rows);
       inFlight = copy.done;
@@ -90,10 +102,12 @@ export async function insertCalls(
       inFlight.catch(() => {});
       // The next chunk's synchronous work would hold the rows back until they are sent.
       await copy.sent;
+      mark?.('copy-send');
     }
     if (inFlight) {
       await inFlight;
       await opts.afterChunk?.(chunk, tx);
+      mark?.('copy-wait');
     }
   } catch (e) {
     // A failed COPY is the cause; a lookup queued behind it only failed because it did.

@@ -8,7 +8,6 @@ import type { CreateBatchInput } from '../../domain/create-batch-request.ts';
 import { normalizeContacts, type ContactRejection, type NormalizedContact } from '../../domain/contacts.ts';
 import { effectiveWindows, type CallingWindow, type WindowOpening, type ZoneIntervals } from '../../domain/calling-window.ts';
 import { placeInWindows, type CallWindowPlacement } from '../../domain/call-windows.ts';
-import { zonesForNumber } from '../../domain/number-zones.ts';
 import { numbersToCheck, withoutSuppressed } from '../../domain/suppressions.ts';
 import type { SqlTx } from '../../db/sql-transaction.ts';
 import { suppressedNumbers } from '../suppressions/suppressed-numbers.ts';
@@ -40,6 +39,11 @@ export interface ScreenContext {
   warnings?: CreateWarnings;
   /** The compliance profiles in force for the batch (profilesInForce): their rules place calls too. */
   profiles?: readonly ComplianceProfile[];
+  /**
+   * Checks the contacts before index `to` that are not yet checked (their entries of
+   * `input.contacts` are empty until then), throwing when one fails; absent when all were checked.
+   */
+  checkContactsUpTo?: (to: number) => void;
 }
 
 export interface ScreenedContacts {
@@ -56,10 +60,11 @@ export function screenContacts(input: CreateBatchInput, ctx: ScreenContext): Scr
     const windows = effectiveWindows(ctx.windows.own, ctx.windows.enforced);
     const openings = new Map<string, WindowOpening | null>();
     const intervals: ZoneIntervals = new Map();
-    const warn: WarningScreen | null = ctx.warnings
-      ? { warnings: ctx.warnings, input, windows, now: ctx.now, zonesOf: rememberedZonesOf(numberZoneTable()), openings, intervals, otherHours: new Map() }
-      : null;
+    // Placement and warnings look every number up: once per exchange block for the whole list.
+    const zonesOf = rememberedZonesOf(numberZoneTable());
+    const warn: WarningScreen | null = ctx.warnings ? { warnings: ctx.warnings, input, windows, now: ctx.now, zonesOf, openings, intervals, otherHours: new Map() } : null;
     for (let from = 0, size = ctx.firstChunkSize; from < input.contacts.length; from += size, size = ctx.chunkSize) {
+      ctx.checkContactsUpTo?.(from + size);
       const normalized = normalizeContacts(input.contacts, {
         deduplicateByPhone: input.deduplicateByPhone,
         from,
@@ -72,7 +77,7 @@ export function screenContacts(input: CreateBatchInput, ctx: ScreenContext): Scr
       // The national registry and reassigned numbers (docs/campaigns.md "National do-not-call registry").
       const allowed = withoutRegistryRefused(unlisted.accepted, unlisted.rejected, await registryVerdicts(ctx.lookup, unlisted.accepted), ctx.registryConsentExempt ?? false);
       const profiles = ctx.profiles ?? [];
-      const placed = windows.length || profiles.length ? placeContacts(allowed, windows, profiles, input, ctx.now, openings, intervals) : { ...allowed, placements: null };
+      const placed = windows.length || profiles.length ? placeContacts(allowed, { windows, profiles, input, now: ctx.now, openings, intervals, zonesOf }) : { ...allowed, placements: null };
       if (warn) warnWindows(warn, placed.accepted, placed.placements, placed.rejected);
       for (const r of placed.rejected) rejected.push(r);
       // A contact's initial status: `pending` (the contract's default) until it is dialled, or
@@ -96,21 +101,23 @@ export async function acceptsAny(screened: ScreenedContacts): Promise<boolean> {
 /** Under calling windows or compliance rules, each contact gets its zones and first opening. */
 function placeContacts(
   allowed: { accepted: NormalizedContact[]; rejected: ContactRejection[] },
-  windows: CallingWindow[],
-  profiles: readonly ComplianceProfile[],
-  input: CreateBatchInput,
-  now: Date,
-  openings: Map<string, WindowOpening | null>,
-  intervals: ZoneIntervals,
+  p: {
+    windows: CallingWindow[];
+    profiles: readonly ComplianceProfile[];
+    input: CreateBatchInput;
+    now: Date;
+    openings: Map<string, WindowOpening | null>;
+    intervals: ZoneIntervals;
+    zonesOf: (e164: string) => string[] | null;
+  },
 ): { accepted: NormalizedContact[]; rejected: ContactRejection[]; placements: CallWindowPlacement[] } {
-  const table = numberZoneTable();
   return placeInWindows(allowed.accepted, allowed.rejected, {
-    windows,
-    zonesOf: (e164) => zonesForNumber(table, e164),
-    ownZone: (index) => input.contacts[index - 1].timezone,
-    now,
-    openings,
-    intervals,
-    profiles,
+    windows: p.windows,
+    zonesOf: p.zonesOf,
+    ownZone: (index) => p.input.contacts[index - 1].timezone,
+    now: p.now,
+    openings: p.openings,
+    intervals: p.intervals,
+    profiles: p.profiles,
   });
 }
