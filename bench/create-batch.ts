@@ -17,7 +17,7 @@
 // reset before the create) beside the whole process's. The server sends its Server-Timing header
 // (SERVER_TIMING=true): the medians of its phases are printed beside the client's time, so a
 // create's time splits into body read, JSON parse, REST reading, GraphQL, screening, COPY and the
-// answer (src/http/server-timing.ts names them). The machine's load average is printed
+// answer (src/phase-timer.ts names them). The machine's load average is printed
 // with the figures: on a shared machine every figure moves with it.
 //
 //   npm run bench:create [-- --sizes 1000,10000,100000 --runs 9 --db pglite,postgres]

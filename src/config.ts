@@ -52,7 +52,7 @@ export const configSchema = z.object({
   /** Secret for signed recording URLs and for encrypting provider secrets; random per data dir when unset. */
   APP_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** Send a Server-Timing header with each API answer's phases (src/http/server-timing.ts); off: it tells clients the server's step times. */
+  /** Send a Server-Timing header with each API answer's phases (src/phase-timer.ts); off: it tells clients the server's step times. */
   SERVER_TIMING: bool.default(false),
   /** Run the dispatch worker inside the API process. */
   RUN_WORKER: bool.default(true),

@@ -18,7 +18,7 @@ import { jsonShapeFault } from './json-shape.ts';
 import { OPERATOR_PARTY, type BodyBudget, type BodyLease } from './body-budget.ts';
 import { nodeClientAddress, normalizeAddress } from './client-address.ts';
 import { newRequestScope, type RequestScope } from './request-scope.ts';
-import { PhaseTimer } from './server-timing.ts';
+import { PhaseTimer } from '../phase-timer.ts';
 import { applyCors, corsPolicy, isPreflight, preflightResponse } from './cors.ts';
 import { applySecurityHeaders } from './security-headers.ts';
 

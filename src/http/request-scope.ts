@@ -3,7 +3,7 @@
 // request" is "once per operation" and nothing is counted twice however often a resolver asks.
 import type { Account } from '../generated/prisma/client.ts';
 import type { RateLimitState } from '../services/auth/rate-limit.ts';
-import type { PhaseTimer } from './server-timing.ts';
+import type { PhaseTimer } from '../phase-timer.ts';
 
 export interface RequestScope {
   /** The peer's address; undefined for in-process calls and WebSocket operations (checked at connect). */

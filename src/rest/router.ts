@@ -15,7 +15,7 @@ import type { RequestScope } from '../http/request-scope.ts';
 import { rateLimitHeaders } from '../services/auth/rate-limit.ts';
 import { snakeCase } from '../domain/text-forms.ts';
 import type { RouteDoc } from './openapi/route-doc.ts';
-import type { MarkPhase } from '../http/server-timing.ts';
+import type { MarkPhase } from '../phase-timer.ts';
 
 export interface RouteInput {
   params: Record<string, string>;

@@ -19,7 +19,7 @@ import { acceptsAny, screenContacts, type BatchWindows, type ScreenedContacts } 
 import { withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
 import { validateCallbackUrl } from '../webhooks/url-safety.ts';
 import { autocommit, spareConnectionOr } from '../../db/sql-statement.ts';
-import type { MarkPhase } from '../../http/server-timing.ts';
+import type { MarkPhase } from '../../phase-timer.ts';
 
 /** The contract's Create result. */
 export interface CreateBatchResult {

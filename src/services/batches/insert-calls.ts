@@ -8,7 +8,7 @@ import type { CallWindowPlacement } from '../../domain/call-windows.ts';
 import { newIds } from '../../domain/ids.ts';
 import { CopyBinary } from '../../db/copy-rows.ts';
 import type { SqlTransaction, SqlTx } from '../../db/sql-transaction.ts';
-import type { MarkPhase } from '../../http/server-timing.ts';
+import type { MarkPhase } from '../../phase-timer.ts';
 
 /**
  * Contacts per COPY. On PostgreSQL large enough to amortise round trips, small enough to bound what one
