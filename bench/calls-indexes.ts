@@ -163,7 +163,7 @@ async function seed(db: Database) {
   };
   const finished = [70, 90, 92, 95];
   // Inserted with the outcome counters' trigger off and counted after (bench/outcome-counts.ts).
-  const ids = await seedWithoutOutcomeCounts(client, async () => {
+  const ids = await seedWithoutOutcomeCounts((sql) => client.query(sql), async () => {
     const big = await batch(account.id, 0, day(1), BIG, finished);
     for (let i = 0; i < 50; i++) await batch(account.id, i % 2, day(2 + i / 10), 200, finished, { status: 'completed' });
     const windowed = await batch(account.id, 1, day(0.5), 20_000, [0, 0, 0, 0], { windowed: true });
@@ -324,27 +324,32 @@ async function main() {
 
     // What the counters cost a write, rolled back, with the counters' update trigger and without it
     // (alternating): the analysis's write of 500 calls (outcomes and transcript status set, as
-    // applyCallWrites does), and a lease renewal of 500 calls in flight (no outcomes: the trigger's
-    // first check returns), the most frequent update of calls.
+    // applyCallWrites does), a lease renewal of 500 calls in flight (no outcomes: the trigger's
+    // first check returns), the most frequent update of calls, and a retention chunk's delete of
+    // 500 finished calls with outcomes (the delete trigger).
     const writer = new pg.Client({ connectionString: db.url });
     await writer.connect();
     const ids = async (sql: string) => (await writer.query<{ id: string }>(sql, [s.retries])).rows.map((r) => r.id);
     const analysed = await ids(`SELECT id FROM calls WHERE batch_id = $1 AND status = 'no_answer' ORDER BY seq LIMIT 500`);
     const inFlight = await ids(`SELECT id FROM calls WHERE batch_id <> $1 AND status = 'in_progress' ORDER BY id LIMIT 500`);
-    const writes: [string, string[], string, (ids: string[]) => unknown[]][] = [
+    const finishedIds = await ids(`SELECT id FROM calls WHERE batch_id <> $1 AND status = 'completed' AND outcomes IS NOT NULL ORDER BY id LIMIT 500`);
+    const writes: [string, string[], string, (ids: string[]) => unknown[], string][] = [
       [
         "the analysis's write of",
         analysed,
         `UPDATE calls c SET outcomes = u.o, transcript_status = 'ready', summary = 'Summary', updated_at = now()
            FROM unnest($1::text[], $2::jsonb[]) AS u(id, o) WHERE c.id = u.id`,
         (x) => [x, x.map((_, i) => JSON.stringify({ interested: i % 3 ? 'no' : 'yes', callback_requested: i % 7 ? 'no' : 'yes', sentiment: ['positive', 'neutral', 'negative'][i % 3] }))],
+        'call_outcome_counts_changed',
       ],
-      ['a lease renewal of', inFlight, `UPDATE calls SET lease_expires_at = now() + interval '1 minute' WHERE id = ANY($1::text[]) AND lease_owner = 'worker-gone' RETURNING id`, (x) => [x]],
+      ['a lease renewal of', inFlight, `UPDATE calls SET lease_expires_at = now() + interval '1 minute' WHERE id = ANY($1::text[]) AND lease_owner = 'worker-gone' RETURNING id`, (x) => [x], 'call_outcome_counts_changed'],
+      // Retention's chunk (services/retention/prune-batches.ts): finished calls with outcomes.
+      ['a retention chunk deleting', finishedIds, `DELETE FROM calls WHERE id = ANY($1::text[])`, (x) => [x], 'call_outcome_counts_removed'],
     ];
-    for (const [what, targets, sql, params] of writes) {
+    for (const [what, targets, sql, params, trigger] of writes) {
       const write = async (triggers: boolean) => {
         await writer.query('BEGIN');
-        if (!triggers) await writer.query('ALTER TABLE calls DISABLE TRIGGER call_outcome_counts_changed');
+        if (!triggers) await writer.query(`ALTER TABLE calls DISABLE TRIGGER ${trigger}`);
         const t0 = performance.now();
         await writer.query(sql, params(targets));
         const ms = performance.now() - t0;

@@ -196,7 +196,7 @@ async function seedRows(
   log(`  batches inserted (${ms(t0)})`);
 
   // Inserted with the outcome counters' trigger off and counted after (bench/outcome-counts.ts).
-  await seedWithoutOutcomeCounts(client, async () => {
+  await seedWithoutOutcomeCounts((sql) => client.query(sql), async () => {
     // Chunks keep each statement's memory modest; the big batch goes in 4 pieces by id range.
     await client.query(insertCallsSql(1400), [ids.accountId, 'a' + String(BATCHES).padStart(6, '0'), 'a' + String(BATCHES).padStart(6, '0')]);
     log(`  big batch: ${BIG_CALLS} calls (${ms(t0)})`);
