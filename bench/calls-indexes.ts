@@ -13,6 +13,8 @@
 //
 //   npm run bench:indexes [-- --drop <index>,<index>]   BENCH_PG_URL picks another server (default
 //   127.0.0.1:5432); --drop shows the plans the same reads get without those indexes.
+import os from 'node:os';
+import { seedWithoutOutcomeCounts } from './outcome-counts.ts';
 import { throwawayDatabase } from './throwaway-database.ts';
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
@@ -30,7 +32,11 @@ import { claimCalls } from '../src/dispatch/store/claim-calls.ts';
 import { endUndialledCalls } from '../src/dispatch/store/end-undialled-calls.ts';
 import { findLostCalls, renewLeases, requeueExpiredUndialled, takeOverStaleAnalysis } from '../src/dispatch/store/lease-recovery.ts';
 import { moveClosedWindows } from '../src/dispatch/store/move-closed-windows.ts';
+import { pruneNumberDials } from '../src/dispatch/store/prune-number-dials.ts';
+import { sweepFinishedBatches } from '../src/services/calls/call-transitions.ts';
 import { CALL_READS } from '../src/events/call-tracker.ts';
+import { Prisma } from '../src/generated/prisma/client.ts';
+import { outcomeTotal, outcomeWhere } from '../src/services/batches/batch-results.ts';
 import { addOptOuts } from '../src/services/suppressions/add-opt-outs.ts';
 import { enqueueCallWebhooks } from '../src/services/webhooks/outbox.ts';
 
@@ -40,6 +46,34 @@ const BIG = 100_000;
 /** Another account's batches (4 of them): the 100k batch is then a tenth of the table, as one batch is of a busy one. */
 const OTHER_BATCH = 200_000;
 const log = (s: string) => process.stdout.write(s + '\n');
+const load = () => `load average ${os.loadavg().map((x) => x.toFixed(2)).join(', ')} (${os.cpus().length} cores)`;
+/** Issue 35's bound for a whole recovery pass and for the results' `?outcome=` count at ~1M calls. */
+const BOUND_MS = 20;
+const TIMED_RUNS = 9;
+/** A write's cost with and without a trigger is a difference of two noisy times: more runs. */
+const WRITE_RUNS = 25;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Runs `steps` in order TIMED_RUNS times after one warm-up; each step's median and the whole pass's (ms). */
+async function timeSteps(steps: [string, () => Promise<unknown>][]): Promise<{ steps: [string, number][]; pass: number; max: number }> {
+  const times = steps.map(() => [] as number[]);
+  const passes: number[] = [];
+  for (let run = 0; run <= TIMED_RUNS; run++) {
+    let pass = 0;
+    for (let i = 0; i < steps.length; i++) {
+      const t0 = performance.now();
+      await steps[i][1]();
+      const ms = performance.now() - t0;
+      pass += ms;
+      if (run > 0) times[i].push(ms);
+    }
+    if (run > 0) passes.push(pass);
+  }
+  return { steps: steps.map(([name], i) => [name, median(times[i])]), pass: median(passes), max: Math.max(...passes) };
+}
+
+const verdict = (ms: number) => `${ms.toFixed(2)} ms beside the bound of < ${BOUND_MS} ms: ${ms < BOUND_MS ? 'met' : 'NOT MET'}`;
 
 interface Captured {
   scenario: string;
@@ -128,13 +162,18 @@ async function seed(db: Database) {
     return id;
   };
   const finished = [70, 90, 92, 95];
-  const big = await batch(account.id, 0, day(1), BIG, finished);
-  for (let i = 0; i < 50; i++) await batch(account.id, i % 2, day(2 + i / 10), 200, finished, { status: 'completed' });
-  const windowed = await batch(account.id, 1, day(0.5), 20_000, [0, 0, 0, 0], { windowed: true });
-  const retries = await batch(account.id, 0, day(0.2), 5_000, [10, 30, 80, 85], { retry: true });
-  const cancellable = await batch(account.id, 0, day(0.3), 5_000, [10, 30, 80, 85], { retry: true });
-  await batch(account.id, 1, day(0.4), 5_000, [10, 30, 80, 85], { expired: true });
-  for (let i = 0; i < 4; i++) await batch(other.id, null, day(1 + i), OTHER_BATCH, finished, { status: 'completed' });
+  // Inserted with the outcome counters' trigger off and counted after (bench/outcome-counts.ts).
+  const ids = await seedWithoutOutcomeCounts((sql) => client.query(sql), async () => {
+    const big = await batch(account.id, 0, day(1), BIG, finished);
+    for (let i = 0; i < 50; i++) await batch(account.id, i % 2, day(2 + i / 10), 200, finished, { status: 'completed' });
+    const windowed = await batch(account.id, 1, day(0.5), 20_000, [0, 0, 0, 0], { windowed: true });
+    const retries = await batch(account.id, 0, day(0.2), 5_000, [10, 30, 80, 85], { retry: true });
+    const cancellable = await batch(account.id, 0, day(0.3), 5_000, [10, 30, 80, 85], { retry: true });
+    await batch(account.id, 1, day(0.4), 5_000, [10, 30, 80, 85], { expired: true });
+    for (let i = 0; i < 4; i++) await batch(other.id, null, day(1 + i), OTHER_BATCH, finished, { status: 'completed' });
+    return { big, windowed, retries, cancellable };
+  });
+  const { big, windowed, retries, cancellable } = ids;
   await client.query(`UPDATE batches b SET queued = c.q, in_progress = c.ip, completed = c.done, failed = c.f
     FROM (SELECT batch_id, count(*) FILTER (WHERE status IN ('pending', 'queued'))::int AS q,
                  count(*) FILTER (WHERE status IN ('ringing', 'in_progress'))::int AS ip,
@@ -242,6 +281,92 @@ async function main() {
     pg.Client.prototype.query = original;
     await app.stop();
 
+    // The worker's recovery pass (dispatch/worker/loop.ts, tick with `recover`): every statement it
+    // runs, through the service's own functions, timed end to end (round trips included). Twice:
+    // at a moment when every in-flight call's lease is still live (the usual pass: nothing to take
+    // back), and now, when the 3 % of calls in flight all belong to a worker gone for a minute (the
+    // pass reads its first 200 of them; settling them is the provider's and the write's work, per
+    // call recovered, not the table's).
+    const { rows: [{ first }] } = await db.pool!.query<{ first: Date }>(`SELECT min(lease_expires_at) AS first FROM calls WHERE lease_expires_at IS NOT NULL`);
+    const pass = (at: Date): [string, () => Promise<unknown>][] => [
+      ['requeueExpiredUndialled', () => requeueExpiredUndialled(deps, at)],
+      ['findLostCalls', () => findLostCalls(deps, at, [])],
+      ['takeOverStaleAnalysis', () => takeOverStaleAnalysis(deps, 'bench-recovery', at, 60_000)],
+      ['pruneNumberDials', () => pruneNumberDials(deps, at)],
+      ['sweepFinishedBatches', () => sweepFinishedBatches(deps, at)],
+    ];
+    const { rows: [{ lost }] } = await db.pool!.query<{ lost: number }>(
+      `SELECT count(*)::int AS lost FROM calls WHERE status IN ('ringing', 'answered', 'in_progress') AND lease_expires_at < now()`,
+    );
+    const { rows: [{ total }] } = await db.pool!.query<{ total: number }>('SELECT count(*)::int AS total FROM calls');
+    const timed: string[] = [];
+    for (const [label, at] of [
+      ['leases live (nothing to recover)', new Date(new Date(first).getTime() - 1_000)],
+      [`${lost.toLocaleString('en-US')} in-flight calls lost`, new Date()],
+    ] as const) {
+      const r = await timeSteps(pass(at));
+      timed.push(`  recovery pass, ${label}, ${total.toLocaleString('en-US')} calls (median of ${TIMED_RUNS}, max ${r.max.toFixed(2)} ms): ${verdict(r.pass)}`);
+      for (const [name, ms] of r.steps) timed.push(`      ${name.padEnd(26)} ${ms.toFixed(2).padStart(8)} ms`);
+    }
+    // The results' `?outcome=` total over the 100k-call batch: the counters' read the page makes
+    // now (outcomeTotal), beside the count of the batch's calls it replaced, which must agree.
+    for (const filter of [{ outcome: 'yes' }, { outcome: 'no', status: 'completed', transcriptStatus: 'ready' }, { outcome: 'absent' }]) {
+      const counted = Prisma.sql`SELECT count(*)::int AS n FROM calls c WHERE ${outcomeWhere(s.big, filter)}`;
+      let exact = 0;
+      const r = await timeSteps([
+        ['outcomeTotal (counters)', () => outcomeTotal(deps, s.big, filter)],
+        ['count of the batch\'s calls', async () => (exact = (await db.pool!.query<{ n: number }>(counted.text, counted.values)).rows[0].n)],
+      ]);
+      const total = await outcomeTotal(deps, s.big, filter);
+      const [[, counters], [, scan]] = r.steps;
+      timed.push(`  ?outcome= total ${JSON.stringify(filter)} over ${BIG.toLocaleString('en-US')} calls (median of ${TIMED_RUNS}): ${verdict(counters)}; counting the calls ${scan.toFixed(2)} ms; total ${total}${total === exact ? ' = ' : ' DIFFERS FROM '}the count ${exact}`);
+    }
+
+    // What the counters cost a write, rolled back, with the counters' update trigger and without it
+    // (alternating): the analysis's write of 500 calls (outcomes and transcript status set, as
+    // applyCallWrites does), a lease renewal of 500 calls in flight (no outcomes: the trigger's
+    // first check returns), the most frequent update of calls, and a retention chunk's delete of
+    // 500 finished calls with outcomes (the delete trigger).
+    const writer = new pg.Client({ connectionString: db.url });
+    await writer.connect();
+    const ids = async (sql: string) => (await writer.query<{ id: string }>(sql, [s.retries])).rows.map((r) => r.id);
+    const analysed = await ids(`SELECT id FROM calls WHERE batch_id = $1 AND status = 'no_answer' ORDER BY seq LIMIT 500`);
+    const inFlight = await ids(`SELECT id FROM calls WHERE batch_id <> $1 AND status = 'in_progress' ORDER BY id LIMIT 500`);
+    const finishedIds = await ids(`SELECT id FROM calls WHERE batch_id <> $1 AND status = 'completed' AND outcomes IS NOT NULL ORDER BY id LIMIT 500`);
+    const writes: [string, string[], string, (ids: string[]) => unknown[], string][] = [
+      [
+        "the analysis's write of",
+        analysed,
+        `UPDATE calls c SET outcomes = u.o, transcript_status = 'ready', summary = 'Summary', updated_at = now()
+           FROM unnest($1::text[], $2::jsonb[]) AS u(id, o) WHERE c.id = u.id`,
+        (x) => [x, x.map((_, i) => JSON.stringify({ interested: i % 3 ? 'no' : 'yes', callback_requested: i % 7 ? 'no' : 'yes', sentiment: ['positive', 'neutral', 'negative'][i % 3] }))],
+        'call_outcome_counts_changed',
+      ],
+      ['a lease renewal of', inFlight, `UPDATE calls SET lease_expires_at = now() + interval '1 minute' WHERE id = ANY($1::text[]) AND lease_owner = 'worker-gone' RETURNING id`, (x) => [x], 'call_outcome_counts_changed'],
+      // Retention's chunk (services/retention/prune-batches.ts): finished calls with outcomes.
+      ['a retention chunk deleting', finishedIds, `DELETE FROM calls WHERE id = ANY($1::text[])`, (x) => [x], 'call_outcome_counts_removed'],
+    ];
+    for (const [what, targets, sql, params, trigger] of writes) {
+      const write = async (triggers: boolean) => {
+        await writer.query('BEGIN');
+        if (!triggers) await writer.query(`ALTER TABLE calls DISABLE TRIGGER ${trigger}`);
+        const t0 = performance.now();
+        await writer.query(sql, params(targets));
+        const ms = performance.now() - t0;
+        await writer.query('ROLLBACK');
+        return ms;
+      };
+      const withT: number[] = [];
+      const withoutT: number[] = [];
+      for (let i = 0; i < 2 * WRITE_RUNS + 2; i++) {
+        const ms = await write(i % 2 === 0);
+        if (i >= 2) (i % 2 === 0 ? withT : withoutT).push(ms);
+      }
+      const [on, off] = [median(withT), median(withoutT)];
+      timed.push(`  ${what} ${targets.length} calls (median of ${WRITE_RUNS}, alternating): with the counters' trigger ${on.toFixed(2)} ms, without ${off.toFixed(2)} ms: ${on >= off ? '+' : ''}${(on - off).toFixed(2)} ms, ${(((on - off) / targets.length) * 1000).toFixed(1)} µs a call`);
+    }
+    await writer.end();
+
     // EXPLAIN ANALYZE each statement once (writes rolled back), in capture order.
     const explainer = new pg.Client({ connectionString: db.url });
     await explainer.connect();
@@ -280,6 +405,8 @@ async function main() {
       log(`  ${ix.indexname.padEnd(52)} ${users.length ? users.join('; ') : '-- NO READ ABOVE USED IT'}`);
     }
     log(seqScans ? `\n${seqScans} sequential scan(s) of calls.` : '\nNo sequential scan of calls.');
+    log(`\nTimed (${load()}):`);
+    for (const line of timed) log(line);
   } finally {
     await db.close();
     await target.drop();

@@ -35,7 +35,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { SERVER_NODE_FLAGS } from './server-flags.ts';
+import { WORKER_NODE_FLAGS } from './server-flags.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SERVER = process.env.BENCH_PG_URL || process.env.TEST_DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -280,7 +280,7 @@ async function seed(deps: Deps, s: Scenario): Promise<string> {
 function startWorker(url: string, simCallMs: number): ChildProcess {
   // BENCH_WORKER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the workers.
   const extra = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...extra, ...SERVER_NODE_FLAGS, '--import', 'tsx', path.join(ROOT, 'src/worker.ts')], {
+  const child = spawn(process.execPath, [...extra, ...WORKER_NODE_FLAGS, '--import', 'tsx', path.join(ROOT, 'src/worker.ts')], {
     cwd: ROOT,
     env: {
       ...process.env,

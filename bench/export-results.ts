@@ -11,6 +11,7 @@
 //
 // Database: embedded PGlite in a temporary directory (default; its memory is this process's), or a
 // throwaway database on BENCH_PG_URL (e.g. postgresql://postgres@127.0.0.1:5432/postgres).
+import { seedWithoutOutcomeCounts } from './outcome-counts.ts';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -77,21 +78,24 @@ async function seed(db: Database): Promise<{ apiKey: string; batchId: string }> 
       totalContacts: CALLS, acceptedContacts: CALLS, rejectedContacts: 0, completed: CALLS, createdAt: now, startedAt: now, completedAt: now,
     },
   });
-  await runStatement(
-    db,
-    `INSERT INTO calls (id, account_id, batch_id, agent_id, prompt_version_id, seq, external_id, name, phone_number, status,
-                        transcript_status, duration_seconds, answer_duration_seconds, timestamp, created_at, updated_at, completed_at,
-                        hangup_by, disconnect_reason, summary, outcomes, recording_available, llm_transcript, attempts)
-     SELECT 'call_' || lpad(g::text, 32, '0'), $1, $2, $3, $4, g, 'crm-' || g, 'Contact ' || g, '+1415' || lpad(g::text, 7, '0'), 'completed',
-            CASE WHEN g % 10 < 7 THEN 'ready' END, 60, 55, now(), now(), now(), now(), 'agent', 'agent_hangup',
-            CASE WHEN g % 10 < 7 THEN 'The contact ' || CASE WHEN g % 3 = 0 THEN 'asked for a demo next week' ELSE 'is not interested right now' END || '.' END,
-            CASE WHEN g % 10 < 7 THEN jsonb_build_object('interested', CASE WHEN g % 3 = 0 THEN 'yes' ELSE 'no' END, 'sentiment', 'neutral') END,
-            g % 10 < 7,
-            CASE WHEN g % 10 < 7 THEN left(repeat('Agent: Hello, this is Ava from Acme, am I speaking with contact ' || g || '? User: Yes. ', 12), 1000) END,
-            1
-     FROM generate_series(1, $5::int) g`,
-    [account.id, batchId, agent.id, version.id, CALLS],
-  );
+  // With the outcome counters' insert trigger off, counted after (bench/outcome-counts.ts).
+  await seedWithoutOutcomeCounts((sql) => runStatement(db, sql), async () => {
+    await runStatement(
+      db,
+      `INSERT INTO calls (id, account_id, batch_id, agent_id, prompt_version_id, seq, external_id, name, phone_number, status,
+                          transcript_status, duration_seconds, answer_duration_seconds, timestamp, created_at, updated_at, completed_at,
+                          hangup_by, disconnect_reason, summary, outcomes, recording_available, llm_transcript, attempts)
+       SELECT 'call_' || lpad(g::text, 32, '0'), $1, $2, $3, $4, g, 'crm-' || g, 'Contact ' || g, '+1415' || lpad(g::text, 7, '0'), 'completed',
+              CASE WHEN g % 10 < 7 THEN 'ready' END, 60, 55, now(), now(), now(), now(), 'agent', 'agent_hangup',
+              CASE WHEN g % 10 < 7 THEN 'The contact ' || CASE WHEN g % 3 = 0 THEN 'asked for a demo next week' ELSE 'is not interested right now' END || '.' END,
+              CASE WHEN g % 10 < 7 THEN jsonb_build_object('interested', CASE WHEN g % 3 = 0 THEN 'yes' ELSE 'no' END, 'sentiment', 'neutral') END,
+              g % 10 < 7,
+              CASE WHEN g % 10 < 7 THEN left(repeat('Agent: Hello, this is Ava from Acme, am I speaking with contact ' || g || '? User: Yes. ', 12), 1000) END,
+              1
+       FROM generate_series(1, $5::int) g`,
+      [account.id, batchId, agent.id, version.id, CALLS],
+    );
+  });
   return { apiKey, batchId };
 }
 

@@ -33,6 +33,7 @@
 //   BENCH_SCENARIOS         part 2's scenarios whose names start with one of these, comma-separated (all)
 //   BENCH_SERVER_FLAGS      extra node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=prof`
 // A quick run of the bound alone (~1.5 min): BENCH_PARTS=bound BENCH_SECONDS=4 BENCH_NOISE_CALLS=0 BENCH_BIG_CALLS=10000.
+import { seedWithoutOutcomeCounts } from './outcome-counts.ts';
 import { throwawayDatabase } from './throwaway-database.ts';
 import { createMetrics } from '../src/metrics.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -49,7 +50,9 @@ import { openDatabase, type Database } from '../src/db/client.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { systemClock, type AppDeps } from '../src/deps.ts';
 import { createLogger } from '../src/logger.ts';
+import { Prisma } from '../src/generated/prisma/client.ts';
 import { createAccount } from '../src/services/accounts/accounts.ts';
+import { outcomeTotal, outcomeWhere } from '../src/services/batches/batch-results.ts';
 import { addDidNumber, createAgent, createPromptVersion } from '../src/services/accounts/catalog.ts';
 import { SERVER_NODE_FLAGS } from './server-flags.ts';
 
@@ -192,20 +195,23 @@ async function seedRows(
   }
   log(`  batches inserted (${ms(t0)})`);
 
-  // Chunks keep each statement's memory modest; the big batch goes in 4 pieces by id range.
-  await client.query(insertCallsSql(1400), [ids.accountId, 'a' + String(BATCHES).padStart(6, '0'), 'a' + String(BATCHES).padStart(6, '0')]);
-  log(`  big batch: ${BIG_CALLS} calls (${ms(t0)})`);
-  await client.query(insertCallsSql(1400), [ids.accountId, 'a000001', 'a' + String(BATCHES - 1).padStart(6, '0')]);
-  log(`  ${BATCHES - 1} other batches: ${(BATCHES - 1) * CALLS_PER_BATCH} calls (${ms(t0)})`);
-  // The list pages' batch, an hour older than the big one (same day for call records, mostly).
-  await client.query(insertBatches, [ids.accountId, 'p', ids.agentId, ids.versionId, 1, 1, now - 3_600_000, PAGE_CALLS, PAGE_CALLS]);
-  await client.query(insertCallsSql(1400), [ids.accountId, 'p000001', 'p000001']);
-  log(`  list-page batch: ${PAGE_CALLS} calls (${ms(t0)})`);
-  for (let from = 1; NOISE_CALLS > 0 && from <= noiseBatches; from += 100) {
-    const to = Math.min(noiseBatches, from + 99);
-    await client.query(insertCallsSql(200), [ids.noiseId, 'n' + String(from).padStart(6, '0'), 'n' + String(to).padStart(6, '0')]);
-  }
-  if (NOISE_CALLS > 0) log(`  other account: ${noiseBatches * 1000} calls (${ms(t0)})`);
+  // Inserted with the outcome counters' trigger off and counted after (bench/outcome-counts.ts).
+  await seedWithoutOutcomeCounts((sql) => client.query(sql), async () => {
+    // Chunks keep each statement's memory modest; the big batch goes in 4 pieces by id range.
+    await client.query(insertCallsSql(1400), [ids.accountId, 'a' + String(BATCHES).padStart(6, '0'), 'a' + String(BATCHES).padStart(6, '0')]);
+    log(`  big batch: ${BIG_CALLS} calls (${ms(t0)})`);
+    await client.query(insertCallsSql(1400), [ids.accountId, 'a000001', 'a' + String(BATCHES - 1).padStart(6, '0')]);
+    log(`  ${BATCHES - 1} other batches: ${(BATCHES - 1) * CALLS_PER_BATCH} calls (${ms(t0)})`);
+    // The list pages' batch, an hour older than the big one (same day for call records, mostly).
+    await client.query(insertBatches, [ids.accountId, 'p', ids.agentId, ids.versionId, 1, 1, now - 3_600_000, PAGE_CALLS, PAGE_CALLS]);
+    await client.query(insertCallsSql(1400), [ids.accountId, 'p000001', 'p000001']);
+    log(`  list-page batch: ${PAGE_CALLS} calls (${ms(t0)})`);
+    for (let from = 1; NOISE_CALLS > 0 && from <= noiseBatches; from += 100) {
+      const to = Math.min(noiseBatches, from + 99);
+      await client.query(insertCallsSql(200), [ids.noiseId, 'n' + String(from).padStart(6, '0'), 'n' + String(to).padStart(6, '0')]);
+    }
+    if (NOISE_CALLS > 0) log(`  other account: ${noiseBatches * 1000} calls (${ms(t0)})`);
+  });
 
   // Counters exactly as the worker keeps them (the mapping in docs/dispatch.md).
   await client.query(`
@@ -307,6 +313,37 @@ function scans(node: PlanNode, out: string[] = []): string[] {
   }
   for (const child of node.Plans ?? []) scans(child, out);
   return out;
+}
+
+/** Issue 35's bound for the results' `?outcome=` total over the 100k-call batch. */
+const OUTCOME_TOTAL_BOUND_MS = 20;
+
+/**
+ * The `?outcome=` total over the big batch as the page now reads it (the outcome counters), beside
+ * the count of the batch's calls it replaced (a sequential scan on this seed), medians of 9
+ * alternating runs after one each; the two must agree.
+ */
+async function timeOutcomeTotal(db: Database, s: Seeded): Promise<string> {
+  const deps = { db };
+  const filter = { outcome: 'yes' };
+  const counted = Prisma.sql`SELECT count(*)::int AS n FROM calls c WHERE ${outcomeWhere(s.bigBatchId, filter)}`;
+  const counters: number[] = [];
+  const scans: number[] = [];
+  let total = 0;
+  let exact = 0;
+  for (let i = 0; i < 10; i++) {
+    let t0 = performance.now();
+    total = await outcomeTotal(deps, s.bigBatchId, filter);
+    if (i > 0) counters.push(performance.now() - t0);
+    t0 = performance.now();
+    exact = (await db.pool!.query<{ n: number }>(counted.text, counted.values)).rows[0].n;
+    if (i > 0) scans.push(performance.now() - t0);
+  }
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const ms = med(counters);
+  log(`\n?outcome=yes total over the ${BIG_CALLS.toLocaleString('en-US')}-call batch (median of 9, load average ${os.loadavg().map((l) => l.toFixed(1)).join(', ')}): ` +
+    `${ms.toFixed(2)} ms from the counters beside the bound of < ${OUTCOME_TOTAL_BOUND_MS} ms; counting the batch's calls ${med(scans).toFixed(2)} ms; total ${total}${total === exact ? ' = ' : ' DIFFERS FROM '}the count ${exact}`);
+  return `  ?outcome= total < ${OUTCOME_TOTAL_BOUND_MS} ms (and exact):       ${ms.toFixed(2)} ms beside ${OUTCOME_TOTAL_BOUND_MS} ms  ${ms < OUTCOME_TOTAL_BOUND_MS && total === exact ? 'met' : 'MISSED'}`;
 }
 
 async function explainAll(db: Database, s: Seeded, list: Scenario[]): Promise<boolean> {
@@ -689,6 +726,7 @@ async function main() {
     const seeded = await seed(db);
     const list = scenarios(seeded).filter((s) => SCENARIOS.length === 0 || SCENARIOS.some((name) => s.name.startsWith(name)));
     const plansOk = PARTS.has('plans') ? await explainAll(db, seeded, list) : undefined;
+    const outcomeTarget = PARTS.has('plans') ? await timeOutcomeTotal(db, seeded) : undefined;
 
     const started = await startServer(dbHandle.url, RATE_LIMIT_STORE);
     server = started.child;
@@ -709,6 +747,7 @@ async function main() {
       if (PARTS.has('load') && again.length) await boundSection(dbHandle.url, seeded, started, auth, again, 'the service after the load part (not a target)');
     }
     if (plansOk !== undefined) targets.push(`  no sequential scan on calls:             ${plansOk ? 'met' : 'MISSED'}`);
+    if (outcomeTarget) targets.push(outcomeTarget);
     log(`\nTargets (load average now ${os.loadavg().map((l) => l.toFixed(1)).join(', ')} on ${os.cpus().length} cores):`);
     for (const t of targets) log(t);
   } finally {

@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
-import { SERVER_NODE_FLAGS } from './server-flags.ts';
+import { SERVER_NODE_FLAGS, WORKER_NODE_FLAGS } from './server-flags.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SERVER = process.env.BENCH_PG_URL || process.env.TEST_DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -87,7 +87,7 @@ async function freePort(): Promise<number> {
 }
 
 function spawnEntry(entry: string, env: Record<string, string>, nodeArgs: string[] = []): ChildProcess {
-  const child = spawn(process.execPath, [...nodeArgs, ...SERVER_NODE_FLAGS, '--import', 'tsx', path.join(ROOT, entry)], {
+  const child = spawn(process.execPath, [...nodeArgs, ...(entry.includes('worker') ? WORKER_NODE_FLAGS : SERVER_NODE_FLAGS), '--import', 'tsx', path.join(ROOT, entry)], {
     cwd: ROOT,
     // DEFAULT_COMPLIANCE_PROFILES: the seeded batch dials whatever the hour (us_tcpa would hold it at night).
     env: { ...process.env, APP_SECRET, MIGRATE_ON_START: 'false', LOG_LEVEL: 'warn', DEFAULT_COMPLIANCE_PROFILES: 'none', ...env },

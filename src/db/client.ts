@@ -22,6 +22,8 @@ export interface Database {
   pool?: pg.Pool;
   /** Connection string, when PostgreSQL (other processes and LISTEN clients need it). */
   url?: string;
+  /** PostgreSQL: how long opening a connection may take, the pool's and the LISTEN client's (DB_CONNECT_TIMEOUT_MS). */
+  connectTimeoutMs?: number;
   close(): Promise<void>;
 }
 
@@ -55,7 +57,8 @@ const PGLITE_START_PARAMS = [...PGlite.defaultStartParams, '-c', `shared_buffers
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
     // Without a connect timeout a query waits forever on a server that does not answer (pg's default).
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10, connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000 });
+    const connectTimeoutMs = opts.connectTimeoutMs ?? 5_000;
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10, connectionTimeoutMillis: connectTimeoutMs });
     // An idle client erroring (server restart) must not crash the process; the pool replaces it.
     pool.on('error', () => {});
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
@@ -64,6 +67,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       prisma,
       pool,
       url: opts.databaseUrl,
+      connectTimeoutMs,
       async close() {
         await prisma.$disconnect();
         await pool.end().catch(() => {});

@@ -26,9 +26,9 @@ const PRISMA_CODES: ReadonlySet<string> = new Set(['P1001', 'P1002', 'P1008', 'P
 /** Prisma's driver-adapter error kinds for the same. */
 const ADAPTER_KINDS: ReadonlySet<string> = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
 
-/** pg and pg-pool messages that carry no code. */
+/** pg and pg-pool messages that carry no code (`timeout expired`: a lone pg.Client's connect timeout, the LISTEN session's). */
 const MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Can't reach database server|Server has closed the connection/i;
+  /Connection terminated|timeout exceeded when trying to connect|^timeout expired$|Client has encountered a connection error|Can't reach database server|Server has closed the connection/i;
 
 /** Causes followed at most (errors wrap errors: GraphQL's originalError, Prisma's meta, `cause`). */
 const MAX_DEPTH = 6;

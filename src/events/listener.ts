@@ -23,7 +23,7 @@ export interface Listener {
 export function createListener(db: Database, logger: Logger, handlers: ListenerHandlers): Listener {
   if (db.pglite) return pgliteListener(db, handlers);
   if (!db.url) throw new Error('events: PostgreSQL without a connection string cannot LISTEN');
-  return postgresListener(db.url, logger, handlers);
+  return postgresListener(db.url, db.connectTimeoutMs ?? 5_000, logger, handlers);
 }
 
 function pgliteListener(db: Database, handlers: ListenerHandlers): Listener {
@@ -45,7 +45,13 @@ function pgliteListener(db: Database, handlers: ListenerHandlers): Listener {
 const HEALTH_CHECK_MS = 15_000;
 const MAX_BACKOFF_MS = 5_000;
 
-function postgresListener(url: string, logger: Logger, handlers: ListenerHandlers): Listener {
+/**
+ * `connectTimeoutMs`: the pool's (DB_CONNECT_TIMEOUT_MS). Without it pg waits forever for a server
+ * that accepts the connection and never answers, and the reconnect loop with it: the process would
+ * never resync. Its statements (LISTEN, the health check's SELECT 1) get HEALTH_CHECK_MS for the same
+ * reason: a half-open connection answers nothing, and keep-alive takes the OS's hours to notice.
+ */
+function postgresListener(url: string, connectTimeoutMs: number, logger: Logger, handlers: ListenerHandlers): Listener {
   const log = logger.child({ component: 'events-listener' });
   let client: pg.Client | undefined;
   let stopped = false;
@@ -54,7 +60,13 @@ function postgresListener(url: string, logger: Logger, handlers: ListenerHandler
   let healthTimer: NodeJS.Timeout | undefined;
 
   async function connect(): Promise<void> {
-    const c = new pg.Client({ connectionString: url, keepAlive: true, application_name: 'call-batch-events' });
+    const c = new pg.Client({
+      connectionString: url,
+      keepAlive: true,
+      application_name: 'call-batch-events',
+      connectionTimeoutMillis: connectTimeoutMs,
+      query_timeout: HEALTH_CHECK_MS,
+    });
     c.on('notification', (m) => {
       if (m.payload && (CHANNELS as readonly string[]).includes(m.channel)) handlers.notify(m.channel as Channel, m.payload);
     });

@@ -1,6 +1,8 @@
 // Per-call results of one batch (summary, outcomes, transcript, recording) and the batch-level
 // results status.
+import { createHash } from 'node:crypto';
 import type { AppDeps } from '../../deps.ts';
+import { runStatement } from '../../db/sql-statement.ts';
 import { isBatchStatus, resultsStatus } from '../../domain/batch-state.ts';
 import { Prisma, type Account, type Call } from '../../generated/prisma/client.ts';
 import { batchScope, type BatchScope } from './get-batch.ts';
@@ -63,6 +65,23 @@ export function outcomeWhere(batchId: string, filter: ResultFilter & { outcome: 
   return Prisma.join(conditions, ' AND ');
 }
 
+// The calls `outcomeWhere` matches, from the counters the triggers of migration outcome_counts keep
+// per batch, value (its SHA-256), status and transcript status ('' for none): a few index entries
+// instead of every call of the batch (docs/indexes.md).
+const OUTCOME_TOTAL_SQL = `
+SELECT COALESCE(sum(count), 0)::int AS total FROM call_outcome_counts
+ WHERE batch_id = $1 AND value_hash = decode($2, 'hex')
+   AND ($3::text IS NULL OR status = $3) AND ($4::text IS NULL OR transcript_status = $4)`;
+
+/** How many of the batch's calls `outcomeWhere(batchId, filter)` matches, read from the outcome counters. */
+export async function outcomeTotal(deps: Pick<AppDeps, 'db'>, batchId: string, filter: ResultFilter & { outcome: string }): Promise<number> {
+  // The bytes the counters hash: the database's UTF-8 of the value the path compares with.
+  const hash = createHash('sha256').update(wellFormed(filter.outcome), 'utf8').digest('hex');
+  const transcript = filter.transcriptStatus == null ? null : transcriptStatusValue(filter.transcriptStatus);
+  const rows = await runStatement<{ total: number }>(deps.db, OUTCOME_TOTAL_SQL, [batchId, hash, filter.status ?? null, transcript]);
+  return rows[0]?.total ?? 0;
+}
+
 /** `outcomeReads`: an outcome-filtered page holds one while it reads (scan-slots.ts). */
 export async function batchResults(
   deps: AppDeps,
@@ -76,12 +95,15 @@ export async function batchResults(
   throwIfIssues([...callFilterIssues(filter), ...pageIssues(input, BATCH_RESULTS_PAGE)]);
   const batch = await batchScope(deps, account, batchId);
   const req = pageRequest(input, BATCH_RESULTS_PAGE);
-  // The outcome filter has its own conditions (a jsonpath on outcomes) and reads every call of the
-  // batch, so it holds a slot while it reads; either way the page and its count are statements on `calls c`.
-  const where = filter.outcome != null ? outcomeWhere(batch.id, { ...filter, outcome: filter.outcome }) : undefined;
+  // The outcome filter has its own conditions (a jsonpath on outcomes); its page walks the batch's
+  // calls until it has its rows (all of them for a rare value), so it holds a slot while it reads.
+  // Its total comes from the outcome counters; a page past it is not read at all.
+  const outcome = filter.outcome != null ? { ...filter, outcome: filter.outcome } : null;
+  const where = outcome ? outcomeWhere(batch.id, outcome) : undefined;
   const release = where ? outcomeReads.acquire(account.id) : null;
   try {
-    const page = await pageOfBatchCalls(deps, batch, filter, req, query, where);
+    const total = outcome ? await outcomeTotal(deps, batch.id, outcome) : null;
+    const page = await pageOfBatchCalls(deps, batch, filter, req, query, where, total);
     return { status: batchResultsStatus(batch), ...page, batch };
   } finally {
     release?.();

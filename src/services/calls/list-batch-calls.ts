@@ -112,7 +112,8 @@ function hasFilter(filter: CallFilter & { outcome?: string | null }): boolean {
 
 /**
  * One page of a batch's calls; the total comes from the counters when nothing is filtered.
- * `where` (SQL on `calls c`) is the results' outcome filter's own conditions, else the filter's.
+ * `where` (SQL on `calls c`) is the results' outcome filter's own conditions, else the filter's;
+ * `total`, the number of calls they match when the caller has it (the outcome counters).
  */
 export async function pageOfBatchCalls(
   deps: AppDeps,
@@ -121,12 +122,14 @@ export async function pageOfBatchCalls(
   req: PageRequest,
   query: CallQuery,
   where?: Prisma.Sql,
+  total: number | null = null,
 ): Promise<{ items: Call[]; pagination: Pagination }> {
   const source = where
     ? callsSource(deps, { where, orderBy: 'c.seq' }, null, query)
     : callsSource(deps, { where: callConditions(batch.id, filter), orderBy: 'c.seq' }, { where: callWhere(batch.id, filter), orderBy: CALL_ORDER }, query);
-  const { items, total } = await readPage(deps.db, source, req, query, hasFilter(filter) ? null : callCount(batch));
-  return { items, pagination: pagination(req, total) };
+  const known = total ?? (hasFilter(filter) ? null : callCount(batch));
+  const { items, total: matched } = await readPage(deps.db, source, req, query, known);
+  return { items, pagination: pagination(req, matched) };
 }
 
 export async function listBatchCalls(
