@@ -13,7 +13,7 @@ import { newRequestScope } from '../http/request-scope.ts';
 import { MAX_JSON_NESTING } from '../http/body.ts';
 import { jsonShapeFault } from '../http/json-shape.ts';
 import type { Yoga } from './yoga.ts';
-import type { SocketOperation } from './shared-event-results.ts';
+import type { SocketOperation } from './socket-pump.ts';
 
 /** WebSocket close code 1013 (Try Again Later, RFC 6455 registry): the database cannot be reached now. */
 const WS_TRY_AGAIN_LATER = 1013;

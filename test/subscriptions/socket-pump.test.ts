@@ -4,7 +4,8 @@
 // with its source, and ending the stream stops the writes.
 import { describe, expect, it } from 'vitest';
 import { GraphQLInt, GraphQLObjectType, GraphQLSchema, parse, type ExecutionResult } from 'graphql';
-import { sharedEventResults, type SocketOperation } from '../../src/graphql/shared-event-results.ts';
+import { sharedEventResults } from '../../src/graphql/shared-event-results.ts';
+import type { SocketOperation } from '../../src/graphql/socket-pump.ts';
 import { LatestByKeyQueue } from '../../src/events/queue.ts';
 import { waitFor } from '../helpers/wait.ts';
 
