@@ -1,5 +1,6 @@
 // The bare bound of bench/read-api.ts (not a test, not the service): a node:http server that answers
-// the REST list pages with one SQL statement each through `pg` and JSON.stringify, producing the
+// the REST list pages with one SQL statement each (and, as the service, one more for the retry
+// reasons of a page that holds waiting calls) through `pg` and JSON.stringify, producing the
 // same bytes as the service (read-api.ts checks that before measuring). It does only what the page
 // itself needs: no authentication, rate limit, GraphQL, logging or validation beyond the numbers.
 //
@@ -8,6 +9,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
+import { retryReason, waitsForRetry } from '../src/domain/call-attempts.ts';
 
 const pool = new pg.Pool({ connectionString: process.env.BARE_DATABASE_URL, max: 10 });
 pool.on('error', () => {});
@@ -20,7 +22,12 @@ const BASE = '/api/v1/public';
 const CALL_COLUMNS = `c.id AS call_id, c.batch_id, c.external_id, coalesce(c.dialed_number, c.phone_number) AS phone_number,
   c.agent_id, ag.name AS agent_name, c.prompt_version_id AS version_id, pv.name AS version_name, b.voice, c.status,
   c.transcript_status, c.duration_seconds, c.answer_duration_seconds, c.timestamp, c.created_at, c.completed_at, c.hangup_by,
-  c.disconnect_reason, c.summary, c.outcomes, c.recording_available, c.llm_transcript, c.attempts, c.next_attempt_at, c.timezone`;
+  c.disconnect_reason, c.summary, c.outcomes, c.recording_available, c.llm_transcript, c.attempts, c.next_attempt_at, c.timezone,
+  c.phone_number AS primary_phone_number, c.consent_source, c.consent_at, c.consent_text, c.consent_reference`;
+
+// Why the page's waiting calls wait: their last retry entry, read only when some call on it waits.
+const LAST_RETRY_SQL = `SELECT DISTINCT ON (call_id) call_id, detail FROM call_events
+  WHERE call_id = ANY($1::text[]) AND account_id = $2 AND detail->>'event' = 'retry_scheduled' ORDER BY call_id, id DESC`;
 
 // A batch's page: the batch row (ownership, counters) with the page of its calls laterally joined.
 const BATCH_CALLS_SQL = `SELECT b.status AS batch_status, b.queued AS b_queued, b.in_progress AS b_in_progress,
@@ -63,7 +70,15 @@ function recordingUrl(callId: string): string {
 
 const iso = (d: unknown) => (d == null ? null : (d as Date).toISOString());
 
-function callRecord(r: Row) {
+/** The page's rows' retry reasons by call id (the service's retry-reasons.ts). */
+async function retryReasons(rows: Row[]): Promise<Map<unknown, string | null>> {
+  const waiting = rows.filter((r) => waitsForRetry({ status: r.status as string, nextAttemptAt: r.next_attempt_at as Date | null })).map((r) => r.call_id);
+  if (!waiting.length) return new Map();
+  const { rows: found } = await pool.query(LAST_RETRY_SQL, [waiting, ACCOUNT]);
+  return new Map(found.map((f) => [f.call_id, retryReason(f.detail)]));
+}
+
+function callRecord(r: Row, reasons: Map<unknown, string | null>) {
   const outcomes = r.outcomes;
   return {
     call_id: r.call_id,
@@ -94,7 +109,18 @@ function callRecord(r: Row) {
     attempts: r.attempts,
     next_attempt_at: iso(r.next_attempt_at),
     timezone: r.timezone,
+    retry_reason: reasons.get(r.call_id) ?? null,
+    primary_phone_number: r.primary_phone_number,
+    consent:
+      r.consent_source == null || r.consent_at == null
+        ? null
+        : { source: r.consent_source, timestamp: iso(r.consent_at), text: r.consent_text, reference: r.consent_reference },
   };
+}
+
+async function callRecords(rows: Row[]) {
+  const reasons = await retryReasons(rows);
+  return rows.map((r) => callRecord(r, reasons));
 }
 
 const pagination = (page: number, limit: number, total: number) => ({ page, limit, total, has_more: (page - 1) * limit + limit < total });
@@ -115,7 +141,7 @@ async function answer(url: URL, res: http.ServerResponse): Promise<void> {
     const limit = Number(q.get('limit') ?? 100);
     const { rows } = await pool.query(BATCH_CALLS_SQL, [parts[1], ACCOUNT, limit, (page - 1) * limit]);
     if (!rows.length) return send(res, 404, { detail: 'Call batch not found' });
-    const items = rows[0].call_id == null ? [] : rows.map(callRecord);
+    const items = rows[0].call_id == null ? [] : await callRecords(rows);
     const pages = pagination(page, limit, rows[0].total);
     if (parts[2] === 'calls') return send(res, 200, envelope('Batch calls fetched successfully', { items, pagination: pages }));
     const b = rows[0];
@@ -127,7 +153,7 @@ async function answer(url: URL, res: http.ServerResponse): Promise<void> {
     const start = new Date(`${q.get('start_date')}T00:00:00.000Z`);
     const end = new Date(new Date(`${q.get('end_date')}T00:00:00.000Z`).getTime() + 86_400_000 - 1);
     const { rows } = await pool.query(RECORDS_SQL, [ACCOUNT, start, end, limit, (page - 1) * limit]);
-    const items = rows[0].call_id == null ? [] : rows.map(callRecord);
+    const items = rows[0].call_id == null ? [] : await callRecords(rows);
     return send(res, 200, envelope('Call records fetched successfully', { items, pagination: pagination(page, limit, rows[0].total) }));
   }
   if (parts[0] === 'call-batches' && parts.length === 1) {
