@@ -31,7 +31,16 @@ if (!/\b(CREATE|ALTER|DROP)\b/.test(sql)) {
   console.log('schema unchanged: no migration written');
   process.exit(0);
 }
-const stamp = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
+// Migrations run in name order: a new one's stamp follows the newest already there, even when
+// that one was stamped ahead of this machine's clock.
+const newest = fs
+  .readdirSync(MIGRATIONS_DIR)
+  .map((d) => /^(\d{14})_/.exec(d)?.[1])
+  .filter((d): d is string => !!d)
+  .sort()
+  .at(-1);
+const now = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
+const stamp = newest && newest >= now ? String(BigInt(newest) + 1n) : now;
 const dir = path.join(MIGRATIONS_DIR, `${stamp}_${name}`);
 fs.mkdirSync(dir, { recursive: true });
 fs.writeFileSync(path.join(dir, 'migration.sql'), sql);
