@@ -20,7 +20,7 @@ const PGLITE_ONLY = [
 
 // These measure how long the server takes over a CPU-bound computation (validating a hostile
 // document, reading a full cost budget) against fixed budgets: they run alone, after the rest.
-const TIMED = ['test/abuse/document-fuzz.test.ts', 'test/abuse/fragment-bombs.test.ts'];
+const TIMED = ['test/abuse/document-fuzz.test.ts', 'test/abuse/fragment-bombs.test.ts', 'test/foundation/db-connect-timeout.test.ts'];
 
 export default defineConfig({
   // graphql ships ESM and CJS builds; libraries that require() it and our ESM imports must share one copy.

@@ -8,6 +8,7 @@ import { Prisma } from '../../src/generated/prisma/client.ts';
 import { outcomeTotal, outcomeWhere, type ResultFilter } from '../../src/services/batches/batch-results.ts';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { callInState, insertBatch, type CallFields } from '../helpers/fixtures.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -128,12 +129,16 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('two writers of one batch (Postg
       // x moves the `yes` row, y the `no` row, then each the other's: without the batch's lock
       // each would hold a row the other waits for (PostgreSQL fails one of them as a deadlock).
       await x.query(`UPDATE calls SET outcomes = '{"k":"yes"}' WHERE id = $1`, [callIds[0]]);
+      const yPid = (await y.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
       const other = (async () => {
         await y.query(`UPDATE calls SET outcomes = '{"k":"no"}' WHERE id = $1`, [callIds[2]]);
         await y.query(`UPDATE calls SET outcomes = '{"k":"yes"}' WHERE id = $1`, [callIds[3]]);
         await y.query('COMMIT');
       })();
-      await new Promise((r) => setTimeout(r, 200));
+      // y's first statement waits, in its trigger, for the batch's lock that x holds.
+      await waitFor(async () => (await pool.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [yPid])).rowCount === 1, {
+        what: 'the second writer to wait for the batch lock',
+      });
       await x.query(`UPDATE calls SET outcomes = '{"k":"no"}' WHERE id = $1`, [callIds[1]]);
       await x.query('COMMIT');
       await other;
