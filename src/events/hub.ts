@@ -200,9 +200,10 @@ export class EventHub {
   }
 
   /**
-   * Between two reads of a batch: the tick, stretched for an account whose streams together could
-   * take more values than its budget lets out (each then gets one about every streams / budget
-   * seconds), so its reads and the values they push stay within the budget however many it opens.
+   * Between two values sent for a batch (and two reads of its calls): the tick, stretched for an
+   * account whose streams together could take more values than its budget lets out (each then gets
+   * one about every streams / budget seconds), so the values stay within the budget however many
+   * streams it opens.
    */
   private intervalOf(ch: BatchChannel): number {
     const acc = ch.snapshot ? this.accounts.get(ch.snapshot.accountId) : undefined;
@@ -235,8 +236,8 @@ export class EventHub {
     const ch = this.channel(batchId);
     ch.refs++;
     try {
-      // A live channel's snapshot is current: every change since it was read has a notification
-      // on its way, and the read it triggers reaches this subscriber too.
+      // A live channel's snapshot is current: every change since has a notification on its way,
+      // carrying the value this subscriber gets too.
       if (ch.snapshot === undefined || ch.snapshot === null) await ch.reader.fresh();
       if (!ch.snapshot || ch.snapshot.accountId !== account.id) throw batchNotFound();
       return ch;
