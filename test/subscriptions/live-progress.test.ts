@@ -3,6 +3,7 @@
 // value satisfies the sum rule, and subscriptions are authenticated and scoped to the account.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { wsClient } from '../helpers/ws-client.ts';
 import { sseStream, sumRuleHolds, wsStream } from '../helpers/subscriptions.ts';
 import { batchBody, CALL_BATCHES, makeContacts } from '../helpers/batch-requests.ts';
@@ -52,13 +53,11 @@ const held = () => {
   return st ? st.progressSubscribers + st.callSubscribers + st.accountSubscribers : 0;
 };
 
-async function eventually(pred: () => boolean, timeoutMs = 5000) {
-  const end = Date.now() + timeoutMs;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** The hub's subscribers of a kind now. */
+const hubStat = (kind: 'callSubscribers' | 'accountSubscribers') => t.deps.events.started()?.stats()[kind] ?? 0;
+/** Waits until the hub holds more subscribers of a kind than `before`: a subscription without an initial value has registered. */
+const registered = (kind: 'callSubscribers' | 'accountSubscribers', before: number) =>
+  waitFor(() => hubStat(kind) > before, { what: `a new ${kind} entry in the hub` });
 
 const finished = (p: Progress) => p.queued === 0 && p.inProgress === 0 && p.status === 'completed';
 
@@ -115,7 +114,7 @@ describe('batchProgress over graphql-ws', () => {
     });
     s.close();
     await client.dispose();
-    await eventually(() => held() === 0);
+    await waitFor(() => held() === 0);
   });
 
   it('the batch an event carries is read as it is at that event, its detail fields too', async () => {
@@ -160,11 +159,12 @@ describe('callUpdated over graphql-ws', () => {
   it("emits each call's status changes with its results once ready", async () => {
     const id = await createBatch(a, 6, 'manual', 'cu');
     const client = wsClient(url, `Bearer ${a.apiKey}`);
+    const before = hubStat('callSubscribers');
     const calls = wsStream<{ callUpdated: any }>(client, CALLS, { id });
     const progress = wsStream<{ batchProgress: Progress }>(client, PROGRESS, { id });
     await progress.until(() => true);
-    // callUpdated has no initial value; give its start (a read of the batch's calls) a moment.
-    await new Promise((r) => setTimeout(r, 150));
+    // callUpdated has no initial value: wait until its start (a read of the batch's calls) is done.
+    await registered('callSubscribers', before);
     await start(a, id);
     await progress.until((v) => finished(v.batchProgress));
     const dbCalls = await t.deps.db.prisma.call.findMany({ where: { batchId: id }, orderBy: { seq: 'asc' } });
@@ -224,9 +224,10 @@ describe('callUpdated replay', () => {
 describe('accountBatches over graphql-ws', () => {
   it("emits the account's batches as they are created and move, never another account's", async () => {
     const client = wsClient(url, `Bearer ${a.apiKey}`);
+    const before = hubStat('accountSubscribers');
     const s = wsStream<{ accountBatches: Progress }>(client, ACCOUNT);
-    // The subscription has no initial value; wait until it is registered (one round trip later).
-    await new Promise((r) => setTimeout(r, 150));
+    // The subscription has no initial value: wait until it is registered.
+    await registered('accountSubscribers', before);
     const otherId = await createBatch(b, 2, 'immediate', 'other');
     const id = await createBatch(a, 3, 'immediate', 'mine');
     await s.until((v) => v.accountBatches.batchId === id && v.accountBatches.status === 'completed');
@@ -258,7 +259,7 @@ describe('subscriptions over SSE (Accept: text/event-stream)', () => {
     expect(s.values().every((v) => sumRuleHolds(v.batchProgress))).toBe(true);
     // The terminal status completes the stream and the server lets go (hanging up: next test).
     await s.done;
-    await eventually(() => held() === 0);
+    await waitFor(() => held() === 0);
   });
 
   it('works over a real HTTP connection and lets go when the client disconnects', async () => {
@@ -267,18 +268,19 @@ describe('subscriptions over SSE (Accept: text/event-stream)', () => {
     expect((await s.until(() => true)).batchProgress).toMatchObject({ batchId: id, queued: 2 });
     expect(held()).toBeGreaterThan(0);
     s.close();
-    await eventually(() => held() === 0);
+    await waitFor(() => held() === 0);
   });
 
   it("streams callUpdated: each call's status changes, its results once ready", async () => {
     const id = await createBatch(a, 6, 'manual', 'ssecu');
     const sse = (q: string) => track(sseStream<any>((r) => t.app.fetch(r), 'http://test.local', q, { id }, a.apiKey));
+    const before = hubStat('callSubscribers');
     const calls = sse(CALLS);
     const progress = sse(PROGRESS);
     await progress.until(() => true);
     expect((await calls.response).headers.get('content-type')).toContain('text/event-stream');
-    // callUpdated has no initial value; give its start a moment.
-    await new Promise((r) => setTimeout(r, 150));
+    // callUpdated has no initial value: wait until its start is done.
+    await registered('callSubscribers', before);
     await start(a, id);
     await progress.until((v) => finished(v.batchProgress));
     // The batch is done when its calls end; their analyses settle a moment later.
@@ -304,12 +306,13 @@ describe('subscriptions over SSE (Accept: text/event-stream)', () => {
     for (const u of updates.filter((x) => x.transcriptStatus !== 'ready')) expect(u.summary).toBeNull();
     calls.close();
     progress.close();
-    await eventually(() => held() === 0);
+    await waitFor(() => held() === 0);
   });
 
   it("streams accountBatches: the account's batches as they move, never another account's", async () => {
+    const before = hubStat('accountSubscribers');
     const s = track(sseStream<{ accountBatches: Progress }>((r) => t.app.fetch(r), 'http://test.local', ACCOUNT, undefined, a.apiKey));
-    await new Promise((r) => setTimeout(r, 150));
+    await registered('accountSubscribers', before);
     expect((await s.response).headers.get('content-type')).toContain('text/event-stream');
     const otherId = await createBatch(b, 2, 'immediate', 'sseother');
     const id = await createBatch(a, 3, 'immediate', 'ssemine');
@@ -322,7 +325,7 @@ describe('subscriptions over SSE (Accept: text/event-stream)', () => {
     expect(s.values().some((v) => v.accountBatches.batchId === otherId)).toBe(false);
     expect(s.values().every((v) => sumRuleHolds(v.accountBatches))).toBe(true);
     s.close();
-    await eventually(() => held() === 0);
+    await waitFor(() => held() === 0);
   });
 
   it('emits batchProgress when only the callbacks counter changes (a webhook delivered)', async () => {
@@ -340,7 +343,7 @@ describe('subscriptions over SSE (Accept: text/event-stream)', () => {
       const next = (await s.until((v) => v.batchProgress.callbacks === 1)).batchProgress;
       expect({ ...next, callbacks: 0, updatedAt: null }).toEqual({ ...first, updatedAt: null });
       s.close();
-      await eventually(() => held() === 0);
+      await waitFor(() => held() === 0);
     } finally {
       await rx.close();
     }
