@@ -88,7 +88,8 @@ describe('a burst of counter changes', () => {
     const fast = collect(await hub.batchProgress(a.account, batch.id));
     for (let i = 0; i < 20; i++) {
       await completeOne(batch.id);
-      if (i % 5 === 4) await new Promise((r) => setTimeout(r, TICK_MS + 20));
+      // Every fifth change waits until the reading subscriber has it, so it sees several values.
+      if (i % 5 === 4) await until(() => fast.seen.at(-1)?.completed === i + 1);
     }
     await until(() => fast.seen.at(-1)?.completed === 20);
     // The fast one saw several values; the slow one has only the newest waiting, nothing else.
@@ -149,10 +150,9 @@ describe('triggers', () => {
     const before = hub.counters.notifications;
     await t.deps.db.prisma.$executeRaw`UPDATE batches SET metadata = '{"x":1}'::jsonb WHERE id = ${batch.id}`;
     await t.deps.db.prisma.$executeRaw`UPDATE calls SET lease_expires_at = now() WHERE batch_id = ${batch.id}`;
-    await new Promise((r) => setTimeout(r, 100));
-    expect(hub.counters.notifications).toBe(before);
     await t.deps.db.prisma.$executeRaw`UPDATE batches SET status = 'paused' WHERE id = ${batch.id}`;
     await until(() => sub.seen.at(-1)?.status === 'paused');
+    // Notifications arrive in commit order: any of the bookkeeping updates' would have come first.
     expect(hub.counters.notifications).toBe(before + 1);
     await hub.close().then(() => undefined);
     await sub.done;
@@ -181,7 +181,7 @@ describe('accountBatches', () => {
     await completeOne(other.id);
     await completeOne(batch.id);
     await until(() => mine.seen.some((s) => s.id === batch.id && s.completed === 1));
-    await new Promise((r) => setTimeout(r, TICK_MS));
+    // The other account's changes committed first, so their notifications came first.
     expect(mine.seen.some((s) => s.id === other.id)).toBe(false);
   });
 });
