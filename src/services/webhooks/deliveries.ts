@@ -1,7 +1,7 @@
 // Operator/customer actions on the outbox: look at a batch's deliveries, re-queue one.
 import type { AppDeps } from '../../deps.ts';
 import { notFound } from '../../errors.ts';
-import type { Account, WebhookDelivery } from '../../generated/prisma/client.ts';
+import { Prisma, type Account, type WebhookDelivery } from '../../generated/prisma/client.ts';
 
 /**
  * Re-queues one delivery of the account now, whatever its state (delivered, failed, disabled):
@@ -9,13 +9,18 @@ import type { Account, WebhookDelivery } from '../../generated/prisma/client.ts'
  * schedule. Re-delivering a delivered event does not count again in batches.callbacks.
  */
 export async function redeliverWebhook(deps: AppDeps, account: Pick<Account, 'id'>, id: string): Promise<WebhookDelivery> {
-  const now = deps.clock.now();
-  const n = await deps.db.prisma.$executeRaw`
-    UPDATE webhook_deliveries
-       SET status = 'pending', attempts = 0, next_attempt_at = ${now}::timestamptz, lease_owner = NULL, lease_expires_at = NULL
-     WHERE id = ${id} AND account_id = ${account.id}`;
-  if (n === 0) throw notFound(`Webhook delivery ${id} not found`);
-  return (await deps.db.prisma.webhookDelivery.findUnique({ where: { id } }))!;
+  try {
+    // The row as this update left it (UPDATE … RETURNING): a read after it could already see the
+    // delivery worker's next attempt.
+    return await deps.db.prisma.webhookDelivery.update({
+      where: { id, accountId: account.id },
+      data: { status: 'pending', attempts: 0, nextAttemptAt: deps.clock.now(), leaseOwner: null, leaseExpiresAt: null },
+    });
+  } catch (e) {
+    // P2025: no such delivery of this account.
+    if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === 'P2025') throw notFound(`Webhook delivery ${id} not found`);
+    throw e;
+  }
 }
 
 /** The URL with any userinfo masked, for display. */
