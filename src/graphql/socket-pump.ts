@@ -10,8 +10,8 @@ import type { ExecutionResult } from 'graphql';
 export interface SocketOperation {
   /** The operation's id, as the client chose it. */
   id: string;
-  /** Writes one message; resolves once the socket took it, rejects once the socket is gone. */
-  send(message: string): Promise<void>;
+  /** Writes one message; resolves true once the socket took it, false once the socket is gone. */
+  send(message: string): Promise<boolean>;
 }
 
 type Taker<T> = { resolve: (step: IteratorResult<T>) => void; reject: (e: unknown) => void };
@@ -67,10 +67,12 @@ export function pumpToSocket<T>(
       for (;;) {
         const step = await it.next();
         if (step.done || stopped) break;
-        const result = await map(step.value);
+        const mapped = map(step.value);
+        // A shared result is usually ready: awaiting it anyway costs every socket a microtask.
+        const result = mapped instanceof Promise ? await mapped : mapped;
         const json = encodingOf(result);
         if (!json) await offer({ value: result as T, done: false });
-        else if (!(await socket.send(prefix + json() + '}').then(() => true, () => false))) break;
+        else if (!(await socket.send(prefix + json() + '}'))) break;
       }
     } catch (error) {
       failure = { error };

@@ -102,9 +102,9 @@ function refuseMessageShapes(socket: WebSocket): void {
   });
 }
 
-/** Resolves once the socket took the message; rejects once it is closing or closed. */
-function sendOn(socket: WebSocket, message: string): Promise<void> {
-  return new Promise((resolve, reject) => socket.send(message, (err) => (err ? reject(err) : resolve())));
+/** Resolves true once the socket took the message, false once it is closing or closed. */
+export function sendOn(socket: WebSocket, message: string): Promise<boolean> {
+  return new Promise((resolve) => socket.send(message, (err) => resolve(!err)));
 }
 
 /**
