@@ -3,15 +3,14 @@
 // the body the same careful way for every provider before the provider sees it: a missing
 // signature header refused before any byte is read, the body capped while it streams in (on the
 // sender address's anonymous share), UTF-8 checked, and what JSON.parse would build bounded.
-import type { AppDeps } from '../deps.ts';
 import { AppError, ERROR_CODES } from '../errors.ts';
-import type { ProviderRoute, VoiceProviderModule } from '../dispatch/voice/provider-module.ts';
+import type { ProviderDeps, ProviderRoute, VoiceProviderModule } from '../dispatch/voice/provider-module.ts';
 import { json } from './responses.ts';
 import { decodeUtf8, MAX_JSON_NESTING, readBodyBytes } from './body.ts';
 import { jsonShapeFault } from './json-shape.ts';
 import type { BodyBudget, BodyLease } from './body-budget.ts';
 
-export const PROVIDER_ROUTE_PREFIX = '/providers/';
+const PROVIDER_ROUTE_PREFIX = '/providers/';
 
 export interface ProviderRoutes {
   /** The routes' paths (each is its own label in the request log). */
@@ -21,9 +20,7 @@ export interface ProviderRoutes {
   serve(request: Request, path: string, bodies: BodyBudget): Promise<Response>;
 }
 
-type Deps = Pick<AppDeps, 'config' | 'clock' | 'logger' | 'db' | 'appSecret'>;
-
-export function createProviderRoutes(modules: readonly VoiceProviderModule[], deps: Deps): ProviderRoutes {
+export function createProviderRoutes(modules: readonly VoiceProviderModule[], deps: ProviderDeps): ProviderRoutes {
   const byPath = new Map<string, ProviderRoute>();
   for (const m of modules) {
     for (const r of m.routes?.(deps) ?? []) {
