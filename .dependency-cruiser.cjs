@@ -25,6 +25,21 @@ module.exports = {
     layer('dispatch-below-transports', '^src/dispatch/', `${TRANSPORTS}|${ENTRY}`),
     layer('http-helpers-below-rest-and-graphql', '^src/http/', `^src/(rest|graphql|cli)/|${ENTRY}`),
     layer('the-browser-bundle-stands-alone', '^src/web/', '^src/(?!web/|codegen/)'),
+    {
+      name: 'providers-only-through-the-registry',
+      comment:
+        'A voice provider is its folder under dispatch/voice/, reached only through its VoiceProviderModule listed in voice/registry.ts: nothing outside voice/ imports a provider folder.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/dispatch/voice/' },
+      to: { path: '^src/dispatch/voice/[^/]+/' },
+    },
+    {
+      name: 'providers-stand-apart',
+      comment: 'A provider folder uses the shared voice/ modules, never another provider folder.',
+      severity: 'error',
+      from: { path: '^src/dispatch/voice/([^/]+)/' },
+      to: { path: '^src/dispatch/voice/[^/]+/', pathNot: '^src/dispatch/voice/$1/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

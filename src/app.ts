@@ -7,7 +7,9 @@ import { compiledDocuments, createRestRouter, routePatterns } from './rest/route
 import { routes } from './rest/routes.ts';
 import { json } from './http/responses.ts';
 import { serveRecording } from './http/recordings.ts';
-import { handleRetellWebhook } from './http/retell-webhook.ts';
+import { createProviderRoutes } from './http/provider-routes.ts';
+import { VOICE_PROVIDERS } from './dispatch/voice/registry.ts';
+import type { VoiceProviderModule } from './dispatch/voice/provider-module.ts';
 import { attachWebSocketServer } from './graphql/ws.ts';
 import { createFrontDoor, type RequestContext } from './http/front-door.ts';
 import type { RequestScope } from './http/request-scope.ts';
@@ -49,10 +51,12 @@ export interface AppOptions {
   readiness?: ReadinessCheck[];
   /** The token this process wrote to DATA_DIR/operator-token: it answers the CLI's proof challenges. */
   operatorToken?: string;
+  /** The voice providers whose routes, settings and recordings this app serves; default: all this build ships. */
+  voiceProviders?: readonly VoiceProviderModule[];
 }
 
 export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
-  const deps: ApiDeps = { ...processDeps, ...createAppServices(processDeps) };
+  const deps: ApiDeps = { ...processDeps, ...createAppServices(processDeps, opts.voiceProviders ?? VOICE_PROVIDERS) };
   // Subscriptions and sockets re-check their key: a revoked key or disabled account ends them.
   const sessions = createLiveSessions(deps.db, deps.logger, deps.config.CREDENTIAL_RECHECK_MS);
   const graphiql = createGraphiql();
@@ -63,6 +67,7 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
   const bodies = configuredBodyBudget(deps.config);
   const handleRest = createRestRouter(yoga, routes, { maxBodyBytes: deps.config.MAX_BODY_BYTES, bodyBudget: bodies, logger: deps.logger });
   const dashboard = createDashboard(deps, trusted.idsByOperation);
+  const providerRoutes = createProviderRoutes(deps.voiceProviders, deps);
   const apiDocs = createApiDocs(OPENAPI_PATH, () => buildOpenApiDocument(routes));
   const removeSubscriptionSource = deps.metrics.addSubscriptionSource(() => {
     const st = deps.events.started()?.stats();
@@ -83,7 +88,7 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
       return request.method === 'HEAD' ? withoutBody(await serveRecording(deps, url)) : serveRecording(deps, url);
     }
     // Anyone may post here: its bytes count on the client address's anonymous share.
-    if (p === '/providers/retell/webhook') return handleRetellWebhook(deps, request, { ...bodies, open: () => bodies.open(scope) });
+    if (providerRoutes.handles(p)) return providerRoutes.serve(request, p, { ...bodies, open: () => bodies.open(scope) });
     if (p === '/healthz') return json(200, { status: 'ok' });
     if (p === FAVICON_PATH) return serveFavicon(request);
     if (p === '/readyz') return readiness();
@@ -105,7 +110,8 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     if (p.startsWith('/recordings/')) return '/recordings/:file';
     if (p.startsWith(DASHBOARD_ASSETS)) return `${DASHBOARD_ASSETS}:asset`;
     if (graphiql.handles(p)) return `${GRAPHIQL_ASSETS}:asset`;
-    if (['/providers/retell/webhook', '/healthz', '/readyz', '/metrics', OPERATOR_PROOF_PATH, REGISTRY_NUMBERS_PATH, REGISTRY_REASSIGNED_PATH, FAVICON_PATH, '/', '/dashboard', '/dashboard/'].includes(p)) return p;
+    if (providerRoutes.handles(p)) return p;
+    if (['/healthz', '/readyz', '/metrics', OPERATOR_PROOF_PATH, REGISTRY_NUMBERS_PATH, REGISTRY_REASSIGNED_PATH, FAVICON_PATH, '/', '/dashboard', '/dashboard/'].includes(p)) return p;
     return '(unmatched)';
   }
 

@@ -5,6 +5,8 @@ import { startWebhookPruner } from './services/webhooks/prune-deliveries.ts';
 import { startRetention } from './services/retention/retention-loop.ts';
 import { startPeriodic } from './services/retention/periodic.ts';
 import { analyzeChangedTables, PGLITE_ANALYZE_SCHEDULE } from './db/pglite-analyze.ts';
+import { VOICE_PROVIDERS } from './dispatch/voice/registry.ts';
+import type { VoiceProviderModule } from './dispatch/voice/provider-module.ts';
 
 export interface Background {
   stop(): Promise<void>;
@@ -18,12 +20,19 @@ export interface StartedBackground extends Background {
 /** A dispatch loop that has not finished a tick for this long is stuck (a tick is one poll's work). */
 const workerStaleMs = (pollMs: number) => Math.max(30_000, 20 * pollMs);
 
-/** Starts the process's background loops (dispatch worker, …); each issue adds its own. */
-export async function startBackground(deps: AppDeps): Promise<StartedBackground> {
+export interface BackgroundOptions {
+  /** The voice providers the worker dials with and whose jobs run here; default: all this build ships. */
+  voiceProviders?: readonly VoiceProviderModule[];
+}
+
+/** Starts the process's background loops (dispatch worker, providers' jobs, …); each issue adds its own. */
+export async function startBackground(deps: AppDeps, opts: BackgroundOptions = {}): Promise<StartedBackground> {
+  const voiceProviders = opts.voiceProviders ?? VOICE_PROVIDERS;
   const loops: Background[] = [];
-  const dispatch = createWorker(deps);
+  const dispatch = createWorker(deps, { voiceProviders });
   dispatch.start();
   loops.push(dispatch);
+  for (const m of voiceProviders) loops.push(...(m.jobs?.(deps) ?? []));
   loops.push(startWebhookDeliveryWorker(deps));
   loops.push(startWebhookPruner(deps));
   loops.push(startRetention(deps));

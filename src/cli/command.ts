@@ -60,6 +60,18 @@ export const frequencyCap = (v: Flags[string], name: string) => {
   if (!m) throw new Error(`--${name} must be CALLS/PERIOD such as 7/7d (units s, m, h, d, w), or off`);
   return { maxCalls: Number(m[1]), periodSeconds: Number(m[2]) * PERIOD_UNITS[m[3].toLowerCase()] };
 };
+/** A JSON object given on the command line (`--settings '{"k":"v"}'`); absent: null. */
+export const jsonObject = (v: Flags[string], name: string): Record<string, unknown> | null => {
+  if (v === undefined) return null;
+  let parsed: unknown;
+  try {
+    parsed = typeof v === 'string' ? JSON.parse(v) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`--${name} must be a JSON object`);
+  return parsed as Record<string, unknown>;
+};
 export function need(v: Flags[string] | undefined, name: string): string {
   if (typeof v !== 'string' || !v) throw new Error(`--${name} is required`);
   return v;

@@ -1,4 +1,4 @@
-import { arg, bool, frequencyCap, int, list, need, rate, version, type Command, type Flags } from './command.ts';
+import { arg, bool, frequencyCap, int, jsonObject, list, need, rate, version, type Command, type Flags } from './command.ts';
 import { batchCommands } from './batch-commands.ts';
 import { suppressionCommands } from './suppression-commands.ts';
 import { registryCommands } from './registry-commands.ts';
@@ -238,14 +238,16 @@ export const commands: Record<string, Command> = {
       }),
   },
   'provider set': {
-    usage: 'provider set simulator|retell --account ID [--api-key RETELL_KEY] [--dial-rate CALLS_PER_SECOND_PER_NUMBER]   (key stored encrypted)',
+    usage:
+      'provider set PROVIDER --account ID [--api-key KEY] [--dial-rate CALLS_PER_SECOND_PER_NUMBER] [--settings JSON_OBJECT]   (simulator, retell, …: docs/providers.md; config stored encrypted)',
     examples: ['provider set retell --account acc_… --api-key "$RETELL_API_KEY" --dial-rate 1', 'provider set simulator --account acc_…'],
     run: (gql, a, f) =>
-      gql('mutation($id: ID!, $p: String!, $k: String, $r: Float) { adminSetProvider(accountId: $id, provider: $p, retellApiKey: $k, dialRatePerNumber: $r) }', {
+      gql('mutation($id: ID!, $p: String!, $k: String, $r: Float, $s: JSON) { adminSetProvider(accountId: $id, provider: $p, apiKey: $k, dialRatePerNumber: $r, settings: $s) }', {
         id: need(f.account, 'account'),
         p: arg(a, 0, 'provider'),
         k: typeof f['api-key'] === 'string' ? f['api-key'] : null,
         r: rate(f['dial-rate'], 'dial-rate'),
+        s: jsonObject(f.settings, 'settings'),
       }),
   },
   'webhooks secret': {

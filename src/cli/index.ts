@@ -12,7 +12,7 @@ export const FLAG_NAMES = [
   'agent', 'prompt', 'provider-agent-version', 'number', 'api-key', 'dial-rate', 'agent-name', 'version', 'csv',
   'did', 'concurrency', 'start', 'status', 'out', 'format', 'reason', 'page', 'max-attempts', 'retry-on', 'retry-delay',
   'expires-at', 'calling-window', 'default-window', 'enforced-window',
-  'frequency-cap', 'opt-out-key', 'opt-out-detection', 'cursor', 'file', 'mode', 'registry-consent-exempt',
+  'frequency-cap', 'opt-out-key', 'opt-out-detection', 'cursor', 'file', 'mode', 'registry-consent-exempt', 'settings',
 ];
 export const SWITCH_NAMES = ['json', 'watch', 'all'];
 const FLAG_OPTIONS = {

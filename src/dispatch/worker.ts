@@ -18,6 +18,7 @@ import { createLocalAnalyser } from './analysis/local-analyser.ts';
 import { WriteQueue } from './store/write-queue.ts';
 import { createDialPacer, type DialPacer } from './voice/dial-pacing.ts';
 import { defaultProviderRegistry, type ProviderRegistry } from './voice/registry.ts';
+import type { VoiceProviderModule } from './voice/provider-module.ts';
 import { afterCommit } from './worker/commits.ts';
 import { keepLeases } from './worker/leases.ts';
 import { exclusive, runLoop, tick, type TickReport } from './worker/loop.ts';
@@ -31,8 +32,10 @@ export interface WorkerOptions {
   workerId?: string;
   pollMs?: number;
   leaseMs?: number;
-  /** Voice providers by name; default: the simulator from config. Injected ones are not closed by stop(). */
+  /** Voice providers by name; default: built from `voiceProviders`. Injected ones are not closed by stop(). */
   providers?: ProviderRegistry;
+  /** The providers the default registry offers; default: all this build ships (voice/registry.ts). */
+  voiceProviders?: readonly VoiceProviderModule[];
   analyser?: Analyser;
   /** Most calls this worker keeps in flight, over all accounts. */
   maxInFlight?: number;
@@ -101,7 +104,7 @@ function createWorkerState(deps: AppDeps, opts: WorkerOptions): WorkerState {
     clock: deps.clock,
     log,
     logTransitions: log.isLevelEnabled('info'),
-    providers: opts.providers ?? defaultProviderRegistry(deps),
+    providers: opts.providers ?? defaultProviderRegistry(deps, opts.voiceProviders),
     analyser: opts.analyser ?? createLocalAnalyser(),
     pacer: opts.dialPacer ?? createDialPacer(),
     queue: new WriteQueue({

@@ -1,8 +1,10 @@
 // The objects an API process builds once and every request shares: rate limiters, recently
-// authenticated keys, the live event hub, the recording-link refresher, the outcome counts and the
-// slots of the reads that walk a whole batch. Built by app.ts and handed down explicitly.
+// authenticated keys, the live event hub, the voice providers and their recording sources, the
+// outcome counts and the slots of the reads that walk a whole batch. Built by app.ts and handed
+// down explicitly.
 import type { AppDeps } from '../deps.ts';
-import { createRecordingRefresher, type RecordingRefresher } from '../dispatch/voice/retell/recording-refresh.ts';
+import type { VoiceProviderModule } from '../dispatch/voice/provider-module.ts';
+import { createRecordingSources, type RecordingSources } from '../dispatch/voice/recording-sources.ts';
 import { createLiveEvents, type LiveEvents } from '../events/live-events.ts';
 import { createRateLimiters, type RateLimiters } from '../services/auth/rate-limit.ts';
 import { createKeyCache, type KeyCache } from '../services/auth/key-cache.ts';
@@ -14,7 +16,10 @@ export interface AppServices {
   /** API keys that authenticated in the last API_KEY_CACHE_MS (services/auth/key-cache.ts). */
   keys: KeyCache;
   events: LiveEvents;
-  recordings: RecordingRefresher;
+  /** The voice providers this app serves (their routes, account settings and recordings). */
+  voiceProviders: readonly VoiceProviderModule[];
+  /** Where provider-held recordings are fetched from (dispatch/voice/recording-sources.ts). */
+  recordings: RecordingSources;
   outcomes: OutcomeBreakdowns;
   /** CSV exports streaming now, per account and in all (services/batches/scan-slots.ts). */
   exports: ScanSlots;
@@ -22,12 +27,13 @@ export interface AppServices {
   outcomeReads: ScanSlots;
 }
 
-export function createAppServices(deps: AppDeps): AppServices {
+export function createAppServices(deps: AppDeps, voiceProviders: readonly VoiceProviderModule[]): AppServices {
   return {
+    voiceProviders,
     rateLimiters: createRateLimiters(deps),
     keys: createKeyCache({ ttlMs: deps.config.API_KEY_CACHE_MS, clock: deps.clock }),
     events: createLiveEvents(deps),
-    recordings: createRecordingRefresher(deps),
+    recordings: createRecordingSources(voiceProviders, deps),
     outcomes: createOutcomeBreakdowns(deps),
     // An export of a large batch streams for tens of seconds; an outcome-filtered page takes well under one.
     exports: createScanSlots({ perProcess: deps.config.EXPORTS_PER_PROCESS, perAccount: deps.config.EXPORTS_PER_ACCOUNT, what: 'exports', retryAfterSeconds: 10 }),

@@ -1,10 +1,10 @@
 // Fetches a provider-held recording for /recordings, streaming it through: the provider's URL never
 // reaches the client. The URL came from the provider's call object, which an account could forge
-// in a webhook signed with its own Retell key, so the fetch is a pinned request under the callback
-// URLs' SSRF rules: public addresses only (an operator-configured RETELL_BASE_URL origin excepted),
-// the connection pinned to the checked address, no redirects. The deadline covers DNS, connect and
-// the provider's answer; the audio then streams for as long as it keeps flowing (long recordings,
-// slow listeners), cut only when the connection stalls.
+// in a webhook signed with its own provider key, so the fetch is a pinned request under the callback
+// URLs' SSRF rules: public addresses only (the providers' operator-configured origins excepted,
+// VoiceProviderModule.recordings), the connection pinned to the checked address, no redirects.
+// The deadline covers DNS, connect and the provider's answer; the audio then streams for as long
+// as it keeps flowing (long recordings, slow listeners), cut only when the connection stalls.
 import { Readable } from 'node:stream';
 import { pinnedRequest } from '../services/webhooks/pinned-request.ts';
 
@@ -15,11 +15,13 @@ export type UpstreamRecording =
 
 export async function fetchRecording(
   rawUrl: string,
-  opts: { trustedOrigin?: string | null; timeoutMs?: number; idleMs?: number },
+  opts: { trustedOrigin?: string | null; trustedOrigins?: readonly string[]; timeoutMs?: number; idleMs?: number },
 ): Promise<UpstreamRecording> {
   let allowPrivate: boolean;
   try {
-    allowPrivate = !!opts.trustedOrigin && new URL(rawUrl).origin === new URL(opts.trustedOrigin).origin;
+    const origin = new URL(rawUrl).origin;
+    const trusted = [...(opts.trustedOrigins ?? []), ...(opts.trustedOrigin ? [opts.trustedOrigin] : [])];
+    allowPrivate = trusted.some((t) => new URL(t).origin === origin);
   } catch (e) {
     return { ok: false, error: (e as Error).message };
   }

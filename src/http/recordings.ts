@@ -8,7 +8,7 @@ const STALE_LINK = new Set([401, 403, 404, 410]);
 
 /**
  * GET /recordings/<call_id>.wav?expires=…&signature=… — the signed link is the only credential.
- * Recordings we hold are served from the database; a provider-held one (Retell) is proxied.
+ * Recordings we hold are served from the database; a provider-held one is proxied.
  */
 export async function serveRecording(deps: ApiDeps, url: URL): Promise<Response> {
   const m = /^\/recordings\/(call_[0-9a-f]{32})\.wav$/.exec(url.pathname);
@@ -36,12 +36,12 @@ export async function serveRecording(deps: ApiDeps, url: URL): Promise<Response>
 }
 
 async function proxied(deps: ApiDeps, callId: string, sourceUrl: string): Promise<UpstreamRecording> {
-  const trustedOrigin = deps.config.RETELL_BASE_URL ?? null;
-  const first = await fetchRecording(sourceUrl, { trustedOrigin });
+  const trustedOrigins = deps.recordings.trustedOrigins;
+  const first = await fetchRecording(sourceUrl, { trustedOrigins });
   if (first.ok || first.status === undefined || !STALE_LINK.has(first.status)) return first;
   const fresh = await deps.recordings.currentSource(callId).catch((err: unknown) => {
     deps.logger.warn({ err, callId }, 'could not refresh the provider recording link');
     return null;
   });
-  return fresh && fresh !== sourceUrl ? fetchRecording(fresh, { trustedOrigin }) : first;
+  return fresh && fresh !== sourceUrl ? fetchRecording(fresh, { trustedOrigins }) : first;
 }

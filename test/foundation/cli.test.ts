@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLAG_NAMES, runCli, SWITCH_NAMES } from '../../src/cli/index.ts';
 import { commands } from '../../src/cli/commands.ts';
 import { openDatabase } from '../../src/db/client.ts';
-import { retellConfigForAccount } from '../../src/services/accounts/provider-config.ts';
+import { retellConfigForAccount } from '../../src/dispatch/voice/retell/account-config.ts';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 import { tempDataDir } from '../helpers/data-dir.ts';
 
@@ -56,6 +56,9 @@ describe('operator CLI', () => {
     expect(version).toMatchObject({ providerAgentVersion: 0, agent: { id: agent.id } });
     await expect(runCli(['provider', 'set', 'retell', '--account', accountId, '--api-key', KEY, '--dial-rate', 'fast'], () => {})).rejects.toThrow('--dial-rate must be a number');
     await expect(runCli(['provider', 'set', 'retell', '--account', accountId], () => {})).rejects.toThrow(/apiKey/);
+    // Provider-specific settings travel as a JSON object; Retell takes none.
+    await expect(runCli(['provider', 'set', 'retell', '--account', accountId, '--api-key', KEY, '--settings', '[1]'], () => {})).rejects.toThrow('--settings must be a JSON object');
+    await expect(runCli(['provider', 'set', 'retell', '--account', accountId, '--api-key', KEY, '--settings', '{"x":1}'], () => {})).rejects.toThrow('settings: Retell takes none');
 
     // What is stored: sealed with the app secret; only that secret opens it.
     const db = await openDatabase({ dataDir });

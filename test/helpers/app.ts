@@ -1,4 +1,5 @@
 import { buildApp, type App } from '../../src/app.ts';
+import type { VoiceProviderModule } from '../../src/dispatch/voice/provider-module.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import type { AppDeps, Clock } from '../../src/deps.ts';
@@ -59,7 +60,9 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function createTestApp(opts: { config?: Record<string, string>; postgres?: boolean } = {}): Promise<TestApp> {
+export async function createTestApp(
+  opts: { config?: Record<string, string>; postgres?: boolean; voiceProviders?: readonly VoiceProviderModule[] } = {},
+): Promise<TestApp> {
   const testDb = await createTestDatabase({ postgres: opts.postgres });
   const config: Config = loadConfig({
     LOG_LEVEL: 'silent',
@@ -83,7 +86,7 @@ export async function createTestApp(opts: { config?: Record<string, string>; pos
     appSecret: config.APP_SECRET!,
     metrics: createMetrics(testDb.db),
   };
-  const app = buildApp(deps);
+  const app = buildApp(deps, { voiceProviders: opts.voiceProviders });
   // Every REST response a test gets from this app is checked against the OpenAPI document.
   const rawFetch = app.fetch;
   app.fetch = async (request, context) => checkedResponse(request.method, request.url, await rawFetch(request, context));

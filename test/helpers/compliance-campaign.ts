@@ -12,7 +12,7 @@ import { typedInput } from './batch-requests.ts';
 // GraphQL, the service's own API (the REST facade forwards to it): the create, the list and cancel.
 const CREATE = 'mutation($input: CreateCallBatchInput!) { createCallBatch(input: $input) { batchId } }';
 import { registryOf, testWorker } from './dispatch.ts';
-import { simulatorFromConfig } from '../../src/dispatch/voice/registry.ts';
+import { simulatorFromConfig } from '../../src/dispatch/voice/simulator-module.ts';
 import type { VoiceProvider } from '../../src/dispatch/voice/provider.ts';
 import { contactZoneFor, DST_CHANGES, phoneNumber, profilesArb, windowArb } from './compliance-arbitraries.ts';
 import { describeWindow, oracleRules, oracleVerdict, overCap, type OracleProfile, type OracleWindow } from './compliance-oracle.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sign } from 'retell-sdk';
 import { ADMIN_TOKEN, createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
-import { retellConfigForAccount } from '../../src/services/accounts/provider-config.ts';
+import { retellConfigForAccount } from '../../src/dispatch/voice/retell/account-config.ts';
 import { takeRetellEvents } from '../../src/dispatch/voice/retell/stored-events.ts';
 
 const KEY = 'key_retell_webhook_0123456789';

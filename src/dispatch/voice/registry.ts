@@ -1,11 +1,19 @@
 // Which VoiceProvider places an account's calls. Accounts name their provider (`account.provider`,
 // 'simulator' unless configured); the registry turns that name into one shared instance per worker,
 // created on first use so a worker never opens connections to providers nobody uses.
+//
+// VOICE_PROVIDERS is the one list of the providers this build ships: adding a provider is a folder
+// under dispatch/voice/ exporting a VoiceProviderModule, and one line here.
 
-import type { AppDeps } from '../../deps.ts';
 import type { VoiceProvider } from './provider.ts';
-import { createSimulatorProvider } from './simulator.ts';
-import { retellFromConfig } from './retell/from-config.ts';
+import type { ProviderDeps, VoiceProviderModule } from './provider-module.ts';
+import { simulatorModule } from './simulator-module.ts';
+import { retellModule } from './retell/module.ts';
+
+export const VOICE_PROVIDERS: readonly VoiceProviderModule[] = [
+  simulatorModule, // the default (DEFAULT_PROVIDER)
+  retellModule,
+];
 
 export const DEFAULT_PROVIDER = 'simulator';
 
@@ -26,22 +34,6 @@ export class UnknownProviderError extends Error {
   }
 }
 
-/**
- * The simulator follows the app clock for its timestamps (so call records agree with the rest of the
- * data, also under a test clock) while its timers run in real time (SIM_CALL_MS).
- */
-export function simulatorFromConfig(deps: Pick<AppDeps, 'config' | 'clock' | 'logger'>): VoiceProvider {
-  return createSimulatorProvider({
-    callMs: deps.config.SIM_CALL_MS,
-    clock: {
-      now: () => deps.clock.now(),
-      setTimeout: (fn, ms) => setTimeout(fn, ms),
-      clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
-    },
-    onListenerError: (err) => deps.logger.error({ err }, 'voice provider listener failed'),
-  });
-}
-
 export function createProviderRegistry(factories: Record<string, ProviderFactory>): ProviderRegistry {
   const instances = new Map<string, VoiceProvider>();
   const key = (name: string | null | undefined) => name || DEFAULT_PROVIDER;
@@ -50,14 +42,14 @@ export function createProviderRegistry(factories: Record<string, ProviderFactory
       const k = key(name);
       let p = instances.get(k);
       if (!p) {
-        const factory = factories[k];
+        const factory = Object.hasOwn(factories, k) ? factories[k] : undefined;
         if (!factory) throw new UnknownProviderError(k);
         p = factory();
         instances.set(k, p);
       }
       return p;
     },
-    has: (name) => key(name) in factories,
+    has: (name) => Object.hasOwn(factories, key(name)),
     active: () => [...instances.values()],
     async close() {
       const all = [...instances.values()];
@@ -67,7 +59,7 @@ export function createProviderRegistry(factories: Record<string, ProviderFactory
   };
 }
 
-/** The providers this build ships: the simulator and Retell (its API keys come from the accounts' sealed config). */
-export function defaultProviderRegistry(deps: Pick<AppDeps, 'config' | 'clock' | 'logger' | 'db' | 'appSecret'>): ProviderRegistry {
-  return createProviderRegistry({ simulator: () => simulatorFromConfig(deps), retell: () => retellFromConfig(deps) });
+/** A worker's registry of these providers (default: the ones this build ships), each created from `deps`. */
+export function defaultProviderRegistry(deps: ProviderDeps, modules: readonly VoiceProviderModule[] = VOICE_PROVIDERS): ProviderRegistry {
+  return createProviderRegistry(Object.fromEntries(modules.map((m) => [m.name, () => m.create(deps)])));
 }

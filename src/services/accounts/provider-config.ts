@@ -1,39 +1,27 @@
 // Use case: an account's voice provider and its secret configuration. The config is JSON sealed
 // with the app secret (same AES-GCM box as webhook signing secrets), so a database dump alone
-// holds no provider API key.
+// holds no provider API key. What the config holds is the provider's business: the caller has it
+// validated by the provider first (dispatch/voice/account-config.ts).
 import type { AppDeps } from '../../deps.ts';
-import { notFound, requestValidation } from '../../errors.ts';
+import { notFound } from '../../errors.ts';
 import { openSecret, sealSecret } from '../webhooks/secrets.ts';
 
 type Deps = Pick<AppDeps, 'db' | 'appSecret'>;
 
-export interface RetellAccountConfig {
-  apiKey: string;
-  /** Calls per second per from-number for this account; the global RETELL_DIAL_RATE_PER_NUMBER otherwise. */
-  dialRatePerNumber?: number;
-}
-
-export const PROVIDERS = ['simulator', 'retell'] as const;
-export type ProviderName = (typeof PROVIDERS)[number];
-
-export async function setAccountProvider(deps: Deps, accountId: string, provider: ProviderName, config: RetellAccountConfig | null): Promise<void> {
-  if (!PROVIDERS.includes(provider)) throw requestValidation([`provider: Input should be ${PROVIDERS.map((p) => `'${p}'`).join(' or ')}`]);
-  if (provider === 'retell' && !config?.apiKey?.trim()) throw requestValidation(['apiKey: Field required']);
-  const rate = config?.dialRatePerNumber;
-  if (rate !== undefined && !(Number.isFinite(rate) && rate >= 0 && rate <= 1000)) {
-    throw requestValidation(['dialRatePerNumber: Input should be a number from 0 (unpaced) to 1000']);
-  }
+/** Names the account's provider and replaces its sealed config (null: none). */
+export async function setAccountProvider(deps: Deps, accountId: string, provider: string, config: object | null): Promise<void> {
   const sealed = config ? sealSecret(deps.appSecret, JSON.stringify(config)) : null;
   const n = await deps.db.prisma.$executeRaw`
     UPDATE accounts SET provider = ${provider}, provider_config = ${sealed} WHERE id = ${accountId}`;
   if (n === 0) throw notFound(`Account ${accountId} not found`);
 }
 
-export async function retellConfigForAccount(deps: Deps, accountId: string): Promise<RetellAccountConfig | null> {
+/** The account's provider config, opened; null when it has none. Its shape is the provider's. */
+export async function accountProviderConfig<T>(deps: Deps, accountId: string): Promise<T | null> {
   const rows = await deps.db.prisma.$queryRaw<{ provider_config: string | null }[]>`
     SELECT provider_config FROM accounts WHERE id = ${accountId}`;
   const stored = rows[0]?.provider_config;
-  return stored ? (JSON.parse(openSecret(deps.appSecret, stored)) as RetellAccountConfig) : null;
+  return stored ? (JSON.parse(openSecret(deps.appSecret, stored)) as T) : null;
 }
 
 /** Each account's voice provider name (the worker paces dials by it before claiming). */
@@ -44,14 +32,14 @@ export async function accountProviders(deps: Pick<AppDeps, 'db'>, accountIds: st
   return new Map(rows.map((r) => [r.id, r.provider]));
 }
 
-/** The account that placed a Retell call (for lookups of calls placed by another worker). */
+/** The account that placed a provider call (for lookups of calls placed by another worker). */
 export async function accountForProviderCall(deps: Pick<AppDeps, 'db'>, providerCallId: string): Promise<string | null> {
   const rows = await deps.db.prisma.$queryRaw<{ account_id: string }[]>`
     SELECT account_id FROM calls WHERE provider_call_id = ${providerCallId} LIMIT 1`;
   return rows[0]?.account_id ?? null;
 }
 
-/** Retell agent id and version for our agent and prompt version (null fields: the number's default agent). */
+/** The provider's agent id and version for our agent and prompt version (null fields: the number's default agent). */
 export async function providerAgentRef(deps: Pick<AppDeps, 'db'>, agentId: string, promptVersionId: string): Promise<{ agentId: string | null; agentVersion: number | null }> {
   const rows = await deps.db.prisma.$queryRaw<{ provider_agent_id: string | null; provider_agent_version: number | null }[]>`
     SELECT a.provider_agent_id, p.provider_agent_version

@@ -2,7 +2,8 @@
 // (RETELL_API_KEY as the fallback), agent ids from our agents/prompt versions, events from the
 // provider_events table the webhook endpoint fills.
 import type { AppDeps } from '../../../deps.ts';
-import { accountForProviderCall, providerAgentRef, retellConfigForAccount } from '../../../services/accounts/provider-config.ts';
+import { accountForProviderCall, providerAgentRef } from '../../../services/accounts/provider-config.ts';
+import { retellConfigForAccount } from './account-config.ts';
 import { storedRetellCalls, takeRetellEvents } from './stored-events.ts';
 import type { VoiceProvider } from '../provider.ts';
 import { retellClients, type RetellClients } from './clients.ts';

@@ -7,6 +7,7 @@
 // one get-call), through the process's cached Retell key and client. Keyed on the recording having
 // a source: a Retell recording stays refreshable after its account switched providers.
 import type { AppDeps } from '../../../deps.ts';
+import type { RecordingSource } from '../provider-module.ts';
 import type { RetellCallObject } from './call-mapping.ts';
 import { retellAccess, type RetellAccess } from './from-config.ts';
 
@@ -21,16 +22,12 @@ interface RefreshState {
   recent: Map<string, { at: number; url: Promise<string | null> }>;
 }
 
-export interface RecordingRefresher {
-  /**
-   * The call's recording source as it should be fetched now: a fresh recording_url from get-call,
-   * or (asked again within REFRESH_EVERY_MS) the one the last refresh stored. null when none.
-   */
-  currentSource(callId: string): Promise<string | null>;
-}
-
-/** One per API process (built with the app): it holds the refresh times and the Retell access. */
-export function createRecordingRefresher(deps: Deps): RecordingRefresher {
+/**
+ * One per API process (built with the app): it holds the refresh times and the Retell access. A
+ * call's source is a fresh recording_url from get-call, or (asked again within REFRESH_EVERY_MS)
+ * the one the last refresh stored; null when none.
+ */
+export function createRecordingRefresher(deps: Deps): RecordingSource {
   const s: RefreshState = { access: retellAccess(deps), recent: new Map() };
   return {
     currentSource(callId) {

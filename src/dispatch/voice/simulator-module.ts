@@ -1,0 +1,23 @@
+// The simulator, the default provider: calls in this process, no account settings, no routes.
+import type { AppDeps } from '../../deps.ts';
+import type { VoiceProvider } from './provider.ts';
+import type { VoiceProviderModule } from './provider-module.ts';
+import { createSimulatorProvider } from './simulator.ts';
+
+/**
+ * The simulator follows the app clock for its timestamps (so call records agree with the rest of the
+ * data, also under a test clock) while its timers run in real time (SIM_CALL_MS).
+ */
+export function simulatorFromConfig(deps: Pick<AppDeps, 'config' | 'clock' | 'logger'>): VoiceProvider {
+  return createSimulatorProvider({
+    callMs: deps.config.SIM_CALL_MS,
+    clock: {
+      now: () => deps.clock.now(),
+      setTimeout: (fn, ms) => setTimeout(fn, ms),
+      clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+    },
+    onListenerError: (err) => deps.logger.error({ err }, 'voice provider listener failed'),
+  });
+}
+
+export const simulatorModule: VoiceProviderModule = { name: 'simulator', create: simulatorFromConfig };
