@@ -15,7 +15,7 @@ import {
 import { ATTEMPT_OUTCOMES } from '../../domain/attempt-outcome.ts';
 import { BATCH_STATUSES } from '../../domain/batch-state.ts';
 import { CALL_STATUSES, TRANSCRIPT_STATUSES } from '../../domain/call-state.ts';
-import { CONTACT_STATUSES, IDEMPOTENCY_KEY_MAX_LENGTH, PHONE_NUMBER_MIN_LENGTH, START_MODES } from '../../domain/create-batch-request.ts';
+import { CONTACT_STATUSES, IDEMPOTENCY_KEY_MAX_LENGTH, PHONE_NUMBER_MIN_LENGTH, START_MODES } from '../../domain/create-batch-fields.ts';
 import {
   MAX_NAME_LENGTH,
   MAX_PHONE_NUMBER_LENGTH,
