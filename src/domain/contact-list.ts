@@ -3,7 +3,8 @@
 // GraphQL list of input objects costs ~4 µs a contact to coerce; this costs a small fraction.
 import { literalReason, type IssuePath, type PathIssue } from './field-issue.ts';
 import { isPlainRecord } from './metadata.ts';
-import { CONTACT_STATUSES, CREATE_BATCH_FIELD_ORDER, type ContactRequest, type ContactStatus } from './create-batch-request.ts';
+import { CONTACT_STATUSES, CREATE_BATCH_FIELD_ORDER, type ContactStatus } from './create-batch-fields.ts';
+import type { ContactRequest } from './create-batch-types.ts';
 import { CappedIssues } from './capped-issues.ts';
 import type { ConsentRequest } from './consent.ts';
 

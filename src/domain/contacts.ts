@@ -1,6 +1,6 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { normalizeSanitizedMetadata } from './metadata.ts';
-import type { RawContact } from './create-batch-request.ts';
+import type { RawContact } from './create-batch-types.ts';
 import { fastE164 } from './phone-rules.ts';
 import type { ConsentRecord } from './consent.ts';
 
@@ -114,7 +114,7 @@ export function normalizeContacts(contacts: RawContact[], opts: NormalizeOptions
       continue;
     }
 
-    // A checked contact's metadata is already sanitised (create-batch-request.ts).
+    // A checked contact's metadata is already sanitised (create-batch-contacts.ts).
     const metadata = normalizeSanitizedMetadata(contact.metadata);
     const normalized: NormalizedContact = {
       index,

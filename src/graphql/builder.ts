@@ -9,7 +9,7 @@ import { getDatamodel } from '../generated/pothos-types.ts';
 import type { GraphQLContext } from './context.ts';
 import { complexityError, fieldCost, queryLimits, UNPAGED_LIST_SIZE } from './plugins/query-cost.ts';
 import type { PrismaClient } from '../generated/prisma/client.ts';
-import type { ContactRequest } from '../domain/create-batch-request.ts';
+import type { ContactRequest } from '../domain/create-batch-types.ts';
 import { MAX_NODE_IDS } from '../domain/global-ids.ts';
 import { decodeGlobalId, encodeGlobalId, nodesComplexity, resolveNode, resolveNodes } from './node-resolution.ts';
 

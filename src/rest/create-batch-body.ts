@@ -3,15 +3,9 @@
 // as absent for optional fields. It becomes the domain's typed request; a body with type problems
 // is refused with the domain's value problems beside them, every detail in the contract's order.
 import { complianceProfilesProblems } from '../domain/compliance/profiles.ts';
-import {
-  checkCreateBatchRequest,
-  contactCountProblem,
-  CREATE_BATCH_FIELD_ORDER,
-  EXPIRES_AT_FORMAT_REASON,
-  START_MODES,
-  type CreateBatchRequest,
-  type CreateBatchRequestDraft,
-} from '../domain/create-batch-request.ts';
+import { checkCreateBatchRequest, EXPIRES_AT_FORMAT_REASON } from '../domain/create-batch-request.ts';
+import { contactCountProblem, CREATE_BATCH_FIELD_ORDER, START_MODES } from '../domain/create-batch-fields.ts';
+import type { CreateBatchRequest, CreateBatchRequestDraft } from '../domain/create-batch-types.ts';
 import { isRetryOutcome, parseInstant } from '../domain/retry-policy.ts';
 import { ATTEMPT_OUTCOMES } from '../domain/attempt-outcome.ts';
 import { WEEKDAYS } from '../domain/calling-window.ts';

@@ -1,7 +1,8 @@
 // The create body as the REST facade reads it (types, lax coercion) and the domain then checks it
 // (values): together, the contract's validation of POST/PUT /call-batches, detail for detail.
 import { describe, expect, it } from 'vitest';
-import { checkCreateBatchRequest, type CreateBatchInput } from '../../src/domain/create-batch-request.ts';
+import { checkCreateBatchRequest } from '../../src/domain/create-batch-request.ts';
+import type { CreateBatchInput } from '../../src/domain/create-batch-types.ts';
 import { AppError } from '../../src/errors.ts';
 import { readCreateBatchBody, restDetail } from '../../src/rest/create-batch-body.ts';
 

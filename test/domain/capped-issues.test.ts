@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CappedIssues, MAX_LISTED_ISSUES, moreProblems } from '../../src/domain/capped-issues.ts';
 import { readContactList } from '../../src/domain/contact-list.ts';
-import { checkCreateBatchRequest, contactCountProblem, CREATE_BATCH_FIELD_ORDER, MAX_CONTACTS_PER_REQUEST } from '../../src/domain/create-batch-request.ts';
+import { checkCreateBatchRequest } from '../../src/domain/create-batch-request.ts';
+import { contactCountProblem, CREATE_BATCH_FIELD_ORDER, MAX_CONTACTS_PER_REQUEST } from '../../src/domain/create-batch-fields.ts';
 import { formatIssue, inFieldOrder, type PathIssue } from '../../src/domain/field-issue.ts';
 
 const ORDER = CREATE_BATCH_FIELD_ORDER;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeContacts, normalizePhone } from '../../src/domain/contacts.ts';
-import type { RawContact } from '../../src/domain/create-batch-request.ts';
+import type { RawContact } from '../../src/domain/create-batch-types.ts';
 
 function contact(contactId: string, phoneNumber: string, extra: Partial<RawContact> = {}): RawContact {
   return { contactId, name: null, phoneNumber, metadata: {}, metadataProblem: null, status: 'pending', timezone: null, ...extra };

@@ -1,7 +1,9 @@
 // The domain's value checks on a typed create request, surface-neutral: paths, not spellings.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readContactList } from '../../src/domain/contact-list.ts';
-import { checkCreateBatchRequest, CREATE_BATCH_FIELD_ORDER, MAX_UNLISTED_CONTACT_ZONES, type CreateBatchRequest } from '../../src/domain/create-batch-request.ts';
+import { checkCreateBatchRequest } from '../../src/domain/create-batch-request.ts';
+import { CREATE_BATCH_FIELD_ORDER, MAX_UNLISTED_CONTACT_ZONES } from '../../src/domain/create-batch-fields.ts';
+import type { CreateBatchRequest } from '../../src/domain/create-batch-types.ts';
 import { formatIssue, inFieldOrder } from '../../src/domain/field-issue.ts';
 import { spyOnFormatters } from '../helpers/intl-spy.ts';
 

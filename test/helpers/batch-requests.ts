@@ -1,5 +1,5 @@
 // Request bodies for POST/PUT /api/v1/public/call-batches, in the contract's snake_case form.
-import type { CreateBatchRequest } from '../../src/domain/create-batch-request.ts';
+import type { CreateBatchRequest } from '../../src/domain/create-batch-types.ts';
 import { readCreateBatchBody } from '../../src/rest/create-batch-body.ts';
 import type { SeededAccount } from './app.ts';
 

@@ -16,7 +16,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { contactCountProblem } from '../../domain/create-batch-request.ts';
+import { contactCountProblem } from '../../domain/create-batch-fields.ts';
 import { AppError, unprocessable } from '../../errors.ts';
 import type { GraphQLContext } from '../context.ts';
 import { CONTACT_INPUT_TYPE, CONTACT_LIST_TYPE } from '../types/batch-create.ts';

@@ -6,7 +6,7 @@ import { createAccount, updateAccount } from '../../services/accounts/accounts.t
 import { issueApiKey, revokeApiKey } from '../../services/auth/api-keys.ts';
 import { CallingWindowInput, CallingWindowType } from './calling-window.ts';
 import { storedWindow } from '../../domain/calling-window.ts';
-import type { CallingWindowRequest } from '../../domain/create-batch-request.ts';
+import type { CallingWindowRequest } from '../../domain/create-batch-types.ts';
 import { frequencyCapOf, type FrequencyCap } from '../../domain/frequency-cap.ts';
 
 const AccountLimits = builder.objectRef<Account>('AccountLimits').implement({

@@ -4,7 +4,7 @@ import { notFound, requestValidation } from '../../errors.ts';
 import { MAX_EMAIL_LENGTH, MAX_NAME_LENGTH, MAX_VOICES, tooLongDetails } from '../../domain/limits.ts';
 import { Prisma, type Account } from '../../generated/prisma/client.ts';
 import { callingWindowProblems, normalizeWindow, RECIPIENT_ZONE } from '../../domain/calling-window.ts';
-import type { CallingWindowRequest } from '../../domain/create-batch-request.ts';
+import type { CallingWindowRequest } from '../../domain/create-batch-types.ts';
 import { issueApiKey } from '../auth/api-keys.ts';
 import { setEnforcedWindow } from './enforce-window.ts';
 import { formatIssue } from '../../domain/field-issue.ts';

@@ -6,7 +6,7 @@ import type { CallingWindow, WindowOpening, ZoneIntervals } from '../../domain/c
 import { nextOpening, recipientZonesOf, usesRecipientZone } from '../../domain/calling-window.ts';
 import type { CallWindowPlacement } from '../../domain/call-windows.ts';
 import { ALTERNATE_PHONE_KEYS, type ContactRejection, type NormalizedContact } from '../../domain/contacts.ts';
-import type { CreateBatchInput } from '../../domain/create-batch-request.ts';
+import type { CreateBatchInput } from '../../domain/create-batch-types.ts';
 import { CreateWarnings } from '../../domain/create-warnings.ts';
 import { judgedZones } from '../../domain/dial-permission.ts';
 import { zoneKey, zonesForNumber, type NumberZones } from '../../domain/number-zones.ts';

@@ -1,7 +1,7 @@
 // Turns the references and optional settings of a create request into the values a batch is
 // stored with: which agent, prompt version, voice and caller ID, and the effective limits.
 import type { AppDeps } from '../../deps.ts';
-import type { CreateBatchInput } from '../../domain/create-batch-request.ts';
+import type { CreateBatchInput } from '../../domain/create-batch-types.ts';
 import { normalizePhone } from '../../domain/contacts.ts';
 import { notFound, unprocessable } from '../../errors.ts';
 import type { Account, Agent, PromptVersion } from '../../generated/prisma/client.ts';

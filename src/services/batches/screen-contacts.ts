@@ -4,7 +4,7 @@
 // gather in submission order. insertCalls asks for the next chunk while the database writes the
 // previous one, so a chunk's normalising runs beside the previous chunk's COPY (bench/create-batch).
 import type { ComplianceProfile } from '../../domain/compliance/rules-v1.ts';
-import type { CreateBatchInput } from '../../domain/create-batch-request.ts';
+import type { CreateBatchInput } from '../../domain/create-batch-types.ts';
 import { normalizeContacts, type ContactRejection, type NormalizedContact } from '../../domain/contacts.ts';
 import { effectiveWindows, type CallingWindow, type WindowOpening, type ZoneIntervals } from '../../domain/calling-window.ts';
 import { placeInWindows, type CallWindowPlacement } from '../../domain/call-windows.ts';
