@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { createKeyCache } from '../../src/services/auth/key-cache.ts';
 import type { Account } from '../../src/generated/prisma/client.ts';
-import { TestClock } from '../helpers/app.ts';
+import { TestClock } from '../helpers/clock.ts';
 
 const account = (id: string) => ({ id, rateLimitPerMinute: 600 }) as Account;
 

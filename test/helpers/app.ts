@@ -2,7 +2,7 @@ import { buildApp, type App } from '../../src/app.ts';
 import type { VoiceProviderModule } from '../../src/dispatch/voice/provider-module.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createMetrics } from '../../src/metrics.ts';
-import type { AppDeps, Clock } from '../../src/deps.ts';
+import type { AppDeps } from '../../src/deps.ts';
 import type { ApiDeps } from '../../src/http/app-services.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createAccount, type AccountInput } from '../../src/services/accounts/accounts.ts';
@@ -10,6 +10,9 @@ import { addDidNumber, createAgent, createPromptVersion } from '../../src/servic
 import type { Account, Agent, DidNumber, PromptVersion } from '../../src/generated/prisma/client.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 import { checkedResponse } from './rest-contract.ts';
+import { TestClock } from './clock.ts';
+
+export { TestClock };
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -25,22 +28,6 @@ export interface SeededAccount {
   agent: Agent;
   version: PromptVersion;
   did: DidNumber;
-}
-
-/** A controllable clock: starts at real time, moves only when told (or follows real time). */
-export class TestClock implements Clock {
-  private offset = 0;
-  private frozen: Date | null = null;
-  now(): Date {
-    return this.frozen ? new Date(this.frozen) : new Date(Date.now() + this.offset);
-  }
-  set(d: Date) {
-    this.frozen = new Date(d);
-  }
-  advance(ms: number) {
-    if (this.frozen) this.frozen = new Date(this.frozen.getTime() + ms);
-    else this.offset += ms;
-  }
 }
 
 export interface TestApp {

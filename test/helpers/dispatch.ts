@@ -7,7 +7,7 @@ import { createWorker, type DispatchWorker, type WorkerOptions } from '../../src
 import { createSimulatorProvider, type SimulatorClock } from '../../src/dispatch/voice/simulator.ts';
 import { createProviderRegistry, type ProviderRegistry } from '../../src/dispatch/voice/registry.ts';
 import type { ProviderEventListener, VoiceProvider } from '../../src/dispatch/voice/provider.ts';
-import type { TestClock } from './app.ts';
+import type { TestClock } from './clock.ts';
 
 /** Timers that fire only inside advance(), which also moves the test clock (one time source). */
 export function manualTimers(clock: TestClock) {
