@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { asCreateRequest, batchBody, CALL_BATCHES, makeContacts } from '../helpers/batch-requests.ts';
 import { createBatch } from '../../src/services/batches/create-batch.ts';
+import { watchLockWaits } from '../helpers/lock-waits.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let t: TestApp;
 let a: SeededAccount;
@@ -83,9 +85,14 @@ describe('atomic creation', () => {
     });
     await holding; // the batch row is inserted, the transaction still open
     let secondSettled = false;
+    const locks = watchLockWaits(t.deps.db);
     const second = createBatch(t.deps, a.account, asCreateRequest(batchBody(a, { idempotency_key: 'held-open', contacts: makeContacts(1) })), {
       }).finally(() => (secondSettled = true));
-    await new Promise((r) => setTimeout(r, 100));
+    try {
+      await waitFor(locks.waiting, { what: 'the second create to wait behind the first one\'s transaction' });
+    } finally {
+      locks.stop();
+    }
     expect(secondSettled).toBe(false); // it cannot decide before the first commits or rolls back
     release();
     const [r1, r2] = await Promise.all([first, second]);
@@ -112,9 +119,14 @@ describe('atomic creation', () => {
     });
     const firstOutcome = first.catch((e: Error) => e);
     await holding;
+    const locks = watchLockWaits(t.deps.db);
     const second = createBatch(t.deps, a.account, asCreateRequest(batchBody(a, { idempotency_key: 'fails-first', contacts: makeContacts(3) })), {
       });
-    await new Promise((r) => setTimeout(r, 50));
+    try {
+      await waitFor(locks.waiting, { what: 'the second create to wait behind the first one\'s transaction' });
+    } finally {
+      locks.stop();
+    }
     release();
     expect(await firstOutcome).toBeInstanceOf(Error);
     const r2 = await second;

@@ -2,9 +2,9 @@
 // meanwhile must be the error the create fails with, never an unhandled rejection (which would
 // end the process), and a failing source must not leave the COPY unobserved.
 import { describe, expect, it } from 'vitest';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { SqlTransaction } from '../../src/db/sql-transaction.ts';
 import { insertCalls, type NewCall } from '../../src/services/batches/insert-calls.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const owner = { accountId: 'acc_1', batchId: 'sched_1', agentId: 'agt-1', promptVersionId: 'pmt-1', createdAt: new Date('2026-01-01T00:00:00Z') };
 const call = (i: number): NewCall => ({
@@ -49,18 +49,25 @@ describe('insertCalls', () => {
     const onUnhandled = (e: unknown) => unhandled.push(e);
     process.on('unhandledRejection', onUnhandled);
     try {
+      // insertCalls asks for the next chunk while the COPY runs: the COPY fails then, and the next
+      // chunk's lookup (slower) a turn of the event loop later. The order is forced, not left to timers.
+      let failCopy!: (e: Error) => void;
+      const copyDone = new Promise<void>((_, reject) => (failCopy = reject));
+      let lookupFailed = false;
       async function* chunks() {
         yield [call(1), call(2)];
-        // The next chunk's lookup: slower than the COPY takes to fail.
-        await sleep(50);
+        failCopy(new Error('COPY failed: connection lost'));
+        await new Promise((r) => setImmediate(r));
+        lookupFailed = true;
         throw new Error('current transaction is aborted');
       }
-      const tx = fakeTx(async () => {
-        await sleep(5);
-        throw new Error('COPY failed: connection lost');
-      });
+      const tx = fakeTx(() => copyDone);
       await expect(insertCalls(tx, owner, chunks())).rejects.toThrow('COPY failed: connection lost');
-      await sleep(20);
+      // Both failures have happened; Node reports an unhandled rejection once the microtasks that
+      // could still handle it have run, before the next turn of the event loop ends.
+      await waitFor(() => lookupFailed, { what: "the next chunk's lookup to fail" });
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
       expect(unhandled).toEqual([]);
     } finally {
       process.off('unhandledRejection', onUnhandled);

@@ -4,7 +4,7 @@ import { allocateSlots, type BatchDemand } from '../../src/domain/fair-share.ts'
 import { mergeWrites, WriteQueue } from '../../src/dispatch/store/write-queue.ts';
 import type { CallWrite } from '../../src/services/calls/call-transitions.ts';
 import { manualTimers } from '../helpers/dispatch.ts';
-import { TestClock } from '../helpers/app.ts';
+import { TestClock } from '../helpers/clock.ts';
 
 const b = (id: string, inFlight: number, concurrency: number, waiting: number): BatchDemand => ({ id, inFlight, concurrency, waiting });
 const obj = (m: Map<string, number>) => Object.fromEntries(m);
@@ -91,41 +91,62 @@ describe('WriteQueue', () => {
       },
     });
 
+  // The queue's timers are the global ones: faked (setTimeout only, not the setImmediate a group
+  // waits for), so a deferral's length is advanced, not waited out.
+  const fakeDeferTimers = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  const turn = () => new Promise((r) => setImmediate(r));
+
   it('a deferred write goes out with the next group, or on its own after its delay', async () => {
-    const groups: string[][] = [];
-    const recording = () =>
-      new WriteQueue({
-        apply: async (writes) => {
-          groups.push(writes.map((x) => x.callId));
-          return { applied: new Set(writes.map((x) => x.callId)), finishedBatches: [] };
-        },
-      });
-    // A delay no busy machine outlasts here: before it, only another write can take this one out.
-    const q = recording();
-    const deferred = q.enqueue(w('a'), { deferMs: 600_000 });
-    await new Promise((r) => setImmediate(r));
-    expect(groups).toEqual([]);
-    await Promise.all([deferred, q.enqueue(w('b'))]);
-    expect(groups).toEqual([['a', 'b']]);
-    // (A fresh queue: q's long timer, now stale, is still set.)
-    const alone = recording().enqueue(w('c'), { deferMs: 10 });
-    expect(await alone).toBe(true);
-    expect(groups).toEqual([['a', 'b'], ['c']]);
+    fakeDeferTimers();
+    try {
+      const groups: string[][] = [];
+      const recording = () =>
+        new WriteQueue({
+          apply: async (writes) => {
+            groups.push(writes.map((x) => x.callId));
+            return { applied: new Set(writes.map((x) => x.callId)), finishedBatches: [] };
+          },
+        });
+      // Before its delay, only another write can take this one out.
+      const q = recording();
+      const deferred = q.enqueue(w('a'), { deferMs: 600_000 });
+      await turn();
+      expect(groups).toEqual([]);
+      await Promise.all([deferred, q.enqueue(w('b'))]);
+      expect(groups).toEqual([['a', 'b']]);
+      // (A fresh queue: q's long timer, now stale, is still set.) Alone, it waits out its delay.
+      let sent = false;
+      const alone = recording()
+        .enqueue(w('c'), { deferMs: 10 })
+        .then((ok) => ((sent = true), ok));
+      vi.advanceTimersByTime(9);
+      await turn();
+      expect(sent).toBe(false);
+      vi.advanceTimersByTime(1);
+      expect(await alone).toBe(true);
+      expect(groups).toEqual([['a', 'b'], ['c']]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('whenIdle resolves after a deferred write\'s timer fires with its write already gone out', async () => {
-    const q = queue();
-    const write = q.enqueue(w('a'), { deferMs: 30 });
-    // Same delay, registered second: runs right after the queue's (now stale) timer.
-    const probe = new Promise((resolve) =>
-      setTimeout(() => {
-        void q.whenIdle().then(() => resolve('idle'));
-        setTimeout(() => resolve('stuck'), 300);
-      }, 30),
-    );
-    q.flushDeferred();
-    expect(await write).toBe(true);
-    expect(await probe).toBe('idle');
+    fakeDeferTimers();
+    try {
+      const q = queue();
+      const write = q.enqueue(w('a'), { deferMs: 30 });
+      q.flushDeferred();
+      expect(await write).toBe(true);
+      // The deferral's timer, now stale, fires: it must not leave the queue looking busy.
+      vi.advanceTimersByTime(30);
+      let idle = false;
+      void q.whenIdle().then(() => (idle = true));
+      await turn();
+      expect(idle).toBe(true);
+      expect(q.idle).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('never commits two writes of one call at once, and keeps their order', async () => {
