@@ -113,20 +113,26 @@ describe.skipIf(!TEST_DATABASE_URL)('a real second server process on the same Po
 
   it('shares the budget with this process', async () => {
     child = await startSiblingApi(t);
-    // Both processes must see the same minute: the child runs on the system clock.
-    const live = new Date();
-    if (live.getUTCSeconds() > 50) await new Promise((r) => setTimeout(r, (61 - live.getUTCSeconds()) * 1000));
-    t.clock.set(new Date());
-    const a = await t.seedAccount({ limits: { rateLimitPerMinute: 4 } });
-    const viaChild = () => fetch(`${child!.url}${ME}`, { headers: { authorization: `Bearer ${a.apiKey}` } });
-    expect((await viaChild()).status).toBe(200);
-    expect((await send(t.app, 'GET', ME, { key: a.apiKey })).status).toBe(200);
-    expect((await viaChild()).status).toBe(200);
-    const fourth = await send(second, 'GET', ME, { key: a.apiKey });
-    expect(budget(fourth.headers).remaining).toBe(0);
-    const refused = await viaChild();
-    expect(refused.status).toBe(429);
-    expect(refused.headers.get('ratelimit-remaining')).toBe('0');
-    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
+    // Both processes must count in the same minute, and the child runs on the system clock: a run
+    // that crossed the end of a minute is done again (in the next one, with a fresh account)
+    // rather than waiting for a minute to begin.
+    const minute = () => Math.floor(Date.now() / 60_000);
+    for (let run = 1; ; run++) {
+      const began = minute();
+      t.clock.set(new Date());
+      const a = await t.seedAccount({ limits: { rateLimitPerMinute: 4 } });
+      const viaChild = () => fetch(`${child!.url}${ME}`, { headers: { authorization: `Bearer ${a.apiKey}` } });
+      const statuses = [(await viaChild()).status, (await send(t.app, 'GET', ME, { key: a.apiKey })).status, (await viaChild()).status];
+      const fourth = await send(second, 'GET', ME, { key: a.apiKey });
+      const refused = await viaChild();
+      const code = ((await refused.json()) as { error?: { code: string } }).error?.code;
+      if (minute() !== began && run < 3) continue;
+      expect(statuses).toEqual([200, 200, 200]);
+      expect(budget(fourth.headers).remaining).toBe(0);
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('ratelimit-remaining')).toBe('0');
+      expect(code).toBe('RATE_LIMITED');
+      break;
+    }
   });
 });

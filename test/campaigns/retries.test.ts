@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { batchBody, CALL_BATCHES, validPhone } from '../helpers/batch-requests.ts';
-import { callEvents, expectConsistentBatch, manualSimulator, testWorker } from '../helpers/dispatch.ts';
+import { callEvents, expectConsistentBatch, manualSimulator, nextTurn, testWorker } from '../helpers/dispatch.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
 import { sseStream } from '../helpers/subscriptions.ts';
 import { claimCalls } from '../../src/dispatch/store/claim-calls.ts';
@@ -367,13 +367,13 @@ describe('two workers', () => {
     const workers = [testWorker(t.deps, { maxInFlight: 4 }), testWorker(t.deps, { maxInFlight: 4 })];
     for (const w of workers) w.start();
     try {
-      // The test clock moves a second at a time while both loops run: every retry comes due.
+      // The test clock moves a second at a time, each step seen by both loops: every retry comes due.
       const deadline = Date.now() + 60_000;
       while (Date.now() < deadline) {
         const b = await t.deps.db.prisma.batch.findUniqueOrThrow({ where: { id } });
         if (b.status === 'completed') break;
         later(1_000);
-        await new Promise((r) => setTimeout(r, 20));
+        await nextTurn(...workers);
       }
     } finally {
       await Promise.all(workers.map((w) => w.stop({ graceMs: 2000 })));

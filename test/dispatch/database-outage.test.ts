@@ -6,6 +6,7 @@
 // server itself stays up for the other suites); the error mapping and the write queue's patience
 // are checked on any database.
 import net from 'node:net';
+import type pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildApp, type App } from '../../src/app.ts';
 import { openDatabase, type Database } from '../../src/db/client.ts';
@@ -189,11 +190,16 @@ describe.skipIf(!TEST_DATABASE_URL)('a connection dropped under a transaction (P
     const onUncaught = (e: unknown) => uncaught.push(e);
     process.prependListener('uncaughtException', onUncaught);
     cleanups.push(() => void process.off('uncaughtException', onUncaught));
+    // The transaction's client, to see when it has noticed the cut.
+    let client: pg.PoolClient | undefined;
+    db.pool!.once('acquire', (c: pg.PoolClient) => (client = c));
     const failed = withSqlTransaction(db, async (tx) => {
       await tx.query('SELECT 1');
+      let ended = false;
+      client!.once('end', () => (ended = true));
       // Cut between two statements: the client is checked out and has no query running.
       proxy.cut();
-      await new Promise((r) => setTimeout(r, 200));
+      await waitFor(() => ended, { what: 'the checked-out client to see its connection end' });
       return tx.query('SELECT 2');
     });
     await expect(failed).rejects.toSatisfy(isDatabaseUnreachable);

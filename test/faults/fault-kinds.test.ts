@@ -81,7 +81,16 @@ describe.skipIf(skipReason !== null)(`each fault kind, once, deterministically${
     }
     const injected = await inject(c, kind, rng(round), LEASE_MS, choose(target));
     await waitFor(() => settled(c, [batchId]), { timeoutMs: 90_000, intervalMs: 200, what: `batch settled after ${kind}` });
-    await new Promise((r) => setTimeout(r, 300));
+    // The checker reads the receiver's log: every delivery its row calls delivered is in it (the
+    // receiver logs before it answers, so this holds at once; waited for, not assumed).
+    await waitFor(
+      async () => {
+        const delivered = await c.db.prisma.$queryRaw<{ id: string }[]>`SELECT id FROM webhook_deliveries WHERE batch_id = ${batchId} AND status = 'delivered'`;
+        const received = new Set(c.received.map((r) => r.id));
+        return delivered.every((d) => received.has(d.id));
+      },
+      { what: 'every delivered webhook in the receiver log' },
+    );
     const violations = await check({
       db: c.db,
       batches: [{ id: batchId, maxDialsPerCall: 1, maxDialsPerNumber: 1 }],

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { runStatement } from '../../src/db/sql-statement.ts';
 import { analyzeChangedTables } from '../../src/db/pglite-analyze.ts';
 
@@ -40,13 +41,10 @@ it('analyses the tables whose rows changed, so a deep page walks the index inste
   expect(await deepPagePlan()).toMatch(/Sort/);
 
   // The change counts reach pg_stat_user_tables within about a second of the commit.
-  let analysed: string[] = [];
-  const deadline = Date.now() + 30_000;
-  while (!analysed.some((n) => n.endsWith('.calls')) && Date.now() < deadline) {
-    analysed = await analyzeChangedTables(t.deps.db);
-    if (!analysed.length) await new Promise((r) => setTimeout(r, 200));
-  }
-  expect(analysed.some((n) => n.endsWith('.calls'))).toBe(true);
+  await waitFor(async () => (await analyzeChangedTables(t.deps.db)).some((n) => n.endsWith('.calls')), {
+    intervalMs: 200,
+    what: 'the calls table to be analysed',
+  });
   expect(Math.abs((await reltuples()) - CALLS)).toBeLessThan(CALLS * 0.1);
   const plan = await deepPagePlan();
   expect(plan).not.toMatch(/Sort/);

@@ -6,6 +6,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BULK_MAX_WAIT_MS, inBulkLane, takeTurns } from '../../src/db/pglite-turns.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 // ~5-20 ms of the thread each on PGlite, whatever the machine's load.
 const WORK = 'SELECT count(*)::int AS n FROM generate_series(1, 100000)';
@@ -67,13 +68,17 @@ describe('PGlite turns', () => {
     await db.exec('CREATE TABLE t (n int)');
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
+    let inserted = false;
     const tx = db.transaction(async (t) => {
       await t.query('INSERT INTO t VALUES (1)');
+      inserted = true;
       await held;
       await t.query('INSERT INTO t VALUES (2)');
     });
     const read = db.query<{ n: number }>('SELECT count(*)::int AS n FROM t');
-    setTimeout(release, 20);
+    // Released once the transaction is half done with the read waiting for its turn meanwhile.
+    await waitFor(() => inserted && turns.waiting.interactive === 1, { what: 'the read queued behind the open transaction' });
+    release();
     await tx;
     expect((await read).rows[0].n).toBe(2);
   });

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/server-process.ts';
 import { tempDataDir } from '../helpers/data-dir.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const METRICS_TOKEN = 'worker-ops-metrics-token-0123';
@@ -25,12 +26,16 @@ beforeAll(async () => {
   let err = '';
   worker.stderr!.on('data', (d) => (err += d));
   exited = new Promise((resolve) => worker.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 60_000;
-  while ((await fetch(`${url}/healthz`).catch(() => null))?.status !== 200) {
-    if (worker.exitCode !== null) throw new Error(`worker exited: ${err}`);
-    if (Date.now() > deadline) throw new Error(`worker did not answer on WORKER_PORT: ${err}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitFor(async () => (await fetch(`${url}/healthz`).catch(() => null))?.status === 200, {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+    what: 'the worker to answer on WORKER_PORT',
+    abortIf: () => {
+      if (worker.exitCode !== null) throw new Error('worker exited');
+    },
+  }).catch((e: Error) => {
+    throw new Error(`${e.message}: ${err}`);
+  });
 }, 90_000);
 
 afterAll(async () => {

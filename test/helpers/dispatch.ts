@@ -8,6 +8,7 @@ import { createSimulatorProvider, type SimulatorClock } from '../../src/dispatch
 import { createProviderRegistry, type ProviderRegistry } from '../../src/dispatch/voice/registry.ts';
 import type { ProviderEventListener, VoiceProvider } from '../../src/dispatch/voice/provider.ts';
 import type { TestClock } from './clock.ts';
+import { waitFor } from './wait.ts';
 
 /** Timers that fire only inside advance(), which also moves the test clock (one time source). */
 export function manualTimers(clock: TestClock) {
@@ -111,6 +112,20 @@ export function concurrencyProbe() {
 
 export function testWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchWorker {
   return createWorker(deps, { pollMs: 20, ...opts });
+}
+
+/**
+ * Resolves once each started worker has run a whole tick that began after this call: what a test
+ * that moved the clock waits for before moving it again (the loop has seen the new time), instead
+ * of pacing with a pause. A tick that ends after the call may have begun before it; the next began after.
+ */
+export async function nextTurn(...workers: DispatchWorker[]): Promise<void> {
+  const asked = Date.now();
+  for (const w of workers) {
+    await waitFor(() => w.lastTurnAt() > asked, { what: `a tick of worker ${w.id}` });
+    const ended = w.lastTurnAt();
+    await waitFor(() => w.lastTurnAt() > ended, { what: `a whole tick of worker ${w.id}` });
+  }
 }
 
 export function registryOf(provider: VoiceProvider): ProviderRegistry {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
+import { waitFor } from './wait.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -38,18 +39,16 @@ export async function startServerProcess(env: Record<string, string>, entry = 's
   child.stderr!.on('data', (d) => (err += d));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}): ${err}`);
-    try {
-      const r = await fetch(`${url}/healthz`);
-      if (r.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`server did not start: ${err}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitFor(async () => (await fetch(`${url}/healthz`).catch(() => null))?.ok === true, {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+    what: 'the server to answer /healthz',
+    abortIf: () => {
+      if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode})`);
+    },
+  }).catch((e: Error) => {
+    throw new Error(`${e.message}: ${err}`);
+  });
   return { child, url, stdout: () => out, waitForExit: () => exited };
 }
 

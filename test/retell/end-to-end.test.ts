@@ -5,11 +5,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { sign } from 'retell-sdk';
 import { batchBody, CALL_BATCHES, makeContacts, validPhone } from '../helpers/batch-requests.ts';
-import { callEvents, expectConsistentBatch, testWorker } from '../helpers/dispatch.ts';
+import { callEvents, expectConsistentBatch, nextTurn, testWorker } from '../helpers/dispatch.ts';
 import { fakeRecording } from '../helpers/fake-retell.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
 import type { DispatchWorker } from '../../src/dispatch/worker.ts';
-import { batchSettled, expectedRecord, expectNoInvalidBodies, OUTCOME_KEYS, pickRecord, retellApp, sleep, until, type RetellApp } from './retell-app.ts';
+import { batchSettled, expectedRecord, expectNoInvalidBodies, OUTCOME_KEYS, pickRecord, retellApp, until, type RetellApp } from './retell-app.ts';
 
 let r: RetellApp | undefined;
 afterEach(async () => {
@@ -27,10 +27,10 @@ async function playOut(batchId: string, w: DispatchWorker, each: (round: number)
     // Lost events are reconciled through get-call once max duration (30 s) / the analysis grace
     // period (60 s) has passed on the app clock.
     r!.t.clock.advance(10_000);
-    // Pacing between clock jumps, not a wait for anything: the loop ends on batchSettled (or its
-    // deadline), and a slow machine only takes more rounds, whose 10 s steps stay far from the
-    // lease length that would make the worker give up on a call (LEASE_MS 600000 above).
-    await sleep(40);
+    // The worker sees each jump before the next (a slow machine takes as many rounds as a fast
+    // one); the 10 s steps stay far from the lease length that would make it give up on a call
+    // (LEASE_MS 600000 above).
+    await nextTurn(w);
   }
   await w.settle();
 }

@@ -340,17 +340,18 @@ describe('retell provider: polling, retries and calls it does not watch', () => 
       active += 1;
       polls += 1;
       most = Math.max(most, active);
-      await sleep(40);
+      await sleep(40); // a slow Retell (simulated latency; nothing waits for it)
       active -= 1;
       return v;
     };
     const p = base({ feed: () => slow([]), analyzed: () => slow([]), analysisGraceMs: 600_000 });
     const placed = [];
     for (let i = 0; i < 4; i++) {
+      // From the second round on, all three happen while a (slow) poll is under way.
+      if (i > 0) await until(() => active === 1, 'a poll under way');
       placed.push(await p.placeCall(req(30 + i, `+1415555013${i + 4}`)));
       void p.analyse!({ accountId: 'acc_1', providerCallId: `rc_other_${i}`, outcomeKeys: [], wantRecording: false }).catch(() => undefined);
       await p.hangup(placed[i].providerCallId, 'max_duration');
-      await sleep(15);
     }
     await until(() => polls >= 6);
     expect(most).toBe(1);

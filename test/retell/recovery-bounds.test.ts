@@ -8,7 +8,8 @@ import type { AppDeps } from '../../src/deps.ts';
 import { callEvents, expectConsistentBatch, phoneEndingIn, testWorker } from '../helpers/dispatch.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
 import type { RetellApp } from './retell-app.ts';
-import { batchSettled, expectNoInvalidBodies, retellApp, sleep, until } from './retell-app.ts';
+import { batchSettled, expectNoInvalidBodies, retellApp, until } from './retell-app.ts';
+import { waitFor } from '../helpers/wait.ts';
 import type { TestApp } from '../helpers/app.ts';
 
 let r: RetellApp | undefined;
@@ -104,10 +105,12 @@ describe('recovery against a Retell that hangs or fails', () => {
       await fake.finishAll({ only: (c) => c.call_id === seeded.call_id });
       const ghostIds = new Set(lost.calls.slice(0, ghosts).map((c) => c.id));
       let n = 0;
+      let hangs = 0;
+      const hang = () => (hangs++, 'hang' as const);
       fake.lookupRule((q) => {
-        if (q.kind === 'get') return q.retellCallId?.startsWith('rc_ghost_') ? 'hang' : null;
+        if (q.kind === 'get') return q.retellCallId?.startsWith('rc_ghost_') ? hang() : null;
         if (!q.callId || !ghostIds.has(q.callId)) return null;
-        return n++ % 2 ? 'hang' : { status: 503 };
+        return n++ % 2 ? hang() : { status: 503 };
       });
       // Now they are lost. The answerable one expired last, so it sorts behind every hanging one:
       // Retell can tell how it went.
@@ -115,17 +118,22 @@ describe('recovery against a Retell that hangs or fails', () => {
       // A second worker recovers too: it would adopt any call of ours whose lease lapsed.
       other.start();
 
-      const deadline = Date.now() + 4 * LEASE_MS;
-      while (Date.now() < deadline) {
-        // The instant is taken before the read: a lease renewed while the read waited is not
-        // mistaken for one that lapsed.
-        const at = t.clock.now().getTime();
-        const rows = await t.deps.db.prisma.call.findMany({ where: { batchId: own.batch.id } });
-        for (const c of rows) {
-          expect({ owner: c.leaseOwner, status: c.status, leaseLeft: c.leaseExpiresAt!.getTime() > at }).toEqual({ owner: w.id, status: 'in_progress', leaseLeft: true });
-        }
-        await sleep(100);
-      }
+      // Watched until every lease of ours was renewed four lease lengths on (renewals went on
+      // through them) and recovery has met hanging lookups: at every look, each lease still live.
+      const renewedPast = t.clock.now().getTime() + 5 * LEASE_MS;
+      await waitFor(
+        async () => {
+          // The instant is taken before the read: a lease renewed while the read waited is not
+          // mistaken for one that lapsed.
+          const at = t.clock.now().getTime();
+          const rows = await t.deps.db.prisma.call.findMany({ where: { batchId: own.batch.id } });
+          for (const c of rows) {
+            expect({ owner: c.leaseOwner, status: c.status, leaseLeft: c.leaseExpiresAt!.getTime() > at }).toEqual({ owner: w.id, status: 'in_progress', leaseLeft: true });
+          }
+          return hangs > 0 && rows.every((c) => c.leaseExpiresAt!.getTime() >= renewedPast);
+        },
+        { intervalMs: 100, timeoutMs: 20 * LEASE_MS, what: 'our leases renewed through four lease lengths while recovery met hanging lookups' },
+      );
       expect(w.stats().inFlight).toBe(3);
       // Nobody hung up on our calls or took them over.
       expect(fake.stops).toEqual([]);

@@ -13,6 +13,7 @@ import { startServerProcess, type ServerProcess } from '../helpers/server-proces
 import { createPgDatabase, TEST_DATABASE_URL } from '../helpers/database.ts';
 import { formatCsv, parseCsv } from '../../src/web/csv.ts';
 import { tempDataDir } from '../helpers/data-dir.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const OUTPUT = path.resolve(import.meta.dirname, '../../test-output');
@@ -48,8 +49,7 @@ beforeAll(async () => {
   }
   server = await startServerProcess(env);
   // The demo account's key is printed once at first start.
-  const deadline = Date.now() + 20_000;
-  while (!/sk_[A-Za-z0-9_-]{20,}/.test(server.stdout()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  await waitFor(() => /sk_[A-Za-z0-9_-]{20,}/.test(server!.stdout()), { timeoutMs: 20_000, intervalMs: 50, what: 'the demo key in the banner' });
   apiKey = /sk_[A-Za-z0-9_-]{20,}/.exec(server.stdout())?.[0] ?? '';
   expect(apiKey).not.toBe('');
   browser = await chromium.launch({
