@@ -18,9 +18,23 @@ const PGLITE_ONLY = [
   'test/examples/graphql-client.test.ts',
 ];
 
-// These measure how long the server takes over a CPU-bound computation (validating a hostile
-// document, reading a full cost budget) against fixed budgets: they run alone, after the rest.
-const TIMED = ['test/abuse/document-fuzz.test.ts', 'test/abuse/fragment-bombs.test.ts', 'test/foundation/db-connect-timeout.test.ts'];
+// The only tests that assert wall-clock budgets (an operation took less than N ms): how long the server
+// takes over a CPU-bound computation (a hostile document or body, a full cost budget), answers beside
+// bulk reads, deadlines on slow clients and a database outage. They run alone, after the rest, so that
+// no other suite's load is measured. A budget in a file of functional tests goes in a `*.timed.test.ts`
+// file beside it; everywhere else a test waits for a condition or moves an injected clock.
+const TIMED = [
+  'test/**/*.timed.test.ts',
+  'test/abuse/document-fuzz.test.ts',
+  'test/abuse/fragment-bombs.test.ts',
+  'test/abuse/create-bounds.test.ts',
+  'test/abuse/parse-bounds.test.ts',
+  'test/abuse/body-shares.test.ts',
+  'test/batches-read/export-limits.test.ts',
+  'test/suppressions/list-scale.test.ts',
+  'test/dispatch/database-outage.test.ts',
+  'test/foundation/db-connect-timeout.test.ts',
+];
 
 export default defineConfig({
   // graphql ships ESM and CJS builds; libraries that require() it and our ESM imports must share one copy.

@@ -34,7 +34,8 @@ export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
     include: PURE_TESTS,
-    exclude: configDefaults.exclude,
+    // Wall-clock budgets run in the main config's timed project only.
+    exclude: [...configDefaults.exclude, 'test/**/*.timed.test.ts'],
     pool: 'threads',
   },
 });

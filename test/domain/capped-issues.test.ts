@@ -60,11 +60,9 @@ describe('CappedIssues', () => {
     expect(all.list().map((i) => i.reason)).toEqual(['agent', 'a0', 'a1', 'a2', 'a3', '... and 27 more problems']);
   });
 
-  it('a million problems found in order keep a bounded list and cost one comparison each past the cap', () => {
+  it('a million problems found in order keep a bounded list (their cost: capped-issues.timed.test.ts)', () => {
     const c = new CappedIssues(ORDER);
-    const started = performance.now();
     for (let i = 0; i < 1_000_000; i++) c.add(['contacts', i], 'Input should be a valid dictionary');
-    expect(performance.now() - started).toBeLessThan(5_000);
     const list = c.list();
     expect(list).toHaveLength(MAX_LISTED_ISSUES + 1);
     expect(list.at(-1)!.reason).toBe(`... and ${(1_000_000 - MAX_LISTED_ISSUES).toLocaleString('en-US')} more problems`);

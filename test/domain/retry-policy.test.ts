@@ -36,9 +36,8 @@ describe('parseInstant', () => {
     (text) => expect(parseInstant(text)).toBeNull(),
   );
 
-  it('refuses a long text without looking at it', () => {
-    const start = performance.now();
+  it('refuses a long text', () => {
+    // That it does so without looking at it (a time budget): retry-policy.timed.test.ts.
     expect(parseInstant('2'.repeat(5_000_000))).toBeNull();
-    expect(performance.now() - start).toBeLessThan(50);
   });
 });

@@ -144,17 +144,14 @@ describe('serving', () => {
   const get = (path: string, headers: Record<string, string> = {}) => t.app.fetch(new Request(`http://test.local${path}`, { headers }));
 
   it('serves the document without a key, as built, with an ETag and 304 on a match', async () => {
-    const started = performance.now();
     const res = await get(OPENAPI_PATH);
-    const firstMs = performance.now() - started;
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.headers.get('cache-control')).toBe('no-cache');
     const text = await res.text();
     expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(doc)));
-    // Built once per app: ~100 KB in a few milliseconds.
+    // Built once per app: ~100 KB (in a few milliseconds: openapi.timed.test.ts).
     expect(text.length).toBeLessThan(256 * 1024);
-    expect(firstMs).toBeLessThan(1000);
     const etag = res.headers.get('etag')!;
     expect((await get(OPENAPI_PATH, { 'if-none-match': etag })).status).toBe(304);
     expect((await t.app.fetch(new Request(`http://test.local${OPENAPI_PATH}`, { method: 'POST' }))).status).toBe(405);

@@ -125,9 +125,8 @@ describe('sockets before authentication', () => {
 
   it('a socket that never sends connection_init is closed with 4408', async () => {
     const ws = await openSocket();
-    const started = Date.now();
+    // 4408 is the init timeout's own code (WS_INIT_TIMEOUT_MS, 500 ms here); the test's deadline bounds the wait.
     expect(await closed(ws)).toBe(4408);
-    expect(Date.now() - started).toBeLessThan(15_000);
   });
 });
 

@@ -24,7 +24,7 @@ export function watchLockWaits(db: Database): LockWaits {
       const begin = () => {
         if (!started) (started = true), (queued -= 1);
       };
-      return original.call(this, () => (begin(), fn())).finally(begin);
+      return (original.call(this, () => (begin(), fn())) as Promise<T>).finally(begin);
     };
     return {
       waiting: async () => queued > 0,

@@ -235,11 +235,9 @@ describe('webhook delivery', () => {
 
       rx.setHandler(() => 'hang');
       t.clock.advance(10_000);
-      const started = Date.now();
       const [timedOut] = await run();
+      // Cut by the configured 1 s deadline (how soon: delivery-timeout.timed.test.ts).
       expect(timedOut).toMatchObject({ result: 'retry', statusCode: null, error: 'timed out after 1000 ms' });
-      // Cut at the configured 1 s, not at the 10 s default (and with room for a busy machine).
-      expect(Date.now() - started).toBeLessThan(8_000);
 
       // 64 MiB on offer: the sender hangs up after its cap (MAX_RESPONSE_BYTES) instead of reading
       // it all; what the receiver managed to write is what fits in the socket buffers.
