@@ -37,5 +37,7 @@ export default defineConfig({
     // Wall-clock budgets run in the main config's timed project only.
     exclude: [...configDefaults.exclude, 'test/**/*.timed.test.ts'],
     pool: 'threads',
+    // As in the main config: a property test's thousands of cases on a loaded 2-core machine take seconds.
+    testTimeout: 30_000,
   },
 });
