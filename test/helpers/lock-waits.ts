@@ -22,7 +22,9 @@ export function watchLockWaits(db: Database): LockWaits {
       queued += 1;
       let started = false;
       const begin = () => {
-        if (!started) (started = true), (queued -= 1);
+        if (started) return;
+        started = true;
+        queued -= 1;
       };
       return (original.call(this, () => (begin(), fn())) as Promise<T>).finally(begin);
     };
