@@ -221,6 +221,16 @@ export const configSchema = z.object({
   RETELL_ANALYSIS_GRACE_MS: numberSetting(0).default(180_000),
   /** How often a worker reads stored provider events for its calls. */
   RETELL_POLL_MS: numberSetting(5, 60_000).default(500),
+  /** Vapi (voice provider 'vapi') API address; tests point it at the local fake. */
+  VAPI_BASE_URL: z.url().optional(),
+  /** Dials per second per from-number, per worker process; 0 = unpaced. An account's own rate wins. */
+  VAPI_DIAL_RATE_PER_NUMBER: numberSetting(0, 1000, 'fraction').default(1),
+  /** A call with no end-of-call-report by its max duration + this is settled from GET /call/{id}. */
+  VAPI_RECONCILE_GRACE_MS: numberSetting(0).default(120_000),
+  /** An ended call without an end-of-call-report this long after it ended is fetched with GET /call/{id} for its analysis. */
+  VAPI_ANALYSIS_GRACE_MS: numberSetting(0).default(180_000),
+  /** How often a worker reads stored Vapi events for its calls. */
+  VAPI_POLL_MS: numberSetting(5, 60_000).default(500),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -96,7 +96,7 @@ export interface CallOwnership {
   /**
    * Synchronous, from what the worker knows without asking: its lease still outlasts one request.
    * A provider asks it in the same step as it writes a create, so that a pause after confirmDial
-   * cannot let a lost dial out (retell/gated-fetch.ts); false means confirm again.
+   * cannot let a lost dial out (gated-fetch.ts); false means confirm again.
    */
   holdsNow(): boolean;
 }

@@ -9,10 +9,12 @@ import type { VoiceProvider } from './provider.ts';
 import type { ProviderDeps, VoiceProviderModule } from './provider-module.ts';
 import { simulatorModule } from './simulator-module.ts';
 import { retellModule } from './retell/module.ts';
+import { vapiModule } from './vapi/module.ts';
 
 export const VOICE_PROVIDERS: readonly VoiceProviderModule[] = [
   simulatorModule, // the default (DEFAULT_PROVIDER)
   retellModule,
+  vapiModule,
 ];
 
 export const DEFAULT_PROVIDER = 'simulator';

@@ -1,7 +1,7 @@
 // One retell-sdk client per API key, built in one place for every caller (the worker's provider,
 // the recording link refresh): clients are reused, never rebuilt per request.
 import Retell from 'retell-sdk';
-import { gatedFetch } from './gated-fetch.ts';
+import { gatedFetch } from '../gated-fetch.ts';
 
 export interface RetellClientOptions {
   baseURL?: string;

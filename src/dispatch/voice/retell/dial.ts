@@ -9,7 +9,7 @@ import Retell from 'retell-sdk';
 import { DialForfeitedError, type PlaceCallRequest } from '../provider.ts';
 import { createPhoneCallBody, isDialOf, type RetellAgentRef, type RetellCallObject } from './call-mapping.ts';
 import { dialRejection, isRetryable, providerMessage } from './dial-errors.ts';
-import { GateClosedError, SEND_GATE } from './gated-fetch.ts';
+import { GateClosedError, SEND_GATE } from '../gated-fetch.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

@@ -30,7 +30,7 @@ import { AnalysisWaits } from './analysis-waits.ts';
 import { endResultFromCall, isFinalCall, type RetellAgentRef, type RetellCallObject } from './call-mapping.ts';
 import { retellClients, type RetellClients } from './clients.ts';
 import { createDial, findDial } from './dial.ts';
-import { SEND_GATE } from './gated-fetch.ts';
+import { SEND_GATE } from '../gated-fetch.ts';
 
 export interface RetellStoredEvent {
   event: string;
