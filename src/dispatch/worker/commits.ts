@@ -30,6 +30,7 @@ export function afterCommit(s: WorkerState, writes: CallWrite[], result: ApplyCa
 export function claimSoonFor(s: WorkerState, accounts: Iterable<string>): void {
   if (!s.lifecycle.running) return;
   for (const a of accounts) s.loop.accountsWithFreedSlots.add(a);
-  s.loop.claimSoon = true;
+  // A round over every account already owed covers these too.
+  if (s.loop.pendingClaim === 'none') s.loop.pendingClaim = 'freed';
   s.loop.wake?.();
 }

@@ -105,7 +105,7 @@ export async function runLoop(s: WorkerState): Promise<void> {
             due.recovery = false;
             arm('recovery', recoverEveryMs);
           }
-          s.loop.claimSoon = false;
+          s.loop.pendingClaim = 'none';
           s.loop.accountsWithFreedSlots.clear();
           const r = await exclusive(s, () => tick(s, recover));
           s.loop.lastTurnAt = s.clock.now().getTime();
@@ -113,15 +113,13 @@ export async function runLoop(s: WorkerState): Promise<void> {
             s.log.warn({ unreachableMs: s.loop.lastTurnAt - unreachableSince }, 'database reachable again; held call writes are being committed');
             unreachableSince = 0;
           }
-          s.loop.moreWaiting = r.more;
-          if (r.more) s.loop.claimSoon = true;
-        } else if (s.loop.claimSoon) {
-          s.loop.claimSoon = false;
-          const only = s.loop.accountsWithFreedSlots.size > 0 && !s.loop.moreWaiting ? [...s.loop.accountsWithFreedSlots] : undefined;
+          if (r.more) s.loop.pendingClaim = 'all';
+        } else if (s.loop.pendingClaim !== 'none') {
+          const only = s.loop.pendingClaim === 'freed' ? [...s.loop.accountsWithFreedSlots] : undefined;
+          s.loop.pendingClaim = 'none';
           s.loop.accountsWithFreedSlots.clear();
           const r = await exclusive(s, () => claimRound(s, only));
-          s.loop.moreWaiting = r.more;
-          if (r.more) s.loop.claimSoon = true;
+          if (r.more) s.loop.pendingClaim = 'all';
         }
       } catch (err) {
         // An unreachable database is waited out (calls go on, their writes wait): said once, not every poll.
@@ -132,7 +130,7 @@ export async function runLoop(s: WorkerState): Promise<void> {
         }
         await sleep(s, Math.min(pollMs, 1000));
       }
-      if (due.tick || s.loop.claimSoon || !s.lifecycle.running) continue;
+      if (due.tick || s.loop.pendingClaim !== 'none' || !s.lifecycle.running) continue;
       await untilWoken(s);
     }
   } finally {

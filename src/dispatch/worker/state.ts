@@ -145,6 +145,8 @@ export interface LeaseKeeping {
   stopTimer: (() => void) | null;
 }
 
+export type PendingClaim = 'none' | 'freed' | 'all';
+
 /** The loop's own state between ticks (loop.ts). */
 export interface LoopState {
   /** When (app clock ms) the loop last finished a tick, or started; readiness watches it. */
@@ -157,9 +159,11 @@ export interface LoopState {
   claimRotation: number;
   /** Accounts whose calls ended since the last claim round. */
   accountsWithFreedSlots: Set<string>;
-  claimSoon: boolean;
-  /** The last round stopped at its budget: the next one looks at every account again. */
-  moreWaiting: boolean;
+  /**
+   * The claim round owed before the next poll: none; one for the accounts whose slots were freed;
+   * or one over every account, when the last round stopped at its budget (more calls waiting).
+   */
+  pendingClaim: PendingClaim;
   /** Ends the loop's wait between polls early. */
   wake: (() => void) | null;
 }
@@ -216,8 +220,7 @@ export function createLoopState(): LoopState {
     exclusiveTail: Promise.resolve(),
     claimRotation: 0,
     accountsWithFreedSlots: new Set(),
-    claimSoon: false,
-    moreWaiting: false,
+    pendingClaim: 'none',
     wake: null,
   };
 }
