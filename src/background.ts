@@ -13,7 +13,7 @@ export interface Background {
 }
 
 export interface StartedBackground extends Background {
-  /** Why the loops are not healthy (readiness) at `now` (Date.now()), or null. */
+  /** Why the loops are not healthy (readiness) at `now` (app clock ms), or null. */
   problem(now?: number): string | null;
 }
 
@@ -47,7 +47,7 @@ export async function startBackground(deps: AppDeps, opts: BackgroundOptions = {
   }
   const staleMs = workerStaleMs(deps.config.WORKER_POLL_MS);
   return {
-    problem(now = Date.now()) {
+    problem(now = deps.clock.now().getTime()) {
       const idleMs = now - dispatch.lastTurnAt();
       return idleMs > staleMs ? `worker: its loop last finished a tick ${Math.round(idleMs / 1000)} s ago` : null;
     },

@@ -1,5 +1,5 @@
 // A promise raced against a timer: `p`, or a rejection with `late()` after `ms` (p runs on, its
-// outcome ignored). Shared by the worker's recovery rounds and the readiness checks.
+// outcome ignored). Used by the readiness checks (the dispatch worker races its scheduler instead: src/scheduler.ts).
 export function rejectAfter<T>(p: Promise<T>, ms: number, late: () => Error): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<never>((_, reject) => {

@@ -2,13 +2,16 @@
 // records. One per process; any number of processes may share a database, each holding the calls
 // it works on by lease. This file builds the worker's state and ties its parts together:
 //   worker/claiming.ts      claim rounds: due calls leased within free slots, fair share, pacing
-//   worker/call-session.ts  one call's dial, provider events, alternate number, hang-up, end
+//   worker/call-session.ts  one call's dial-time judgement, provider events, what follows a dial's
+//                           end; its parts: dial.ts, alternate-dial.ts, hangups.ts, attempt-end.ts
 //   worker/analysis.ts      summary and outcomes of answered calls (provider's or local)
 //   worker/ledger.ts        call writes, group-committed, applied only under this worker's lease
 //   worker/leases.ts        renewal on a timer of its own, hand-over on shutdown
 //   worker/ownership.ts     the lease proof a dial or hang-up needs; lost calls are left untouched
 //   worker/recovery.ts      lost calls of workers that went away: settled, adopted or failed
 //   worker/loop.ts          the tick and the loop; worker/shutdown.ts settle, wind-down, drain
+//   worker/lifecycle.ts     the worker's modes (idle, running, stopping, stopped), asserted moves
+//   worker/state.ts         settings, the book of calls, caches, lease keeping, the loop's state
 import crypto from 'node:crypto';
 import os from 'node:os';
 import type { AppDeps } from '../deps.ts';
@@ -23,7 +26,9 @@ import { afterCommit } from './worker/commits.ts';
 import { keepLeases } from './worker/leases.ts';
 import { exclusive, runLoop, tick, type TickReport } from './worker/loop.ts';
 import { drain, handOverProviderAnalyses, settle, windDown } from './worker/shutdown.ts';
-import type { WorkerSettings, WorkerState } from './worker/state.ts';
+import { createLifecycle, type WorkerMode } from './worker/lifecycle.ts';
+import { createCaches, createCallBook, createLeaseKeeping, createLoopState, type WorkerSettings, type WorkerState } from './worker/state.ts';
+import { realScheduler, type Scheduler } from '../scheduler.ts';
 
 export type { TickReport } from './worker/loop.ts';
 
@@ -45,6 +50,8 @@ export interface WorkerOptions {
   shutdownGraceMs?: number;
   /** Dial pacing slots (per worker process); tests inject one with their own clock. */
   dialPacer?: DialPacer;
+  /** Every wait and deadline of the worker and its write queue; tests inject one they advance. */
+  scheduler?: Scheduler;
 }
 
 export interface WorkerStats {
@@ -70,8 +77,10 @@ export interface DispatchWorker {
   /** Ticks until nothing this worker can do is left (no calls in flight, none claimable). */
   drain(opts?: { timeoutMs?: number }): Promise<void>;
   stats(): WorkerStats;
-  /** When the loop last finished a tick (Date.now()), or started; 0 before start(). */
+  /** When the loop last finished a tick (app clock ms), or started; 0 before start(). */
   lastTurnAt(): number;
+  /** Where the worker is in its lifecycle (worker/lifecycle.ts). */
+  mode(): WorkerMode;
 }
 
 /** Parallel write transactions on PostgreSQL (PGlite has one session: they would only queue). */
@@ -98,50 +107,29 @@ function workerSettings(deps: AppDeps, opts: WorkerOptions): WorkerSettings {
 function createWorkerState(deps: AppDeps, opts: WorkerOptions): WorkerState {
   const settings = workerSettings(deps, opts);
   const log = deps.logger.child({ component: 'dispatch', worker: settings.id });
+  const scheduler = opts.scheduler ?? realScheduler;
   const s: WorkerState = {
     deps,
     settings,
     clock: deps.clock,
+    scheduler,
     log,
     logTransitions: log.isLevelEnabled('info'),
     providers: opts.providers ?? defaultProviderRegistry(deps, opts.voiceProviders),
     analyser: opts.analyser ?? createLocalAnalyser(),
-    pacer: opts.dialPacer ?? createDialPacer(),
+    pacer: opts.dialPacer ?? createDialPacer(() => deps.clock.now().getTime()),
     queue: new WriteQueue({
       apply: (writes) => applyCallWrites(deps, writes, deps.clock.now()),
       parallel: deps.db.kind === 'postgres' ? WRITE_PARALLELISM : 1,
       onCommitted: (writes, result) => afterCommit(s, writes, result),
       onError: (err, attempt) => log.error({ err, attempt }, 'call writes failed; retrying'),
+      scheduler,
     }),
-    live: new Map(),
-    liveByProviderCall: new Map(),
-    eventsBeforeDial: new Map(),
-    ending: new Set(),
-    analysing: new Set(),
-    providerAnalysing: new Set(),
-    analysisQueue: [],
-    analysisGroupsRunning: 0,
-    dialsInFlight: 0,
-    confirming: 0,
-    contexts: new Map(),
-    accountProviders: new Map(),
-    optOutKeys: new Map(),
-    subscriptions: new Map(),
-    recoveryRetry: new Map(),
-    lastRenewal: 0,
-    renewal: null,
-    leaseKeepers: 0,
-    leaseKeeperTimer: null,
-    running: false,
-    lastTurnAt: 0,
-    stopping: false,
-    claiming: Promise.resolve(),
-    exclusiveTail: Promise.resolve(),
-    claimRotation: 0,
-    accountsWithFreedSlots: new Set(),
-    claimSoon: false,
-    moreWaiting: false,
-    wake: null,
+    lifecycle: createLifecycle(),
+    book: createCallBook(),
+    caches: createCaches(),
+    leases: createLeaseKeeping(),
+    loop: createLoopState(),
   };
   return s;
 }
@@ -150,49 +138,52 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
   const s = createWorkerState(deps, opts);
   const ownsProviders = !opts.providers;
   let loopDone: Promise<void> | null = null;
+  let stopped: Promise<void> | null = null;
   let releaseLoopKeeper: (() => void) | null = null;
   let removeInFlightSource: (() => void) | null = null;
+
+  async function stop(graceMs: number): Promise<void> {
+    s.lifecycle.to('stopping');
+    s.loop.wake?.();
+    await loopDone;
+    await s.loop.exclusiveTail;
+    try {
+      await windDown(s, graceMs);
+    } finally {
+      releaseLoopKeeper?.();
+      releaseLoopKeeper = null;
+    }
+    // No renewals from here on; whatever else is still in flight keeps its lease, which lapses.
+    s.queue.close();
+    await handOverProviderAnalyses(s);
+    removeInFlightSource?.();
+    removeInFlightSource = null;
+    for (const unsubscribe of s.caches.subscriptions.values()) unsubscribe();
+    s.caches.subscriptions.clear();
+    if (ownsProviders) await s.providers.close();
+    s.lifecycle.to('stopped');
+    s.log.info({ abandoned: s.book.live.size }, 'dispatch worker stopped');
+  }
 
   return {
     id: s.settings.id,
     start() {
-      if (s.running) return;
-      s.running = true;
-      s.stopping = false;
-      s.lastTurnAt = Date.now();
+      // Started already, or stopping: nothing to start. A stopped worker is not started again (throws).
+      if (s.lifecycle.mode === 'running' || s.lifecycle.mode === 'stopping') return;
+      s.lifecycle.to('running');
+      s.loop.lastTurnAt = s.clock.now().getTime();
       s.log.info({ pollMs: s.settings.pollMs, leaseMs: s.settings.leaseMs, maxInFlight: s.settings.maxInFlight }, 'dispatch worker started');
       releaseLoopKeeper = keepLeases(s);
-      removeInFlightSource = deps.metrics.addInFlightSource(() => s.live.size);
+      removeInFlightSource = deps.metrics.addInFlightSource(() => s.book.live.size);
       loopDone = runLoop(s);
     },
-
-    async stop(o = {}) {
-      s.stopping = true;
-      s.wake?.();
-      await loopDone;
-      await s.exclusiveTail;
-      try {
-        await windDown(s, o.graceMs ?? s.settings.shutdownGraceMs);
-      } finally {
-        releaseLoopKeeper?.();
-        releaseLoopKeeper = null;
-      }
-      // No renewals from here on; whatever else is still in flight keeps its lease, which lapses.
-      s.queue.close();
-      await handOverProviderAnalyses(s);
-      s.running = false;
-      removeInFlightSource?.();
-      removeInFlightSource = null;
-      for (const unsubscribe of s.subscriptions.values()) unsubscribe();
-      s.subscriptions.clear();
-      if (ownsProviders) await s.providers.close();
-      s.log.info({ abandoned: s.live.size }, 'dispatch worker stopped');
-    },
-
+    // A second stop() waits for the first.
+    stop: (o = {}) => (stopped ??= stop(o.graceMs ?? s.settings.shutdownGraceMs)),
     runOnce: () => exclusive(s, () => tick(s, true)),
     settle: () => settle(s),
     drain: (o = {}) => drain(s, o.timeoutMs ?? 20_000),
-    lastTurnAt: () => s.lastTurnAt,
-    stats: () => ({ inFlight: s.live.size, ending: s.ending.size, analysing: s.analysing.size, pendingWrites: s.queue.size }),
+    lastTurnAt: () => s.loop.lastTurnAt,
+    mode: () => s.lifecycle.mode,
+    stats: () => ({ inFlight: s.book.live.size, ending: s.book.ending.size, analysing: s.book.analysing.size, pendingWrites: s.queue.size }),
   };
 }

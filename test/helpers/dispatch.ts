@@ -10,7 +10,12 @@ import type { ProviderEventListener, VoiceProvider } from '../../src/dispatch/vo
 import type { TestClock } from './clock.ts';
 import { waitFor } from './wait.ts';
 
-/** Timers that fire only inside advance(), which also moves the test clock (one time source). */
+/**
+ * Timers that fire only inside advance(), which also moves the test clock (one time source): the
+ * simulator's clock and a worker's scheduler (WorkerOptions.scheduler). advance() fires what is
+ * due in one synchronous pass; a test that needs the promises of one firing settled before the
+ * next (a lease renewal, then the next one) advances a timer period at a time.
+ */
 export function manualTimers(clock: TestClock) {
   let nextId = 0;
   const timers = new Map<number, { due: number; fn: () => void }>();

@@ -6,6 +6,7 @@
 
 import { isDatabaseUnreachable } from '../../db/unreachable.ts';
 import type { ApplyCallWritesResult, CallWrite } from '../../services/calls/call-transitions.ts';
+import { delay, realScheduler, type Scheduler } from '../../scheduler.ts';
 
 /** Failures of a group (the database answered with an error) before it is dropped. */
 const MAX_ATTEMPTS = 6;
@@ -32,6 +33,8 @@ export interface WriteQueueOptions {
   maxGroup?: number;
   /** Most transactions committing at once. */
   parallel?: number;
+  /** Timers of deferred writes and retries (default: the real ones). */
+  scheduler?: Scheduler;
 }
 
 function dropProviderCallIdIf(drop: boolean, set: CallWrite['set']): CallWrite['set'] {
@@ -65,10 +68,12 @@ export class WriteQueue {
   private idleWaiters: Array<() => void> = [];
   private readonly maxGroup: number;
   private readonly parallel: number;
+  private readonly scheduler: Scheduler;
 
   constructor(private readonly opts: WriteQueueOptions) {
     this.maxGroup = opts.maxGroup ?? 2000;
     this.parallel = Math.max(1, opts.parallel ?? 1);
+    this.scheduler = opts.scheduler ?? realScheduler;
   }
 
   /**
@@ -90,15 +95,19 @@ export class WriteQueue {
     });
   }
 
-  private later: ReturnType<typeof setTimeout> | null = null;
+  private later = false;
 
   private scheduleLater(ms: number) {
     if (this.later) return;
-    this.later = setTimeout(() => {
-      this.later = null;
-      this.schedule();
-    }, ms);
-    this.later.unref?.();
+    this.later = true;
+    this.scheduler.setTimeout(
+      () => {
+        this.later = false;
+        this.schedule();
+      },
+      ms,
+      { background: true },
+    );
   }
 
   get idle(): boolean {
@@ -189,7 +198,7 @@ export class WriteQueue {
         if (transient(err) && !this.closed) {
           // Logged once per outage and then every ~10 s, not on every try.
           if (unreachable++ % 50 === 0) this.opts.onError?.(err, attempt);
-          await new Promise((r) => setTimeout(r, UNREACHABLE_RETRY_MS));
+          await delay(this.scheduler, UNREACHABLE_RETRY_MS);
           continue;
         }
         this.opts.onError?.(err, attempt);
@@ -197,7 +206,7 @@ export class WriteQueue {
           for (const p of group) for (const w of p.waiters) w(false);
           return;
         }
-        await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
+        await delay(this.scheduler, Math.min(1000, 20 * 2 ** attempt));
         attempt++;
         continue;
       }

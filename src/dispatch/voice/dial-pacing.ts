@@ -6,6 +6,7 @@
 // clock running, while it waits for its turn. Slots are per worker process (in memory): see
 // docs/providers.md ("Pacing") for why and how to size the rate with several workers.
 
+/** `now`: the app clock in ms (the worker passes deps.clock). */
 export interface DialPacer {
   /** Dials from `from` that may start within `horizonMs` at `rate` per second (nothing is taken). */
   available(from: string, rate: number, horizonMs: number): number;
@@ -13,7 +14,7 @@ export interface DialPacer {
   take(from: string, rate: number): number;
 }
 
-export function createDialPacer(now: () => number = Date.now): DialPacer {
+export function createDialPacer(now: () => number): DialPacer {
   /** Per from-number: when its next dial may start (ms). */
   const next = new Map<string, number>();
   const gap = (rate: number) => 1000 / rate;

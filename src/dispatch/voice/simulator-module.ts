@@ -1,5 +1,6 @@
 // The simulator, the default provider: calls in this process, no account settings, no routes.
 import type { AppDeps } from '../../deps.ts';
+import { realScheduler } from '../../scheduler.ts';
 import type { VoiceProvider } from './provider.ts';
 import type { VoiceProviderModule } from './provider-module.ts';
 import { createSimulatorProvider } from './simulator.ts';
@@ -11,11 +12,7 @@ import { createSimulatorProvider } from './simulator.ts';
 export function simulatorFromConfig(deps: Pick<AppDeps, 'config' | 'clock' | 'logger'>): VoiceProvider {
   return createSimulatorProvider({
     callMs: deps.config.SIM_CALL_MS,
-    clock: {
-      now: () => deps.clock.now(),
-      setTimeout: (fn, ms) => setTimeout(fn, ms),
-      clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
-    },
+    clock: { now: () => deps.clock.now(), ...realScheduler },
     onListenerError: (err) => deps.logger.error({ err }, 'voice provider listener failed'),
   });
 }

@@ -3,6 +3,8 @@
 // they want (docs/dispatch.md, the simulator's outcomes).
 
 import { VOICEMAIL_DISCONNECT_REASON } from '../../domain/attempt-outcome.ts';
+import { systemClock, type Clock } from '../../deps.ts';
+import { realScheduler, type Scheduler } from '../../scheduler.ts';
 import { generateCallRecording, WAV_CONTENT_TYPE } from '../recording/wav.ts';
 import { buildTranscript, fnv1a32, truncateTranscript } from './transcript.ts';
 import {
@@ -15,11 +17,8 @@ import {
   type VoiceProvider,
 } from './provider.ts';
 
-export interface SimulatorClock {
-  now(): Date;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
+/** The app clock for its timestamps, a scheduler for its calls' timers (test/helpers/dispatch.ts manualTimers is both). */
+export type SimulatorClock = Clock & Scheduler;
 
 export interface SimulatorOptions {
   /** Total length of a call, ringing included. */
@@ -31,12 +30,7 @@ export interface SimulatorOptions {
   onListenerError?: (err: unknown) => void;
 }
 
-// Resolved lazily so vitest fake timers installed after creation still apply.
-const realClock: SimulatorClock = {
-  now: () => new Date(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
-};
+const realClock: SimulatorClock = { ...systemClock, ...realScheduler };
 
 export type SimulatedOutcome =
   | { kind: 'no_answer' }

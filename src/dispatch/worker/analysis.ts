@@ -16,12 +16,12 @@ const ANALYSIS_PARALLEL = 3;
 
 /** The call's analysis: the provider's own when it makes one, else the local analyser's. */
 export function analyseCall(s: WorkerState, job: AnalysisJob): void {
-  s.analysing.add(job.callId);
+  s.book.analysing.add(job.callId);
   if (job.providerAnalysis) {
     void analyseWithProvider(s, job, job.providerAnalysis);
     return;
   }
-  s.analysisQueue.push(job);
+  s.book.analysisQueue.push(job);
   startAnalysisGroups(s);
 }
 
@@ -33,7 +33,7 @@ const processingWrite = (s: WorkerState, j: AnalysisJob) =>
  * analyses never queue behind it. processing is written first, ready/failed once it is known.
  */
 async function analyseWithProvider(s: WorkerState, j: AnalysisJob, by: NonNullable<AnalysisJob['providerAnalysis']>): Promise<void> {
-  s.providerAnalysing.add(j.callId);
+  s.book.providerAnalysing.add(j.callId);
   try {
     const started = await enqueueWrite(s, processingWrite(s, j), j.callbackUrl);
     if (!started) return;
@@ -65,8 +65,8 @@ async function analyseWithProvider(s: WorkerState, j: AnalysisJob, by: NonNullab
   } catch (err) {
     s.log.error({ err, callId: j.callId }, 'provider analysis failed');
   } finally {
-    s.analysing.delete(j.callId);
-    s.providerAnalysing.delete(j.callId);
+    s.book.analysing.delete(j.callId);
+    s.book.providerAnalysing.delete(j.callId);
   }
 }
 
@@ -76,15 +76,15 @@ async function analyseWithProvider(s: WorkerState, j: AnalysisJob, by: NonNullab
  * slots comes first, the transcript can wait a few milliseconds.
  */
 function startAnalysisGroups(s: WorkerState): void {
-  while (s.analysisGroupsRunning < ANALYSIS_PARALLEL && s.analysisQueue.length > 0) {
-    s.analysisGroupsRunning += 1;
-    const jobs = s.analysisQueue.splice(0, ANALYSIS_GROUP);
+  while (s.book.analysisGroupsRunning < ANALYSIS_PARALLEL && s.book.analysisQueue.length > 0) {
+    s.book.analysisGroupsRunning += 1;
+    const jobs = s.book.analysisQueue.splice(0, ANALYSIS_GROUP);
     void new Promise<void>((r) => setImmediate(r))
-      .then(() => s.claiming)
+      .then(() => s.loop.claiming)
       .then(() => analyseGroup(s, jobs))
       .catch((err) => s.log.error({ err }, 'call analysis group failed'))
       .finally(() => {
-        s.analysisGroupsRunning -= 1;
+        s.book.analysisGroupsRunning -= 1;
         startAnalysisGroups(s);
       });
   }
@@ -98,7 +98,7 @@ async function analyseGroup(s: WorkerState, jobs: AnalysisJob[]): Promise<void> 
   await Promise.all(
     jobs.map(async (j, i) => {
       if (!started[i]) {
-        s.analysing.delete(j.callId);
+        s.book.analysing.delete(j.callId);
         return;
       }
       let write: CallWrite;
@@ -124,7 +124,7 @@ async function analyseGroup(s: WorkerState, jobs: AnalysisJob[]): Promise<void> 
         write = transcriptWrite(callRef(j), s.settings.id, j.status, { transcriptStatus: 'failed' });
       }
       await enqueueWrite(s, write, j.callbackUrl);
-      s.analysing.delete(j.callId);
+      s.book.analysing.delete(j.callId);
     }),
   );
 }
@@ -135,7 +135,7 @@ export async function recoverAnalyses(s: WorkerState, now: Date): Promise<number
   if (stale.length === 0) return 0;
   await loadBatchSettings(s, stale.map((c) => c.batchId));
   for (const c of stale) {
-    const ctx = s.contexts.get(c.batchId);
+    const ctx = s.caches.contexts.get(c.batchId);
     const provider = ctx ? knownProvider(s, ctx.provider) : null;
     analyseCall(s, {
       callId: c.id,

@@ -6,10 +6,10 @@ import type { WorkerState } from './state.ts';
 
 /** Returns how many calls were asked to hang up. */
 export async function enforceCallLimits(s: WorkerState, now: Date): Promise<number> {
-  if (s.live.size === 0) return 0;
-  const statuses = await batchStatuses(s.deps, [...new Set([...s.live.values()].map((c) => c.batchId))]);
+  if (s.book.live.size === 0) return 0;
+  const statuses = await batchStatuses(s.deps, [...new Set([...s.book.live.values()].map((c) => c.batchId))]);
   let n = 0;
-  for (const call of [...s.live.values()]) {
+  for (const call of [...s.book.live.values()]) {
     if (statuses.get(call.batchId) === 'cancelled') {
       if (hangUp(s, call, 'cancelled', now)) n++;
     } else if (now.getTime() - call.dialledAt.getTime() >= call.ctx.maxDurationSeconds * 1000) {

@@ -15,7 +15,7 @@ export interface ClaimRound {
 /** `only`: accounts known to have free slots (a call of theirs just ended); default: all with waiting calls. */
 export function claimRound(s: WorkerState, only?: string[]): Promise<ClaimRound> {
   const round = claimFor(s, only);
-  s.claiming = round.then(
+  s.loop.claiming = round.then(
     () => undefined,
     () => undefined,
   );
@@ -23,18 +23,18 @@ export function claimRound(s: WorkerState, only?: string[]): Promise<ClaimRound>
 }
 
 async function claimFor(s: WorkerState, only?: string[]): Promise<ClaimRound> {
-  if (s.stopping) return { claimed: 0, more: false };
-  let budget = s.settings.maxInFlight - s.live.size;
+  if (s.lifecycle.windingDown) return { claimed: 0, more: false };
+  let budget = s.settings.maxInFlight - s.book.live.size;
   if (budget <= 0) return { claimed: 0, more: false };
   const accounts = only ?? (await accountsWithWaitingCalls(s.deps));
   if (accounts.length === 0) return { claimed: 0, more: false };
-  const start = s.claimRotation++ % accounts.length;
+  const start = s.loop.claimRotation++ % accounts.length;
   const order = [...accounts.slice(start), ...accounts.slice(0, start)];
   await refreshAccountProviders(s, order);
   let claimed = 0;
   let more = false;
   for (const accountId of order) {
-    if (budget <= 0 || s.stopping) {
+    if (budget <= 0 || s.lifecycle.windingDown) {
       more = true;
       break;
     }
@@ -44,7 +44,7 @@ async function claimFor(s: WorkerState, only?: string[]): Promise<ClaimRound> {
       clock: () => s.clock.now(),
       leaseMs: s.settings.leaseMs,
       budget: Math.min(budget, s.settings.claimBatchSize),
-      rotate: s.claimRotation,
+      rotate: s.loop.claimRotation,
       // Paced-out batches take nothing now: the next poll comes within the pacing horizon.
       limitAllocation: await dialPacing(s, accountId),
     });

@@ -21,15 +21,16 @@ export function afterCommit(s: WorkerState, writes: CallWrite[], result: ApplyCa
   }
   for (const b of result.finishedBatches) {
     s.log.info({ batchId: b.id, status: b.status, completedAt: b.completedAt }, b.status === 'cancelled' ? 'cancelled batch drained' : 'batch completed');
-    s.contexts.delete(b.id);
+    s.caches.contexts.delete(b.id);
   }
   if (freed.size > 0) claimSoonFor(s, freed);
 }
 
 /** Slots of these accounts were just freed: claim for them now rather than at the next poll. */
 export function claimSoonFor(s: WorkerState, accounts: Iterable<string>): void {
-  if (!s.running || s.stopping) return;
-  for (const a of accounts) s.accountsWithFreedSlots.add(a);
-  s.claimSoon = true;
-  s.wake?.();
+  if (!s.lifecycle.running) return;
+  for (const a of accounts) s.loop.accountsWithFreedSlots.add(a);
+  // A round over every account already owed covers these too.
+  if (s.loop.pendingClaim === 'none') s.loop.pendingClaim = 'freed';
+  s.loop.wake?.();
 }

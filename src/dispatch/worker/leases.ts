@@ -3,32 +3,33 @@
 // slow step elsewhere lets them lapse; expired at once when calls are handed to another worker.
 import { expireLeasesNow, renewLeases } from '../store/lease-recovery.ts';
 import { dropLostCall } from './ledger.ts';
+import { repeat } from '../../scheduler.ts';
 import { heldCallIds, type WorkerState } from './state.ts';
 
 /** Renews this worker's leases when a third of a lease has passed since the last renewal. */
 export function renewLeasesIfDue(s: WorkerState, now: Date): Promise<void> {
   // One renewal at a time (the tick and the keeper may both ask).
-  s.renewal ??= renewIfDue(s, now).finally(() => {
-    s.renewal = null;
+  s.leases.renewal ??= renewIfDue(s, now).finally(() => {
+    s.leases.renewal = null;
   });
-  return s.renewal;
+  return s.leases.renewal;
 }
 
 async function renewIfDue(s: WorkerState, now: Date): Promise<void> {
   const ids = heldCallIds(s);
-  if (ids.length === 0 || now.getTime() - s.lastRenewal < s.settings.leaseMs / 3) {
-    if (ids.length === 0) s.lastRenewal = now.getTime();
+  if (ids.length === 0 || now.getTime() - s.leases.lastRenewal < s.settings.leaseMs / 3) {
+    if (ids.length === 0) s.leases.lastRenewal = now.getTime();
     return;
   }
-  const liveBefore = new Map(s.live);
+  const liveBefore = new Map(s.book.live);
   const expiresAt = now.getTime() + s.settings.leaseMs;
   const held = await renewLeases(s.deps, s.settings.id, ids, new Date(expiresAt));
-  s.lastRenewal = now.getTime();
+  s.leases.lastRenewal = now.getTime();
   // Only a call still in flight can have lost its lease to another worker: ended ones may simply
   // have released theirs meanwhile, and their own writes notice if they were taken over. A lost
   // one is dropped untouched, however long this process was paused or cut off: its new owner has it.
   for (const [callId, call] of liveBefore) {
-    if (s.live.get(callId) !== call) continue;
+    if (s.book.live.get(callId) !== call) continue;
     if (held.has(callId)) call.leaseUntil = Math.max(call.leaseUntil, expiresAt);
     else dropLostCall(s, call, 'lease renewal');
   }
@@ -36,22 +37,21 @@ async function renewIfDue(s: WorkerState, now: Date): Promise<void> {
 
 /** Keeps leases renewed on a timer until the returned release function is called. */
 export function keepLeases(s: WorkerState): () => void {
-  s.leaseKeepers += 1;
-  if (!s.leaseKeeperTimer) {
-    s.leaseKeeperTimer = setInterval(
-      () => void renewLeasesIfDue(s, s.clock.now()).catch((err) => s.log.warn({ err }, 'lease renewal failed')),
-      Math.max(20, Math.min(s.settings.leaseMs / 6, 5_000)),
-    );
-    s.leaseKeeperTimer.unref?.();
-  }
+  s.leases.keepers += 1;
+  s.leases.stopTimer ??= repeat(
+    s.scheduler,
+    Math.max(20, Math.min(s.settings.leaseMs / 6, 5_000)),
+    () => void renewLeasesIfDue(s, s.clock.now()).catch((err) => s.log.warn({ err }, 'lease renewal failed')),
+    { background: true },
+  );
   let released = false;
   return () => {
     if (released) return;
     released = true;
-    s.leaseKeepers -= 1;
-    if (s.leaseKeepers === 0 && s.leaseKeeperTimer) {
-      clearInterval(s.leaseKeeperTimer);
-      s.leaseKeeperTimer = null;
+    s.leases.keepers -= 1;
+    if (s.leases.keepers === 0 && s.leases.stopTimer) {
+      s.leases.stopTimer();
+      s.leases.stopTimer = null;
     }
   };
 }

@@ -35,13 +35,13 @@ export function recordTransition(s: WorkerState, call: LiveCall, to: CallStatus,
  * the provider stops watching it, leaving its events to that owner.
  */
 export function dropLostCall(s: WorkerState, call: LiveCall, during: string): void {
-  if (s.live.get(call.callId) !== call) return;
+  if (s.book.live.get(call.callId) !== call) return;
   s.log.warn({ callId: call.callId, batchId: call.batchId, during }, 'call no longer leased by this worker; dropped without touching it');
   stopWatching(s, call);
   if (call.providerCallId) call.provider?.forget?.(call.providerCallId);
 }
 
 export function stopWatching(s: WorkerState, call: LiveCall): void {
-  s.live.delete(call.callId);
-  if (call.providerCallId) s.liveByProviderCall.delete(call.providerCallId);
+  s.book.live.delete(call.callId);
+  if (call.providerCallId) s.book.liveByProviderCall.delete(call.providerCallId);
 }

@@ -32,8 +32,8 @@ export interface TickReport {
 
 /** Runs ticks and claim rounds of this worker one at a time. */
 export function exclusive<T>(s: WorkerState, fn: () => Promise<T>): Promise<T> {
-  const run = s.exclusiveTail.then(fn, fn);
-  s.exclusiveTail = run.catch(() => undefined);
+  const run = s.loop.exclusiveTail.then(fn, fn);
+  s.loop.exclusiveTail = run.catch(() => undefined);
   return run;
 }
 
@@ -58,7 +58,7 @@ export async function tick(s: WorkerState, recover: boolean): Promise<TickReport
     // Batches whose last call ended in a process that died before closing them.
     for (const b of await sweepFinishedBatches(s.deps, now)) {
       s.log.info({ batchId: b.id, status: b.status }, 'closed finished batch');
-      s.contexts.delete(b.id);
+      s.caches.contexts.delete(b.id);
     }
   }
   let expired = 0;
@@ -76,60 +76,75 @@ export async function tick(s: WorkerState, recover: boolean): Promise<TickReport
   return { started: started.length, claimed, more, requeued: requeued.length, settled, analysisRecovered, hungUp, expired };
 }
 
-/** Polls every pollMs (a tick) and claims in between whenever a call ending freed a slot. */
+/**
+ * Polls every pollMs (a tick) and claims in between whenever a call ending freed a slot. Whether a
+ * tick or a recovery is due is set by timers of the worker's scheduler, armed when the last one
+ * started: no arithmetic on readings of a clock a test may hold still.
+ */
 export async function runLoop(s: WorkerState): Promise<void> {
   const { pollMs, leaseMs } = s.settings;
   const recoverEveryMs = Math.max(pollMs, Math.min(leaseMs / 4, 5000));
-  let lastTick = 0;
-  let lastRecovery = 0;
-  /** When (Date.now()) the database stopped answering the loop; 0 while it answers. */
+  const due = { tick: true, recovery: true };
+  const timers: { tick: unknown; recovery: unknown } = { tick: null, recovery: null };
+  const arm = (what: 'tick' | 'recovery', ms: number) => {
+    timers[what] = s.scheduler.setTimeout(() => {
+      due[what] = true;
+      s.loop.wake?.();
+    }, ms);
+  };
+  /** When (app clock ms) the database stopped answering the loop; 0 while it answers. */
   let unreachableSince = 0;
-  while (s.running && !s.stopping) {
-    try {
-      if (Date.now() - lastTick >= pollMs) {
-        lastTick = Date.now();
-        const recover = lastTick - lastRecovery >= recoverEveryMs;
-        if (recover) lastRecovery = lastTick;
-        s.claimSoon = false;
-        s.accountsWithFreedSlots.clear();
-        const r = await exclusive(s, () => tick(s, recover));
-        s.lastTurnAt = Date.now();
-        if (unreachableSince) {
-          s.log.warn({ unreachableMs: Date.now() - unreachableSince }, 'database reachable again; held call writes are being committed');
-          unreachableSince = 0;
+  try {
+    while (s.lifecycle.running) {
+      try {
+        if (due.tick) {
+          due.tick = false;
+          arm('tick', pollMs);
+          const recover = due.recovery;
+          if (recover) {
+            due.recovery = false;
+            arm('recovery', recoverEveryMs);
+          }
+          s.loop.pendingClaim = 'none';
+          s.loop.accountsWithFreedSlots.clear();
+          const r = await exclusive(s, () => tick(s, recover));
+          s.loop.lastTurnAt = s.clock.now().getTime();
+          if (unreachableSince) {
+            s.log.warn({ unreachableMs: s.loop.lastTurnAt - unreachableSince }, 'database reachable again; held call writes are being committed');
+            unreachableSince = 0;
+          }
+          if (r.more) s.loop.pendingClaim = 'all';
+        } else if (s.loop.pendingClaim !== 'none') {
+          const only = s.loop.pendingClaim === 'freed' ? [...s.loop.accountsWithFreedSlots] : undefined;
+          s.loop.pendingClaim = 'none';
+          s.loop.accountsWithFreedSlots.clear();
+          const r = await exclusive(s, () => claimRound(s, only));
+          if (r.more) s.loop.pendingClaim = 'all';
         }
-        s.moreWaiting = r.more;
-        if (r.more) s.claimSoon = true;
-      } else if (s.claimSoon) {
-        s.claimSoon = false;
-        const only = s.accountsWithFreedSlots.size > 0 && !s.moreWaiting ? [...s.accountsWithFreedSlots] : undefined;
-        s.accountsWithFreedSlots.clear();
-        const r = await exclusive(s, () => claimRound(s, only));
-        s.moreWaiting = r.more;
-        if (r.more) s.claimSoon = true;
+      } catch (err) {
+        // An unreachable database is waited out (calls go on, their writes wait): said once, not every poll.
+        if (!isDatabaseUnreachable(err)) s.log.error({ err }, 'dispatch tick failed');
+        else if (!unreachableSince) {
+          unreachableSince = s.clock.now().getTime();
+          s.log.error({ err }, 'database unreachable; calls in flight go on and their writes wait for it');
+        }
+        await sleep(s, Math.min(pollMs, 1000));
       }
-    } catch (err) {
-      // An unreachable database is waited out (calls go on, their writes wait): said once, not every poll.
-      if (!isDatabaseUnreachable(err)) s.log.error({ err }, 'dispatch tick failed');
-      else if (!unreachableSince) {
-        unreachableSince = Date.now();
-        s.log.error({ err }, 'database unreachable; calls in flight go on and their writes wait for it');
-      }
-      await sleep(Math.min(pollMs, 1000));
+      if (due.tick || s.loop.pendingClaim !== 'none' || !s.lifecycle.running) continue;
+      await untilWoken(s);
     }
-    if (s.claimSoon || s.stopping) continue;
-    await untilWokenOr(s, Math.max(1, pollMs - (Date.now() - lastTick)));
+  } finally {
+    s.scheduler.clearTimeout(timers.tick);
+    s.scheduler.clearTimeout(timers.recovery);
   }
 }
 
-function untilWokenOr(s: WorkerState, ms: number): Promise<void> {
+/** Waits for the next tick's timer, a freed slot (commits.ts) or stop(). */
+function untilWoken(s: WorkerState): Promise<void> {
   return new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      s.wake = null;
+    s.loop.wake = () => {
+      s.loop.wake = null;
       resolve();
-    }
-    s.wake = done;
+    };
   });
 }

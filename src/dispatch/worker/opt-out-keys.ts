@@ -4,7 +4,7 @@
 // read again once a few seconds old: one statement per analysis group at most.
 import type { OptOutRule } from '../../domain/opt-out.ts';
 import { agentOptOutKeys } from '../store/dispatch-context.ts';
-import type { AnalysisJob, WorkerState } from './state.ts';
+import { isStale, type AnalysisJob, type WorkerState } from './state.ts';
 
 const OPT_OUT_KEY_TTL_MS = 10_000;
 const OPT_OUT_KEY_CACHE_MAX = 2_000;
@@ -14,23 +14,23 @@ const OPT_OUT_KEY_CACHE_MAX = 2_000;
  * detection on (detection is the default, and a spurious listing errs toward calling less).
  */
 export async function optOutKeysOf(s: WorkerState, jobs: readonly AnalysisJob[]): Promise<(j: AnalysisJob) => OptOutRule> {
-  const now = Date.now();
+  const now = s.clock.now().getTime();
   const stale = [...new Set(jobs.map((j) => j.agentId).filter((id): id is string => id !== null))].filter((id) => {
-    const hit = s.optOutKeys.get(id);
-    return !hit || now - hit.at >= OPT_OUT_KEY_TTL_MS;
+    const hit = s.caches.optOutKeys.get(id);
+    return !hit || isStale(now - hit.at, OPT_OUT_KEY_TTL_MS);
   });
   if (stale.length > 0) {
     try {
       const read = await agentOptOutKeys(s.deps, stale);
-      if (s.optOutKeys.size + stale.length > OPT_OUT_KEY_CACHE_MAX) s.optOutKeys.clear();
+      if (s.caches.optOutKeys.size + stale.length > OPT_OUT_KEY_CACHE_MAX) s.caches.optOutKeys.clear();
       // An agent deleted meanwhile: no key, detection on.
-      for (const id of stale) s.optOutKeys.set(id, { rule: read.get(id) ?? { key: null, detection: true }, at: now });
+      for (const id of stale) s.caches.optOutKeys.set(id, { rule: read.get(id) ?? { key: null, detection: true }, at: now });
     } catch (err) {
       s.log.warn({ err }, "could not read the agents' opt-out settings; using the keys read with their batches");
     }
   }
   return (j) => {
-    const hit = j.agentId !== null ? s.optOutKeys.get(j.agentId) : undefined;
+    const hit = j.agentId !== null ? s.caches.optOutKeys.get(j.agentId) : undefined;
     return hit ? hit.rule : { key: j.optOutOutcomeKey, detection: true };
   };
 }

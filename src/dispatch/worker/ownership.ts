@@ -18,7 +18,7 @@ export function requestMarginMs(s: WorkerState, provider: VoiceProvider | null):
 
 /** The call is this worker's and its known lease outlasts a request to its provider. */
 export function leaseCovers(s: WorkerState, call: LiveCall): boolean {
-  return s.live.get(call.callId) === call && call.leaseUntil - s.clock.now().getTime() > requestMarginMs(s, call.provider);
+  return s.book.live.get(call.callId) === call && call.leaseUntil - s.clock.now().getTime() > requestMarginMs(s, call.provider);
 }
 
 /**
@@ -28,9 +28,9 @@ export function leaseCovers(s: WorkerState, call: LiveCall): boolean {
  */
 export async function mayAct(s: WorkerState, call: LiveCall, o: { during: string; dial?: boolean }): Promise<boolean> {
   if (leaseCovers(s, call)) return true;
-  s.confirming += 1;
+  s.book.confirming += 1;
   try {
-    for (let failures = 0; s.live.get(call.callId) === call; ) {
+    for (let failures = 0; s.book.live.get(call.callId) === call; ) {
       const expiresAt = s.clock.now().getTime() + s.settings.leaseMs;
       try {
         const dial = o.dial ? { status: call.status, attempts: call.attempts } : undefined;
@@ -45,12 +45,12 @@ export async function mayAct(s: WorkerState, call: LiveCall, o: { during: string
         s.log.warn({ err, callId: call.callId, during: o.during }, 'could not confirm the lease; asking again');
       }
       // Without an answer nothing is sent: the call may be another worker's by now.
-      if (s.stopping) return false;
-      await sleep(Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** failures++));
+      if (s.lifecycle.windingDown) return false;
+      await sleep(s, Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** failures++));
     }
     return false;
   } finally {
-    s.confirming -= 1;
+    s.book.confirming -= 1;
   }
 }
 

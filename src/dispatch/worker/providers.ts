@@ -4,7 +4,7 @@ import { accountProviders } from '../../services/accounts/provider-config.ts';
 import type { ClaimInput } from '../store/claim-calls.ts';
 import { loadDispatchContexts } from '../store/dispatch-context.ts';
 import type { VoiceProvider } from '../voice/provider.ts';
-import type { WorkerState } from './state.ts';
+import { isStale, type WorkerState } from './state.ts';
 
 const CONTEXT_CACHE_MAX = 2000;
 /** How long an account's provider name is trusted before it is read again (pacing). */
@@ -12,16 +12,17 @@ const ACCOUNT_PROVIDER_TTL_MS = 10_000;
 
 /** Loads the settings of these batches unless cached; the cache keeps what live calls use. */
 export async function loadBatchSettings(s: WorkerState, batchIds: string[]): Promise<void> {
-  const missing = [...new Set(batchIds)].filter((b) => !s.contexts.has(b));
+  const missing = [...new Set(batchIds)].filter((b) => !s.caches.contexts.has(b));
   if (missing.length === 0) return;
-  if (s.contexts.size + missing.length > CONTEXT_CACHE_MAX) {
-    const inUse = new Set([...s.live.values()].map((c) => c.batchId));
-    for (const k of s.contexts.keys()) if (!inUse.has(k)) s.contexts.delete(k);
+  if (s.caches.contexts.size + missing.length > CONTEXT_CACHE_MAX) {
+    const inUse = new Set([...s.book.live.values()].map((c) => c.batchId));
+    for (const k of s.caches.contexts.keys()) if (!inUse.has(k)) s.caches.contexts.delete(k);
   }
   const loaded = await loadDispatchContexts(s.deps, missing);
+  const at = s.clock.now().getTime();
   for (const [k, v] of loaded) {
-    s.contexts.set(k, v);
-    s.accountProviders.set(v.accountId, { name: v.provider, at: Date.now() });
+    s.caches.contexts.set(k, v);
+    s.caches.accountProviders.set(v.accountId, { name: v.provider, at });
   }
 }
 
@@ -31,8 +32,8 @@ export async function loadBatchSettings(s: WorkerState, batchIds: string[]): Pro
  */
 export function forgetStaleWindows(s: WorkerState, calls: readonly { batchId: string; windowsVersion: number }[]): void {
   for (const c of calls) {
-    const cached = s.contexts.get(c.batchId);
-    if (cached && cached.windowsVersion !== c.windowsVersion) s.contexts.delete(c.batchId);
+    const cached = s.caches.contexts.get(c.batchId);
+    if (cached && cached.windowsVersion !== c.windowsVersion) s.caches.contexts.delete(c.batchId);
   }
 }
 
@@ -46,13 +47,15 @@ export function knownProvider(s: WorkerState, name: string): VoiceProvider | nul
 }
 
 export async function refreshAccountProviders(s: WorkerState, accountIds: string[]): Promise<void> {
+  const now = s.clock.now().getTime();
   const stale = accountIds.filter((a) => {
-    const hit = s.accountProviders.get(a);
-    return !hit || Date.now() - hit.at >= ACCOUNT_PROVIDER_TTL_MS;
+    const hit = s.caches.accountProviders.get(a);
+    return !hit || isStale(now - hit.at, ACCOUNT_PROVIDER_TTL_MS);
   });
   if (stale.length === 0) return;
   const names = await accountProviders(s.deps, stale);
-  for (const [a, name] of names) s.accountProviders.set(a, { name, at: Date.now() });
+  const at = s.clock.now().getTime();
+  for (const [a, name] of names) s.caches.accountProviders.set(a, { name, at });
 }
 
 /**
@@ -62,7 +65,7 @@ export async function refreshAccountProviders(s: WorkerState, accountIds: string
  * number is learnt from it). undefined: unpaced.
  */
 export async function dialPacing(s: WorkerState, accountId: string): Promise<ClaimInput['limitAllocation']> {
-  const name = s.accountProviders.get(accountId)?.name;
+  const name = s.caches.accountProviders.get(accountId)?.name;
   const provider = name ? knownProvider(s, name) : null;
   if (!provider?.dialRate) return undefined;
   let rate: number;
@@ -77,7 +80,7 @@ export async function dialPacing(s: WorkerState, accountId: string): Promise<Cla
     const left = new Map<string, number>();
     const out = new Map<string, number>();
     for (const [batchId, wanted] of alloc) {
-      const from = s.contexts.get(batchId)?.from;
+      const from = s.caches.contexts.get(batchId)?.from;
       if (!from) {
         out.set(batchId, Math.min(wanted, 1));
         continue;

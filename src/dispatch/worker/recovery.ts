@@ -4,13 +4,14 @@
 // never dialled again. The provider is asked about a few at a time and only until the round's
 // budget is spent; a call it could not tell about is asked again later with backoff. It is told to
 // act (watch, hang up) only once the conditional write making the call this worker's applied.
-import { rejectAfter } from '../../deadline.ts';
+import { beforeDeadline, deadlineIn, type Deadline } from '../../scheduler.ts';
 import { applyCallWrites, type CallWrite } from '../../services/calls/call-transitions.ts';
 import { endedWrite, lostCallWrite, type CallRef } from '../store/call-writes.ts';
 import type { DispatchContext } from '../store/dispatch-context.ts';
 import { adoptLostCall, findLostCalls, type LostCall } from '../store/lease-recovery.ts';
 import type { ProviderCallRef, VoiceProvider } from '../voice/provider.ts';
-import { markAnswered, newLiveCall, placeCallRequest, subscribedProvider } from './call-session.ts';
+import { markAnswered, subscribedProvider } from './call-session.ts';
+import { newLiveCall, placeCallRequest } from './dial.ts';
 import { afterCommit } from './commits.ts';
 import { keepLeases } from './leases.ts';
 import { forgetStaleWindows, knownProvider, loadBatchSettings } from './providers.ts';
@@ -28,9 +29,9 @@ class RecoveryDeadline extends Error {
   override name = 'RecoveryDeadline';
 }
 
-/** `p`, or a RecoveryDeadline rejection once Date.now() reaches `deadline` (p runs on, ignored). */
-const beforeDeadline = <T>(p: Promise<T>, deadline: number): Promise<T> =>
-  rejectAfter(p, deadline - Date.now(), () => new RecoveryDeadline('provider did not answer within the recovery round'));
+/** `p`, or a RecoveryDeadline rejection once the round's budget is spent (p runs on, ignored). */
+const withinBudget = <T>(p: Promise<T>, budget: Deadline): Promise<T> =>
+  beforeDeadline(p, budget, () => new RecoveryDeadline('provider did not answer within the recovery round'));
 
 /** Runs `fn` over `items`, at most `parallel` at a time. */
 async function forEachLimited<T>(items: T[], parallel: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -45,16 +46,16 @@ async function forEachLimited<T>(items: T[], parallel: number, fn: (item: T) => 
 export async function recoverLostCalls(s: WorkerState, now: Date): Promise<number> {
   const nowMs = now.getTime();
   const waiting: string[] = [];
-  for (const [callId, r] of s.recoveryRetry) {
+  for (const [callId, r] of s.caches.recoveryRetry) {
     if (r.at > nowMs) waiting.push(callId);
     // Long overdue and not seen since: settled elsewhere.
-    else if (nowMs - r.at > RECOVERY_RETRY_MAX_MS) s.recoveryRetry.delete(callId);
+    else if (nowMs - r.at > RECOVERY_RETRY_MAX_MS) s.caches.recoveryRetry.delete(callId);
   }
   const lost = await findLostCalls(s.deps, now, [...heldCallIds(s), ...waiting]);
   if (lost.length === 0) return 0;
   forgetStaleWindows(s, lost);
   await loadBatchSettings(s, lost.map((l) => l.batchId)).catch((err) => s.log.warn({ err }, 'could not load batch settings of lost calls'));
-  const deadline = Date.now() + s.settings.recoveryBudgetMs;
+  const budget = deadlineIn(s.scheduler, s.settings.recoveryBudgetMs);
   const writes: CallWrite[] = [];
   const hangups = new Map<string, () => Promise<void>>();
   let adopted = 0;
@@ -62,16 +63,16 @@ export async function recoverLostCalls(s: WorkerState, now: Date): Promise<numbe
   const release = keepLeases(s);
   try {
     await forEachLimited(lost, RECOVERY_PARALLEL, async (l) => {
-      if (Date.now() >= deadline || s.stopping) {
+      if (budget.passed || s.lifecycle.windingDown) {
         deferred += 1;
         return;
       }
-      const r = await recoverCall(s, l, now, deadline);
+      const r = await recoverCall(s, l, now, budget);
       if (r === null) {
         askAgainLater(s, l.id, nowMs);
         return;
       }
-      s.recoveryRetry.delete(l.id);
+      s.caches.recoveryRetry.delete(l.id);
       if (r === 'adopted') adopted += 1;
       else {
         writes.push(r.write);
@@ -79,6 +80,7 @@ export async function recoverLostCalls(s: WorkerState, now: Date): Promise<numbe
       }
     });
   } finally {
+    budget.cancel();
     release();
   }
   if (deferred > 0) s.log.info({ deferred }, 'recovery round budget spent; remaining lost calls wait for the next round');
@@ -92,9 +94,9 @@ export async function recoverLostCalls(s: WorkerState, now: Date): Promise<numbe
 }
 
 function askAgainLater(s: WorkerState, callId: string, nowMs: number): void {
-  const failures = (s.recoveryRetry.get(callId)?.failures ?? 0) + 1;
+  const failures = (s.caches.recoveryRetry.get(callId)?.failures ?? 0) + 1;
   const delay = Math.min(RECOVERY_RETRY_MAX_MS, RECOVERY_RETRY_BASE_MS * 2 ** (failures - 1));
-  s.recoveryRetry.set(callId, { at: nowMs + delay, failures });
+  s.caches.recoveryRetry.set(callId, { at: nowMs + delay, failures });
 }
 
 /** The write that settles a lost call, and the hang-up to send once it applied (the call was still talking). */
@@ -105,11 +107,11 @@ interface Settlement {
 
 /**
  * How a lost call is settled, 'adopted', or null: try later. Provider answers count only if they
- * come before `deadline` (Date.now() ms).
+ * come before the round's `budget` is spent.
  */
-async function recoverCall(s: WorkerState, l: LostCall, now: Date, deadline: number): Promise<Settlement | 'adopted' | null> {
+async function recoverCall(s: WorkerState, l: LostCall, now: Date, budget: Deadline): Promise<Settlement | 'adopted' | null> {
   const r: CallRef = { callId: l.id, batchId: l.batchId, accountId: l.accountId };
-  const ctx = s.contexts.get(l.batchId);
+  const ctx = s.caches.contexts.get(l.batchId);
   const provider = knownProvider(s, l.provider);
   const patient = now.getTime() - l.leaseExpiresAt.getTime() < LOOKUP_PATIENCE_MS;
   if (provider?.lookup) {
@@ -119,12 +121,12 @@ async function recoverCall(s: WorkerState, l: LostCall, now: Date, deadline: num
     const callRef: ProviderCallRef = { callId: l.id, accountId: l.accountId, attempt: l.attempts, recordingEnabled: ctx?.recordingEnabled ?? false };
     try {
       // The worker may have died between the provider accepting the call and storing its id.
-      const providerCallId = l.providerCallId ?? (provider.findCall ? await beforeDeadline(provider.findCall(callRef), deadline) : null);
+      const providerCallId = l.providerCallId ?? (provider.findCall ? await withinBudget(provider.findCall(callRef), budget) : null);
       // Not there yet may mean on its way: a provider can take up to its request timeout to create
       // a call the lost worker sent before its lease lapsed (a slow provider, the fault campaign's
       // seed 20261131 round 147). Settled as never dialled only once that has passed.
       if (!providerCallId && now.getTime() < l.leaseExpiresAt.getTime() + (provider.requestTimeoutMs ?? 0)) return null;
-      const found = providerCallId ? await beforeDeadline(provider.lookup(providerCallId, callRef), deadline) : ({ state: 'unknown' } as const);
+      const found = providerCallId ? await withinBudget(provider.lookup(providerCallId, callRef), budget) : ({ state: 'unknown' } as const);
       if (found.state === 'ended') {
         // The lease stays (expired) when analysis is due: takeOverStaleAnalysis picks it up.
         const { write } = endedWrite(r, l.leaseOwner, l.status, found.result, l.dialedNumber, {
@@ -191,8 +193,8 @@ async function adopt(s: WorkerState, l: LostCall, ctx: DispatchContext, provider
     leaseUntil: now.getTime() + s.settings.leaseMs,
     contact: { externalId: l.externalId, name: l.name, metadata: l.metadata },
   });
-  s.live.set(call.callId, call);
-  s.liveByProviderCall.set(providerCallId, call);
+  s.book.live.set(call.callId, call);
+  s.book.liveByProviderCall.set(providerCallId, call);
   // Answered while nobody was watching.
   if (!call.answered && answeredAt) markAnswered(s, call, answeredAt);
   s.log.warn({ callId: l.id, batchId: l.batchId, previousWorker: l.leaseOwner, providerCallId, status: call.status }, 'adopted in-flight call of a lost worker');

@@ -1,6 +1,6 @@
-// What one dispatch worker holds while it runs: its settings, the calls it has in flight, the
-// calls whose end or analysis it still owes, its caches and the flags of its loop. Every module
-// of the worker receives this object; nothing of it lives at module level.
+// What one dispatch worker holds while it runs: its settings and tools, its lifecycle mode, the
+// book of calls it owes something, its caches, its lease keeping and its loop's state. Every
+// module of the worker receives this object; nothing of it lives at module level.
 import type { DialAnswer } from '../../domain/dial-permission.ts';
 import type { OptOutRule } from '../../domain/opt-out.ts';
 import type { Logger } from 'pino';
@@ -13,6 +13,8 @@ import type { WriteQueue } from '../store/write-queue.ts';
 import type { DialPacer } from '../voice/dial-pacing.ts';
 import type { CallEndResult, HangupReason, PlaceCallRequest, ProviderCallEvent, VoiceProvider } from '../voice/provider.ts';
 import type { ProviderRegistry } from '../voice/registry.ts';
+import { delay, type Scheduler } from '../../scheduler.ts';
+import type { Lifecycle } from './lifecycle.ts';
 
 export interface WorkerSettings {
   /** Lease owner name. */
@@ -82,20 +84,23 @@ export interface AnalysisJob extends CallRef {
 
 export type ProviderEvent = ProviderCallEvent & { providerCallId: string };
 
-export interface WorkerState {
-  deps: AppDeps;
-  settings: WorkerSettings;
-  clock: Clock;
-  log: Logger;
-  /** Whether `call transition` lines are logged (checked once: they are the hottest log lines). */
-  logTransitions: boolean;
-  providers: ProviderRegistry;
-  analyser: Analyser;
-  pacer: DialPacer;
-  /** Buffers call writes and commits them in groups. */
-  queue: WriteQueue;
+/**
+ * How the parts of a call's session below call-session.ts (dial.ts, alternate-dial.ts,
+ * hangups.ts) hand back to it without importing it: call-session.ts decides what follows.
+ */
+export interface SessionSeam {
+  /** The call's dial ended (never placed, rejected, ended at the provider): alternate, retry or end. */
+  ended(call: LiveCall, result: CallEndResult): void;
+  /** A provider event, also one that arrived before its dial returned. */
+  event(e: ProviderEvent): void;
+}
 
-  // The calls this worker owes something.
+/**
+ * The calls this worker owes something, from the claim until their last write: watched at the
+ * provider (live), ending (final write queued), analysing. A call leaves the book when its lease is
+ * lost (ledger.ts dropLostCall) and is touched no more.
+ */
+export interface CallBook {
   live: Map<string, LiveCall>;
   liveByProviderCall: Map<string, LiveCall>;
   /** Events that arrived before placeCall returned the provider call id. */
@@ -111,30 +116,41 @@ export interface WorkerState {
   dialsInFlight: number;
   /** Leases being confirmed before a provider request (settle waits for them). */
   confirming: number;
+}
 
-  // Caches.
+/** What the worker read once and keeps for a while; times are app clock ms. */
+export interface WorkerCaches {
   /** Batch settings by batch id. */
   contexts: Map<string, DispatchContext>;
-  /** Each account's provider name and when it was read (Date.now() ms). */
+  /** Each account's provider name and when it was read. */
   accountProviders: Map<string, { name: string; at: number }>;
-  /** Each agent's opt-out outcome key and when it was read (Date.now() ms). */
+  /** Each agent's opt-out outcome key and when it was read. */
   optOutKeys: Map<string, { rule: OptOutRule; at: number }>;
   /** Provider event subscriptions, ended by stop(). */
   subscriptions: Map<VoiceProvider, () => void>;
-  /** Lost calls recovery could not settle yet, and when (app clock, ms) to ask about them again. */
+  /** Lost calls recovery could not settle yet, and when to ask about them again. */
   recoveryRetry: Map<string, { at: number; failures: number }>;
+}
 
-  // Leases.
+/** A cache entry this old (app clock ms) is read again; so is one from the future (the clock was set back). */
+export const isStale = (ageMs: number, ttlMs: number): boolean => ageMs >= ttlMs || ageMs < 0;
+
+/** Renewal of the leases on the book's calls (leases.ts). */
+export interface LeaseKeeping {
+  /** App clock ms of the last renewal. */
   lastRenewal: number;
   renewal: Promise<void> | null;
-  leaseKeepers: number;
-  leaseKeeperTimer: ReturnType<typeof setInterval> | null;
+  /** Who needs the renewal timer running (the loop, a recovery round, shutdown). */
+  keepers: number;
+  stopTimer: (() => void) | null;
+}
 
-  // The loop.
-  running: boolean;
-  /** When (Date.now()) the loop last finished a tick, or started; readiness watches it. */
+export type PendingClaim = 'none' | 'freed' | 'all';
+
+/** The loop's own state between ticks (loop.ts). */
+export interface LoopState {
+  /** When (app clock ms) the loop last finished a tick, or started; readiness watches it. */
   lastTurnAt: number;
-  stopping: boolean;
   /** Settles when the latest claim round is done (analysis lets it go first). */
   claiming: Promise<void>;
   /** Ticks and claim rounds run one at a time: each waits for this one. */
@@ -143,15 +159,75 @@ export interface WorkerState {
   claimRotation: number;
   /** Accounts whose calls ended since the last claim round. */
   accountsWithFreedSlots: Set<string>;
-  claimSoon: boolean;
-  /** The last round stopped at its budget: the next one looks at every account again. */
-  moreWaiting: boolean;
+  /**
+   * The claim round owed before the next poll: none; one for the accounts whose slots were freed;
+   * or one over every account, when the last round stopped at its budget (more calls waiting).
+   */
+  pendingClaim: PendingClaim;
   /** Ends the loop's wait between polls early. */
   wake: (() => void) | null;
 }
 
-export function heldCallIds(s: WorkerState): string[] {
-  return [...s.live.keys(), ...s.ending, ...s.analysing];
+export interface WorkerState {
+  deps: AppDeps;
+  settings: WorkerSettings;
+  /** The one time source: deps.clock. */
+  clock: Clock;
+  /** Every wait and deadline of the worker. */
+  scheduler: Scheduler;
+  log: Logger;
+  /** Whether `call transition` lines are logged (checked once: they are the hottest log lines). */
+  logTransitions: boolean;
+  providers: ProviderRegistry;
+  analyser: Analyser;
+  pacer: DialPacer;
+  /** Buffers call writes and commits them in groups. */
+  queue: WriteQueue;
+  lifecycle: Lifecycle;
+  book: CallBook;
+  caches: WorkerCaches;
+  leases: LeaseKeeping;
+  loop: LoopState;
 }
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+export function createCallBook(): CallBook {
+  return {
+    live: new Map(),
+    liveByProviderCall: new Map(),
+    eventsBeforeDial: new Map(),
+    ending: new Set(),
+    analysing: new Set(),
+    providerAnalysing: new Set(),
+    analysisQueue: [],
+    analysisGroupsRunning: 0,
+    dialsInFlight: 0,
+    confirming: 0,
+  };
+}
+
+export function createCaches(): WorkerCaches {
+  return { contexts: new Map(), accountProviders: new Map(), optOutKeys: new Map(), subscriptions: new Map(), recoveryRetry: new Map() };
+}
+
+export function createLeaseKeeping(): LeaseKeeping {
+  return { lastRenewal: 0, renewal: null, keepers: 0, stopTimer: null };
+}
+
+export function createLoopState(): LoopState {
+  return {
+    lastTurnAt: 0,
+    claiming: Promise.resolve(),
+    exclusiveTail: Promise.resolve(),
+    claimRotation: 0,
+    accountsWithFreedSlots: new Set(),
+    pendingClaim: 'none',
+    wake: null,
+  };
+}
+
+export function heldCallIds(s: WorkerState): string[] {
+  return [...s.book.live.keys(), ...s.book.ending, ...s.book.analysing];
+}
+
+/** Resolves after `ms` of the worker's scheduler. */
+export const sleep = (s: WorkerState, ms: number) => delay(s.scheduler, ms);
