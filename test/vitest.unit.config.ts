@@ -2,10 +2,11 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 // `npm run test:unit`: the pure layer — src/domain and every other module whose tests need no database,
 // server, child process or network (rules, parsers, formatters, the simulator, the write queue on fake
-// timers) — with no global setup, so a change to a rule is checked in well under a minute. `npm test`
-// runs these files too. A new test of a pure module belongs in this list.
+// timers, the shared CSV code in src/csv) — with no global setup, so a change to a rule is checked in
+// well under a minute. `npm test` runs these files too. A new test of a pure module belongs in this list.
 export const PURE_TESTS = [
   'test/domain/**/*.test.ts',
+  'test/csv/**/*.test.ts',
   'test/abuse/key-cache.test.ts',
   'test/batches-create/create-body.test.ts',
   'test/batches-create/insert-calls.test.ts',
@@ -20,7 +21,6 @@ export const PURE_TESTS = [
   'test/foundation/window-spec.test.ts',
   'test/subscriptions/live-sessions.test.ts',
   'test/subscriptions/socket-pump.test.ts',
-  'test/web/csv.test.ts',
   'test/web/live-reads.test.ts',
   'test/web/pace.test.ts',
   'test/web/window-text.test.ts',

@@ -3,7 +3,7 @@
 // document and rest/results-csv.ts, the CSV shape GET …/results.csv writes too).
 import fs from 'node:fs';
 import { print } from 'graphql';
-import { contactsFromCsv, lineOfDetail } from '../web/contacts-csv.ts';
+import { contactsFromCsv, lineOfDetail } from '../csv/contacts-csv.ts';
 import { restOperations } from '../rest/operations.ts';
 import type { CallRecordSource } from '../services/representations.ts';
 import { resultsCsvHeader, resultsCsvRows } from '../rest/results-csv.ts';

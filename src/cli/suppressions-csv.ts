@@ -1,7 +1,7 @@
 // The numbers of a do-not-call CSV file: the `phone_number` column, or the first column when the
 // header names none. Each number is read with the list's own phone rules here, so a bad row is
 // named by its line and left out instead of failing a whole request of 1,000.
-import { parseCsv } from '../web/csv.ts';
+import { parseCsv } from '../csv/csv.ts';
 import { suppressionNumber } from '../domain/suppressions.ts';
 
 export interface SuppressionRow {

@@ -5,7 +5,7 @@
 // of the first four after spaces or line breaks, unless it is a plain number such as a phone number)
 // gets a leading `'`, and control characters other than tab
 // and line breaks become U+FFFD, so an export shown in a terminal cannot drive it.
-import { formatCsv } from '../web/csv.ts';
+import { formatCsv } from '../csv/csv.ts';
 import { CALL_RECORD_FIELDS, callRecord, type CallRecordSource } from '../services/representations.ts';
 import type { AuditedRow } from '../services/batches/export-dial-audits.ts';
 import { dialAuditItems } from './compliance-mappers.ts';

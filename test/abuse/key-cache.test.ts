@@ -1,6 +1,6 @@
 // The per-process cache of API keys that authenticated (services/auth/key-cache.ts): how long an
 // entry is trusted, that a clock stepped back or an operator's clear() ends it, that a lookup racing
-// a clear() is not kept, and that its size is bounded.
+// a clear() is not kept, and that its size is bounded (lru-cache: the least recently used key goes).
 import { describe, expect, it } from 'vitest';
 import { createKeyCache } from '../../src/services/auth/key-cache.ts';
 import type { Account } from '../../src/generated/prisma/client.ts';
@@ -65,18 +65,24 @@ describe('key cache', () => {
     expect(Object.isFrozen(original)).toBe(false);
   });
 
-  it('holds at most maxEntries: expired entries go first, then all of them', () => {
+  it('holds at most maxEntries, dropping the least recently used key (not every client at once)', () => {
     const { clock, cache } = setup(1000, 3);
     for (const h of ['a', 'b']) cache.set(h, account(h), cache.begin());
     clock.advance(1000);
     cache.set('c', account('c'), cache.begin());
     expect(cache.size).toBe(3); // a and b expired, held until room is needed
     cache.set('d', account('d'), cache.begin());
-    expect(cache.size).toBe(2); // a and b dropped to make room
+    expect(cache.size).toBe(3); // a, the least recently used, dropped to make room
+    expect(cache.get('a')).toBeUndefined();
+    expect(cache.get('b')).toBeUndefined(); // expired: never answered, and forgotten on the way
+    expect(cache.size).toBe(2);
     cache.set('e', account('e'), cache.begin());
     expect(['c', 'd', 'e'].map((h) => cache.get(h)?.id)).toEqual(['c', 'd', 'e']);
+    expect(cache.get('c')?.id).toBe('c'); // d is now the least recently used
     cache.set('f', account('f'), cache.begin());
-    expect(cache.size).toBe(1);
-    expect(cache.get('f')?.id).toBe('f');
+    expect(cache.size).toBe(3);
+    expect(['c', 'd', 'e', 'f'].map((h) => cache.get(h)?.id)).toEqual(['c', undefined, 'e', 'f']);
+    for (let i = 0; i < 1000; i++) cache.set(`k${i}`, account(`k${i}`), cache.begin());
+    expect(cache.size).toBe(3);
   });
 });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { callInState, insertBatch, type CallFields, type InsertedBatch } from '../helpers/fixtures.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { parseCsv } from '../../src/web/csv.ts';
+import { parseCsv } from '../../src/csv/csv.ts';
 import { CALL_RECORD_FIELDS } from '../../src/services/representations.ts';
 import { EXPORT_PAGE_ROWS, exportChunkRows } from '../../src/services/batches/export-batch-results.ts';
 import { countQueries } from '../helpers/query-counter.ts';

@@ -11,7 +11,7 @@ import { pruneFinishedBatches } from '../../src/services/retention/prune-batches
 import { dialAuditOf, MAX_AUDIT_RULES, MAX_AUDIT_ZONES, MAX_AUDIT_NAME_LENGTH } from '../../src/domain/dial-audit.ts';
 import { numberZoneTable } from '../../src/services/batches/number-zone-table.ts';
 import { CALL_RECORD_FIELDS } from '../../src/services/representations.ts';
-import { parseCsv } from '../../src/web/csv.ts';
+import { parseCsv } from '../../src/csv/csv.ts';
 import { dialPermission, type DialAnswer } from '../../src/domain/dial-permission.ts';
 
 let t: TestApp;

@@ -8,7 +8,7 @@ import { callEvents, expectConsistentBatch, testWorker } from '../helpers/dispat
 import { NO_ZONE_MESSAGE } from '../../src/domain/call-windows.ts';
 import { callingWindowProblems, normalizeWindow, windowIntervals } from '../../src/domain/calling-window.ts';
 import { parseWindowSpec } from '../../src/cli/window-spec.ts';
-import { parseCsv } from '../../src/web/csv.ts';
+import { parseCsv } from '../../src/csv/csv.ts';
 import { exportCells } from '../../src/rest/results-csv.ts';
 
 // Friday 2026-03-06 13:30Z: 08:30 in New York (EST).

@@ -12,7 +12,7 @@ import { sseStream } from '../helpers/subscriptions.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { jsonDocuments } from '../helpers/json-documents.ts';
 import { exampleOperations, graphqlWithKey } from '../helpers/doc-examples.ts';
-import { parseCsv } from '../../src/web/csv.ts';
+import { parseCsv } from '../../src/csv/csv.ts';
 import { tempDataDir } from '../helpers/data-dir.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/index.ts';
 import { renderForPeople } from '../../src/cli/render.ts';
 import { exportCells } from '../../src/rest/results-csv.ts';
-import { parseCsv } from '../../src/web/csv.ts';
+import { parseCsv } from '../../src/csv/csv.ts';
 import { CALL_RECORD_FIELDS } from '../../src/services/representations.ts';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 import { tempDataDir } from '../helpers/data-dir.ts';

@@ -3,7 +3,7 @@
 // check of REST responses against it (test/helpers/rest-contract.ts) fails on a response that
 // drifts from it.
 import http from 'node:http';
-import { parseCsv } from '../../src/web/csv.ts';
+import { parseCsv } from '../../src/csv/csv.ts';
 import { CALL_RECORD_FIELDS } from '../../src/services/representations.ts';
 import type { AddressInfo } from 'node:net';
 import { Validator } from '@seriousme/openapi-schema-validator';

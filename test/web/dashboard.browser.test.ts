@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 import { createPgDatabase, TEST_DATABASE_URL } from '../helpers/database.ts';
-import { formatCsv, parseCsv } from '../../src/web/csv.ts';
+import { formatCsv, parseCsv } from '../../src/csv/csv.ts';
 import { tempDataDir } from '../helpers/data-dir.ts';
 import { waitFor } from '../helpers/wait.ts';
 

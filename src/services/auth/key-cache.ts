@@ -3,6 +3,7 @@
 // its address) every time. An entry lives `ttlMs` at most, which bounds how long another process's
 // revocation, or a change to the account, goes unseen here; this process's own admin changes
 // clear the cache at once.
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../deps.ts';
 import type { Account } from '../../generated/prisma/client.ts';
 
@@ -27,20 +28,17 @@ export interface KeyCacheOptions {
   /** 0 turns the cache off. */
   ttlMs: number;
   clock: Clock;
-  /** Bounds memory: when full, expired entries go, then (still full) all of them. */
+  /** Bounds memory: when full, the least recently used key goes. */
   maxEntries?: number;
 }
 
 export function createKeyCache({ ttlMs, clock, maxEntries = 10_000 }: KeyCacheOptions): KeyCache {
-  const entries = new Map<string, { account: Account; at: number }>();
+  // Freshness is checked here against the injected clock: lru-cache 10 reads the process's own.
+  const entries = new LRUCache<string, { account: Account; at: number }>({ max: maxEntries });
   let generation = 0;
 
   // A clock stepped back must not stretch an entry's life: it is fresh only within [at, at + ttlMs).
   const fresh = (at: number, now: number) => at <= now && now < at + ttlMs;
-
-  function dropExpired(now: number): void {
-    for (const [hash, e] of entries) if (!fresh(e.at, now)) entries.delete(hash);
-  }
 
   return {
     get(keyHash) {
@@ -54,10 +52,6 @@ export function createKeyCache({ ttlMs, clock, maxEntries = 10_000 }: KeyCacheOp
     set(keyHash, account, ticket) {
       // A lookup that raced a clear() may have read the row before the change.
       if (ttlMs <= 0 || ticket.generation !== generation) return;
-      if (entries.size >= maxEntries && !entries.has(keyHash)) {
-        dropExpired(clock.now().getTime());
-        if (entries.size >= maxEntries) entries.clear();
-      }
       // Fresh from the lookup's start, so a change committed during it is seen within ttlMs.
       // Shared by the requests that hit it: nobody may change it under them.
       entries.set(keyHash, { account: Object.freeze({ ...account }), at: ticket.at });

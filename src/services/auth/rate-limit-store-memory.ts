@@ -1,3 +1,5 @@
+// Ours, not rate-limiter-flexible's memory store, which holds every key it sees until its timer
+// fires: docs/development.md, "Libraries weighed and left out".
 import type { RateLimitStore } from './rate-limit-store.ts';
 
 /**

@@ -2,6 +2,7 @@
 // count walks every call's outcomes, so a process runs it at most once per batch every
 // OUTCOME_TTL_MS (callers meanwhile, the dashboard's viewers and aliases in one query, share it),
 // at most MAX_RUNNING_COUNTS at once, each within COUNT_TIMEOUT_MS.
+import { LRUCache } from 'lru-cache';
 import type { AppDeps } from '../../deps.ts';
 import { withSqlTransaction } from '../../db/sql-transaction.ts';
 import { AppError } from '../../errors.ts';
@@ -52,30 +53,24 @@ async function countOutcomes(deps: AppDeps, batchId: string): Promise<OutcomeCou
 }
 
 export function createOutcomeBreakdowns(deps: AppDeps): OutcomeBreakdowns {
-  /** `at`: when the count finished; undefined while it runs (callers then share it). */
-  const counted = new Map<string, { at?: number; counts: Promise<OutcomeCount[]> }>();
+  /**
+   * `at`: when the count finished; undefined while it runs (callers then share it). Freshness is
+   * checked here against the injected clock (lru-cache 10 reads the process's own).
+   */
+  const counted = new LRUCache<string, { at?: number; counts: Promise<OutcomeCount[]> }>({ max: MAX_CACHED_BATCHES });
   let running = 0;
   const now = () => deps.clock.now().getTime();
-
-  function remember(batchId: string, entry: { at?: number; counts: Promise<OutcomeCount[]> }) {
-    counted.delete(batchId);
-    counted.set(batchId, entry);
-    if (counted.size > MAX_CACHED_BATCHES) counted.delete(counted.keys().next().value!);
-  }
 
   return {
     of(batchId) {
       const cached = counted.get(batchId);
-      if (cached && (cached.at === undefined || now() - cached.at < OUTCOME_TTL_MS)) {
-        remember(batchId, cached);
-        return cached.counts;
-      }
+      if (cached && (cached.at === undefined || now() - cached.at < OUTCOME_TTL_MS)) return cached.counts;
       if (running >= MAX_RUNNING_COUNTS) {
         return Promise.reject(new AppError('RATE_LIMITED', 'Outcome counts are busy; try again in a few seconds', [], { 'retry-after': '5' }));
       }
       running++;
       const entry: { at?: number; counts: Promise<OutcomeCount[]> } = { counts: countOutcomes(deps, batchId) };
-      remember(batchId, entry);
+      counted.set(batchId, entry);
       entry.counts.then(
         () => {
           running--;
@@ -84,7 +79,7 @@ export function createOutcomeBreakdowns(deps: AppDeps): OutcomeBreakdowns {
         () => {
           running--;
           // A failed count is not kept: the next caller tries again.
-          if (counted.get(batchId) === entry) counted.delete(batchId);
+          if (counted.peek(batchId) === entry) counted.delete(batchId);
         },
       );
       return entry.counts;

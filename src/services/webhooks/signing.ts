@@ -1,6 +1,7 @@
 // Standard Webhooks signing (https://www.standardwebhooks.com): the signed content is
 // "{webhook-id}.{webhook-timestamp}.{body}", HMAC-SHA256 keyed with the base64-decoded part of a
-// `whsec_` secret, sent as `v1,<base64>`; several signatures are space-separated.
+// `whsec_` secret, sent as `v1,<base64>`; several signatures are space-separated. node:crypto, not
+// the standardwebhooks package (same bytes, but its HMAC is JavaScript: 6× slower at 64 KB).
 import crypto from 'node:crypto';
 
 export const SECRET_PREFIX = 'whsec_';

@@ -1,7 +1,7 @@
 // The contacts file of the create form: the chosen CSV is read and checked in the browser, and its
 // preview shows what will be sent before anything is.
-import { contactsFromCsv, CsvContactsError, type ContactsFromCsv } from '../contacts-csv.ts';
-import { formatCsv } from '../csv.ts';
+import { contactsFromCsv, CsvContactsError, type ContactsFromCsv } from '../../csv/contacts-csv.ts';
+import { formatCsv } from '../../csv/csv.ts';
 import { h, replace } from '../dom.ts';
 import { contactsPreview } from './contacts-preview.ts';
 

@@ -1,6 +1,6 @@
 // What the chosen CSV file will send: how many contacts are ready, the rows left out and why, and
 // the first contacts as they were read.
-import type { ContactsFromCsv, RowIssue } from '../contacts-csv.ts';
+import type { ContactsFromCsv, RowIssue } from '../../csv/contacts-csv.ts';
 import { h, type Child } from '../dom.ts';
 
 const PREVIEW_ROWS = 8;

@@ -2,7 +2,7 @@
 // rejections after a batch was created, or the request's validation errors when none was.
 import type { DashboardCreateBatchMutation } from '../../codegen/graphql.ts';
 import type { ApiError } from '../api.ts';
-import { lineOfDetail } from '../contacts-csv.ts';
+import { lineOfDetail } from '../../csv/contacts-csv.ts';
 import { h } from '../dom.ts';
 
 type Created = DashboardCreateBatchMutation['createCallBatch'];

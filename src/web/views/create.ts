@@ -3,7 +3,7 @@
 // creation the server's own per-contact rejections are shown against the CSV lines they came from.
 import { DashboardCatalogDocument, DashboardCreateBatchDocument, type CreateCallBatchInput } from '../../codegen/graphql.ts';
 import { ApiError } from '../api.ts';
-import type { ContactsFromCsv } from '../contacts-csv.ts';
+import type { ContactsFromCsv } from '../../csv/contacts-csv.ts';
 import type { AppContext, View } from '../context.ts';
 import { h, replace } from '../dom.ts';
 import { agentPicker } from './agent-picker.ts';

@@ -2,6 +2,7 @@
 // CRLF / LF / CR line ends, a UTF-8 byte-order mark, and the delimiter (comma, semicolon or tab,
 // as spreadsheets export them) detected from the header line. Blank lines are skipped; each record
 // keeps the line it starts on, so feedback can point at the line a user sees in an editor.
+// Ours, not csv-parse or papaparse: docs/development.md, "Libraries weighed and left out".
 
 export interface CsvRecord {
   /** 1-based line of the file where the record starts. */

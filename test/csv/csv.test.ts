@@ -1,9 +1,9 @@
-// The dashboard's CSV reading: RFC 4180 details, spreadsheet exports, and the contact mapping with
+// The CSV reading the dashboard and the CLI share (src/csv): RFC 4180 details, spreadsheet exports, and the contact mapping with
 // per-row feedback the page shows before and after creating a batch.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { CsvError, detectDelimiter, formatCsv, parseCsv } from '../../src/web/csv.ts';
-import { contactsFromCsv, CsvContactsError, lineOfDetail } from '../../src/web/contacts-csv.ts';
+import { CsvError, detectDelimiter, formatCsv, parseCsv } from '../../src/csv/csv.ts';
+import { contactsFromCsv, CsvContactsError, lineOfDetail } from '../../src/csv/contacts-csv.ts';
 
 const cells = (text: string) => parseCsv(text).map((r) => r.cells);
 
