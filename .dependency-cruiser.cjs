@@ -27,7 +27,8 @@ module.exports = {
     layer('the-browser-bundle-stands-alone', '^src/web/', '^src/(?!web/|codegen/|csv/)'),
     {
       name: 'csv-stands-alone',
-      comment: 'csv/ is the CSV reader and writer the dashboard, the CLI and the exports share: it runs in the browser, so it imports nothing else of src/.',
+      comment:
+        'csv/ is the CSV reader and writer the dashboard, the CLI and the exports share: it runs in the browser, so it imports nothing else of src/.',
       severity: 'error',
       from: { path: '^src/csv/' },
       to: { path: '^src/', pathNot: '^src/csv/' },

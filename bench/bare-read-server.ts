@@ -72,7 +72,9 @@ const iso = (d: unknown) => (d == null ? null : (d as Date).toISOString());
 
 /** The page's rows' retry reasons by call id (the service's retry-reasons.ts). */
 async function retryReasons(rows: Row[]): Promise<Map<unknown, string | null>> {
-  const waiting = rows.filter((r) => waitsForRetry({ status: r.status as string, nextAttemptAt: r.next_attempt_at as Date | null })).map((r) => r.call_id);
+  const waiting = rows
+    .filter((r) => waitsForRetry({ status: r.status as string, nextAttemptAt: r.next_attempt_at as Date | null }))
+    .map((r) => r.call_id);
   if (!waiting.length) return new Map();
   const { rows: found } = await pool.query(LAST_RETRY_SQL, [waiting, ACCOUNT]);
   return new Map(found.map((f) => [f.call_id, retryReason(f.detail)]));

@@ -46,7 +46,11 @@ const BIG = 100_000;
 /** Another account's batches (4 of them): the 100k batch is then a tenth of the table, as one batch is of a busy one. */
 const OTHER_BATCH = 200_000;
 const log = (s: string) => process.stdout.write(s + '\n');
-const load = () => `load average ${os.loadavg().map((x) => x.toFixed(2)).join(', ')} (${os.cpus().length} cores)`;
+const load = () =>
+  `load average ${os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(', ')} (${os.cpus().length} cores)`;
 /** Issue 35's bound for a whole recovery pass and for the results' `?outcome=` count at ~1M calls. */
 const BOUND_MS = 20;
 const TIMED_RUNS = 9;
@@ -97,7 +101,10 @@ function callScans(node: PlanNode, out: { index: string | null; text: string }[]
   if (onCalls && /Scan/.test(node['Node Type'])) {
     const rows = (node['Actual Rows'] ?? 0) * (node['Actual Loops'] ?? 1);
     const removed = node['Rows Removed by Filter'] ? `, ${node['Rows Removed by Filter']} removed by filter` : '';
-    out.push({ index: node['Index Name'] ?? null, text: `${node['Node Type']}${node['Index Name'] ? ` using ${node['Index Name']}` : ''} (${rows} rows${removed})` });
+    out.push({
+      index: node['Index Name'] ?? null,
+      text: `${node['Node Type']}${node['Index Name'] ? ` using ${node['Index Name']}` : ''} (${rows} rows${removed})`,
+    });
   }
   for (const child of node.Plans ?? []) callScans(child, out);
   return out;
@@ -139,8 +146,16 @@ SELECT 'call_' || $9 || lpad(g::text, 8, '0'), b.account_id, b.id, b.agent_id, b
 
 async function seed(db: Database) {
   const t0 = performance.now();
-  const { account, apiKey } = await createAccount(db, { name: 'Bench', email: 'b@example.com', voices: ['alloy'], limits: { rateLimitPerMinute: 1_000_000, maxConcurrentCalls: 100_000 } });
-  const agents = [await createAgent(db, account, { name: 'Sales', voice: 'alloy', outcomeKeys: ['interested'], optOutOutcomeKey: 'interested' }), await createAgent(db, account, { name: 'Support', voice: 'alloy' })];
+  const { account, apiKey } = await createAccount(db, {
+    name: 'Bench',
+    email: 'b@example.com',
+    voices: ['alloy'],
+    limits: { rateLimitPerMinute: 1_000_000, maxConcurrentCalls: 100_000 },
+  });
+  const agents = [
+    await createAgent(db, account, { name: 'Sales', voice: 'alloy', outcomeKeys: ['interested'], optOutOutcomeKey: 'interested' }),
+    await createAgent(db, account, { name: 'Support', voice: 'alloy' }),
+  ];
   const versions = [
     await createPromptVersion(db, account, { agentId: agents[0].id, name: 'v1', prompt: 'Hi.' }),
     await createPromptVersion(db, account, { agentId: agents[1].id, name: 'v1', prompt: 'Hi.' }),
@@ -153,26 +168,50 @@ async function seed(db: Database) {
   await client.connect();
   const day = (d: number) => new Date(Date.now() - d * 86_400_000).toISOString();
   let key = 0;
-  const batch = async (accountId: string, agent: number | null, at: string, n: number, mix: number[], o: { status?: string; windowed?: boolean; retry?: boolean; expired?: boolean } = {}) => {
+  const batch = async (
+    accountId: string,
+    agent: number | null,
+    at: string,
+    n: number,
+    mix: number[],
+    o: { status?: string; windowed?: boolean; retry?: boolean; expired?: boolean } = {},
+  ) => {
     const id = `sched_bench${String(++key).padStart(6, '0')}`;
     const [agentId, versionId] = agent === null ? [otherAgent.id, otherVersion.id] : [agents[agent].id, versions[agent].id];
-    const window = o.windowed ? JSON.stringify({ start: '09:00', end: '20:00', days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], timezone: 'recipient' }) : null;
-    await client.query(BATCH_SQL, [id, accountId, agentId, versionId, o.status ?? 'running', at, n, window, o.retry ? 3 : null, o.retry ? ['no_answer'] : [], o.expired ? at : null]);
+    const window = o.windowed
+      ? JSON.stringify({ start: '09:00', end: '20:00', days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], timezone: 'recipient' })
+      : null;
+    await client.query(BATCH_SQL, [
+      id,
+      accountId,
+      agentId,
+      versionId,
+      o.status ?? 'running',
+      at,
+      n,
+      window,
+      o.retry ? 3 : null,
+      o.retry ? ['no_answer'] : [],
+      o.expired ? at : null,
+    ]);
     await client.query(CALLS_SQL, [id, 1, n, ...mix, !!o.windowed, String(key).padStart(6, '0')]);
     return id;
   };
   const finished = [70, 90, 92, 95];
   // Inserted with the outcome counters' trigger off and counted after (bench/outcome-counts.ts).
-  const ids = await seedWithoutOutcomeCounts((sql) => client.query(sql), async () => {
-    const big = await batch(account.id, 0, day(1), BIG, finished);
-    for (let i = 0; i < 50; i++) await batch(account.id, i % 2, day(2 + i / 10), 200, finished, { status: 'completed' });
-    const windowed = await batch(account.id, 1, day(0.5), 20_000, [0, 0, 0, 0], { windowed: true });
-    const retries = await batch(account.id, 0, day(0.2), 5_000, [10, 30, 80, 85], { retry: true });
-    const cancellable = await batch(account.id, 0, day(0.3), 5_000, [10, 30, 80, 85], { retry: true });
-    await batch(account.id, 1, day(0.4), 5_000, [10, 30, 80, 85], { expired: true });
-    for (let i = 0; i < 4; i++) await batch(other.id, null, day(1 + i), OTHER_BATCH, finished, { status: 'completed' });
-    return { big, windowed, retries, cancellable };
-  });
+  const ids = await seedWithoutOutcomeCounts(
+    (sql) => client.query(sql),
+    async () => {
+      const big = await batch(account.id, 0, day(1), BIG, finished);
+      for (let i = 0; i < 50; i++) await batch(account.id, i % 2, day(2 + i / 10), 200, finished, { status: 'completed' });
+      const windowed = await batch(account.id, 1, day(0.5), 20_000, [0, 0, 0, 0], { windowed: true });
+      const retries = await batch(account.id, 0, day(0.2), 5_000, [10, 30, 80, 85], { retry: true });
+      const cancellable = await batch(account.id, 0, day(0.3), 5_000, [10, 30, 80, 85], { retry: true });
+      await batch(account.id, 1, day(0.4), 5_000, [10, 30, 80, 85], { expired: true });
+      for (let i = 0; i < 4; i++) await batch(other.id, null, day(1 + i), OTHER_BATCH, finished, { status: 'completed' });
+      return { big, windowed, retries, cancellable };
+    },
+  );
   const { big, windowed, retries, cancellable } = ids;
   await client.query(`UPDATE batches b SET queued = c.q, in_progress = c.ip, completed = c.done, failed = c.f
     FROM (SELECT batch_id, count(*) FILTER (WHERE status IN ('pending', 'queued'))::int AS q,
@@ -219,17 +258,23 @@ async function main() {
         scenario = '';
       }
     };
-    const rest = (path: string, method = 'GET') => async () => {
-      const res = await app.fetch(new Request(`http://bench.local/api/v1/public${path}`, { method, headers: { authorization: `Bearer ${s.apiKey}` } }));
-      if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-      await res.arrayBuffer();
-    };
+    const rest =
+      (path: string, method = 'GET') =>
+      async () => {
+        const res = await app.fetch(
+          new Request(`http://bench.local/api/v1/public${path}`, { method, headers: { authorization: `Bearer ${s.apiKey}` } }),
+        );
+        if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+        await res.arrayBuffer();
+      };
     const graphql = (query: string, variables: Record<string, unknown>) => async () => {
-      const res = await app.fetch(new Request('http://bench.local/graphql', {
-        method: 'POST',
-        headers: { authorization: `Bearer ${s.apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ query, variables }),
-      }));
+      const res = await app.fetch(
+        new Request('http://bench.local/graphql', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${s.apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ query, variables }),
+        }),
+      );
       const out = (await res.json()) as { errors?: unknown };
       if (out.errors) throw new Error(JSON.stringify(out.errors));
     };
@@ -246,7 +291,9 @@ async function main() {
     await run('results ?outcome', rest(`${b}/results?outcome=yes`));
     await run('results ?outcome&status', rest(`${b}/results?outcome=yes&status=completed&page=3`));
     await run('results.csv ?outcome (first pages)', async () => {
-      const res = await app.fetch(new Request(`http://bench.local/api/v1/public${b}/results.csv?outcome=yes`, { headers: { authorization: `Bearer ${s.apiKey}` } }));
+      const res = await app.fetch(
+        new Request(`http://bench.local/api/v1/public${b}/results.csv?outcome=yes`, { headers: { authorization: `Bearer ${s.apiKey}` } }),
+      );
       const reader = res.body!.getReader();
       for (let i = 0; i < 3 && !(await reader.read()).done; i++);
       await reader.cancel();
@@ -264,10 +311,15 @@ async function main() {
     });
     const now = new Date();
     // Some retries come due, and the windowed batch's window opens for a few calls.
-    await db.pool!.query(`UPDATE calls SET next_attempt_at = now() - interval '1 minute' WHERE batch_id = $1 AND status = 'queued' AND seq % 10 = 0`, [s.retries]);
+    await db.pool!.query(
+      `UPDATE calls SET next_attempt_at = now() - interval '1 minute' WHERE batch_id = $1 AND status = 'queued' AND seq % 10 = 0`,
+      [s.retries],
+    );
     await db.pool!.query(`UPDATE calls SET next_attempt_at = now() - interval '1 minute' WHERE batch_id = $1 AND seq % 50 = 0`, [s.windowed]);
     await db.pool!.query('ANALYZE calls');
-    await run('worker: claim', () => claimCalls(deps, { accountId: s.account.id, workerId: 'bench', budget: 200, clock: () => now, leaseMs: 60_000 }));
+    await run('worker: claim', () =>
+      claimCalls(deps, { accountId: s.account.id, workerId: 'bench', budget: 200, clock: () => now, leaseMs: 60_000 }),
+    );
     await run('worker: lease renewal', () => renewLeases(deps, 'bench', [aCall], new Date(Date.now() + 60_000)));
     await run('worker: requeue expired undialled', () => requeueExpiredUndialled(deps, now));
     await run('worker: lost calls', () => findLostCalls(deps, now, []));
@@ -287,7 +339,9 @@ async function main() {
     // back), and now, when the 3 % of calls in flight all belong to a worker gone for a minute (the
     // pass reads its first 200 of them; settling them is the provider's and the write's work, per
     // call recovered, not the table's).
-    const { rows: [{ first }] } = await db.pool!.query<{ first: Date }>(`SELECT min(lease_expires_at) AS first FROM calls WHERE lease_expires_at IS NOT NULL`);
+    const {
+      rows: [{ first }],
+    } = await db.pool!.query<{ first: Date }>(`SELECT min(lease_expires_at) AS first FROM calls WHERE lease_expires_at IS NOT NULL`);
     const pass = (at: Date): [string, () => Promise<unknown>][] => [
       ['requeueExpiredUndialled', () => requeueExpiredUndialled(deps, at)],
       ['findLostCalls', () => findLostCalls(deps, at, [])],
@@ -295,17 +349,23 @@ async function main() {
       ['pruneNumberDials', () => pruneNumberDials(deps, at)],
       ['sweepFinishedBatches', () => sweepFinishedBatches(deps, at)],
     ];
-    const { rows: [{ lost }] } = await db.pool!.query<{ lost: number }>(
+    const {
+      rows: [{ lost }],
+    } = await db.pool!.query<{ lost: number }>(
       `SELECT count(*)::int AS lost FROM calls WHERE status IN ('ringing', 'answered', 'in_progress') AND lease_expires_at < now()`,
     );
-    const { rows: [{ total }] } = await db.pool!.query<{ total: number }>('SELECT count(*)::int AS total FROM calls');
+    const {
+      rows: [{ total }],
+    } = await db.pool!.query<{ total: number }>('SELECT count(*)::int AS total FROM calls');
     const timed: string[] = [];
     for (const [label, at] of [
       ['leases live (nothing to recover)', new Date(new Date(first).getTime() - 1_000)],
       [`${lost.toLocaleString('en-US')} in-flight calls lost`, new Date()],
     ] as const) {
       const r = await timeSteps(pass(at));
-      timed.push(`  recovery pass, ${label}, ${total.toLocaleString('en-US')} calls (median of ${TIMED_RUNS}, max ${r.max.toFixed(2)} ms): ${verdict(r.pass)}`);
+      timed.push(
+        `  recovery pass, ${label}, ${total.toLocaleString('en-US')} calls (median of ${TIMED_RUNS}, max ${r.max.toFixed(2)} ms): ${verdict(r.pass)}`,
+      );
       for (const [name, ms] of r.steps) timed.push(`      ${name.padEnd(26)} ${ms.toFixed(2).padStart(8)} ms`);
     }
     // The results' `?outcome=` total over the 100k-call batch: the counters' read the page makes
@@ -315,11 +375,13 @@ async function main() {
       let exact = 0;
       const r = await timeSteps([
         ['outcomeTotal (counters)', () => outcomeTotal(deps, s.big, filter)],
-        ['count of the batch\'s calls', async () => (exact = (await db.pool!.query<{ n: number }>(counted.text, counted.values)).rows[0].n)],
+        ["count of the batch's calls", async () => (exact = (await db.pool!.query<{ n: number }>(counted.text, counted.values)).rows[0].n)],
       ]);
       const total = await outcomeTotal(deps, s.big, filter);
       const [[, counters], [, scan]] = r.steps;
-      timed.push(`  ?outcome= total ${JSON.stringify(filter)} over ${BIG.toLocaleString('en-US')} calls (median of ${TIMED_RUNS}): ${verdict(counters)}; counting the calls ${scan.toFixed(2)} ms; total ${total}${total === exact ? ' = ' : ' DIFFERS FROM '}the count ${exact}`);
+      timed.push(
+        `  ?outcome= total ${JSON.stringify(filter)} over ${BIG.toLocaleString('en-US')} calls (median of ${TIMED_RUNS}): ${verdict(counters)}; counting the calls ${scan.toFixed(2)} ms; total ${total}${total === exact ? ' = ' : ' DIFFERS FROM '}the count ${exact}`,
+      );
     }
 
     // What the counters cost a write, rolled back, with the counters' update trigger and without it
@@ -332,17 +394,34 @@ async function main() {
     const ids = async (sql: string) => (await writer.query<{ id: string }>(sql, [s.retries])).rows.map((r) => r.id);
     const analysed = await ids(`SELECT id FROM calls WHERE batch_id = $1 AND status = 'no_answer' ORDER BY seq LIMIT 500`);
     const inFlight = await ids(`SELECT id FROM calls WHERE batch_id <> $1 AND status = 'in_progress' ORDER BY id LIMIT 500`);
-    const finishedIds = await ids(`SELECT id FROM calls WHERE batch_id <> $1 AND status = 'completed' AND outcomes IS NOT NULL ORDER BY id LIMIT 500`);
+    const finishedIds = await ids(
+      `SELECT id FROM calls WHERE batch_id <> $1 AND status = 'completed' AND outcomes IS NOT NULL ORDER BY id LIMIT 500`,
+    );
     const writes: [string, string[], string, (ids: string[]) => unknown[], string][] = [
       [
         "the analysis's write of",
         analysed,
         `UPDATE calls c SET outcomes = u.o, transcript_status = 'ready', summary = 'Summary', updated_at = now()
            FROM unnest($1::text[], $2::jsonb[]) AS u(id, o) WHERE c.id = u.id`,
-        (x) => [x, x.map((_, i) => JSON.stringify({ interested: i % 3 ? 'no' : 'yes', callback_requested: i % 7 ? 'no' : 'yes', sentiment: ['positive', 'neutral', 'negative'][i % 3] }))],
+        (x) => [
+          x,
+          x.map((_, i) =>
+            JSON.stringify({
+              interested: i % 3 ? 'no' : 'yes',
+              callback_requested: i % 7 ? 'no' : 'yes',
+              sentiment: ['positive', 'neutral', 'negative'][i % 3],
+            }),
+          ),
+        ],
         'call_outcome_counts_changed',
       ],
-      ['a lease renewal of', inFlight, `UPDATE calls SET lease_expires_at = now() + interval '1 minute' WHERE id = ANY($1::text[]) AND lease_owner = 'worker-gone' RETURNING id`, (x) => [x], 'call_outcome_counts_changed'],
+      [
+        'a lease renewal of',
+        inFlight,
+        `UPDATE calls SET lease_expires_at = now() + interval '1 minute' WHERE id = ANY($1::text[]) AND lease_owner = 'worker-gone' RETURNING id`,
+        (x) => [x],
+        'call_outcome_counts_changed',
+      ],
       // Retention's chunk (services/retention/prune-batches.ts): finished calls with outcomes.
       ['a retention chunk deleting', finishedIds, `DELETE FROM calls WHERE id = ANY($1::text[])`, (x) => [x], 'call_outcome_counts_removed'],
     ];
@@ -363,7 +442,9 @@ async function main() {
         if (i >= 2) (i % 2 === 0 ? withT : withoutT).push(ms);
       }
       const [on, off] = [median(withT), median(withoutT)];
-      timed.push(`  ${what} ${targets.length} calls (median of ${WRITE_RUNS}, alternating): with the counters' trigger ${on.toFixed(2)} ms, without ${off.toFixed(2)} ms: ${on >= off ? '+' : ''}${(on - off).toFixed(2)} ms, ${(((on - off) / targets.length) * 1000).toFixed(1)} µs a call`);
+      timed.push(
+        `  ${what} ${targets.length} calls (median of ${WRITE_RUNS}, alternating): with the counters' trigger ${on.toFixed(2)} ms, without ${off.toFixed(2)} ms: ${on >= off ? '+' : ''}${(on - off).toFixed(2)} ms, ${(((on - off) / targets.length) * 1000).toFixed(1)} µs a call`,
+      );
     }
     await writer.end();
 
@@ -389,8 +470,14 @@ async function main() {
           if (sc.index) byIndex.set(sc.index, (byIndex.get(sc.index) ?? new Set()).add(c.scenario));
           if (sc.text.startsWith('Seq Scan')) seqScans++;
         }
-        const what = c.text.replace(/"public"\./g, '').replace(/\s+/g, ' ').trim().slice(0, 80);
-        log(`    ${plan['Execution Time'].toFixed(2).padStart(8)} ms  ${scans.map((x) => x.text).join('; ') || '(no scan of calls)'}\n                 [${what}…]`);
+        const what = c.text
+          .replace(/"public"\./g, '')
+          .replace(/\s+/g, ' ')
+          .trim()
+          .slice(0, 80);
+        log(
+          `    ${plan['Execution Time'].toFixed(2).padStart(8)} ms  ${scans.map((x) => x.text).join('; ') || '(no scan of calls)'}\n                 [${what}…]`,
+        );
       } finally {
         await explainer.query('ROLLBACK');
       }

@@ -195,7 +195,9 @@ async function serve(dbArg: string): Promise<void> {
     const node = nodeCpuMs();
     const mainThread = mainThreadCpuMs();
     if (!monitor) return { node, db: 0, mainThread };
-    const { rows } = await monitor.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    const { rows } = await monitor.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
     let db = 0;
     for (const { pid } of rows) {
       const ms = backendCpuMs(pid);
@@ -205,7 +207,13 @@ async function serve(dbArg: string): Promise<void> {
     return { node, db, mainThread };
   }
 
-  const target: RawTarget = { accountId: account.id, agentId: agent.id, versionId: version.id, pglite: deps.db.pglite ?? null, url: deps.db.url ?? '' };
+  const target: RawTarget = {
+    accountId: account.id,
+    agentId: agent.id,
+    versionId: version.id,
+    pglite: deps.db.pglite ?? null,
+    url: deps.db.url ?? '',
+  };
   const idleMaxRssMb = peakRssMb();
   // The process's peak over its life: a reset forgets the peak before it, so it is kept here.
   let lifePeakMb = idleMaxRssMb;
@@ -218,8 +226,7 @@ async function serve(dbArg: string): Promise<void> {
     else if (m.cmd === 'resetPeak') {
       lifePeakMb = Math.max(lifePeakMb, peakRssMb());
       process.send!({ reset: resetPeakRss() ? process.memoryUsage().rss / MB : null });
-    }
-    else if (m.cmd === 'stop') {
+    } else if (m.cmd === 'stop') {
       await monitor?.end();
       await app.stop();
       await deps.db.close();
@@ -273,8 +280,19 @@ async function rawInsert(target: RawTarget, n: number, chunk: number, table: Raw
       const end = Math.min(n, start + chunk);
       const part = (a: unknown[]) => a.slice(start, end);
       await query(callsSql, [
-        target.accountId, batchId, target.agentId, target.versionId, now,
-        part(cols.id), part(cols.seq), part(cols.ext), part(cols.name), part(cols.phone), part(cols.alt), JSON.stringify(part(cols.meta)), part(cols.status),
+        target.accountId,
+        batchId,
+        target.agentId,
+        target.versionId,
+        now,
+        part(cols.id),
+        part(cols.seq),
+        part(cols.ext),
+        part(cols.name),
+        part(cols.phone),
+        part(cols.alt),
+        JSON.stringify(part(cols.meta)),
+        part(cols.status),
       ]);
     }
   };
@@ -387,7 +405,11 @@ function median(xs: number[]): number {
 }
 
 const rate = (size: number, ms: number) => (size / ms) * 1000;
-const loadNow = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
+const loadNow = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 
 async function benchTarget(label: string, dbArg: string, sizes: number[], runs: number, chunk: number): Promise<Row[]> {
   // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each server process there.
@@ -424,7 +446,8 @@ async function benchTarget(label: string, dbArg: string, sizes: number[], runs: 
     }
     return { ms, phases: parseServerTiming(res.headers.get('server-timing')) };
   };
-  const onPostgres: RawTarget | null = dbArg === 'pglite' ? null : { accountId: info.accountId, agentId: info.agentId, versionId: info.versionId, pglite: null, url: dbArg };
+  const onPostgres: RawTarget | null =
+    dbArg === 'pglite' ? null : { accountId: info.accountId, agentId: info.agentId, versionId: info.versionId, pglite: null, url: dbArg };
   const raw = (n: number, c: number, table: RawTable) =>
     onPostgres ? rawInsert(onPostgres, n, c, table) : ask<RawResult>(child, { cmd: 'raw', n, chunk: c, table }, 'raw');
   const cpu = () => ask<CpuSnapshot>(child, { cmd: 'cpu' }, 'cpu');
@@ -435,15 +458,36 @@ async function benchTarget(label: string, dbArg: string, sizes: number[], runs: 
     for (let w = 0; w < 3; w++) await put(body(2_000, `warmup-${w}-${crypto.randomUUID()}`), 2_000);
     await raw(2_000, chunk, 'calls');
     await raw(2_000, 2_000, 'min');
-    if (onPostgres) for (const bound of ISSUE_BOUNDS) await issueBound(onPostgres.url, info, Array.from({ length: 2_000 }, (_, i) => boundContact(i)), bound);
+    if (onPostgres)
+      for (const bound of ISSUE_BOUNDS)
+        await issueBound(
+          onPostgres.url,
+          info,
+          Array.from({ length: 2_000 }, (_, i) => boundContact(i)),
+          bound,
+        );
     await cpu();
 
     for (const size of sizes) {
       const sizeRuns = size >= 100_000 ? Math.max(1, Math.min(runs, 2)) : runs;
       const row: Row = {
-        db: label, size, runs: sizeRuns, e2eMs: [], minMs: [], callsMs: [], e2eCpu: [], minCpu: [], callsCpu: [], createPeakRssMb: 0, lifePeakRssMb: 0, rssBeforeMb: null,
-        issueMs: { unnest: [], copy: [], 'calls-copy': [] }, issueCpu: { unnest: [], copy: [], 'calls-copy': [] }, phases: [],
-        idleRssMb: info.idleMaxRssMb, load: loadNow(),
+        db: label,
+        size,
+        runs: sizeRuns,
+        e2eMs: [],
+        minMs: [],
+        callsMs: [],
+        e2eCpu: [],
+        minCpu: [],
+        callsCpu: [],
+        createPeakRssMb: 0,
+        lifePeakRssMb: 0,
+        rssBeforeMb: null,
+        issueMs: { unnest: [], copy: [], 'calls-copy': [] },
+        issueCpu: { unnest: [], copy: [], 'calls-copy': [] },
+        phases: [],
+        idleRssMb: info.idleMaxRssMb,
+        load: loadNow(),
       };
       const boundContacts = Array.from({ length: size }, (_, i) => boundContact(i));
       let boundsRan = false;
@@ -514,9 +558,10 @@ function cpuLine(r: Row): string {
   const node = median(r.e2eCpu.map((c) => us(c.node)!));
   const min = median(r.minCpu.map((x) => us(x)!));
   const calls = median(r.callsCpu.map((x) => us(x)!));
-  const issue = ISSUE_BOUNDS
-    .filter((b) => r.issueCpu[b].length > 0 && r.issueCpu[b].every((x) => x !== null))
-    .map((b) => `, issue ${b} ${f(median(r.issueCpu[b].map((x) => us(x)!)), 1)} µs (service/${b} ${f(median(r.issueCpu[b].map((x) => us(x)!)) / s, 2)})`)
+  const issue = ISSUE_BOUNDS.filter((b) => r.issueCpu[b].length > 0 && r.issueCpu[b].every((x) => x !== null))
+    .map(
+      (b) => `, issue ${b} ${f(median(r.issueCpu[b].map((x) => us(x)!)), 1)} µs (service/${b} ${f(median(r.issueCpu[b].map((x) => us(x)!)) / s, 2)})`,
+    )
     .join('');
   const main = r.e2eCpu.every((c) => c.mainThread !== null) ? median(r.e2eCpu.map((c) => us(c.mainThread)!)) : null;
   const threads = main === null ? '' : `: main thread ${f(main, 1)}, V8's helper threads ${f(Math.max(0, node - main), 1)}`;
@@ -582,7 +627,9 @@ async function main() {
   const targets = arg('db', 'pglite,postgres').split(',');
   const { CALL_CHUNK_SIZE } = await import('../src/services/batches/insert-calls.ts');
   const chunk = Number(arg('chunk', String(CALL_CHUNK_SIZE.postgres)));
-  console.log(`create-batch benchmark: sizes ${sizes.join(', ')}; ${runs} runs each (100k: ≤2); calls-bound chunk ${chunk}; node ${process.version}; ${os.cpus().length} CPUs; load ${loadNow()}`);
+  console.log(
+    `create-batch benchmark: sizes ${sizes.join(', ')}; ${runs} runs each (100k: ≤2); calls-bound chunk ${chunk}; node ${process.version}; ${os.cpus().length} CPUs; load ${loadNow()}`,
+  );
 
   const rows: Row[] = [];
   if (targets.includes('pglite')) rows.push(...(await benchTarget('pglite', 'pglite', sizes, runs, chunk)));
@@ -621,7 +668,8 @@ async function main() {
   }
   for (const db of ['pglite', 'postgres']) {
     const big = at(db, 100_000);
-    if (big) check(big.createPeakRssMb < RSS_BOUND_MB, `${db} 100k: server peak RSS during the create ${f(big.createPeakRssMb)} MB < ${RSS_BOUND_MB} MB`);
+    if (big)
+      check(big.createPeakRssMb < RSS_BOUND_MB, `${db} 100k: server peak RSS during the create ${f(big.createPeakRssMb)} MB < ${RSS_BOUND_MB} MB`);
   }
   const lite = rows.filter((r) => r.db === 'pglite');
   if (lite.length) {

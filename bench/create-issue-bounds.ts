@@ -91,7 +91,9 @@ export async function issueBound(url: string, owner: CallOwnerIds, contacts: Bou
 
 async function insertByUnnest(client: pg.Client, batchId: string, accountId: string, now: Date, contacts: BoundContact[]): Promise<void> {
   await client.query(UNNEST_SQL, [
-    batchId, accountId, now.toISOString(),
+    batchId,
+    accountId,
+    now.toISOString(),
     newIds('call', contacts.length),
     contacts.map((c) => c.contact_id),
     contacts.map((c) => c.name),
@@ -125,7 +127,8 @@ async function insertCallsAlone(
     window: null,
   }));
   const chunks: NewCall[][] = [];
-  for (let from = 0, size = FIRST_CALL_CHUNK_SIZE; from < calls.length; from += size, size = CALL_CHUNK_SIZE.postgres) chunks.push(calls.slice(from, from + size));
+  for (let from = 0, size = FIRST_CALL_CHUNK_SIZE; from < calls.length; from += size, size = CALL_CHUNK_SIZE.postgres)
+    chunks.push(calls.slice(from, from + size));
   // insertCalls uses only the transaction's COPY.
   const tx = { copyRows: copyRowsPg(client) } as unknown as SqlTransaction;
   await insertCalls(tx, owner, chunks);

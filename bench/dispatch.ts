@@ -141,13 +141,17 @@ async function withBenchDb<T>(fn: (b: BenchDb) => Promise<T>): Promise<T> {
 /** Starts `n` worker processes and waits until each has connected (idle before the clock starts). */
 async function startWorkers(b: BenchDb, n: number, simCallMs: number) {
   for (let i = 0; i < n; i++) b.workers.push(startWorker(withDb(SERVER, b.dbName, `bench-w${i}`), simCallMs));
-  await waitFor(async () => {
-    const r = await b.client.query(
-      `SELECT count(DISTINCT application_name)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'bench-w%'`,
-      [b.dbName],
-    );
-    return r.rows[0].n === n;
-  }, 120_000, b.workers);
+  await waitFor(
+    async () => {
+      const r = await b.client.query(
+        `SELECT count(DISTINCT application_name)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'bench-w%'`,
+        [b.dbName],
+      );
+      return r.rows[0].n === n;
+    },
+    120_000,
+    b.workers,
+  );
 }
 
 async function startBatch(deps: Deps, batchId: string) {
@@ -239,7 +243,14 @@ async function seedCatalog(deps: Deps, concurrency: number): Promise<Catalog> {
 }
 
 /** A manual batch of `n` calls, paused until the bench starts it; its calls are the caller's to insert. */
-async function insertBatchRow(tx: { query: (sql: string, params?: unknown[]) => Promise<unknown> }, cat: Catalog, batchId: string, n: number, concurrency: number, now: string) {
+async function insertBatchRow(
+  tx: { query: (sql: string, params?: unknown[]) => Promise<unknown> },
+  cat: Catalog,
+  batchId: string,
+  n: number,
+  concurrency: number,
+  now: string,
+) {
   await tx.query(
     `INSERT INTO batches (id, account_id, agent_id, prompt_version_id, did_number_id, status, start_mode, scheduled_at,
                           timezone, concurrency, voice, interruption, use_alternate_number, recording_enabled,
@@ -330,7 +341,8 @@ async function historyMaxInFlight(c: pg.Client, batchId: string): Promise<number
 async function correctness(c: pg.Client, batchId: string, stillWaiting = 0): Promise<string[]> {
   const problems: string[] = [];
   const b = (await c.query(`SELECT * FROM batches WHERE id = $1`, [batchId])).rows[0];
-  if (b.queued + b.in_progress + b.completed + b.failed + b.cancelled !== b.accepted_contacts) problems.push('counters do not sum to accepted_contacts');
+  if (b.queued + b.in_progress + b.completed + b.failed + b.cancelled !== b.accepted_contacts)
+    problems.push('counters do not sum to accepted_contacts');
   const counts = (
     await c.query(
       `SELECT count(*) FILTER (WHERE status = 'completed')::int AS completed,
@@ -363,10 +375,7 @@ async function correctness(c: pg.Client, batchId: string, stillWaiting = 0): Pro
   ).rows[0].n;
   if (ends) problems.push(`${ends} calls ended more than once`);
   const unanalysed = (
-    await c.query(
-      `SELECT count(*)::int AS n FROM calls WHERE batch_id = $1 AND status = 'completed' AND transcript_status <> 'ready'`,
-      [batchId],
-    )
+    await c.query(`SELECT count(*)::int AS n FROM calls WHERE batch_id = $1 AND status = 'completed' AND transcript_status <> 'ready'`, [batchId])
   ).rows[0].n;
   if (unanalysed) problems.push(`${unanalysed} answered calls without a ready transcript`);
   return problems;
@@ -448,10 +457,12 @@ async function indexStats(c: pg.Client, since?: IndexStats, names: readonly stri
       [names],
     )
   ).rows;
-  const indexes = new Map(rows.map((r) => {
-    const b = since?.indexes.get(r.name);
-    return [r.name, { scans: r.scans - (b?.scans ?? 0), read: r.read - (b?.read ?? 0), fetched: r.fetched - (b?.fetched ?? 0) }];
-  }));
+  const indexes = new Map(
+    rows.map((r) => {
+      const b = since?.indexes.get(r.name);
+      return [r.name, { scans: r.scans - (b?.scans ?? 0), read: r.read - (b?.read ?? 0), fetched: r.fetched - (b?.fetched ?? 0) }];
+    }),
+  );
   return { seqScans: t.s - (since?.seqScans ?? 0), seqRowsRead: t.r - (since?.seqRowsRead ?? 0), indexes };
 }
 
@@ -507,7 +518,11 @@ async function explainPlan(c: pg.Client, sql: string, params: unknown[]): Promis
   return { ms: json['Execution Time'], jitMs: json.JIT?.Timing?.Total ?? 0, scans, removed: removedRows, text };
 }
 
-async function seedWaiting({ deps, client }: BenchDb, n: number, concurrency: number): Promise<{ batchId: string; accountId: string; insertSeconds: number; vacuumSeconds: number }> {
+async function seedWaiting(
+  { deps, client }: BenchDb,
+  n: number,
+  concurrency: number,
+): Promise<{ batchId: string; accountId: string; insertSeconds: number; vacuumSeconds: number }> {
   const { newId } = await import('../src/domain/ids.ts');
   const { withSqlTransaction } = await import('../src/db/sql-transaction.ts');
   const cat = await seedCatalog(deps, concurrency);
@@ -545,10 +560,16 @@ async function seedWaiting({ deps, client }: BenchDb, n: number, concurrency: nu
 }
 
 async function waitForAnalyses(c: pg.Client, batchId: string, workers: ChildProcess[]) {
-  await waitFor(async () => {
-    const r = await c.query(`SELECT count(*)::int AS n FROM calls WHERE batch_id = $1 AND transcript_status IN ('pending', 'processing')`, [batchId]);
-    return r.rows[0].n === 0;
-  }, 600_000, workers);
+  await waitFor(
+    async () => {
+      const r = await c.query(`SELECT count(*)::int AS n FROM calls WHERE batch_id = $1 AND transcript_status IN ('pending', 'processing')`, [
+        batchId,
+      ]);
+      return r.rows[0].n === 0;
+    },
+    600_000,
+    workers,
+  );
 }
 
 /** Waits until `target` calls of the batch have ended; returns the most in flight sampled meanwhile. */
@@ -711,7 +732,10 @@ const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
 const verdict = (ok: boolean) => (ok ? 'ok' : 'BELOW THE BOUND');
 
 function loadAverage(): string {
-  return `load average ${os.loadavg().map((x) => x.toFixed(2)).join(', ')} (${os.cpus().length} cores)`;
+  return `load average ${os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(', ')} (${os.cpus().length} cores)`;
 }
 
 /** Placement bound of scenarios 1 and 4 (docs/development.md, Benchmarks). */
@@ -787,7 +811,12 @@ const R_OPENS = 5;
 const R_OPENS_AT_SWEEP = 3;
 const R_CLOSES = 7;
 const R_SWEPT = 9;
-const WINDOW_INDEXES = ['calls_window_open_idx', 'calls_batch_id_status_window_closes_at_seq_idx', 'calls_batch_id_status_seq_idx', 'calls_requeued_due_idx'];
+const WINDOW_INDEXES = [
+  'calls_window_open_idx',
+  'calls_batch_id_status_window_closes_at_seq_idx',
+  'calls_batch_id_status_seq_idx',
+  'calls_requeued_due_idx',
+];
 
 interface ZoneWindow {
   zone: string;
@@ -846,8 +875,21 @@ async function seedWindows({ deps, client }: BenchDb, n: number, concurrency: nu
               $5::timestamptz, $5::timestamptz,
               CASE WHEN g % 10 = $8 THEN $9 ELSE $10 END
          FROM generate_series(0, $7::int - 1) AS g`,
-      [cat.accountId, batchId, cat.agentId, cat.versionId, now, idStem, n, R_OPEN, zones.open.zone, zones.waiting.zone,
-        zones.waiting.opensAt.toISOString(), zones.open.closesAt.toISOString(), zones.waiting.closesAt.toISOString()],
+      [
+        cat.accountId,
+        batchId,
+        cat.agentId,
+        cat.versionId,
+        now,
+        idStem,
+        n,
+        R_OPEN,
+        zones.open.zone,
+        zones.waiting.zone,
+        zones.waiting.opensAt.toISOString(),
+        zones.open.closesAt.toISOString(),
+        zones.waiting.closesAt.toISOString(),
+      ],
     );
   });
   const t1 = performance.now();
@@ -862,7 +904,11 @@ async function seedWindows({ deps, client }: BenchDb, n: number, concurrency: nu
  * before `closesAt` and closed then, undialled. One transaction; returns when it committed, with
  * when its COMMIT was sent (the rows change between the two).
  */
-async function moveWindows(dbName: string, batchId: string, change: { opens?: number; opensAt: Date; openZone?: string; closes?: number; closesAt?: Date }) {
+async function moveWindows(
+  dbName: string,
+  batchId: string,
+  change: { opens?: number; opensAt: Date; openZone?: string; closes?: number; closesAt?: Date },
+) {
   const c = new pg.Client({ connectionString: withDb(SERVER, dbName) });
   await c.connect();
   try {
@@ -877,7 +923,13 @@ async function moveWindows(dbName: string, batchId: string, change: { opens?: nu
           `UPDATE calls SET next_attempt_at = $3::timestamptz, window_closes_at = $4::timestamptz,
                             timezone = COALESCE($5, timezone), contact_timezone = COALESCE($5, contact_timezone)
             WHERE batch_id = $1 AND status = 'pending' AND (seq - 1) % 10 = $2`,
-          [batchId, change.opens, change.opensAt.toISOString(), new Date(change.opensAt.getTime() + WINDOW_LENGTH_MS).toISOString(), change.openZone ?? null],
+          [
+            batchId,
+            change.opens,
+            change.opensAt.toISOString(),
+            new Date(change.opensAt.getTime() + WINDOW_LENGTH_MS).toISOString(),
+            change.openZone ?? null,
+          ],
         )
       ).rowCount!;
     }
@@ -1045,20 +1097,30 @@ function runWindowScenario(): Promise<WindowsResult> {
     // without them: the worker's sweep moves them to their next opening, 5,000 a turn) and 100,000
     // others find theirs open, so the claim has calls to place while the sweep works.
     const instant = new Date();
-    const u3 = await moveWindows(b.dbName, batchId, { opens: R_OPENS_AT_SWEEP, opensAt: instant, openZone: seeded.zones.open.zone, closes: R_CLOSES, closesAt: instant });
+    const u3 = await moveWindows(b.dbName, batchId, {
+      opens: R_OPENS_AT_SWEEP,
+      opensAt: instant,
+      openZone: seeded.zones.open.zone,
+      closes: R_CLOSES,
+      closesAt: instant,
+    });
     if (u3.opened !== tenth || u3.closed !== tenth) throw new Error(`phase 3 opened ${u3.opened} and closed ${u3.closed} windows, not ${tenth}`);
     // Delays count from the COMMIT's sending: upper bounds.
     const committed3 = u3.sentAt;
     const vacuum3 = await autovacuumShare(client, committed3 + RATE_WINDOW_S * 1000);
     sampledMax = Math.max(sampledMax, await untilEnded(client, batchId, 3 * tenth, workers));
     await waitForAnalyses(client, batchId, workers);
-    await waitFor(async () => {
-      const r = await client.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM calls WHERE batch_id = $1 AND status = 'pending' AND window_closes_at <= $2::timestamptz`,
-        [batchId, instant.toISOString()],
-      );
-      return r.rows[0].n === 0;
-    }, 600_000, workers);
+    await waitFor(
+      async () => {
+        const r = await client.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM calls WHERE batch_id = $1 AND status = 'pending' AND window_closes_at <= $2::timestamptz`,
+          [batchId, instant.toISOString()],
+        );
+        return r.rows[0].n === 0;
+      },
+      600_000,
+      workers,
+    );
     await Promise.all(workers.map((w) => stopWorker(w)));
     // Each turn's UPDATE stamps its moved calls with the turn's clock.
     const workerTurns = (
@@ -1097,7 +1159,13 @@ function runWindowScenario(): Promise<WindowsResult> {
     ).rows[0].s;
     const checks = await correctness(client, batchId, n - 3 * tenth);
     checks.push(...(await windowChecks(client, batchId, seeded, new Date(openedAt), instant)));
-    const opening = (u: { seconds: number; sentAt: number; committedAt: number }, at: number, share: number, dials: number[], ended: number): WindowOpening => ({
+    const opening = (
+      u: { seconds: number; sentAt: number; committedAt: number },
+      at: number,
+      share: number,
+      dials: number[],
+      ended: number,
+    ): WindowOpening => ({
       updateSeconds: u.seconds,
       commitMs: u.committedAt - u.sentAt,
       leadSeconds: (at - u.committedAt) / 1000,
@@ -1168,7 +1236,16 @@ async function windowChecks(
                                  AND (status <> 'pending' OR next_attempt_at IS DISTINCT FROM $7::timestamptz
                                       OR window_closes_at IS DISTINCT FROM $8::timestamptz))::int AS not_moved
          FROM calls WHERE batch_id = $1`,
-      [batchId, R_OPEN, R_OPENS, R_OPENS_AT_SWEEP, R_CLOSES, R_SWEPT, seeded.zones.waiting.opensAt.toISOString(), seeded.zones.waiting.closesAt.toISOString()],
+      [
+        batchId,
+        R_OPEN,
+        R_OPENS,
+        R_OPENS_AT_SWEEP,
+        R_CLOSES,
+        R_SWEPT,
+        seeded.zones.waiting.opensAt.toISOString(),
+        seeded.zones.waiting.closesAt.toISOString(),
+      ],
     )
   ).rows[0];
   const problems: string[] = [];
@@ -1221,7 +1298,11 @@ function reportWindows(r: WindowsResult, plain: Result | undefined) {
     `  set-up: ${fmt(r.calls)} calls inserted in ${r.insertSeconds.toFixed(1)} s (one INSERT ... generate_series), VACUUM (ANALYZE) calls ${r.vacuumSeconds.toFixed(1)} s`,
     `  open calls all ended in ${r.openEndedSeconds.toFixed(2)} s: ${fmt(perSec)} calls/s (bound >= ${fmt(MIN_CALLS_PER_SECOND)}: ${verdict(perSec >= MIN_CALLS_PER_SECOND)}); first dial to last end ${r.openDialToEndSeconds.toFixed(2)} s: ${fmt(steady)} calls/s`,
     `    beside ${plainFigure}`,
-    ...plan(`nothing open (${fmt(waiting)} waiting), EXPLAIN (ANALYZE, BUFFERS) of the claim statement for ${EXPLAIN_CLAIM} calls`, r.nothingOpen, true),
+    ...plan(
+      `nothing open (${fmt(waiting)} waiting), EXPLAIN (ANALYZE, BUFFERS) of the claim statement for ${EXPLAIN_CLAIM} calls`,
+      r.nothingOpen,
+      true,
+    ),
     `  pg_stat of calls' indexes, from the start to 2.5 s of idle claims after the open calls (reading the waiting calls would be ${fmt(waiting)} entries per scan):`,
     ...stats(r.idleStats),
     `  a window opens for ${fmt(r.open)} waiting calls at one instant (next_attempt_at moved there, window_closes_at a window's length later, by an UPDATE that took ${r.opening.updateSeconds.toFixed(2)} s and committed ${r.opening.leadSeconds.toFixed(1)} s before it):`,
@@ -1230,7 +1311,12 @@ function reportWindows(r: WindowsResult, plain: Result | undefined) {
     `  pg_stat, from before that UPDATE to the last of the window's calls analysed:`,
     ...stats(r.windowStats),
     `  window sweep under load: one transaction (${r.sweepOpening.updateSeconds.toFixed(2)} s, its COMMIT ${fmt(r.sweepOpening.commitMs)} ms; times below from the COMMIT's sending) closes the window of ${fmt(r.open)} waiting calls (it opened and closed without them) and opens another's for ${fmt(r.open)}:`,
-    `    the worker's sweep: ${wt.length} turns moved ${fmt(wt.reduce((a, t) => a + t.moved, 0))} calls (${wt.map((t) => fmt(t.moved)).slice(0, 3).join(', ')}${wt.length > 3 ? ', ...' : ''}), the first ${wt.length ? fmt(wt[0].ms) : '-'} ms and the last ${fmt(sweepEndS * 1000)} ms after the commit by their ticks' clocks (read before the turn; turns ${gaps.length ? `${fmt(gaps.reduce((a, x) => a + x, 0) / gaps.length)} ms apart on average, at most ${fmt(Math.max(...gaps))}` : '-'}): ${fmt(r.open / Math.max(0.001, sweepEndS))} calls moved/s`,
+    `    the worker's sweep: ${wt.length} turns moved ${fmt(wt.reduce((a, t) => a + t.moved, 0))} calls (${wt
+      .map((t) => fmt(t.moved))
+      .slice(0, 3)
+      .join(
+        ', ',
+      )}${wt.length > 3 ? ', ...' : ''}), the first ${wt.length ? fmt(wt[0].ms) : '-'} ms and the last ${fmt(sweepEndS * 1000)} ms after the commit by their ticks' clocks (read before the turn; turns ${gaps.length ? `${fmt(gaps.reduce((a, x) => a + x, 0) / gaps.length)} ms apart on average, at most ${fmt(Math.max(...gaps))}` : '-'}): ${fmt(r.open / Math.max(0.001, sweepEndS))} calls moved/s`,
     ...opening(r.sweepOpening, 'the other window opens at the same commit', false),
     `    dials while the sweep ran (commit to its last turn, ${sweepEndS.toFixed(2)} s): ${fmt(r.dialsDuringSweep)}, ${fmt(duringSweep)} calls/s (bound >= ${fmt(MIN_CALLS_PER_SECOND)}: ${verdict(duringSweep >= MIN_CALLS_PER_SECOND)})`,
     `  the sweep alone (worker stopped): ${fmt(r.open)} more windows closed; the bench runs moveClosedWindows until it moves none`,
@@ -1240,7 +1326,7 @@ function reportWindows(r: WindowsResult, plain: Result | undefined) {
     ...plan(`  the same once all are moved`, r.sweepPlanAfter, true),
     ...plan(`nothing open again, after VACUUM calls, the claim`, r.vacuumed, true),
     `  max in flight: ${r.sampledMaxInFlight} sampled, ${r.historyMaxInFlight} from history; limit ${r.concurrency} -> ${Math.max(r.sampledMaxInFlight, r.historyMaxInFlight) <= r.concurrency ? 'never above' : 'EXCEEDED'}`,
-    `  checks: ${r.checks.length ? r.checks.join('; ') : 'every dial within its call\'s window (none before its opening, none after its close), every open call dialled and no waiting one, every closed window moved to its next opening, every call ended once, no number dialled twice, counters sum to accepted_contacts, every answered call analysed'}`,
+    `  checks: ${r.checks.length ? r.checks.join('; ') : "every dial within its call's window (none before its opening, none after its close), every open call dialled and no waiting one, every closed window moved to its next opening, every call ended once, no number dialled twice, counters sum to accepted_contacts, every answered call analysed"}`,
     `  ${r.load} at the end`,
   ];
   console.log(lines.join('\n'));
@@ -1267,7 +1353,9 @@ function report(r: Result) {
     `  all calls ended in ${r.endedSeconds.toFixed(2)} s: ${perSecond.toFixed(0)} calls/s; with every analysis done ${r.fullSeconds.toFixed(2)} s: ${fullPerSecond.toFixed(0)} calls/s`,
   ];
   const steady = s.calls / r.dialToEndSeconds;
-  lines.push(`  first dial to last end ${r.dialToEndSeconds.toFixed(2)} s: ${steady.toFixed(0)} calls/s (without the worker noticing the start, up to WORKER_POLL_MS)`);
+  lines.push(
+    `  first dial to last end ${r.dialToEndSeconds.toFixed(2)} s: ${steady.toFixed(0)} calls/s (without the worker noticing the start, up to WORKER_POLL_MS)`,
+  );
   if (s.simCallMs > 0) {
     const ideal = s.concurrency / (s.simCallMs / 1000);
     lines.push(
@@ -1288,7 +1376,9 @@ async function main() {
   await c.connect();
   const version = (await c.query<{ v: string }>(`SELECT split_part(version(), ' on ', 1) AS v`)).rows[0].v;
   await c.end();
-  console.log(`dispatch benchmark on ${new URL(SERVER).host} (${version}), ${process.platform} ${process.arch}, node ${process.version}; ${loadAverage()}${FREQUENCY_CAP ? `; account frequency cap ${FREQUENCY_CAP.maxCalls} per ${FREQUENCY_CAP.periodSeconds} s` : ''}`);
+  console.log(
+    `dispatch benchmark on ${new URL(SERVER).host} (${version}), ${process.platform} ${process.arch}, node ${process.version}; ${loadAverage()}${FREQUENCY_CAP ? `; account frequency cap ${FREQUENCY_CAP.maxCalls} per ${FREQUENCY_CAP.periodSeconds} s` : ''}`,
+  );
   const scenarios: Scenario[] = [
     { name: '1. zero-latency calls, 1 worker process', calls: CALLS, workers: 1, simCallMs: 0, concurrency: CONCURRENCY },
     { name: '2. zero-latency calls, 4 worker processes', calls: CALLS, workers: 4, simCallMs: 0, concurrency: CONCURRENCY },

@@ -64,7 +64,12 @@ async function openBenchDatabase(): Promise<{ db: Database; cleanup(): Promise<v
 }
 
 async function seed(db: Database): Promise<{ apiKey: string; batchId: string }> {
-  const { account, apiKey } = await createAccount(db, { name: 'Bench Co', email: 'bench@example.com', voices: ['alloy'], limits: { rateLimitPerMinute: 1_000_000 } });
+  const { account, apiKey } = await createAccount(db, {
+    name: 'Bench Co',
+    email: 'bench@example.com',
+    voices: ['alloy'],
+    limits: { rateLimitPerMinute: 1_000_000 },
+  });
   const agent = await createAgent(db, account, { name: 'Sales Agent', voice: 'alloy', outcomeKeys: ['interested', 'sentiment'] });
   const version = await createPromptVersion(db, account, { agentId: agent.id, name: 'v1', prompt: 'Offer a demo.' });
   const did = await addDidNumber(db, account, '+14155550100');
@@ -72,17 +77,38 @@ async function seed(db: Database): Promise<{ apiKey: string; batchId: string }> 
   const now = new Date();
   await db.prisma.batch.create({
     data: {
-      id: batchId, accountId: account.id, agentId: agent.id, promptVersionId: version.id, didNumberId: did.id, status: 'completed',
-      startMode: 'immediate', scheduledAt: now, timezone: 'UTC', concurrency: 5, voice: 'alloy', interruption: false,
-      useAlternateNumber: false, recordingEnabled: true, maxDurationSeconds: 600, deduplicateByPhone: false,
-      totalContacts: CALLS, acceptedContacts: CALLS, rejectedContacts: 0, completed: CALLS, createdAt: now, startedAt: now, completedAt: now,
+      id: batchId,
+      accountId: account.id,
+      agentId: agent.id,
+      promptVersionId: version.id,
+      didNumberId: did.id,
+      status: 'completed',
+      startMode: 'immediate',
+      scheduledAt: now,
+      timezone: 'UTC',
+      concurrency: 5,
+      voice: 'alloy',
+      interruption: false,
+      useAlternateNumber: false,
+      recordingEnabled: true,
+      maxDurationSeconds: 600,
+      deduplicateByPhone: false,
+      totalContacts: CALLS,
+      acceptedContacts: CALLS,
+      rejectedContacts: 0,
+      completed: CALLS,
+      createdAt: now,
+      startedAt: now,
+      completedAt: now,
     },
   });
   // With the outcome counters' insert trigger off, counted after (bench/outcome-counts.ts).
-  await seedWithoutOutcomeCounts((sql) => runStatement(db, sql), async () => {
-    await runStatement(
-      db,
-      `INSERT INTO calls (id, account_id, batch_id, agent_id, prompt_version_id, seq, external_id, name, phone_number, status,
+  await seedWithoutOutcomeCounts(
+    (sql) => runStatement(db, sql),
+    async () => {
+      await runStatement(
+        db,
+        `INSERT INTO calls (id, account_id, batch_id, agent_id, prompt_version_id, seq, external_id, name, phone_number, status,
                           transcript_status, duration_seconds, answer_duration_seconds, timestamp, created_at, updated_at, completed_at,
                           hangup_by, disconnect_reason, summary, outcomes, recording_available, llm_transcript, attempts)
        SELECT 'call_' || lpad(g::text, 32, '0'), $1, $2, $3, $4, g, 'crm-' || g, 'Contact ' || g, '+1415' || lpad(g::text, 7, '0'), 'completed',
@@ -93,9 +119,10 @@ async function seed(db: Database): Promise<{ apiKey: string; batchId: string }> 
               CASE WHEN g % 10 < 7 THEN left(repeat('Agent: Hello, this is Ava from Acme, am I speaking with contact ' || g || '? User: Yes. ', 12), 1000) END,
               1
        FROM generate_series(1, $5::int) g`,
-      [account.id, batchId, agent.id, version.id, CALLS],
-    );
-  });
+        [account.id, batchId, agent.id, version.id, CALLS],
+      );
+    },
+  );
   return { apiKey, batchId };
 }
 
@@ -112,7 +139,9 @@ type Sample = { rows: number } & ReturnType<typeof liveAfterGc>;
 async function download(url: string, apiKey: string): Promise<{ bytes: number; rows: number; samples: Sample[] }> {
   // node:http rather than fetch: its response reads from the socket only as the loop below takes
   // chunks, so a slow reader pushes back on the server instead of piling up in this client.
-  const res = await new Promise<http.IncomingMessage>((resolve, reject) => http.get(url, { headers: { authorization: `Bearer ${apiKey}` } }, resolve).on('error', reject));
+  const res = await new Promise<http.IncomingMessage>((resolve, reject) =>
+    http.get(url, { headers: { authorization: `Bearer ${apiKey}` } }, resolve).on('error', reject),
+  );
   if (res.statusCode !== 200) throw new Error(`export answered ${res.statusCode}: ${(await res.toArray()).join('')}`);
   const marks = [EXPORT_PAGE_ROWS, CALLS / 4, CALLS / 2, (3 * CALLS) / 4];
   const samples: Sample[] = [];
@@ -140,16 +169,27 @@ async function measureExport(base: string, apiKey: string, batchId: string): Pro
   const after = process.memoryUsage().rss;
   const pageKb = Math.ceil(((bytes / rows) * EXPORT_PAGE_ROWS) / 1024);
   const heapLimit = v8.getHeapStatistics().heap_size_limit;
-  console.log(`exported ${rows} rows (${(bytes / MB).toFixed(1)} MB of CSV) in ${seconds.toFixed(1)} s: ${Math.round(rows / seconds)} rows/s${READ_DELAY_MS ? ` (reader pausing ${READ_DELAY_MS} ms per chunk)` : ''}`);
-  console.log(`RSS before ${(before / MB).toFixed(0)} MB, peak ${(peak / MB).toFixed(0)} MB (+${((peak - before) / MB).toFixed(0)} MB), after ${(after / MB).toFixed(0)} MB; V8 heap limit ${(heapLimit / MB).toFixed(0)} MB`);
+  console.log(
+    `exported ${rows} rows (${(bytes / MB).toFixed(1)} MB of CSV) in ${seconds.toFixed(1)} s: ${Math.round(rows / seconds)} rows/s${READ_DELAY_MS ? ` (reader pausing ${READ_DELAY_MS} ms per chunk)` : ''}`,
+  );
+  console.log(
+    `RSS before ${(before / MB).toFixed(0)} MB, peak ${(peak / MB).toFixed(0)} MB (+${((peak - before) / MB).toFixed(0)} MB), after ${(after / MB).toFixed(0)} MB; V8 heap limit ${(heapLimit / MB).toFixed(0)} MB`,
+  );
   const fmt = (s: { heap: number; buffers: number }) => `heap ${(s.heap / MB).toFixed(1)} MB + buffers ${(s.buffers / MB).toFixed(1)} MB`;
   console.log(`live after GC: idle ${fmt(idle)}`);
-  for (const s of samples) console.log(`  at row ${String(s.rows).padStart(7)}: ${fmt(s)} (${((s.heap + s.buffers - idle.heap - idle.buffers) / MB).toFixed(1)} MB over idle)`);
+  for (const s of samples)
+    console.log(
+      `  at row ${String(s.rows).padStart(7)}: ${fmt(s)} (${((s.heap + s.buffers - idle.heap - idle.buffers) / MB).toFixed(1)} MB over idle)`,
+    );
   const first = samples[0];
   const last = samples[samples.length - 1];
   const grown = last.heap + last.buffers - first.heap - first.buffers;
-  console.log(`live growth from the first page to the last: ${(grown / MB).toFixed(1)} MB over ${last.rows - first.rows} rows (${Math.round(grown / Math.max(1, last.rows - first.rows))} B/row; a leak of one row's CSV would be ~${Math.round(bytes / rows)} B/row)`);
-  console.log(`bound: ${EXPORT_PAGE_ROWS} rows held at a time (one page, ~${pageKb} kB of CSV here), whatever the batch size; the CSV is ${(bytes / MB).toFixed(1)} MB`);
+  console.log(
+    `live growth from the first page to the last: ${(grown / MB).toFixed(1)} MB over ${last.rows - first.rows} rows (${Math.round(grown / Math.max(1, last.rows - first.rows))} B/row; a leak of one row's CSV would be ~${Math.round(bytes / rows)} B/row)`,
+  );
+  console.log(
+    `bound: ${EXPORT_PAGE_ROWS} rows held at a time (one page, ~${pageKb} kB of CSV here), whatever the batch size; the CSV is ${(bytes / MB).toFixed(1)} MB`,
+  );
   if (rows !== CALLS) throw new Error(`expected ${CALLS} rows, got ${rows}`);
 }
 
@@ -160,7 +200,14 @@ async function main() {
     const t0 = performance.now();
     const { apiKey, batchId } = await seed(db);
     console.log(`seeded ${CALLS} calls on ${PG_URL ? 'PostgreSQL' : 'PGlite'} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', RUN_WORKER: 'false', APP_SECRET: 'bench-app-secret-0123456789abcdef0123456789' });
+    const config = loadConfig({
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      RUN_WORKER: 'false',
+      APP_SECRET: 'bench-app-secret-0123456789abcdef0123456789',
+    });
     const app = buildApp({ config, db, logger: createLogger('warn'), clock: systemClock, appSecret: config.APP_SECRET!, metrics: createMetrics(db) });
     const base = await app.listen();
     try {

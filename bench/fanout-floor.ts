@@ -63,13 +63,37 @@ async function main(): Promise<void> {
   const { port } = wss.address() as { port: number };
   const child = fork(fileURLToPath(import.meta.url), ['--clients', String(port), '--sockets', String(SOCKETS)], { execArgv: ['--import', 'tsx'] });
   await new Promise<void>((resolve) => child.once('message', () => resolve()));
-  await waitFor(() => sockets.length === SOCKETS, () => `the server side of the sockets (${sockets.length} of ${SOCKETS})`);
+  await waitFor(
+    () => sockets.length === SOCKETS,
+    () => `the server side of the sockets (${sockets.length} of ${SOCKETS})`,
+  );
   const childRead = () => new Promise<void>((resolve) => child.once('message', () => resolve()));
 
-  const payload = JSON.stringify({ data: { batchProgress: { status: 'running', total: 10000, queued: 4321, inProgress: 500, completed: 4000, failed: 1179, cancelled: 0, updatedAt: new Date().toISOString() } } });
+  const payload = JSON.stringify({
+    data: {
+      batchProgress: {
+        status: 'running',
+        total: 10000,
+        queued: 4321,
+        inProgress: 500,
+        completed: 4000,
+        failed: 1179,
+        cancelled: 0,
+        updatedAt: new Date().toISOString(),
+      },
+    },
+  });
   const queues = sockets.map((socket) => {
-    const queue = new LatestByKeyQueue<object>(() => 'progress', () => {});
-    const results = pumpToSocket<object>(queue, (event) => event as never, { id: '1', send: (m) => sendOn(socket, m) }, () => () => payload);
+    const queue = new LatestByKeyQueue<object>(
+      () => 'progress',
+      () => {},
+    );
+    const results = pumpToSocket<object>(
+      queue,
+      (event) => event as never,
+      { id: '1', send: (m) => sendOn(socket, m) },
+      () => () => payload,
+    );
     void results.next();
     return queue;
   });
@@ -107,9 +131,16 @@ async function main(): Promise<void> {
 
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const fig = (name: string, key: keyof Figures) => median(runs[name].map((f) => f[key]));
-  console.log(`fan-out floor — ${SOCKETS} sockets, ${ROUNDS} rounds × ${REPEATS}, ${os.cpus().length} CPUs, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `fan-out floor — ${SOCKETS} sockets, ${ROUNDS} rounds × ${REPEATS}, ${os.cpus().length} CPUs, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   for (const name of Object.keys(variants)) {
-    console.log(`  ${name.padEnd(5)} CPU ${fig(name, 'cpuMs').toFixed(2)} ms a fan-out (${((fig(name, 'cpuMs') * 1000) / SOCKETS).toFixed(1)} µs a socket), all written ${fig(name, 'writtenMs').toFixed(2)} ms, all read ${fig(name, 'readMs').toFixed(2)} ms`);
+    console.log(
+      `  ${name.padEnd(5)} CPU ${fig(name, 'cpuMs').toFixed(2)} ms a fan-out (${((fig(name, 'cpuMs') * 1000) / SOCKETS).toFixed(1)} µs a socket), all written ${fig(name, 'writtenMs').toFixed(2)} ms, all read ${fig(name, 'readMs').toFixed(2)} ms`,
+    );
   }
   const ratio = fig('hub', 'cpuMs') / fig('bare', 'cpuMs');
   console.log(`  hub/bare CPU ${ratio.toFixed(2)} (bound ≤ ${BOUND}): ${ratio <= BOUND ? 'met' : 'MISSED'}`);

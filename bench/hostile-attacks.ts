@@ -54,7 +54,9 @@ async function status(res: Promise<Response>): Promise<string> {
 }
 
 function post(t: AttackTarget, address: string, path: string, body: string, headers: Record<string, string> = {}): Promise<string> {
-  return status(fetch(`${t.base}${path}`, { method: 'POST', headers: { 'x-forwarded-for': address, 'content-type': 'application/json', ...headers }, body }));
+  return status(
+    fetch(`${t.base}${path}`, { method: 'POST', headers: { 'x-forwarded-for': address, 'content-type': 'application/json', ...headers }, body }),
+  );
 }
 
 function get(t: AttackTarget, address: string, path: string, headers: Record<string, string> = {}): Promise<string> {
@@ -110,13 +112,15 @@ const ZONE_SPELLINGS = Array.from({ length: 2_000 }, (_, i) => ({
   timezone: i < 512 ? [...'us/eastern'].map((c, k) => ((i >> k) & 1 ? c.toUpperCase() : c)).join('') : `Mars/Base${i}`,
 }));
 
-
 // Round two (issue 31): work or memory that grew with the input before a limit was checked.
 const PAD_2MB = 'c'.repeat(2 << 20);
 /** A 2 MB comment before a tiny document; a nonce makes every text new, so no cache can dedupe it. */
 const commentDocument = (tail: string) => JSON.stringify({ query: `# ${PAD_2MB} ${crypto.randomUUID()}\n${tail}` });
 const JUNK_CONTACTS = `[${'"x",'.repeat(999_999)}"x"]`;
-const MANY_VARIABLES_BODY = JSON.stringify({ query: '{ __typename }', variables: Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`v${i}`, i])) });
+const MANY_VARIABLES_BODY = JSON.stringify({
+  query: '{ __typename }',
+  variables: Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`v${i}`, i])),
+});
 const MANY_UNKNOWN_KEYS = JSON.stringify(Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`k${i}`, i]))).slice(1, -1);
 const junkContactListBody = (t: AttackTarget) =>
   `{"query":"mutation($l: CallBatchContactList!) { createCallBatch(input: { agentId: \\"${t.agentId}\\", versionId: \\"${t.versionId}\\", interruption: true, useAlternateNumber: false, startMode: manual, scheduleDate: \\"2030-01-15\\", scheduleTime: \\"09:30\\", scheduleTimezone: \\"America/New_York\\", contactList: $l }) { batchId } }","variables":{"l":${JUNK_CONTACTS}}}`;
@@ -128,7 +132,16 @@ const junkContactListBody = (t: AttackTarget) =>
 function trickle(t: AttackTarget, address: string, sockets: number, declared: number, headers: Record<string, string>): Promise<string> {
   const { hostname, port } = new URL(t.base);
   const head = (path: string) =>
-    [`POST ${path} HTTP/1.1`, `Host: ${hostname}:${port}`, 'Content-Type: application/json', `Content-Length: ${declared}`, `X-Forwarded-For: ${address}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', '{'].join('\r\n');
+    [
+      `POST ${path} HTTP/1.1`,
+      `Host: ${hostname}:${port}`,
+      'Content-Type: application/json',
+      `Content-Length: ${declared}`,
+      `X-Forwarded-For: ${address}`,
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      '',
+      '{',
+    ].join('\r\n');
   const one = () =>
     new Promise<string>((resolve) => {
       const s = net.connect(Number(port), hostname, () => s.write(head(sockets > 1 ? '/graphql' : '/api/v1/public/call-batches')));
@@ -154,7 +167,13 @@ function trickle(t: AttackTarget, address: string, sockets: number, declared: nu
     const counts = new Map<string, number>();
     for (const o of outcomes) counts.set(o, (counts.get(o) ?? 0) + 1);
     // A 5xx alone, so the report's check (a status starting with 5) sees it.
-    return outcomes.find((o) => o.startsWith('5')) ?? [...counts].sort().map(([o, n]) => `${o}x${n}`).join(',');
+    return (
+      outcomes.find((o) => o.startsWith('5')) ??
+      [...counts]
+        .sort()
+        .map(([o, n]) => `${o}x${n}`)
+        .join(',')
+    );
   });
 }
 
@@ -173,7 +192,14 @@ function subscriptions(t: AttackTarget, address: string, count: number): Promise
     ws.on('message', (raw) => {
       const m = JSON.parse(raw.toString()) as { type: string };
       if (m.type === 'connection_ack') {
-        for (let i = 0; i < count; i++) ws.send(JSON.stringify({ id: String(i), type: 'subscribe', payload: { query: `subscription { batchProgress(batchId: "${t.bigBatchId}") { batch { id status } } }` } }));
+        for (let i = 0; i < count; i++)
+          ws.send(
+            JSON.stringify({
+              id: String(i),
+              type: 'subscribe',
+              payload: { query: `subscription { batchProgress(batchId: "${t.bigBatchId}") { batch { id status } } }` },
+            }),
+          );
       } else if (m.type === 'error') errors++;
     });
     ws.on('close', (code) => finish(`ws:${code}`));
@@ -216,7 +242,13 @@ const ATTACKS: Attack[] = [
     name: 'create: 1 MB metadata value on a contact',
     inFlight: 1,
     run: (t, ip) =>
-      post(t, ip, '/api/v1/public/call-batches', createBody(t, [{ contact_id: 'big', phone_number: '+14155552671', metadata: { note: BIG_VALUE } }]), keyed(t)),
+      post(
+        t,
+        ip,
+        '/api/v1/public/call-batches',
+        createBody(t, [{ contact_id: 'big', phone_number: '+14155552671', metadata: { note: BIG_VALUE } }]),
+        keyed(t),
+      ),
   },
   {
     name: 'create: 500 metadata keys, CR/LF callback_url',
@@ -237,7 +269,14 @@ const ATTACKS: Attack[] = [
     // names once cost ~0.2 s of the event loop a request, and each spelling a formatter kept for good.
     name: 'create: 2,000 contacts naming zones in 2,000 spellings, recipient window',
     inFlight: 1,
-    run: (t, ip) => post(t, ip, '/api/v1/public/call-batches', createBody(t, ZONE_SPELLINGS, { calling_window: { start: '09:00', end: '17:00', timezone: 'recipient' } }), keyed(t)),
+    run: (t, ip) =>
+      post(
+        t,
+        ip,
+        '/api/v1/public/call-batches',
+        createBody(t, ZONE_SPELLINGS, { calling_window: { start: '09:00', end: '17:00', timezone: 'recipient' } }),
+        keyed(t),
+      ),
   },
   {
     name: 'reads: largest pages of call records and results',
@@ -245,29 +284,75 @@ const ATTACKS: Attack[] = [
     run: (t, ip) => get(t, ip, '/api/v1/public/call-records?start_date=2000-01-01&end_date=2100-01-01&page_size=200', keyed(t)),
   },
   { name: 'garbage: invalid JSON', inFlight: 1, run: (t, ip) => post(t, ip, '/api/v1/public/call-batches', '{"agent_id": ', keyed(t)) },
-  { name: 'garbage: JSON nested 10,000 deep', inFlight: 1, run: (t, ip) => post(t, ip, '/api/v1/public/call-batches', '['.repeat(10_000) + ']'.repeat(10_000), keyed(t)) },
-  { name: 'garbage: text/plain body', inFlight: 1, run: (t, ip) => post(t, ip, '/api/v1/public/call-batches', '{}', { ...keyed(t), 'content-type': 'text/plain' }) },
-  { name: 'garbage: 15 KB query string', inFlight: 1, run: (t, ip) => get(t, ip, `/api/v1/public/call-batches?agent_id=${'a'.repeat(15_000)}`, keyed(t)) },
-  { name: 'garbage: created_at_from +99:99', inFlight: 1, run: (t, ip) => get(t, ip, '/api/v1/public/call-batches?created_at_from=2026-01-01T00:00:00%2B99:99', keyed(t)) },
-  { name: 'GraphQL: 2 MB comment before { __typename }, with key', inFlight: 1, run: (t, ip) => post(t, ip, '/graphql', commentDocument('{ __typename }'), keyed(t)) },
-  { name: 'GraphQL: 2 MB comment before a syntax error, with key', inFlight: 1, run: (t, ip) => post(t, ip, '/graphql', commentDocument('{ __typename'), keyed(t)) },
+  {
+    name: 'garbage: JSON nested 10,000 deep',
+    inFlight: 1,
+    run: (t, ip) => post(t, ip, '/api/v1/public/call-batches', '['.repeat(10_000) + ']'.repeat(10_000), keyed(t)),
+  },
+  {
+    name: 'garbage: text/plain body',
+    inFlight: 1,
+    run: (t, ip) => post(t, ip, '/api/v1/public/call-batches', '{}', { ...keyed(t), 'content-type': 'text/plain' }),
+  },
+  {
+    name: 'garbage: 15 KB query string',
+    inFlight: 1,
+    run: (t, ip) => get(t, ip, `/api/v1/public/call-batches?agent_id=${'a'.repeat(15_000)}`, keyed(t)),
+  },
+  {
+    name: 'garbage: created_at_from +99:99',
+    inFlight: 1,
+    run: (t, ip) => get(t, ip, '/api/v1/public/call-batches?created_at_from=2026-01-01T00:00:00%2B99:99', keyed(t)),
+  },
+  {
+    name: 'GraphQL: 2 MB comment before { __typename }, with key',
+    inFlight: 1,
+    run: (t, ip) => post(t, ip, '/graphql', commentDocument('{ __typename }'), keyed(t)),
+  },
+  {
+    name: 'GraphQL: 2 MB comment before a syntax error, with key',
+    inFlight: 1,
+    run: (t, ip) => post(t, ip, '/graphql', commentDocument('{ __typename'), keyed(t)),
+  },
   { name: 'GraphQL: 200,000 unused variables, with key', inFlight: 1, run: (t, ip) => post(t, ip, '/graphql', MANY_VARIABLES_BODY, keyed(t)) },
-  { name: 'create: 1,000,000 junk contacts (4 MB), REST', inFlight: 1, run: (t, ip) => post(t, ip, '/api/v1/public/call-batches', createBody(t, []).replace('"contacts":[]', `"contacts":${JUNK_CONTACTS}`), keyed(t)) },
-  { name: 'create: 1,000,000 junk items in contactList, GraphQL', inFlight: 1, run: (t, ip) => post(t, ip, '/graphql', junkContactListBody(t), keyed(t)) },
-  { name: 'create: 200,000 unknown keys, REST', inFlight: 1, run: (t, ip) => post(t, ip, '/api/v1/public/call-batches', createBody(t, [{ contact_id: 'a', phone_number: '+14155552673' }]).replace(/}$/, `,${MANY_UNKNOWN_KEYS}}`), keyed(t)) },
+  {
+    name: 'create: 1,000,000 junk contacts (4 MB), REST',
+    inFlight: 1,
+    run: (t, ip) => post(t, ip, '/api/v1/public/call-batches', createBody(t, []).replace('"contacts":[]', `"contacts":${JUNK_CONTACTS}`), keyed(t)),
+  },
+  {
+    name: 'create: 1,000,000 junk items in contactList, GraphQL',
+    inFlight: 1,
+    run: (t, ip) => post(t, ip, '/graphql', junkContactListBody(t), keyed(t)),
+  },
+  {
+    name: 'create: 200,000 unknown keys, REST',
+    inFlight: 1,
+    run: (t, ip) =>
+      post(
+        t,
+        ip,
+        '/api/v1/public/call-batches',
+        createBody(t, [{ contact_id: 'a', phone_number: '+14155552673' }]).replace(/}$/, `,${MANY_UNKNOWN_KEYS}}`),
+        keyed(t),
+      ),
+  },
   { name: 'slow bodies: 200 anonymous sockets, 64 KiB declared, 1 byte sent', inFlight: 1, run: (t, ip) => trickle(t, ip, 200, 64 << 10, {}) },
   { name: 'slow body with key: 48 MiB declared, 1 byte sent', inFlight: 1, run: (t, ip) => trickle(t, ip, 1, 48 << 20, keyed(t)) },
   {
     // Offsets reach the first 10,000 numbers (deeper is 422, use the cursor): the deepest offset pages.
     name: 'do-not-call: the deepest pages an offset reaches',
     inFlight: 1,
-    run: (t, ip) => get(t, ip, `/api/v1/public/suppressions?limit=200&page=${Math.min(50, Math.ceil(t.suppressions / 200)) - crypto.randomInt(3)}`, keyed(t)),
+    run: (t, ip) =>
+      get(t, ip, `/api/v1/public/suppressions?limit=200&page=${Math.min(50, Math.ceil(t.suppressions / 200)) - crypto.randomInt(3)}`, keyed(t)),
   },
   {
     name: 'exports: 5 results.csv of the big batch at once',
     inFlight: 1,
     run: async (t, ip) => {
-      const outcomes = await Promise.all(Array.from({ length: 5 }, () => get(t, ip, `/api/v1/public/call-batches/${t.bigBatchId}/results.csv`, keyed(t))));
+      const outcomes = await Promise.all(
+        Array.from({ length: 5 }, () => get(t, ip, `/api/v1/public/call-batches/${t.bigBatchId}/results.csv`, keyed(t))),
+      );
       return outcomes.find((o) => o.startsWith('5')) ?? outcomes.sort().join(',');
     },
   },

@@ -52,7 +52,10 @@ const C_RATE = num('BENCH_ATTACKER_RATE_LIMIT', 600);
 const ATTACKER_BATCH = num('BENCH_ATTACKER_BATCH', 10_000);
 const ATTACKER_SUPPRESSIONS = num('BENCH_ATTACKER_SUPPRESSIONS', 100_000);
 const PHASES = (process.env.BENCH_PHASES ?? 'calm,hostile').split(',').map((p) => p.trim()) as Phase[];
-const ATTACK_FILTER = (process.env.BENCH_ATTACKS ?? '').split(',').map((a) => a.trim()).filter(Boolean);
+const ATTACK_FILTER = (process.env.BENCH_ATTACKS ?? '')
+  .split(',')
+  .map((a) => a.trim())
+  .filter(Boolean);
 const ATTACK_IN_FLIGHT = process.env.BENCH_ATTACK_IN_FLIGHT === 'fleet' ? 'fleet' : num('BENCH_ATTACK_IN_FLIGHT', 4);
 const MAX_P99_RATIO = 2;
 const MAX_RSS_MIB = 600;
@@ -293,10 +296,14 @@ async function seedAttackerLists(base: string, c: Account): Promise<{ bigBatchId
       [0, 1, 2, 3]
         .map((k) => from + k * 1_000)
         .filter((f) => f < ATTACKER_SUPPRESSIONS)
-        .map((f) => admin(base, `mutation($n: [String!]!) { addSuppressions(phoneNumbers: $n, reason: "bench") { added } }`, { n: numbers(f) }, c.id)),
+        .map((f) =>
+          admin(base, `mutation($n: [String!]!) { addSuppressions(phoneNumbers: $n, reason: "bench") { added } }`, { n: numbers(f) }, c.id),
+        ),
     );
   }
-  log(`  and a ${ATTACKER_BATCH}-call batch to export, ${ATTACKER_SUPPRESSIONS} do-not-call numbers to page (seeded in ${((performance.now() - t0) / 1000).toFixed(1)} s).`);
+  log(
+    `  and a ${ATTACKER_BATCH}-call batch to export, ${ATTACKER_SUPPRESSIONS} do-not-call numbers to page (seeded in ${((performance.now() - t0) / 1000).toFixed(1)} s).`,
+  );
   return { bigBatchId: body.data.batch_id, suppressions: ATTACKER_SUPPRESSIONS };
 }
 
@@ -350,7 +357,10 @@ async function runPhase(phase: Phase): Promise<PhaseFigures> {
       body: JSON.stringify({ ...createBody(C, 0, 'immediate', crypto.randomUUID()), contacts: fullMetadataContacts(200) }),
     });
     if (r.status !== 201) throw new Error(`attacker batch not created: ${r.status} ${await r.text()}`);
-    const attacking = phase === 'hostile' ? `attacks in flight: ${ATTACK_IN_FLIGHT === 'fleet' ? 'fleet (every attack at once)' : ATTACK_IN_FLIGHT}` : 'no attack in this phase';
+    const attacking =
+      phase === 'hostile'
+        ? `attacks in flight: ${ATTACK_IN_FLIGHT === 'fleet' ? 'fleet (every attack at once)' : ATTACK_IN_FLIGHT}`
+        : 'no attack in this phase';
     log(`Attacker account C (rate limit ${C_RATE}/min): a 200-contact batch with 8 KiB of metadata per contact, dialling; ${attacking}.`);
     const attackerBig = await seedAttackerLists(base, C);
 
@@ -365,7 +375,9 @@ async function runPhase(phase: Phase): Promise<PhaseFigures> {
     const dispatchId = dispatchBody.data.batch_id;
     log(`Dispatch batch ${dispatchId}: ${dispatchBody.data.accepted_contacts} contacts, immediate, SIM_CALL_MS=${SIM_CALL_MS}.`);
 
-    const accepted = new Map<string, { account: Account; accepted: number }>([[dispatchId, { account: A, accepted: dispatchBody.data.accepted_contacts }]]);
+    const accepted = new Map<string, { account: Account; accepted: number }>([
+      [dispatchId, { account: A, accepted: dispatchBody.data.accepted_contacts }],
+    ]);
     const ids: Record<string, string[]> = { A: [dispatchId], B: [] };
     const stats: Stats = {
       latencies: { create: [], detail: [], 'list-batches': [], 'list-calls': [] },
@@ -383,7 +395,8 @@ async function runPhase(phase: Phase): Promise<PhaseFigures> {
     const t0 = performance.now();
     const deadline = t0 + SECONDS * 1000;
     const sampler = setInterval(() => rss.push({ t: (performance.now() - t0) / 1000, mib: rssMiB(server!.pid!) }), 1000);
-    const attacks = phase === 'hostile' ? await startAttacker({ base, key: C.key, agentId: C.agentId, versionId: C.versionId, ...attackerBig }) : null;
+    const attacks =
+      phase === 'hostile' ? await startAttacker({ base, key: C.key, agentId: C.agentId, versionId: C.versionId, ...attackerBig }) : null;
 
     async function request(op: Op, account: Account): Promise<void> {
       const own = ids[account.label];
@@ -453,31 +466,58 @@ async function runPhase(phase: Phase): Promise<PhaseFigures> {
     rss.push({ t: elapsed, mib: rssMiB(server.pid!) });
 
     // ----- figures
-    const all = Object.values(stats.latencies).flat().sort((x, y) => x - y);
+    const all = Object.values(stats.latencies)
+      .flat()
+      .sort((x, y) => x - y);
     log();
-    log(`Requests: ${all.length} in ${elapsed.toFixed(1)} s = ${(all.length / elapsed).toFixed(0)} req/s; p50 ${percentile(all, 50).toFixed(1)} ms, p99 ${percentile(all, 99).toFixed(1)} ms, max ${all[all.length - 1]?.toFixed(0)} ms`);
+    log(
+      `Requests: ${all.length} in ${elapsed.toFixed(1)} s = ${(all.length / elapsed).toFixed(0)} req/s; p50 ${percentile(all, 50).toFixed(1)} ms, p99 ${percentile(all, 99).toFixed(1)} ms, max ${all[all.length - 1]?.toFixed(0)} ms`,
+    );
     log(`  ${'operation'.padEnd(13)} ${'count'.padStart(7)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)}  statuses`);
     for (const [op] of MIX) {
       const l = stats.latencies[op].sort((x, y) => x - y);
-      const st = [...stats.statuses[op]].sort().map(([s, n]) => `${s}×${n}`).join(' ');
-      log(`  ${op.padEnd(13)} ${String(l.length).padStart(7)} ${(l.length / elapsed).toFixed(0).padStart(7)} ${percentile(l, 50).toFixed(1).padStart(8)} ${percentile(l, 99).toFixed(1).padStart(8)}  ${st}`);
+      const st = [...stats.statuses[op]]
+        .sort()
+        .map(([s, n]) => `${s}×${n}`)
+        .join(' ');
+      log(
+        `  ${op.padEnd(13)} ${String(l.length).padStart(7)} ${(l.length / elapsed).toFixed(0).padStart(7)} ${percentile(l, 50).toFixed(1).padStart(8)} ${percentile(l, 99).toFixed(1).padStart(8)}  ${st}`,
+      );
     }
     log(`Slowest answer per 5 s (ms, by when it ended): ${timeline(stats.finished, elapsed).join(' ')}`);
     const { unexpectedCount } = stats;
-    log(`Errors: ${unexpectedCount} unexpected (non-2xx other than account B's 429s), ${stats.networkErrors} network errors; intended 429s (account B): ${stats.intended429}`);
+    log(
+      `Errors: ${unexpectedCount} unexpected (non-2xx other than account B's 429s), ${stats.networkErrors} network errors; intended 429s (account B): ${stats.intended429}`,
+    );
     for (const u of stats.unexpected) log(`  ${u.op} as ${u.account}: ${u.status} ${u.body}`);
 
-    log(`Server RSS (MiB) every 5 s: ${rss.filter((_, i) => i % 5 === 0).map((s) => s.mib.toFixed(0)).join(' ')}`);
+    log(
+      `Server RSS (MiB) every 5 s: ${rss
+        .filter((_, i) => i % 5 === 0)
+        .map((s) => s.mib.toFixed(0))
+        .join(' ')}`,
+    );
     const third = rss.filter((s) => s.t >= elapsed / 3);
     const mid = third[0]?.mib ?? rss[0].mib;
     const end = rss[rss.length - 1].mib;
-    log(`  baseline ${rss[0].mib.toFixed(0)}, at ${third[0]?.t.toFixed(0) ?? 0} s ${mid.toFixed(0)}, end ${end.toFixed(0)}: growth over the last two thirds ${(end - mid).toFixed(0)} MiB (${(((end - mid) / mid) * 100).toFixed(1)} %)`);
+    log(
+      `  baseline ${rss[0].mib.toFixed(0)}, at ${third[0]?.t.toFixed(0) ?? 0} s ${mid.toFixed(0)}, end ${end.toFixed(0)}: growth over the last two thirds ${(end - mid).toFixed(0)} MiB (${(((end - mid) / mid) * 100).toFixed(1)} %)`,
+    );
 
     // ----- dispatch progress
-    const progress = (await (await fetch(`${base}${API}/call-batches/${dispatchId}`, { headers: auth(A) })).json()) as { data: Record<string, unknown> };
+    const progress = (await (await fetch(`${base}${API}/call-batches/${dispatchId}`, { headers: auth(A) })).json()) as {
+      data: Record<string, unknown>;
+    };
     const d = progress.data;
-    log(`Load average at the end: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-    log(`Dispatch batch after the run: status ${d.status}, queued ${d.queued}, in_progress ${d.in_progress}, completed ${d.completed}, failed ${d.failed}, cancelled ${d.cancelled}`);
+    log(
+      `Load average at the end: ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
+    log(
+      `Dispatch batch after the run: status ${d.status}, queued ${d.queued}, in_progress ${d.in_progress}, completed ${d.completed}, failed ${d.failed}, cancelled ${d.cancelled}`,
+    );
 
     // ----- consistency: every accepted batch and its calls are there (operator API: no budget)
     let missing = 0;
@@ -495,9 +535,14 @@ async function runPhase(phase: Phase): Promise<PhaseFigures> {
     };
     for (let i = 0; i < entries.length; i += 16) await Promise.all(entries.slice(i, i + 16).map(checkOne));
     const totalCalls = entries.reduce((s, [, v]) => s + v.accepted, 0);
-    log(`Consistency: ${entries.length} accepted batches with ${totalCalls} calls checked: ${missing} missing, ${wrongCalls} with a wrong call count`);
+    log(
+      `Consistency: ${entries.length} accepted batches with ${totalCalls} calls checked: ${missing} missing, ${wrongCalls} with a wrong call count`,
+    );
     for (const a of attackReports) {
-      const outcomes = [...a.outcomes].sort((x, y) => y[1] - x[1]).map(([o, n]) => `${o}×${n}`).join(' ');
+      const outcomes = [...a.outcomes]
+        .sort((x, y) => y[1] - x[1])
+        .map(([o, n]) => `${o}×${n}`)
+        .join(' ');
       log(`  attack ${a.name.padEnd(48)} ${String(a.sent).padStart(6)} sent: ${outcomes}`);
     }
     return {
@@ -533,17 +578,34 @@ function compare(figures: PhaseFigures[]): void {
   row('p99 ms', (f) => f.p99.toFixed(1), `hostile <= ${MAX_P99_RATIO} x calm = ${p99Bound.toFixed(1)}`, !hostile || hostile.p99 <= p99Bound);
   const errorsOk = figures.every((f) => f.unexpected === 0 && f.networkErrors === 0);
   row('unexpected errors', (f) => String(f.unexpected + f.networkErrors), '0', errorsOk);
-  row('API peak RSS MiB', (f) => f.peakRssMiB.toFixed(0), `< ${MAX_RSS_MIB}`, figures.every((f) => f.peakRssMiB < MAX_RSS_MIB));
-  row('batches and calls intact', (f) => (f.consistent ? 'yes' : 'NO'), 'yes', figures.every((f) => f.consistent));
-  const attack5xx = hostile?.attacks.flatMap((a) => [...a.outcomes.keys()].filter((o) => /^5\d\d$|^error/.test(o)).map((o) => `${a.name}: ${o}`)) ?? [];
+  row(
+    'API peak RSS MiB',
+    (f) => f.peakRssMiB.toFixed(0),
+    `< ${MAX_RSS_MIB}`,
+    figures.every((f) => f.peakRssMiB < MAX_RSS_MIB),
+  );
+  row(
+    'batches and calls intact',
+    (f) => (f.consistent ? 'yes' : 'NO'),
+    'yes',
+    figures.every((f) => f.consistent),
+  );
+  const attack5xx =
+    hostile?.attacks.flatMap((a) => [...a.outcomes.keys()].filter((o) => /^5\d\d$|^error/.test(o)).map((o) => `${a.name}: ${o}`)) ?? [];
   if (hostile) row('attacks answered 5xx/error', () => String(attack5xx.length), '0', attack5xx.length === 0);
   for (const line of attack5xx) log(`    ${line}`);
-  const failed = (hostile && hostile.p99 > p99Bound) || !errorsOk || figures.some((f) => f.peakRssMiB >= MAX_RSS_MIB || !f.consistent) || attack5xx.length > 0;
+  const failed =
+    (hostile && hostile.p99 > p99Bound) || !errorsOk || figures.some((f) => f.peakRssMiB >= MAX_RSS_MIB || !f.consistent) || attack5xx.length > 0;
   if (failed) process.exitCode = 1;
 }
 
 async function main() {
-  log(`Machine: ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} (other processes share them)`);
+  log(
+    `Machine: ${os.cpus().length} CPUs, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} (other processes share them)`,
+  );
   const figures: PhaseFigures[] = [];
   for (const phase of PHASES) figures.push(await runPhase(phase));
   compare(figures);

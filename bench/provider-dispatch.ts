@@ -166,7 +166,9 @@ async function run(provider: Provider): Promise<Result> {
   const url = withDb(SERVER, dbName);
   const { loadConfig } = await import('../src/config.ts');
   const { createDeps } = await import('../src/bootstrap.ts');
-  const deps = await createDeps(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn', RUN_WORKER: 'false', SEED_DEMO: 'false', APP_SECRET, MIGRATE_ON_START: 'true' }));
+  const deps = await createDeps(
+    loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn', RUN_WORKER: 'false', SEED_DEMO: 'false', APP_SECRET, MIGRATE_ON_START: 'true' }),
+  );
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const fake = await startFake(provider);
@@ -174,7 +176,7 @@ async function run(provider: Provider): Promise<Result> {
   try {
     const { batchId } = await seed(deps, provider, CALLS);
     worker = startWorker(withDb(SERVER, dbName, 'bench-w0'), provider, fake.url);
-    for (const deadline = Date.now() + 120_000; ; ) {
+    for (const deadline = Date.now() + 120_000; ;) {
       const r = await client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = 'bench-w0'`, [dbName]);
       if (r.rows[0].n > 0) break;
       if (worker.exitCode !== null || Date.now() > deadline) throw new Error('the worker did not start');
@@ -186,7 +188,7 @@ async function run(provider: Provider): Promise<Result> {
     await operateBatch(deps, account, batchId, 'start');
     let dialled = 0;
     let failed = 0;
-    for (const deadline = Date.now() + 600_000; ; ) {
+    for (const deadline = Date.now() + 600_000; ;) {
       const row = (
         await client.query(
           `SELECT count(*) FILTER (WHERE provider_call_id IS NOT NULL)::int AS dialled,
@@ -211,9 +213,21 @@ async function run(provider: Provider): Promise<Result> {
       )
     ).rows[0].s;
     const reasons = (
-      await client.query<{ r: string; n: number }>(`SELECT disconnect_reason AS r, count(*)::int AS n FROM calls WHERE batch_id = $1 AND status = 'failed' GROUP BY 1`, [batchId])
+      await client.query<{ r: string; n: number }>(
+        `SELECT disconnect_reason AS r, count(*)::int AS n FROM calls WHERE batch_id = $1 AND status = 'failed' GROUP BY 1`,
+        [batchId],
+      )
     ).rows.map((x) => `${x.r} ${x.n}`);
-    return { provider, placedSeconds, firstToLastSeconds: span, creates: fake.creates.length, invalid: fake.invalid.length, dialled, failed, reasons };
+    return {
+      provider,
+      placedSeconds,
+      firstToLastSeconds: span,
+      creates: fake.creates.length,
+      invalid: fake.invalid.length,
+      dialled,
+      failed,
+      reasons,
+    };
   } finally {
     if (worker && worker.exitCode === null) worker.kill('SIGKILL');
     await fake.close();
@@ -224,7 +238,11 @@ async function run(provider: Provider): Promise<Result> {
 }
 
 /** The machine's load while the bench ran (other work on the same cores skews every figure). */
-const load = async () => (await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ');
+const load = async () =>
+  (await import('node:os'))
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const { rows } = await (async () => {
   const c = new pg.Client({ connectionString: SERVER });
@@ -243,7 +261,9 @@ for (const p of PROVIDERS) {
   console.log(
     `  ${p}: ${fmt(r.dialled)} of ${fmt(CALLS)} placed in ${r.placedSeconds.toFixed(2)} s: ${fmt(perSecond)} calls/s (bound >= ${fmt(MIN_CALLS_PER_SECOND)}: ${perSecond >= MIN_CALLS_PER_SECOND ? 'met' : 'MISSED'}); ` +
       `first dial to last ${r.firstToLastSeconds.toFixed(2)} s: ${fmt(r.dialled / Math.max(r.firstToLastSeconds, 0.001))} calls/s; ` +
-      (p === 'simulator' ? '' : `creates at the fake ${fmt(r.creates)} (${r.creates === r.dialled ? 'one per call placed' : 'NOT one per call'}), invalid bodies ${r.invalid}`) +
+      (p === 'simulator'
+        ? ''
+        : `creates at the fake ${fmt(r.creates)} (${r.creates === r.dialled ? 'one per call placed' : 'NOT one per call'}), invalid bodies ${r.invalid}`) +
       (r.failed ? `; FAILED to place ${fmt(r.failed)} (${r.reasons.join(', ')})` : ''),
   );
 }

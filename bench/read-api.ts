@@ -67,7 +67,10 @@ const CALLS_PER_BATCH = env('BENCH_CALLS_PER_BATCH', 100);
 const NOISE_CALLS = env('BENCH_NOISE_CALLS', 880_000);
 const RATE_LIMIT_STORE = process.env.BENCH_RATE_LIMIT_STORE ?? 'memory';
 const SERVER_FLAGS = (process.env.BENCH_SERVER_FLAGS ?? '').split(/\s+/).filter(Boolean);
-const SCENARIOS = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const SCENARIOS = (process.env.BENCH_SCENARIOS ?? '')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 /** The load part's batch-details scenario, which gets the runs and targets of detailsSection. */
 const DETAILS = 'batch details';
 /** Below this many requests a second an endpoint gets one long run, and no REST/GraphQL comparison. */
@@ -150,7 +153,11 @@ async function seed(db: Database): Promise<Seeded> {
     voices: ['alloy', 'verse'],
     limits: { rateLimitPerMinute: 2_000_000_000 },
   });
-  const agent = await createAgent(db, account, { name: 'Sales Agent', voice: 'alloy', outcomeKeys: ['interested', 'callback_requested', 'sentiment'] });
+  const agent = await createAgent(db, account, {
+    name: 'Sales Agent',
+    voice: 'alloy',
+    outcomeKeys: ['interested', 'callback_requested', 'sentiment'],
+  });
   const version = await createPromptVersion(db, account, { agentId: agent.id, name: 'v1', prompt: 'Offer a demo.' });
   await addDidNumber(db, account, '+14155550100');
   const { account: noise } = await createAccount(db, { name: 'Other Co', email: 'other@example.com', voices: ['alloy'] });
@@ -161,7 +168,20 @@ async function seed(db: Database): Promise<Seeded> {
   client.on('error', () => {});
   await client.connect();
   try {
-    return await seedRows(db, client, { accountId: account.id, apiKey, agentId: agent.id, versionId: version.id, noiseId: noise.id, noiseAgentId: noiseAgent.id, noiseVersionId: noiseVersion.id }, t0);
+    return await seedRows(
+      db,
+      client,
+      {
+        accountId: account.id,
+        apiKey,
+        agentId: agent.id,
+        versionId: version.id,
+        noiseId: noise.id,
+        noiseAgentId: noiseAgent.id,
+        noiseVersionId: noiseVersion.id,
+      },
+      t0,
+    );
   } finally {
     await client.end().catch(() => {});
   }
@@ -196,22 +216,25 @@ async function seedRows(
   log(`  batches inserted (${ms(t0)})`);
 
   // Inserted with the outcome counters' trigger off and counted after (bench/outcome-counts.ts).
-  await seedWithoutOutcomeCounts((sql) => client.query(sql), async () => {
-    // Chunks keep each statement's memory modest; the big batch goes in 4 pieces by id range.
-    await client.query(insertCallsSql(1400), [ids.accountId, 'a' + String(BATCHES).padStart(6, '0'), 'a' + String(BATCHES).padStart(6, '0')]);
-    log(`  big batch: ${BIG_CALLS} calls (${ms(t0)})`);
-    await client.query(insertCallsSql(1400), [ids.accountId, 'a000001', 'a' + String(BATCHES - 1).padStart(6, '0')]);
-    log(`  ${BATCHES - 1} other batches: ${(BATCHES - 1) * CALLS_PER_BATCH} calls (${ms(t0)})`);
-    // The list pages' batch, an hour older than the big one (same day for call records, mostly).
-    await client.query(insertBatches, [ids.accountId, 'p', ids.agentId, ids.versionId, 1, 1, now - 3_600_000, PAGE_CALLS, PAGE_CALLS]);
-    await client.query(insertCallsSql(1400), [ids.accountId, 'p000001', 'p000001']);
-    log(`  list-page batch: ${PAGE_CALLS} calls (${ms(t0)})`);
-    for (let from = 1; NOISE_CALLS > 0 && from <= noiseBatches; from += 100) {
-      const to = Math.min(noiseBatches, from + 99);
-      await client.query(insertCallsSql(200), [ids.noiseId, 'n' + String(from).padStart(6, '0'), 'n' + String(to).padStart(6, '0')]);
-    }
-    if (NOISE_CALLS > 0) log(`  other account: ${noiseBatches * 1000} calls (${ms(t0)})`);
-  });
+  await seedWithoutOutcomeCounts(
+    (sql) => client.query(sql),
+    async () => {
+      // Chunks keep each statement's memory modest; the big batch goes in 4 pieces by id range.
+      await client.query(insertCallsSql(1400), [ids.accountId, 'a' + String(BATCHES).padStart(6, '0'), 'a' + String(BATCHES).padStart(6, '0')]);
+      log(`  big batch: ${BIG_CALLS} calls (${ms(t0)})`);
+      await client.query(insertCallsSql(1400), [ids.accountId, 'a000001', 'a' + String(BATCHES - 1).padStart(6, '0')]);
+      log(`  ${BATCHES - 1} other batches: ${(BATCHES - 1) * CALLS_PER_BATCH} calls (${ms(t0)})`);
+      // The list pages' batch, an hour older than the big one (same day for call records, mostly).
+      await client.query(insertBatches, [ids.accountId, 'p', ids.agentId, ids.versionId, 1, 1, now - 3_600_000, PAGE_CALLS, PAGE_CALLS]);
+      await client.query(insertCallsSql(1400), [ids.accountId, 'p000001', 'p000001']);
+      log(`  list-page batch: ${PAGE_CALLS} calls (${ms(t0)})`);
+      for (let from = 1; NOISE_CALLS > 0 && from <= noiseBatches; from += 100) {
+        const to = Math.min(noiseBatches, from + 99);
+        await client.query(insertCallsSql(200), [ids.noiseId, 'n' + String(from).padStart(6, '0'), 'n' + String(to).padStart(6, '0')]);
+      }
+      if (NOISE_CALLS > 0) log(`  other account: ${noiseBatches * 1000} calls (${ms(t0)})`);
+    },
+  );
 
   // Counters exactly as the worker keeps them (the mapping in docs/dispatch.md).
   await client.query(`
@@ -228,13 +251,22 @@ async function seedRows(
   await client.query('VACUUM ANALYZE');
   // The seed's ~1 GB of WAL would otherwise be written back by a spread checkpoint during the
   // first minutes of measuring (batch details, the first scenario, paid for it).
-  await client.query('CHECKPOINT').catch((e: Error) => log(`  CHECKPOINT refused (${e.message}): the first scenarios may share the machine with its write-back`));
+  await client
+    .query('CHECKPOINT')
+    .catch((e: Error) => log(`  CHECKPOINT refused (${e.message}): the first scenarios may share the machine with its write-back`));
   const { rows } = await client.query(`SELECT (SELECT count(*) FROM calls)::int AS calls, pg_size_pretty(pg_total_relation_size('calls')) AS size`);
   log(`  counters, VACUUM ANALYZE, CHECKPOINT done: ${rows[0].calls} calls, calls table + indexes ${rows[0].size} (${ms(t0)})`);
 
   const bigBatchId = `sched_a${String(BATCHES).padStart(6, '0')}`;
   const big = await db.prisma.batch.findUniqueOrThrow({ where: { id: bigBatchId } });
-  return { apiKey: ids.apiKey, accountId: ids.accountId, agentId: ids.agentId, bigBatchId, pageBatchId: 'sched_p000001', day: big.createdAt.toISOString().slice(0, 10) };
+  return {
+    apiKey: ids.apiKey,
+    accountId: ids.accountId,
+    agentId: ids.agentId,
+    bigBatchId,
+    pageBatchId: 'sched_p000001',
+    day: big.createdAt.toISOString().slice(0, 10),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -341,8 +373,13 @@ async function timeOutcomeTotal(db: Database, s: Seeded): Promise<string> {
   }
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const ms = med(counters);
-  log(`\n?outcome=yes total over the ${BIG_CALLS.toLocaleString('en-US')}-call batch (median of 9, load average ${os.loadavg().map((l) => l.toFixed(1)).join(', ')}): ` +
-    `${ms.toFixed(2)} ms from the counters beside the bound of < ${OUTCOME_TOTAL_BOUND_MS} ms; counting the batch's calls ${med(scans).toFixed(2)} ms; total ${total}${total === exact ? ' = ' : ' DIFFERS FROM '}the count ${exact}`);
+  log(
+    `\n?outcome=yes total over the ${BIG_CALLS.toLocaleString('en-US')}-call batch (median of 9, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(', ')}): ` +
+      `${ms.toFixed(2)} ms from the counters beside the bound of < ${OUTCOME_TOTAL_BOUND_MS} ms; counting the batch's calls ${med(scans).toFixed(2)} ms; total ${total}${total === exact ? ' = ' : ' DIFFERS FROM '}the count ${exact}`,
+  );
   return `  ?outcome= total < ${OUTCOME_TOTAL_BOUND_MS} ms (and exact):       ${ms.toFixed(2)} ms beside ${OUTCOME_TOTAL_BOUND_MS} ms  ${ms < OUTCOME_TOTAL_BOUND_MS && total === exact ? 'met' : 'MISSED'}`;
 }
 
@@ -364,10 +401,30 @@ async function explainAll(db: Database, s: Seeded, list: Scenario[]): Promise<bo
     // Filters the timed runs don't exercise, so every index is shown.
     { name: 'calls ?status', rest: `/api/v1/public/call-batches/${s.bigBatchId}/calls?status=no_answer&limit=200`, operation: '', variables: {} },
     { name: 'calls ?external_id', rest: `/api/v1/public/call-batches/${s.bigBatchId}/calls?external_id=crm-77777`, operation: '', variables: {} },
-    { name: 'results ?outcome&status&transcript', rest: `/api/v1/public/call-batches/${s.bigBatchId}/results?outcome=yes&status=completed&transcript_status=processing`, operation: '', variables: {} },
-    { name: 'call records ?agent_id', rest: `/api/v1/public/call-records?start_date=2000-01-01&end_date=2100-01-01&agent_id=${s.agentId}&page=3`, operation: '', variables: {} },
-    { name: 'call records ?agent_id x2', rest: `/api/v1/public/call-records?start_date=2000-01-01&end_date=2100-01-01&agent_id=${s.agentId}&agent_id=agt-none`, operation: '', variables: {} },
-    { name: 'batch list ?agent_id&created_at', rest: `/api/v1/public/call-batches?agent_id=${s.agentId}&created_at_from=2000-01-01T00:00:00Z&created_at_to=2100-01-01T00:00:00%2B02:00`, operation: '', variables: {} },
+    {
+      name: 'results ?outcome&status&transcript',
+      rest: `/api/v1/public/call-batches/${s.bigBatchId}/results?outcome=yes&status=completed&transcript_status=processing`,
+      operation: '',
+      variables: {},
+    },
+    {
+      name: 'call records ?agent_id',
+      rest: `/api/v1/public/call-records?start_date=2000-01-01&end_date=2100-01-01&agent_id=${s.agentId}&page=3`,
+      operation: '',
+      variables: {},
+    },
+    {
+      name: 'call records ?agent_id x2',
+      rest: `/api/v1/public/call-records?start_date=2000-01-01&end_date=2100-01-01&agent_id=${s.agentId}&agent_id=agt-none`,
+      operation: '',
+      variables: {},
+    },
+    {
+      name: 'batch list ?agent_id&created_at',
+      rest: `/api/v1/public/call-batches?agent_id=${s.agentId}&created_at_from=2000-01-01T00:00:00Z&created_at_to=2100-01-01T00:00:00%2B02:00`,
+      operation: '',
+      variables: {},
+    },
     { name: 'batch list ?status=completed', rest: `/api/v1/public/call-batches?status=completed&page=2`, operation: '', variables: {} },
   ];
   const client = new pg.Client({ connectionString: db.url });
@@ -386,7 +443,10 @@ async function explainAll(db: Database, s: Seeded, list: Scenario[]): Promise<bo
       const plan = rows[0]['QUERY PLAN'][0] as { Plan: PlanNode; 'Execution Time': number };
       const found = scans(plan.Plan);
       seqScans += found.filter((f) => f.includes('SEQ SCAN')).length;
-      const what = stmt.text.replace(/"public"\./g, '').replace(/SELECT .*? FROM/, 'SELECT … FROM').slice(0, 70);
+      const what = stmt.text
+        .replace(/"public"\./g, '')
+        .replace(/SELECT .*? FROM/, 'SELECT … FROM')
+        .slice(0, 70);
       log(`    ${plan['Execution Time'].toFixed(2).padStart(7)} ms  ${found.join('; ') || '(no table scan)'}   [${what}…]`);
     }
   }
@@ -479,7 +539,9 @@ async function drain(url: string, headers: Record<string, string>) {
   let fast = 0;
   while (Date.now() < until && fast < 3) {
     const t0 = performance.now();
-    await fetch(url, { headers }).then((r) => r.arrayBuffer()).catch(() => undefined);
+    await fetch(url, { headers })
+      .then((r) => r.arrayBuffer())
+      .catch(() => undefined);
     fast = performance.now() - t0 < 50 ? fast + 1 : 0;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -507,12 +569,24 @@ function combine(runs: Awaited<ReturnType<typeof run>>[]): Figures {
 }
 
 async function compare(pid: number, rest: autocannon.Options, gql: autocannon.Options, probe: () => Promise<void>, rounds = ROUNDS) {
-  const both = await alternate([{ pid, opts: rest }, { pid, opts: gql }], probe, rounds);
+  const both = await alternate(
+    [
+      { pid, opts: rest },
+      { pid, opts: gql },
+    ],
+    probe,
+    rounds,
+  );
   return { rest: both[0], gql: both[1] };
 }
 
 /** Short runs of each target in turn, the order flipping every round; each target's runs combined. */
-async function alternate(targets: { pid: number; opts: autocannon.Options }[], probe: () => Promise<void>, rounds: number, seconds = SECONDS): Promise<Figures[]> {
+async function alternate(
+  targets: { pid: number; opts: autocannon.Options }[],
+  probe: () => Promise<void>,
+  rounds: number,
+  seconds = SECONDS,
+): Promise<Figures[]> {
   const acc = targets.map(() => [] as Awaited<ReturnType<typeof run>>[]);
   const duration = Math.max(2, Math.round(seconds / rounds));
   for (let round = 0; round < rounds; round++) {
@@ -554,7 +628,15 @@ async function startBare(url: string, accountId: string, publicUrl: string): Pro
   const port = await freePort();
   const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, '--import', 'tsx', 'bench/bare-read-server.ts'], {
     cwd: ROOT,
-    env: { ...process.env, BARE_DATABASE_URL: url, BARE_ACCOUNT_ID: accountId, BARE_PUBLIC_URL: publicUrl, BARE_APP_SECRET: APP_SECRET, PORT: String(port), NODE_ENV: 'production' },
+    env: {
+      ...process.env,
+      BARE_DATABASE_URL: url,
+      BARE_ACCOUNT_ID: accountId,
+      BARE_PUBLIC_URL: publicUrl,
+      BARE_APP_SECRET: APP_SECRET,
+      PORT: String(port),
+      NODE_ENV: 'production',
+    },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
@@ -594,8 +676,12 @@ async function boundSection(
   const bare = await startBare(dbUrl, s.accountId, service.base);
   const targets: string[] = [];
   try {
-    log(`\nList pages against the bare bound, ${which} (${BOUND_CONNECTIONS} connections, ${SECONDS} s per side in ${ROUNDS} alternating runs; bare: node:http + pg, one statement, JSON.stringify):`);
-    log(`  ${'page'.padEnd(30)} ${'service'.padStart(8)} ${'bare'.padStart(8)} ${'ratio'.padStart(6)} ${'goal'.padStart(5)}  ${'CPU ms/req svc'.padStart(14)} ${'bare'.padStart(6)}  ${'p50 svc/bare ms'.padStart(15)}  ${'KB'.padStart(6)}  errors  bytes  load`);
+    log(
+      `\nList pages against the bare bound, ${which} (${BOUND_CONNECTIONS} connections, ${SECONDS} s per side in ${ROUNDS} alternating runs; bare: node:http + pg, one statement, JSON.stringify):`,
+    );
+    log(
+      `  ${'page'.padEnd(30)} ${'service'.padStart(8)} ${'bare'.padStart(8)} ${'ratio'.padStart(6)} ${'goal'.padStart(5)}  ${'CPU ms/req svc'.padStart(14)} ${'bare'.padStart(6)}  ${'p50 svc/bare ms'.padStart(15)}  ${'KB'.padStart(6)}  errors  bytes  load`,
+    );
     const probe = () => drain(service.base + pages[0].path, auth);
     for (const page of pages) {
       const svc = { pid: service.child.pid!, opts: { url: service.base + page.path, headers: auth, connections: BOUND_CONNECTIONS } };
@@ -621,10 +707,18 @@ async function boundSection(
   return targets;
 }
 
-async function loadSection(dbUrl: string, seeded: Seeded, list: Scenario[], started: { base: string; child: ChildProcess }, auth: Record<string, string>): Promise<string[]> {
+async function loadSection(
+  dbUrl: string,
+  seeded: Seeded,
+  list: Scenario[],
+  started: { base: string; child: ChildProcess },
+  auth: Record<string, string>,
+): Promise<string[]> {
   const server = started.child;
   log(`\nLoad (${CONNECTIONS} connections, ${SECONDS} s each, server: node src/main.ts, worker off, pool 10, RATE_LIMIT_STORE=${RATE_LIMIT_STORE}):`);
-  log(`  ${'scenario'.padEnd(36)} ${'surface'.padEnd(8)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU ms/req'.padStart(8)} ${'KB/resp'.padStart(8)} ${'errors'.padStart(6)}  REST/GraphQL`);
+  log(
+    `  ${'scenario'.padEnd(36)} ${'surface'.padEnd(8)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU ms/req'.padStart(8)} ${'KB/resp'.padStart(8)} ${'errors'.padStart(6)}  REST/GraphQL`,
+  );
   const summary: { name: string; rest: Figures; gql: Figures }[] = [];
   const probe = () => drain(started.base + list[0].rest, auth);
   const row = (name: string, surface: string, f: Figures, ratio = '') =>
@@ -710,12 +804,17 @@ async function detailsSection(
     // What that p99 needs of the server (issue 17); steadier than latency when other work shares the machine.
     `  batch details CPU per request <= 0.30 ms:  ${loaded.cpuMs.toFixed(2)} ms beside 0.30 ms  ${loaded.cpuMs <= 0.3 ? 'met' : 'MISSED'}`,
   ];
-  if (dbStore) targets.push(`  (with the database rate-limit store batch details p99 is ${dbStore.p99} ms at ${dbStore.rps.toFixed(0)} req/s, ${dbStore.cpuMs.toFixed(2)} ms CPU per request)`);
+  if (dbStore)
+    targets.push(
+      `  (with the database rate-limit store batch details p99 is ${dbStore.p99} ms at ${dbStore.rps.toFixed(0)} req/s, ${dbStore.cpuMs.toFixed(2)} ms CPU per request)`,
+    );
   return targets;
 }
 
 async function main() {
-  log(`Read API benchmark: PostgreSQL ${BASE_URL.replace(/\/\/[^@]*@/, '//')}, ${CONNECTIONS} connections, ${SECONDS} s per run, parts ${[...PARTS].join(',')}`);
+  log(
+    `Read API benchmark: PostgreSQL ${BASE_URL.replace(/\/\/[^@]*@/, '//')}, ${CONNECTIONS} connections, ${SECONDS} s per run, parts ${[...PARTS].join(',')}`,
+  );
   const dbHandle = await throwawayDatabase(BASE_URL, 'cbs_bench');
   let db: Database | undefined;
   let server: ChildProcess | undefined;
@@ -744,11 +843,17 @@ async function main() {
       // Shown, not judged: the server that served the load part (after it, a page has cost it 20-40 % more CPU).
       const pages = boundPages(seeded);
       const again = pages.filter((p) => p.key === 'calls');
-      if (PARTS.has('load') && again.length) await boundSection(dbHandle.url, seeded, started, auth, again, 'the service after the load part (not a target)');
+      if (PARTS.has('load') && again.length)
+        await boundSection(dbHandle.url, seeded, started, auth, again, 'the service after the load part (not a target)');
     }
     if (plansOk !== undefined) targets.push(`  no sequential scan on calls:             ${plansOk ? 'met' : 'MISSED'}`);
     if (outcomeTarget) targets.push(outcomeTarget);
-    log(`\nTargets (load average now ${os.loadavg().map((l) => l.toFixed(1)).join(', ')} on ${os.cpus().length} cores):`);
+    log(
+      `\nTargets (load average now ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(', ')} on ${os.cpus().length} cores):`,
+    );
     for (const t of targets) log(t);
   } finally {
     if (server) await stopServer(server);

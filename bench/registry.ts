@@ -161,14 +161,24 @@ async function main() {
       `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT 1 FROM dnc_registry_blocks b WHERE b.prefix = $1 AND get_bit(b.bits, $2) = 1`,
       [prefixOf(7), lineOf(3)],
     );
-    console.log(`  plan: ${plan.map((p) => p['QUERY PLAN'].trim()).filter((l) => /Index|Buffers|Execution/.test(l)).join(' | ')}`);
+    console.log(
+      `  plan: ${plan
+        .map((p) => p['QUERY PLAN'].trim())
+        .filter((l) => /Index|Buffers|Execution/.test(l))
+        .join(' | ')}`,
+    );
 
     // A delta: a tenth of the numbers removed.
     const removeN = Math.floor(N / 10);
     t0 = performance.now();
     const removed = await importRegistryNumbers(db, registryFile(N, 0, 10), { mode: 'remove' });
     const removeS = (performance.now() - t0) / 1000;
-    row('delta import (remove), numbers/s', fmt(removed.numbers / removeS), `≥ ${fmt(BOUNDS.removePerSecond)}`, removed.numbers / removeS >= BOUNDS.removePerSecond);
+    row(
+      'delta import (remove), numbers/s',
+      fmt(removed.numbers / removeS),
+      `≥ ${fmt(BOUNDS.removePerSecond)}`,
+      removed.numbers / removeS >= BOUNDS.removePerSecond,
+    );
     console.log(`  ${fmt(removed.numbers)} numbers (≈ ${fmt(removeN)}) in ${removeS.toFixed(1)} s`);
 
     // Reassigned-number results.
@@ -176,8 +186,16 @@ async function main() {
     t0 = performance.now();
     const re = await importReassignedNumbers(db, reassignedFile(R));
     const reS = (performance.now() - t0) / 1000;
-    row('reassigned import, numbers/s', fmt(re.numbers / reS), `≥ ${fmt(BOUNDS.reassignedPerSecond)}`, re.numbers / reS >= BOUNDS.reassignedPerSecond);
-    const [rs] = await runStatement<{ total: string; n: string }>(db, `SELECT pg_total_relation_size('reassigned_numbers') AS total, count(*) AS n FROM reassigned_numbers`);
+    row(
+      'reassigned import, numbers/s',
+      fmt(re.numbers / reS),
+      `≥ ${fmt(BOUNDS.reassignedPerSecond)}`,
+      re.numbers / reS >= BOUNDS.reassignedPerSecond,
+    );
+    const [rs] = await runStatement<{ total: string; n: string }>(
+      db,
+      `SELECT pg_total_relation_size('reassigned_numbers') AS total, count(*) AS n FROM reassigned_numbers`,
+    );
     console.log(`  ${fmt(Number(rs.n))} numbers kept, ${(Number(rs.total) / Number(rs.n)).toFixed(1)} bytes a number`);
 
     // The alternative: a row per number.

@@ -50,7 +50,11 @@ const DAY_RATE = 10_000_000 / 86_400;
 const MAX_STATEMENT_MS = 1_000;
 const RETENTION_DAYS = 30;
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-const load = () => `load average ${os.loadavg().map((x) => x.toFixed(2)).join(', ')} (${os.cpus().length} cores)`;
+const load = () =>
+  `load average ${os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(', ')} (${os.cpus().length} cores)`;
 
 const KINDS: [RegExp, string][] = [
   [/DELETE FROM calls/, 'calls chunk'],
@@ -185,7 +189,10 @@ async function explain(db: Database, sql: string, params: unknown[]): Promise<st
   return rows.map((r) => Object.values(r)[0]!);
 }
 
-async function inRolledBack<T>(db: Database, f: (c: { query: (sql: string, p?: unknown[]) => Promise<{ rows: Record<string, string>[] }> }) => Promise<T>): Promise<T | null> {
+async function inRolledBack<T>(
+  db: Database,
+  f: (c: { query: (sql: string, p?: unknown[]) => Promise<{ rows: Record<string, string>[] }> }) => Promise<T>,
+): Promise<T | null> {
   if (!db.pool) return null;
   const c = await db.pool.connect();
   try {
@@ -208,7 +215,10 @@ async function sizes(db: Database): Promise<string> {
 }
 
 async function run(kind: 'pglite' | 'postgres') {
-  const opened = kind === 'pglite' ? { db: await openDatabase({ inMemory: true }), drop: async () => {} } : await openThrowawayDatabase(PG_URL, 'cbs_bench_ret', 12);
+  const opened =
+    kind === 'pglite'
+      ? { db: await openDatabase({ inMemory: true }), drop: async () => {} }
+      : await openThrowawayDatabase(PG_URL, 'cbs_bench_ret', 12);
   if (!opened) return console.log(`${kind}: not reachable, skipped`);
   const { db } = opened;
   if (kind === 'pglite') opened.drop = () => db.close();
@@ -222,7 +232,14 @@ async function run(kind: 'pglite' | 'postgres') {
       PROVIDER_EVENT_RETENTION_DAYS: '7',
       APP_SECRET: 'bench-app-secret-0123456789abcdef0123456789',
     });
-    const deps: AppDeps = { config, db, logger: createLogger('silent'), clock: systemClock, appSecret: config.APP_SECRET!, metrics: createMetrics(db) };
+    const deps: AppDeps = {
+      config,
+      db,
+      logger: createLogger('silent'),
+      clock: systemClock,
+      appSecret: config.APP_SECRET!,
+      metrics: createMetrics(db),
+    };
     const { account } = await createAccount(db, {
       name: 'Bench',
       email: 'bench@example.com',
@@ -237,12 +254,15 @@ async function run(kind: 'pglite' | 'postgres') {
 
     let t0 = performance.now();
     // With the outcome counters' insert trigger off, counted after (bench/outcome-counts.ts).
-    await seedWithoutOutcomeCounts((sql) => runStatement(db, sql), async () => {
-      await seedOld(db, cat, new Date(now.getTime() - (RETENTION_DAYS + 10) * day), 0, OLD_BATCHES, CALLS);
-      // Inside the batch retention, past the recording retention: dropOldRecordings' work.
-      await seedOld(db, cat, new Date(now.getTime() - 20 * day), 100_000, Math.max(1, Math.floor(OLD_BATCHES / 5)), CALLS);
-      await seedWindow(db, cat, now);
-    });
+    await seedWithoutOutcomeCounts(
+      (sql) => runStatement(db, sql),
+      async () => {
+        await seedOld(db, cat, new Date(now.getTime() - (RETENTION_DAYS + 10) * day), 0, OLD_BATCHES, CALLS);
+        // Inside the batch retention, past the recording retention: dropOldRecordings' work.
+        await seedOld(db, cat, new Date(now.getTime() - 20 * day), 100_000, Math.max(1, Math.floor(OLD_BATCHES / 5)), CALLS);
+        await seedWindow(db, cat, now);
+      },
+    );
     await runStatement(
       db,
       `INSERT INTO provider_events (id, provider, call_id, event_type, payload, received_at, processed_at)
@@ -271,12 +291,9 @@ async function run(kind: 'pglite' | 'postgres') {
       for (const l of without ?? []) console.log(`    ${l}`);
       const chunk = await inRolledBack(db, async (c) => {
         const [first] = (await c.query(CANDIDATES_SQL, candidateParams)).rows;
-        return (
-          await c.query(
-            `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${CALLS_SQL}`,
-            [first!.id, 0, CALL_CHUNK.postgres],
-          )
-        ).rows.map((r) => Object.values(r)[0]!);
+        return (await c.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${CALLS_SQL}`, [first!.id, 0, CALL_CHUNK.postgres])).rows.map(
+          (r) => Object.values(r)[0]!,
+        );
       });
       console.log(`  one chunk of ${CALL_CHUNK.postgres} calls deleted (rolled back):`);
       for (const l of chunk ?? []) console.log(`    ${l}`);
@@ -304,7 +321,10 @@ async function run(kind: 'pglite' | 'postgres') {
     let sampling = db.pool !== undefined;
     const sampler = (async () => {
       while (sampling) {
-        const [r] = await runStatement<{ n: number }>(db, `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+        const [r] = await runStatement<{ n: number }>(
+          db,
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
         lockSamples += 1;
         if ((r?.n ?? 0) > 0) lockWaits += 1;
         await new Promise((res) => setTimeout(res, 50));
@@ -313,7 +333,8 @@ async function run(kind: 'pglite' | 'postgres') {
     t0 = performance.now();
     const dispatchDone = worker.drain({ timeoutMs: 900_000 }).then(() => performance.now() - t0);
     const ended = async () =>
-      (await runStatement<{ n: number }>(db, `SELECT count(*)::int AS n FROM calls WHERE batch_id = $1 AND completed_at IS NOT NULL`, [besideId]))[0]?.n ?? 0;
+      (await runStatement<{ n: number }>(db, `SELECT count(*)::int AS n FROM calls WHERE batch_id = $1 AND completed_at IS NOT NULL`, [besideId]))[0]
+        ?.n ?? 0;
     const pruneDone = pruneFinishedBatches(pruneDeps).then(async (r) => ({ r, ms: performance.now() - t0, ended: await ended() }));
     const [dispatchMs, prune] = await Promise.all([dispatchDone, pruneDone]);
     sampling = false;
@@ -325,8 +346,14 @@ async function run(kind: 'pglite' | 'postgres') {
     const sorted = [...statementMs].sort((x, y) => x - y);
     const maxMs = slowest.ms;
     const p99 = sorted[Math.floor(sorted.length * 0.99)] ?? 0;
-    const placed = await runStatement<{ id: string; n: number }>(db, `SELECT batch_id AS id, count(*)::int AS n FROM calls WHERE batch_id IN ($1, $2) AND completed_at IS NOT NULL GROUP BY batch_id`, [aloneId, besideId]);
-    console.log(`  dispatch alone: ${fmt(aloneRate)} calls/s; while the prune ran: ${fmt(besideRate)} calls/s (${((besideRate / aloneRate) * 100).toFixed(0)} %); ended ${placed.map((p) => fmt(p.n)).join(' and ')} of ${fmt(DISPATCH)} each`);
+    const placed = await runStatement<{ id: string; n: number }>(
+      db,
+      `SELECT batch_id AS id, count(*)::int AS n FROM calls WHERE batch_id IN ($1, $2) AND completed_at IS NOT NULL GROUP BY batch_id`,
+      [aloneId, besideId],
+    );
+    console.log(
+      `  dispatch alone: ${fmt(aloneRate)} calls/s; while the prune ran: ${fmt(besideRate)} calls/s (${((besideRate / aloneRate) * 100).toFixed(0)} %); ended ${placed.map((p) => fmt(p.n)).join(' and ')} of ${fmt(DISPATCH)} each`,
+    );
     console.log(
       `  prune: ${fmt(prune.r.batches)} batches, ${fmt(prune.r.calls)} calls (with their history and recordings), ${fmt(prune.r.deliveries)} deliveries in ${(prune.ms / 1000).toFixed(1)} s: ` +
         `${fmt(pruneRate)} calls/s (10 million calls a day need ${fmt(DAY_RATE)} calls/s: ${pruneRate >= DAY_RATE ? 'met' : 'NOT met'}, ${((DAY_RATE / pruneRate) * 100).toFixed(1)} % of one worker's day)`,
@@ -344,7 +371,9 @@ async function run(kind: 'pglite' | 'postgres') {
     t0 = performance.now();
     const events = await pruneProviderEvents(deps);
     const eventMs = performance.now() - t0;
-    console.log(`  recordings dropped: ${fmt(dropped)} in ${(dropMs / 1000).toFixed(1)} s (${fmt(dropped / (dropMs / 1000))}/s); provider events: ${fmt(events)} in ${(eventMs / 1000).toFixed(1)} s (${fmt(events / (eventMs / 1000))}/s)`);
+    console.log(
+      `  recordings dropped: ${fmt(dropped)} in ${(dropMs / 1000).toFixed(1)} s (${fmt(dropped / (dropMs / 1000))}/s); provider events: ${fmt(events)} in ${(eventMs / 1000).toFixed(1)} s (${fmt(events / (eventMs / 1000))}/s)`,
+    );
     if (kind === 'postgres') console.log(`  after: ${await sizes(db)} (deleted space is reused after VACUUM, not returned to the disk)`);
     console.log(`  ${load()}`);
   } finally {

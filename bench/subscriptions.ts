@@ -87,12 +87,16 @@ async function freePort(): Promise<number> {
 }
 
 function spawnEntry(entry: string, env: Record<string, string>, nodeArgs: string[] = []): ChildProcess {
-  const child = spawn(process.execPath, [...nodeArgs, ...(entry.includes('worker') ? WORKER_NODE_FLAGS : SERVER_NODE_FLAGS), '--import', 'tsx', path.join(ROOT, entry)], {
-    cwd: ROOT,
-    // DEFAULT_COMPLIANCE_PROFILES: the seeded batch dials whatever the hour (us_tcpa would hold it at night).
-    env: { ...process.env, APP_SECRET, MIGRATE_ON_START: 'false', LOG_LEVEL: 'warn', DEFAULT_COMPLIANCE_PROFILES: 'none', ...env },
-    stdio: ['ignore', process.env.BENCH_CHILD_STDOUT ? 'inherit' : 'ignore', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, ...(entry.includes('worker') ? WORKER_NODE_FLAGS : SERVER_NODE_FLAGS), '--import', 'tsx', path.join(ROOT, entry)],
+    {
+      cwd: ROOT,
+      // DEFAULT_COMPLIANCE_PROFILES: the seeded batch dials whatever the hour (us_tcpa would hold it at night).
+      env: { ...process.env, APP_SECRET, MIGRATE_ON_START: 'false', LOG_LEVEL: 'warn', DEFAULT_COMPLIANCE_PROFILES: 'none', ...env },
+      stdio: ['ignore', process.env.BENCH_CHILD_STDOUT ? 'inherit' : 'ignore', 'inherit'],
+    },
+  );
   return child;
 }
 
@@ -116,7 +120,9 @@ function procSample(pid: number): { cpu: number; rss: number } {
 async function seed(url: string) {
   const { loadConfig } = await import('../src/config.ts');
   const { createDeps } = await import('../src/bootstrap.ts');
-  const deps = await createDeps(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn', RUN_WORKER: 'false', SEED_DEMO: 'false', APP_SECRET, MIGRATE_ON_START: 'true' }));
+  const deps = await createDeps(
+    loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'warn', RUN_WORKER: 'false', SEED_DEMO: 'false', APP_SECRET, MIGRATE_ON_START: 'true' }),
+  );
   try {
     const { createAccount } = await import('../src/services/accounts/accounts.ts');
     const { addDidNumber, createAgent, createPromptVersion } = await import('../src/services/accounts/catalog.ts');
@@ -311,10 +317,26 @@ type Group = Awaited<ReturnType<typeof connectSubscribers>>;
 
 /** `count` subscribers in a child process (this file, --role clients), driven over IPC. */
 function childSubscribers(count: number, target: Target): Group {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--role', 'clients', '--count', String(count), '--target', JSON.stringify(target), '--client', CLIENT], {
-    cwd: ROOT,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      fileURLToPath(import.meta.url),
+      '--role',
+      'clients',
+      '--count',
+      String(count),
+      '--target',
+      JSON.stringify(target),
+      '--client',
+      CLIENT,
+    ],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
   let state = { initialised: 0, finished: false };
   let report: ((r: GroupReport) => void) | undefined;
   child.on('message', (m: { state?: typeof state; report?: GroupReport }) => {
@@ -373,7 +395,20 @@ async function main() {
       MAX_SUBSCRIPTIONS_PER_PROCESS: '1000000',
       SUBSCRIPTION_EVENTS_PER_ACCOUNT_PER_SECOND: '1000000',
     };
-    const api = spawnEntry('src/main.ts', { METRICS_TOKEN, DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', RUN_WORKER: 'false', SEED_DEMO: 'false', DB_POOL_SIZE: '10', ...caps }, apiArgs);
+    const api = spawnEntry(
+      'src/main.ts',
+      {
+        METRICS_TOKEN,
+        DATABASE_URL: url,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        RUN_WORKER: 'false',
+        SEED_DEMO: 'false',
+        DB_POOL_SIZE: '10',
+        ...caps,
+      },
+      apiArgs,
+    );
     children.push(api);
     const base = `http://127.0.0.1:${port}`;
     for (let i = 0; ; i++) {
@@ -407,7 +442,9 @@ async function main() {
     console.log(`all subscribed in ${((performance.now() - connectStart) / 1000).toFixed(1)} s`);
 
     for (let i = 0; i < (WRITER === 'worker' ? WORKERS : 0); i++) {
-      children.push(spawnEntry('src/worker.ts', { DATABASE_URL: url, SIM_CALL_MS: String(SIM_CALL_MS), WORKER_POLL_MS: '20', WORKER_ID: `bench-w${i}` }));
+      children.push(
+        spawnEntry('src/worker.ts', { DATABASE_URL: url, SIM_CALL_MS: String(SIM_CALL_MS), WORKER_POLL_MS: '20', WORKER_ID: `bench-w${i}` }),
+      );
     }
     // Let the workers boot before the clock starts.
     const db = new pg.Client({ connectionString: url });
@@ -460,7 +497,7 @@ async function main() {
         const w = new pg.Client({ connectionString: url });
         await w.connect();
         try {
-          for (let left = CALLS; left > 0; ) {
+          for (let left = CALLS; left > 0;) {
             const k = Math.min(5, left);
             left -= k;
             await w.query(
@@ -500,27 +537,48 @@ async function main() {
     const broken = reports.reduce((a, r) => a + r.sumRuleBroken, 0);
 
     console.log('');
-    const load = os.loadavg().map((l) => l.toFixed(1)).join(' ');
-    const writerText = WRITER === 'worker' ? `API and ${WORKERS} worker process(es) separate` : 'counters moved by SQL from the bench process (no worker)';
+    const load = os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ');
+    const writerText =
+      WRITER === 'worker' ? `API and ${WORKERS} worker process(es) separate` : 'counters moved by SQL from the bench process (no worker)';
     console.log(`live progress fan-out — PostgreSQL, ${writerText}, ${os.cpus().length} CPUs, load average ${load}`);
-    console.log(`  subscribers            ${SUBSCRIBERS} WebSocket connections (graphql-transport-ws, ${CLIENT} client in ${where}), batchProgress on one batch`);
+    console.log(
+      `  subscribers            ${SUBSCRIBERS} WebSocket connections (graphql-transport-ws, ${CLIENT} client in ${where}), batchProgress on one batch`,
+    );
     console.log(
       WRITER === 'worker'
         ? `  batch                  ${CALLS} calls, concurrency ${CONCURRENCY}, simulated call ${SIM_CALL_MS} ms`
         : `  batch                  ${CALLS} calls completed 5 per transaction, a transaction every 5 ms`,
     );
     console.log(`  run                    ${elapsed.toFixed(1)} s (start -> every client saw completed), ${(CALLS / elapsed).toFixed(0)} calls/s`);
-    console.log(`  final counters         completed ${final.completed}, failed ${final.failed}, cancelled ${final.cancelled}, queued ${final.queued}, in progress ${final.inProgress}`);
+    console.log(
+      `  final counters         completed ${final.completed}, failed ${final.failed}, cancelled ${final.cancelled}, queued ${final.queued}, in progress ${final.inProgress}`,
+    );
     console.log(`  sum rule violations    ${broken} of ${total} values`);
-    console.log(`  messages per client    min ${perClient[0]}, median ${quantile(perClient, 0.5)}, max ${perClient.at(-1)} (${(quantile(perClient, 0.5) / elapsed).toFixed(1)}/s); total ${total}`);
-    console.log(`  delivery latency       p50 ${quantile(latencies, 0.5)} ms, p90 ${quantile(latencies, 0.9)} ms, p99 ${quantile(latencies, 0.99)} ms, max ${latencies.at(-1)} ms (${latencies.length} values)`);
+    console.log(
+      `  messages per client    min ${perClient[0]}, median ${quantile(perClient, 0.5)}, max ${perClient.at(-1)} (${(quantile(perClient, 0.5) / elapsed).toFixed(1)}/s); total ${total}`,
+    );
+    console.log(
+      `  delivery latency       p50 ${quantile(latencies, 0.5)} ms, p90 ${quantile(latencies, 0.9)} ms, p99 ${quantile(latencies, 0.99)} ms, max ${latencies.at(-1)} ms (${latencies.length} values)`,
+    );
     notifyLatencies.sort((a, b) => a - b);
-    console.log(`  of which NOTIFY        p50 ${quantile(notifyLatencies, 0.5)} ms, p99 ${quantile(notifyLatencies, 0.99)} ms after the stamp (worker transaction + commit, seen by a plain LISTEN)`);
-    const stage = (name: string) => `p50 ${stageQuantile(stagesBefore, stagesAfter, name, 0.5)} ms, p99 ${stageQuantile(stagesBefore, stagesAfter, name, 0.99)} ms`;
-    console.log(`  of which hub wait      ${stage('wait')} (API: from the notification that brought the value sent to its fan-out; /metrics buckets)`);
+    console.log(
+      `  of which NOTIFY        p50 ${quantile(notifyLatencies, 0.5)} ms, p99 ${quantile(notifyLatencies, 0.99)} ms after the stamp (worker transaction + commit, seen by a plain LISTEN)`,
+    );
+    const stage = (name: string) =>
+      `p50 ${stageQuantile(stagesBefore, stagesAfter, name, 0.5)} ms, p99 ${stageQuantile(stagesBefore, stagesAfter, name, 0.99)} ms`;
+    console.log(
+      `  of which hub wait      ${stage('wait')} (API: from the notification that brought the value sent to its fan-out; /metrics buckets)`,
+    );
     console.log(`  of which fan-out       ${stage('fanout')} (API: from the fan-out's start until every socket is written)`);
-    console.log(`  API process CPU        ${(((cpu1.cpu - cpu0.cpu) / elapsed) * 100).toFixed(0)}% of one core over the run (${(cpu1.cpu - cpu0.cpu).toFixed(1)} s)`);
-    const ownWork = [CLIENT_PROCESSES ? '' : `the ${SUBSCRIBERS} clients`, WRITER === 'sql' ? 'the SQL writer' : '', 'the NOTIFY probe'].filter(Boolean).join(', ');
+    console.log(
+      `  API process CPU        ${(((cpu1.cpu - cpu0.cpu) / elapsed) * 100).toFixed(0)}% of one core over the run (${(cpu1.cpu - cpu0.cpu).toFixed(1)} s)`,
+    );
+    const ownWork = [CLIENT_PROCESSES ? '' : `the ${SUBSCRIBERS} clients`, WRITER === 'sql' ? 'the SQL writer' : '', 'the NOTIFY probe']
+      .filter(Boolean)
+      .join(', ');
     console.log(`  bench process CPU      ${(((own.user + own.system) / 1e6 / elapsed) * 100).toFixed(0)}% of one core (${ownWork})`);
     console.log(`  API process RSS        ${(cpu0.rss / 2 ** 20).toFixed(0)} MB with subscribers idle, peak ${(peakRss / 2 ** 20).toFixed(0)} MB`);
     // Issue 35's bounds: 1,000 subscribers p99 < 250 ms, p50 < NOTIFY p50 + 30 ms, RSS < 500 MB; 5,000: p99 < 500 ms, RSS < 1 GB.
@@ -529,7 +587,9 @@ async function main() {
     const rssBound = many ? 1024 : 500;
     const p50Bound = quantile(notifyLatencies, 0.5) + 30;
     const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
-    const p50Text = many ? '' : `; p50 ${quantile(latencies, 0.5)} < NOTIFY p50 + 30 = ${p50Bound} ms: ${verdict(quantile(latencies, 0.5) < p50Bound)}`;
+    const p50Text = many
+      ? ''
+      : `; p50 ${quantile(latencies, 0.5)} < NOTIFY p50 + 30 = ${p50Bound} ms: ${verdict(quantile(latencies, 0.5) < p50Bound)}`;
     console.log(
       `  targets                p99 ${quantile(latencies, 0.99)} < ${p99Bound} ms: ${verdict(quantile(latencies, 0.99) < p99Bound)}${p50Text}; ` +
         `peak RSS ${(peakRss / 2 ** 20).toFixed(0)} < ${rssBound} MB: ${verdict(peakRss < rssBound * 2 ** 20)}`,

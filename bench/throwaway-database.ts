@@ -24,7 +24,11 @@ export async function throwawayDatabase(baseUrl: string, prefix: string): Promis
 }
 
 /** A throwaway database opened as the service opens one; null when the server does not answer. */
-export async function openThrowawayDatabase(baseUrl: string, prefix: string, poolSize: number): Promise<{ db: Database; drop(): Promise<void> } | null> {
+export async function openThrowawayDatabase(
+  baseUrl: string,
+  prefix: string,
+  poolSize: number,
+): Promise<{ db: Database; drop(): Promise<void> } | null> {
   let created: { url: string; drop(): Promise<void> };
   try {
     created = await throwawayDatabase(baseUrl, prefix);

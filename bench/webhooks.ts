@@ -45,13 +45,21 @@ async function receiver() {
 }
 
 async function run(kind: 'pglite' | 'postgres') {
-  const opened = kind === 'pglite' ? { db: await openDatabase({ inMemory: true }), drop: async () => {} } : await openThrowawayDatabase(PG_URL, 'cbs_bench_wh', 10);
+  const opened =
+    kind === 'pglite'
+      ? { db: await openDatabase({ inMemory: true }), drop: async () => {} }
+      : await openThrowawayDatabase(PG_URL, 'cbs_bench_wh', 10);
   if (!opened) return console.log(`${kind}: not reachable, skipped`);
   const { db } = opened;
   if (kind === 'pglite') opened.drop = () => db.close();
   await migrate(db);
   const rx = await receiver();
-  const config = loadConfig({ LOG_LEVEL: 'silent', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_CONCURRENCY: '32', APP_SECRET: 'bench-app-secret-0123456789abcdef0123456789' });
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_CONCURRENCY: '32',
+    APP_SECRET: 'bench-app-secret-0123456789abcdef0123456789',
+  });
   const deps: AppDeps = { config, db, logger: createLogger('silent'), clock: systemClock, appSecret: config.APP_SECRET!, metrics: createMetrics(db) };
   try {
     const { account } = await createAccount(db, { name: 'Bench', email: 'bench@example.com' });
@@ -62,25 +70,64 @@ async function run(kind: 'pglite' | 'postgres') {
     const now = new Date();
     await db.prisma.batch.create({
       data: {
-        id: batchId, accountId: account.id, agentId: agent.id, promptVersionId: version.id, status: 'running', startMode: 'immediate',
-        scheduledAt: now, timezone: 'UTC', concurrency: 5, voice: 'alloy', interruption: true, useAlternateNumber: false,
-        recordingEnabled: true, maxDurationSeconds: 300, deduplicateByPhone: false, callbackUrl: rx.url,
-        totalContacts: N, acceptedContacts: N, rejectedContacts: 0, completed: N, createdAt: now,
+        id: batchId,
+        accountId: account.id,
+        agentId: agent.id,
+        promptVersionId: version.id,
+        status: 'running',
+        startMode: 'immediate',
+        scheduledAt: now,
+        timezone: 'UTC',
+        concurrency: 5,
+        voice: 'alloy',
+        interruption: true,
+        useAlternateNumber: false,
+        recordingEnabled: true,
+        maxDurationSeconds: 300,
+        deduplicateByPhone: false,
+        callbackUrl: rx.url,
+        totalContacts: N,
+        acceptedContacts: N,
+        rejectedContacts: 0,
+        completed: N,
+        createdAt: now,
       },
     });
     const callIds = Array.from({ length: N }, () => newId('call'));
     await db.prisma.call.createMany({
       data: callIds.map((id, i) => ({
-        id, accountId: account.id, batchId, agentId: agent.id, promptVersionId: version.id, seq: i + 1, externalId: `c${i}`,
-        phoneNumber: `+1415555${String(i % 10000).padStart(4, '0')}`, status: 'completed', createdAt: now, completedAt: now,
-        hangupBy: 'agent', disconnectReason: 'agent_hangup', durationSeconds: 60, answerDurationSeconds: 50,
-        summary: 'A short summary of the call.', outcomes: { interested: 'yes' }, transcriptStatus: 'ready', llmTranscript: 'Agent: hi\nUser: hello',
+        id,
+        accountId: account.id,
+        batchId,
+        agentId: agent.id,
+        promptVersionId: version.id,
+        seq: i + 1,
+        externalId: `c${i}`,
+        phoneNumber: `+1415555${String(i % 10000).padStart(4, '0')}`,
+        status: 'completed',
+        createdAt: now,
+        completedAt: now,
+        hangupBy: 'agent',
+        disconnectReason: 'agent_hangup',
+        durationSeconds: 60,
+        answerDurationSeconds: 50,
+        summary: 'A short summary of the call.',
+        outcomes: { interested: 'yes' },
+        transcriptStatus: 'ready',
+        llmTranscript: 'Agent: hi\nUser: hello',
       })),
     });
 
     let t0 = performance.now();
     for (let i = 0; i < N; i += 200) {
-      await withSqlTransaction(db, (tx) => enqueueCallWebhooks(tx, deps, callIds.slice(i, i + 200).map((callId) => ({ type: 'call.completed' as const, callId })), new Date()));
+      await withSqlTransaction(db, (tx) =>
+        enqueueCallWebhooks(
+          tx,
+          deps,
+          callIds.slice(i, i + 200).map((callId) => ({ type: 'call.completed' as const, callId })),
+          new Date(),
+        ),
+      );
     }
     const enqueueRate = N / ((performance.now() - t0) / 1000);
 
@@ -102,7 +149,13 @@ async function run(kind: 'pglite' | 'postgres') {
       Array.from({ length: 32 }, async () => {
         while (next < N) {
           next += 1;
-          await postWebhook({ url: rx.url, headers: { ...signedHeaders([secret], 'msg_x', new Date(), body) }, body, timeoutMs: 5000, allowPrivate: true });
+          await postWebhook({
+            url: rx.url,
+            headers: { ...signedHeaders([secret], 'msg_x', new Date(), body) },
+            body,
+            timeoutMs: 5000,
+            allowPrivate: true,
+          });
         }
       }),
     );

@@ -7,7 +7,10 @@ export const root = path.resolve(import.meta.dirname, '..');
 
 /** The markdown files that may show examples. */
 export function markdownFiles(): string[] {
-  const docs = fs.readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
+  const docs = fs
+    .readdirSync(path.join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`);
   return ['README.md', ...docs, 'examples/graphql-client/README.md'].filter((f) => fs.existsSync(path.join(root, f)));
 }
 
@@ -43,7 +46,16 @@ export function parseMarkedBlocks(doc: string, text: string): MarkedBlock[] {
     let close = i + 2;
     while (close < lines.length && lines[close] !== CLOSING_FENCE) close++;
     if (close === lines.length) throw new Error(`${where}: the block of ${file} has no closing \`\`\` fence`);
-    blocks.push({ doc, file, shown: lines.slice(i + 2, close).map((l) => `${l}\n`).join(''), open: i + 1, close });
+    blocks.push({
+      doc,
+      file,
+      shown: lines
+        .slice(i + 2, close)
+        .map((l) => `${l}\n`)
+        .join(''),
+      open: i + 1,
+      close,
+    });
     i = close;
   }
   return blocks;

@@ -111,7 +111,21 @@ export function buildApp(processDeps: AppDeps, opts: AppOptions = {}): App {
     if (p.startsWith(DASHBOARD_ASSETS)) return `${DASHBOARD_ASSETS}:asset`;
     if (graphiql.handles(p)) return `${GRAPHIQL_ASSETS}:asset`;
     if (providerRoutes.handles(p)) return p;
-    if (['/healthz', '/readyz', '/metrics', OPERATOR_PROOF_PATH, REGISTRY_NUMBERS_PATH, REGISTRY_REASSIGNED_PATH, FAVICON_PATH, '/', '/dashboard', '/dashboard/'].includes(p)) return p;
+    if (
+      [
+        '/healthz',
+        '/readyz',
+        '/metrics',
+        OPERATOR_PROOF_PATH,
+        REGISTRY_NUMBERS_PATH,
+        REGISTRY_REASSIGNED_PATH,
+        FAVICON_PATH,
+        '/',
+        '/dashboard',
+        '/dashboard/',
+      ].includes(p)
+    )
+      return p;
     return '(unmatched)';
   }
 

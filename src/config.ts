@@ -2,9 +2,7 @@ import { z } from 'zod';
 import { isComplianceProfile } from './domain/compliance/profiles.ts';
 import { COMPLIANCE_PROFILES } from './domain/compliance/rules-v1.ts';
 
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 /**
  * Every numeric setting: decimal digits only (with `fraction`, one decimal point), within [min, max].
@@ -71,7 +69,9 @@ export const configSchema = z.object({
     .string()
     .default('us_tcpa')
     .transform((v) => (v.trim() === 'none' ? [] : v.split(',').map((p) => p.trim())))
-    .refine((list) => list.every(isComplianceProfile), { message: `must be comma-separated profile names (${COMPLIANCE_PROFILES.join(', ')}) or none` }),
+    .refine((list) => list.every(isComplianceProfile), {
+      message: `must be comma-separated profile names (${COMPLIANCE_PROFILES.join(', ')}) or none`,
+    }),
   WORKER_ID: z.string().optional(),
   /** A worker-only process (`npm run worker`) answers /healthz, /readyz and /metrics on this port; none when unset. */
   WORKER_PORT: numberSetting(0, 65535).optional(),

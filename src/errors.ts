@@ -100,11 +100,16 @@ export class AppError extends GraphQLError {
 }
 
 export const invalidApiKey = () => new AppError('UNAUTHENTICATED', 'Invalid API key');
-export const requestValidation = (details: string[]) =>
-  new AppError('MISSING_PARAMETER', 'Missing required parameter', details);
+export const requestValidation = (details: string[]) => new AppError('MISSING_PARAMETER', 'Missing required parameter', details);
 /** Request validation at domain paths; `details` spell them as the GraphQL input does. */
 export const invalidFields = (issues: readonly PathIssue[]) =>
-  new AppError('MISSING_PARAMETER', 'Missing required parameter', issues.map((i) => formatIssue(i)), {}, issues);
+  new AppError(
+    'MISSING_PARAMETER',
+    'Missing required parameter',
+    issues.map((i) => formatIssue(i)),
+    {},
+    issues,
+  );
 export const notFound = (message: string) => new AppError('NOT_FOUND', message);
 export const batchNotFound = () => notFound('Call batch not found');
 export const unprocessable = (message: string) => new AppError('UNPROCESSABLE', message);
@@ -127,7 +132,9 @@ interface Rejection {
  */
 export function allContactsInvalid(rejections: readonly Rejection[]): AppError {
   const e = unprocessable('All contacts are invalid');
-  const listed = rejections.slice(0, MAX_LISTED_REJECTIONS).map((r) => ({ index: r.index, external_id: r.external_id, field: r.field, message: r.message }));
+  const listed = rejections
+    .slice(0, MAX_LISTED_REJECTIONS)
+    .map((r) => ({ index: r.index, external_id: r.external_id, field: r.field, message: r.message }));
   e.besideDetail = { rejected_contacts: rejections.length, validation_errors: listed };
   Object.assign(e.extensions, {
     rejectedContacts: rejections.length,

@@ -62,7 +62,12 @@ export function createMetrics(db: Database): Metrics {
   const exports = new Set<GaugeSource>();
   const bodyBytes = new Set<GaugeSource>();
 
-  const requests = new Counter({ name: `${PREFIX}http_requests_total`, help: 'HTTP requests by method, route pattern and status', labelNames: ['method', 'route', 'status'], registers: [registry] });
+  const requests = new Counter({
+    name: `${PREFIX}http_requests_total`,
+    help: 'HTTP requests by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'],
+    registers: [registry],
+  });
   const durations = new Histogram({
     name: `${PREFIX}http_request_duration_seconds`,
     help: 'HTTP request duration by method and route pattern',
@@ -70,10 +75,38 @@ export function createMetrics(db: Database): Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  new Gauge({ name: `${PREFIX}calls_in_flight`, help: "Calls this process's workers are placing or talking on", registers: [registry], collect() { this.set(summed(inFlight)); } });
-  new Gauge({ name: `${PREFIX}subscriptions`, help: 'GraphQL subscriptions this process serves', registers: [registry], collect() { this.set(summed(subscriptions)); } });
-  new Gauge({ name: `${PREFIX}exports_in_progress`, help: 'CSV exports this process is streaming (each holds an export slot)', registers: [registry], collect() { this.set(summed(exports)); } });
-  new Gauge({ name: `${PREFIX}request_body_bytes_held`, help: 'Request body bytes this process holds (of MAX_BODY_BYTES_IN_FLIGHT)', registers: [registry], collect() { this.set(summed(bodyBytes)); } });
+  new Gauge({
+    name: `${PREFIX}calls_in_flight`,
+    help: "Calls this process's workers are placing or talking on",
+    registers: [registry],
+    collect() {
+      this.set(summed(inFlight));
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}subscriptions`,
+    help: 'GraphQL subscriptions this process serves',
+    registers: [registry],
+    collect() {
+      this.set(summed(subscriptions));
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}exports_in_progress`,
+    help: 'CSV exports this process is streaming (each holds an export slot)',
+    registers: [registry],
+    collect() {
+      this.set(summed(exports));
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}request_body_bytes_held`,
+    help: 'Request body bytes this process holds (of MAX_BODY_BYTES_IN_FLIGHT)',
+    registers: [registry],
+    collect() {
+      this.set(summed(bodyBytes));
+    },
+  });
   const fromDatabase = (name: string, help: string, sql: string) =>
     new Gauge({
       name: PREFIX + name,
@@ -84,7 +117,11 @@ export function createMetrics(db: Database): Metrics {
         this.set(Number(row?.value ?? 0));
       },
     });
-  fromDatabase('calls_waiting', 'Calls of started batches waiting to be dialled, retries waiting for their time included (all processes)', WAITING_SQL);
+  fromDatabase(
+    'calls_waiting',
+    'Calls of started batches waiting to be dialled, retries waiting for their time included (all processes)',
+    WAITING_SQL,
+  );
   fromDatabase(
     'oldest_waiting_batch_seconds',
     'Age of the oldest started batch that still has calls to dial (all processes); grows with slow dialling or low concurrency',
@@ -100,8 +137,17 @@ export function createMetrics(db: Database): Metrics {
       durations.observe({ method: m, route }, seconds);
     },
     callsPlaced: new Counter({ name: `${PREFIX}calls_placed_total`, help: 'Calls dialled by this process', registers: [registry] }),
-    callsEnded: new Counter({ name: `${PREFIX}calls_ended_total`, help: 'Calls that reached a final status in this process, by status', labelNames: ['status'], registers: [registry] }),
-    retriesScheduled: new Counter({ name: `${PREFIX}call_retries_scheduled_total`, help: 'Unanswered attempts put back in line by a retry policy', registers: [registry] }),
+    callsEnded: new Counter({
+      name: `${PREFIX}calls_ended_total`,
+      help: 'Calls that reached a final status in this process, by status',
+      labelNames: ['status'],
+      registers: [registry],
+    }),
+    retriesScheduled: new Counter({
+      name: `${PREFIX}call_retries_scheduled_total`,
+      help: 'Unanswered attempts put back in line by a retry policy',
+      registers: [registry],
+    }),
     webhookDeliveries: new Counter({
       name: `${PREFIX}webhook_deliveries_total`,
       help: 'Webhook delivery attempts by outcome (delivered, retry, failed, disabled, superseded)',

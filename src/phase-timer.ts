@@ -24,4 +24,3 @@ export class PhaseTimer {
     return parts.join(', ');
   }
 }
-

@@ -52,10 +52,13 @@ export function deadlineIn(scheduler: Scheduler, ms: number): Deadline {
   let passed = false;
   let handle: unknown = null;
   const reached = new Promise<void>((resolve) => {
-    handle = scheduler.setTimeout(() => {
-      passed = true;
-      resolve();
-    }, Math.max(0, ms));
+    handle = scheduler.setTimeout(
+      () => {
+        passed = true;
+        resolve();
+      },
+      Math.max(0, ms),
+    );
   });
   return {
     get passed() {

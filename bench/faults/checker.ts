@@ -42,7 +42,16 @@ interface EventRow {
 const TERMINAL = new Set(['completed', 'failed', 'no_answer', 'busy', 'cancelled']);
 const IN_FLIGHT = new Set(['ringing', 'answered', 'in_progress']);
 const TERMINAL_HOOKS = new Set(['call.completed', 'call.failed', 'call.cancelled']);
-const bucket = (s: string) => (s === 'pending' || s === 'queued' ? 'queued' : IN_FLIGHT.has(s) ? 'inProgress' : s === 'completed' ? 'completed' : s === 'cancelled' ? 'cancelled' : 'failed');
+const bucket = (s: string) =>
+  s === 'pending' || s === 'queued'
+    ? 'queued'
+    : IN_FLIGHT.has(s)
+      ? 'inProgress'
+      : s === 'completed'
+        ? 'completed'
+        : s === 'cancelled'
+          ? 'cancelled'
+          : 'failed';
 const ALLOWED: Record<string, string[]> = {
   pending: ['queued', 'ringing', 'cancelled', 'failed'],
   queued: ['ringing', 'cancelled', 'failed', 'pending'],
@@ -88,8 +97,13 @@ export async function check(i: CheckInput): Promise<Violation[]> {
     const counts = { queued: 0, inProgress: 0, completed: 0, failed: 0, cancelled: 0 };
     for (const c of mine) counts[bucket(c.status)] += 1;
     const stored = { queued: b.queued, inProgress: b.inProgress, completed: b.completed, failed: b.failed, cancelled: b.cancelled };
-    if (JSON.stringify(stored) !== JSON.stringify(counts)) v('counters', `batch ${b.id} counters ${JSON.stringify(stored)}, rows ${JSON.stringify(counts)}`);
-    if (b.queued + b.inProgress + b.completed + b.failed + b.cancelled !== b.acceptedContacts) v('counters', `batch ${b.id} counters sum to ${b.queued + b.inProgress + b.completed + b.failed + b.cancelled}, accepted ${b.acceptedContacts}`);
+    if (JSON.stringify(stored) !== JSON.stringify(counts))
+      v('counters', `batch ${b.id} counters ${JSON.stringify(stored)}, rows ${JSON.stringify(counts)}`);
+    if (b.queued + b.inProgress + b.completed + b.failed + b.cancelled !== b.acceptedContacts)
+      v(
+        'counters',
+        `batch ${b.id} counters sum to ${b.queued + b.inProgress + b.completed + b.failed + b.cancelled}, accepted ${b.acceptedContacts}`,
+      );
   }
 
   const perNumber = new Map<string, { calls: ProviderLogLine[]; max: number }>();
@@ -99,7 +113,8 @@ export async function check(i: CheckInput): Promise<Violation[]> {
     // ends_once
     const endings = evs.filter((e) => TERMINAL.has(e.to_status) && !TERMINAL.has(e.from_status ?? ''));
     if (!TERMINAL.has(c.status)) v('ends_once', `call ${c.id} still ${c.status}`);
-    else if (endings.length !== 1 || endings[0]!.to_status !== c.status) v('ends_once', `call ${c.id} (${c.status}) ended ${endings.length} times: ${endings.map((e) => e.to_status).join(', ')}`);
+    else if (endings.length !== 1 || endings[0]!.to_status !== c.status)
+      v('ends_once', `call ${c.id} (${c.status}) ended ${endings.length} times: ${endings.map((e) => e.to_status).join(', ')}`);
     // history
     let status: string | null = null;
     for (const e of evs) {
@@ -108,7 +123,8 @@ export async function check(i: CheckInput): Promise<Violation[]> {
         continue;
       }
       if (status !== null && e.from_status !== status) v('history', `call ${c.id} event ${e.id} moves from ${e.from_status}, the call was ${status}`);
-      if (e.from_status !== e.to_status && !(ALLOWED[e.from_status] ?? []).includes(e.to_status)) v('history', `call ${c.id} event ${e.id}: ${e.from_status} -> ${e.to_status}`);
+      if (e.from_status !== e.to_status && !(ALLOWED[e.from_status] ?? []).includes(e.to_status))
+        v('history', `call ${c.id} event ${e.id}: ${e.from_status} -> ${e.to_status}`);
       status = e.to_status;
     }
     // Ownership over the history: [event id, owner process or null, time].
@@ -123,8 +139,10 @@ export async function check(i: CheckInput): Promise<Violation[]> {
     // One provider call per dial of ours.
     const perAttempt = new Map<string, ProviderLogLine[]>();
     for (const l of mineCreates) perAttempt.set(String(l.attempt), [...(perAttempt.get(String(l.attempt)) ?? []), l]);
-    for (const [attempt, ls] of perAttempt) if (ls.length > 1) v('number_dials', `call ${c.id} attempt ${attempt} placed ${ls.length} times (by ${ls.map((l) => l.proc).join(', ')})`);
-    if (mineCreates.length > p.maxDialsPerCall) v('number_dials', `call ${c.id} dialled ${mineCreates.length} times, policy allows ${p.maxDialsPerCall}`);
+    for (const [attempt, ls] of perAttempt)
+      if (ls.length > 1) v('number_dials', `call ${c.id} attempt ${attempt} placed ${ls.length} times (by ${ls.map((l) => l.proc).join(', ')})`);
+    if (mineCreates.length > p.maxDialsPerCall)
+      v('number_dials', `call ${c.id} dialled ${mineCreates.length} times, policy allows ${p.maxDialsPerCall}`);
     for (const l of mineCreates) {
       const dial = evs.find((e) => e.detail?.event === 'dial' && String(e.detail.attempt) === String(l.attempt));
       if (!dial) {
@@ -134,7 +152,11 @@ export async function check(i: CheckInput): Promise<Violation[]> {
       const owner = [...holds].reverse().find((h) => h.event.id <= dial.id)?.owner ?? null;
       if (owner !== l.proc) v('owner_acts', `call ${c.id} attempt ${l.attempt} placed by ${l.proc}; the call's owner at that dial was ${owner}`);
       const lost = holds.find((h) => h.event.id > dial.id && h.owner !== l.proc && h.at < l.t - i.clockToleranceMs);
-      if (lost) v('owner_acts', `call ${c.id} attempt ${l.attempt} placed by ${l.proc} at ${new Date(l.t).toISOString()}, after ${lost.owner ?? 'recovery'} took it over (${lost.event.detail?.event} at ${lost.at ? new Date(lost.at).toISOString() : '?'})`);
+      if (lost)
+        v(
+          'owner_acts',
+          `call ${c.id} attempt ${l.attempt} placed by ${l.proc} at ${new Date(l.t).toISOString()}, after ${lost.owner ?? 'recovery'} took it over (${lost.event.detail?.event} at ${lost.at ? new Date(lost.at).toISOString() : '?'})`,
+        );
       const n = l.to!;
       const entry = perNumber.get(n) ?? { calls: [], max: p.maxDialsPerNumber };
       entry.calls.push(l);
@@ -149,7 +171,10 @@ export async function check(i: CheckInput): Promise<Violation[]> {
       const within = holds.some((h, k) => h.owner === s.proc && h.at - tol <= s.t && s.t < (holds[k + 1]?.at ?? Infinity) + tol);
       if (!within) {
         const last = holds.filter((h) => h.at <= s.t).at(-1);
-        v('owner_acts', `call ${c.id}: stop-call by ${s.proc} at ${new Date(s.t).toISOString()} while ${last?.owner ?? 'nobody'} held it (${last?.event.detail?.event ?? 'no hold'}${last ? ` at ${new Date(last.at).toISOString()}` : ''}), provider call ${s.status}`);
+        v(
+          'owner_acts',
+          `call ${c.id}: stop-call by ${s.proc} at ${new Date(s.t).toISOString()} while ${last?.owner ?? 'nobody'} held it (${last?.event.detail?.event ?? 'no hold'}${last ? ` at ${new Date(last.at).toISOString()}` : ''}), provider call ${s.status}`,
+        );
       }
     }
     // answered_kept: the provider's last call for this call was answered (it has a transcript).
@@ -157,20 +182,31 @@ export async function check(i: CheckInput): Promise<Violation[]> {
     const lastEnd = last ? ends.get(last.retellCallId!) : undefined;
     if (lastEnd?.answered) {
       if (c.status !== 'completed' || !c.llmTranscript || c.transcriptStatus !== 'ready' || !c.summary) {
-        v('answered_kept', `call ${c.id} answered at the provider (${last!.retellCallId}) but stored ${c.status}, transcript ${c.llmTranscript ? 'kept' : 'missing'}, analysis ${c.transcriptStatus}, summary ${c.summary ? 'kept' : 'missing'}`);
+        v(
+          'answered_kept',
+          `call ${c.id} answered at the provider (${last!.retellCallId}) but stored ${c.status}, transcript ${c.llmTranscript ? 'kept' : 'missing'}, analysis ${c.transcriptStatus}, summary ${c.summary ? 'kept' : 'missing'}`,
+        );
       }
     }
     // terminal_webhook
     if (c.attempts > 0 || mineCreates.length > 0) {
       const terminal = hooks.filter((h) => h.call_id === c.id && TERMINAL_HOOKS.has(h.event_type));
-      if (terminal.length !== 1) v('terminal_webhook', `call ${c.id} has ${terminal.length} terminal webhooks (${terminal.map((h) => h.event_type).join(', ')})`);
-      else if (!receivedIds.has(terminal[0]!.id)) v('terminal_webhook', `call ${c.id}'s ${terminal[0]!.event_type} (${terminal[0]!.id}) never reached the receiver (delivery ${terminal[0]!.status})`);
+      if (terminal.length !== 1)
+        v('terminal_webhook', `call ${c.id} has ${terminal.length} terminal webhooks (${terminal.map((h) => h.event_type).join(', ')})`);
+      else if (!receivedIds.has(terminal[0]!.id))
+        v(
+          'terminal_webhook',
+          `call ${c.id}'s ${terminal[0]!.event_type} (${terminal[0]!.id}) never reached the receiver (delivery ${terminal[0]!.status})`,
+        );
     }
   }
   for (const [n, { calls: ls, max }] of perNumber) {
     if (ls.length > max) v('number_dials', `${n} dialled ${ls.length} times, its policy allows ${max}`);
-    const spans = ls.map((l) => ({ from: l.answeredAt ?? l.t, to: ends.get(l.retellCallId!)?.t ?? Infinity, id: l.retellCallId })).sort((a, b) => a.from - b.from);
-    for (let k = 1; k < spans.length; k++) if (spans[k]!.from < spans[k - 1]!.to) v('number_dials', `${n} dialled twice at once (${spans[k - 1]!.id}, ${spans[k]!.id})`);
+    const spans = ls
+      .map((l) => ({ from: l.answeredAt ?? l.t, to: ends.get(l.retellCallId!)?.t ?? Infinity, id: l.retellCallId }))
+      .sort((a, b) => a.from - b.from);
+    for (let k = 1; k < spans.length; k++)
+      if (spans[k]!.from < spans[k - 1]!.to) v('number_dials', `${n} dialled twice at once (${spans[k - 1]!.id}, ${spans[k]!.id})`);
   }
   return out;
 }

@@ -24,7 +24,9 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const EXIT_WITH_PARENT = path.join(ROOT, 'test/helpers/exit-with-parent.ts');
 const APP_SECRET = 'fault-campaign-app-secret-0123456789abcdef';
 /** libfaketime's multi-threaded build (Debian/Ubuntu package libfaketime). */
-export const FAKETIME_LIB = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1'].find((p) => fs.existsSync(p)) ?? null;
+export const FAKETIME_LIB =
+  ['/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1'].find((p) => fs.existsSync(p)) ??
+  null;
 
 export interface ClusterOptions {
   serverUrl: string;
@@ -120,7 +122,13 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     req.on('end', () => {
       try {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        received.push({ t: Date.now(), id: String(req.headers['webhook-id'] ?? body.id), type: body.type, callId: body.data?.call_id ?? null, batchId: body.data?.batch_id ?? null });
+        received.push({
+          t: Date.now(),
+          id: String(req.headers['webhook-id'] ?? body.id),
+          type: body.type,
+          callId: body.data?.call_id ?? null,
+          batchId: body.data?.batch_id ?? null,
+        });
       } catch {
         // not ours
       }
@@ -132,10 +140,20 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
   const receiverUrl = `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/hooks`;
 
   const apiPorts = await Promise.all(Array.from({ length: o.apis }, () => freePort()));
-  const fake = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/faults/fake-provider.ts'), providerLog, apiPorts.map((p) => `http://127.0.0.1:${p}/providers/retell/webhook`).join(',')], {
-    cwd: ROOT,
-    stdio: ['pipe', 'pipe', fs.openSync(path.join(o.dir, 'fake-provider.err'), 'a')],
-  });
+  const fake = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(ROOT, 'bench/faults/fake-provider.ts'),
+      providerLog,
+      apiPorts.map((p) => `http://127.0.0.1:${p}/providers/retell/webhook`).join(','),
+    ],
+    {
+      cwd: ROOT,
+      stdio: ['pipe', 'pipe', fs.openSync(path.join(o.dir, 'fake-provider.err'), 'a')],
+    },
+  );
   children.add(fake);
   const fakePort = await new Promise<number>((resolve, reject) => {
     let out = '';
@@ -184,10 +202,24 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       HOST: '127.0.0.1',
     };
     if (p.kind === 'worker') {
-      Object.assign(env, { WORKER_ID: name, WORKER_PORT: String(p.port), WORKER_POLL_MS: '50', WEBHOOK_POLL_MS: '50', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_LEASE_MS: '12000', WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1', MIGRATE_ON_START: 'false' });
+      Object.assign(env, {
+        WORKER_ID: name,
+        WORKER_PORT: String(p.port),
+        WORKER_POLL_MS: '50',
+        WEBHOOK_POLL_MS: '50',
+        WEBHOOK_TIMEOUT_MS: '2000',
+        WEBHOOK_LEASE_MS: '12000',
+        WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1',
+        MIGRATE_ON_START: 'false',
+      });
       if (p.clockFile) {
         fs.writeFileSync(p.clockFile, '+0\n');
-        Object.assign(env, { LD_PRELOAD: FAKETIME_LIB!, FAKETIME_TIMESTAMP_FILE: p.clockFile, FAKETIME_CACHE_DURATION: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' });
+        Object.assign(env, {
+          LD_PRELOAD: FAKETIME_LIB!,
+          FAKETIME_TIMESTAMP_FILE: p.clockFile,
+          FAKETIME_CACHE_DURATION: '1',
+          FAKETIME_DONT_FAKE_MONOTONIC: '1',
+        });
       }
     } else {
       Object.assign(env, { RUN_WORKER: 'false', PORT: String(p.port), MIGRATE_ON_START: p.slot === 'api1' ? 'true' : 'false' });
@@ -195,12 +227,21 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     const entry = p.kind === 'worker' ? 'src/worker.ts' : 'src/main.ts';
     const out = fs.openSync(path.join(o.dir, `${name}.log`), 'a');
     // stdin is a pipe from the campaign: when it dies without its cleanup, the process stops too.
-    const child = spawn(process.execPath, ['--import', 'tsx', '--import', EXIT_WITH_PARENT, path.join(ROOT, entry)], { cwd: ROOT, env, stdio: ['pipe', out, out] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--import', EXIT_WITH_PARENT, path.join(ROOT, entry)], {
+      cwd: ROOT,
+      env,
+      stdio: ['pipe', out, out],
+    });
     fs.closeSync(out);
     children.add(child);
     const proc: Proc = { ...p, name, child, url: `http://127.0.0.1:${p.port}`, paused: false, alive: true };
     child.once('exit', () => (proc.alive = false));
-    await waitUntil(`${name} ready`, async () => (await fetch(`${proc.url}/healthz`)).ok, 90_000, () => (proc.alive ? null : `${name} exited (see ${o.dir}/${name}.log)`));
+    await waitUntil(
+      `${name} ready`,
+      async () => (await fetch(`${proc.url}/healthz`)).ok,
+      90_000,
+      () => (proc.alive ? null : `${name} exited (see ${o.dir}/${name}.log)`),
+    );
     return proc;
   }
 
@@ -219,7 +260,12 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
 
   const config = loadConfig({ DATABASE_URL: database.url, APP_SECRET });
   const db = await openDatabase({ databaseUrl: database.url, poolSize: 4 });
-  const { account, apiKey } = await createAccount(db, { name: 'Faults', email: 'faults@example.com', voices: ['alloy'], limits: { maxConcurrentCalls: 200, rateLimitPerMinute: 100_000 } });
+  const { account, apiKey } = await createAccount(db, {
+    name: 'Faults',
+    email: 'faults@example.com',
+    voices: ['alloy'],
+    limits: { maxConcurrentCalls: 200, rateLimitPerMinute: 100_000 },
+  });
   const agent = await createAgent(db, account, { name: 'Agent', voice: 'alloy', outcomeKeys: ['interested'] });
   const version = await createPromptVersion(db, account, { agentId: agent.id, name: 'v1', prompt: 'You are a helpful assistant.' });
   await addDidNumber(db, account, '+14155550100');
@@ -246,7 +292,14 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
         await exited;
       }
       // Whatever was cut stays cut for the new process too: a restart is not a heal.
-      const next = await launch({ slot: p.slot, kind: p.kind, db: p.db, provider: p.provider, clockFile: p.clockFile, port: Number(new URL(p.url).port) });
+      const next = await launch({
+        slot: p.slot,
+        kind: p.kind,
+        db: p.db,
+        provider: p.provider,
+        clockFile: p.clockFile,
+        port: Number(new URL(p.url).port),
+      });
       Object.assign(p, { name: next.name, child: next.child, alive: true, paused: false });
       next.child.once('exit', () => (p.alive = false));
     },

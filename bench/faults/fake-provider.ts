@@ -49,7 +49,12 @@ async function deliver(event: string, call: Json): Promise<void> {
   for (let attempt = 0; attempt < 40; attempt++) {
     const url = hooks[hookTurn++ % hooks.length]!;
     try {
-      const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-retell-signature': signature }, body, signal: AbortSignal.timeout(5_000) });
+      const r = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-retell-signature': signature },
+        body,
+        signal: AbortSignal.timeout(5_000),
+      });
       await r.arrayBuffer();
       if (r.status < 300) return;
     } catch {
@@ -89,7 +94,17 @@ function end(call: Json, reason: string) {
   const now = Date.now();
   for (const t of timers.get(call.call_id) ?? []) clearTimeout(t);
   timers.delete(call.call_id);
-  write({ t: now, kind: 'ended', proc: 'provider', retellCallId: call.call_id, callId: call.metadata?.call_id, attempt: call.metadata?.attempt, to: call.to_number, answered: call.call_status === 'ongoing', reason });
+  write({
+    t: now,
+    kind: 'ended',
+    proc: 'provider',
+    retellCallId: call.call_id,
+    callId: call.metadata?.call_id,
+    attempt: call.metadata?.attempt,
+    to: call.to_number,
+    answered: call.call_status === 'ongoing',
+    reason,
+  });
   if (call.call_status === 'ongoing') {
     Object.assign(call, {
       call_status: 'ended',
@@ -103,7 +118,13 @@ function end(call: Json, reason: string) {
     // webhooks get through; call_analyzed goes out after call_ended.
     const analysed = new Promise<void>((resolve) =>
       setTimeout(() => {
-        call.call_analysis = { call_summary: `Spoke with ${call.to_number}.`, in_voicemail: false, user_sentiment: 'Positive', call_successful: true, custom_analysis_data: { interested: true } };
+        call.call_analysis = {
+          call_summary: `Spoke with ${call.to_number}.`,
+          in_voicemail: false,
+          user_sentiment: 'Positive',
+          call_successful: true,
+          custom_analysis_data: { interested: true },
+        };
         resolve();
       }, 200),
     );
@@ -162,7 +183,16 @@ async function answer(req: http.IncomingMessage, res: http.ServerResponse, raw: 
       metadata: meta,
     };
     calls.set(call.call_id, call);
-    write({ t: received, answeredAt: Date.now(), kind: 'create', proc, retellCallId: call.call_id, callId: meta.call_id, attempt: meta.attempt, to: body.to_number });
+    write({
+      t: received,
+      answeredAt: Date.now(),
+      kind: 'create',
+      proc,
+      retellCallId: call.call_id,
+      callId: meta.call_id,
+      attempt: meta.attempt,
+      to: body.to_number,
+    });
     play(call);
     if (failing) return send(res, 500, { status: 'error', message: 'lost answer' });
     return send(res, 201, call);

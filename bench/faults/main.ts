@@ -34,8 +34,12 @@ const DIR = env('FAULTS_DIR', fs.mkdtempSync(path.join(os.tmpdir(), 'faults-')))
 for (const k of KINDS) if (!FAULT_KINDS.includes(k)) throw new Error(`FAULTS_KINDS: unknown kind ${k} (known: ${FAULT_KINDS.join(', ')})`);
 
 async function main() {
-  console.log(`fault campaign: seed ${SEED}, up to ${ROUNDS} rounds / ${DURATION_S} s, rounds of ${ROUND_MS} ms, ${WORKERS} workers, ${APIS} APIs, LEASE_MS ${LEASE_MS}`);
-  console.log(`kinds: ${KINDS.join(', ')}; ${PER_ROUND} a round; logs in ${DIR}; clock steps ${FAKETIME_LIB ? `through ${FAKETIME_LIB}` : 'SKIPPED (libfaketime not installed)'}`);
+  console.log(
+    `fault campaign: seed ${SEED}, up to ${ROUNDS} rounds / ${DURATION_S} s, rounds of ${ROUND_MS} ms, ${WORKERS} workers, ${APIS} APIs, LEASE_MS ${LEASE_MS}`,
+  );
+  console.log(
+    `kinds: ${KINDS.join(', ')}; ${PER_ROUND} a round; logs in ${DIR}; clock steps ${FAKETIME_LIB ? `through ${FAKETIME_LIB}` : 'SKIPPED (libfaketime not installed)'}`,
+  );
   const r = rng(SEED);
   const cluster = await startCluster({ serverUrl: SERVER, workers: WORKERS, apis: APIS, leaseMs: LEASE_MS, dir: DIR });
   const totals = newTotals();
@@ -50,7 +54,17 @@ async function main() {
       // Every kind in turn first, then a random one beside it.
       const faults = [KINDS[(round - 1) % KINDS.length]!, ...Array.from({ length: PER_ROUND - 1 }, () => r.pick(KINDS))];
       try {
-        const res = await runRound(cluster, { round, rng: r, leaseMs: LEASE_MS, roundMs: ROUND_MS, faults, settleMs: 60_000, tag, clockToleranceMs: 0.5 * LEASE_MS, providerLog });
+        const res = await runRound(cluster, {
+          round,
+          rng: r,
+          leaseMs: LEASE_MS,
+          roundMs: ROUND_MS,
+          faults,
+          settleMs: 60_000,
+          tag,
+          clockToleranceMs: 0.5 * LEASE_MS,
+          providerLog,
+        });
         console.log(addRound(totals, round, res));
       } catch (e) {
         // The harness could not drive the round (no API answered its requests): said, counted, not judged.

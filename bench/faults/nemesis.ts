@@ -12,7 +12,16 @@
 import type { Cluster, Proc } from './cluster.ts';
 import type { Rng } from './scenario.ts';
 
-export const FAULT_KINDS = ['pause', 'kill', 'partition_db', 'partition_provider', 'pg_kill', 'provider_slow', 'provider_fail', 'clock_step'] as const;
+export const FAULT_KINDS = [
+  'pause',
+  'kill',
+  'partition_db',
+  'partition_provider',
+  'pg_kill',
+  'provider_slow',
+  'provider_fail',
+  'clock_step',
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface Injected {

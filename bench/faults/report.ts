@@ -43,7 +43,9 @@ export function addRound(t: Totals, round: number, r: RoundResult): string {
     t.violations[v.invariant] += 1;
     if (t.examples.length < 40) t.examples.push({ round, v });
   }
-  const lines = [`round ${round}: ${r.batches} batches, ${r.calls} calls; faults ${r.injected.map(describe).join(', ') || 'none'}; settled ${r.settled ? 'in' : 'NOT in'} ${(r.settledMs / 1000).toFixed(1)} s (round ${(r.elapsedMs / 1000).toFixed(1)} s); violations ${r.violations.length}`];
+  const lines = [
+    `round ${round}: ${r.batches} batches, ${r.calls} calls; faults ${r.injected.map(describe).join(', ') || 'none'}; settled ${r.settled ? 'in' : 'NOT in'} ${(r.settledMs / 1000).toFixed(1)} s (round ${(r.elapsedMs / 1000).toFixed(1)} s); violations ${r.violations.length}`,
+  ];
   for (const v of r.violations.slice(0, 10)) lines.push(`  ${v.invariant}: ${v.detail}`);
   return lines.join('\n');
 }

@@ -86,7 +86,13 @@ export async function settled(c: Cluster, ids: string[]): Promise<boolean> {
 
 export async function runRound(c: Cluster, o: RoundOptions): Promise<RoundResult> {
   const began = Date.now();
-  const planned = planRound(o.rng, o.round, { agentId: c.account.agentId, versionId: c.account.versionId, callbackUrl: c.receiverUrl, roundMs: o.roundMs, tag: o.tag });
+  const planned = planRound(o.rng, o.round, {
+    agentId: c.account.agentId,
+    versionId: c.account.versionId,
+    callbackUrl: c.receiverUrl,
+    roundMs: o.roundMs,
+    tag: o.tag,
+  });
   const batches: (RoundBatch & { cancelAfterMs: number | null; hasWindow: boolean })[] = [];
   let refused = 0;
   let calls = 0;
@@ -98,7 +104,13 @@ export async function runRound(c: Cluster, o: RoundOptions): Promise<RoundResult
       continue;
     }
     calls += r.json.data.accepted_contacts ?? 0;
-    batches.push({ id: r.json.data.batch_id, maxDialsPerCall: p.maxDialsPerCall, maxDialsPerNumber: p.maxDialsPerNumber, cancelAfterMs: p.cancelAfterMs, hasWindow: p.hasWindow });
+    batches.push({
+      id: r.json.data.batch_id,
+      maxDialsPerCall: p.maxDialsPerCall,
+      maxDialsPerNumber: p.maxDialsPerNumber,
+      cancelAfterMs: p.cancelAfterMs,
+      hasWindow: p.hasWindow,
+    });
   }
   const ids = batches.map((b) => b.id);
   const work: Promise<unknown>[] = [];
@@ -142,5 +154,14 @@ export async function runRound(c: Cluster, o: RoundOptions): Promise<RoundResult
   o.providerLog.lines.push(...read.lines);
   o.providerLog.size = read.size;
   const violations = await check({ db: c.db, batches, provider: o.providerLog.lines, received: c.received, clockToleranceMs: o.clockToleranceMs });
-  return { batches: batches.length, calls, refused, injected, violations, settledMs: Date.now() - healedAt, settled: ok, elapsedMs: Date.now() - began };
+  return {
+    batches: batches.length,
+    calls,
+    refused,
+    injected,
+    violations,
+    settledMs: Date.now() - healedAt,
+    settled: ok,
+    elapsedMs: Date.now() - began,
+  };
 }

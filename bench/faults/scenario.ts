@@ -51,12 +51,19 @@ function number(round: number, index: number, digit: number): string {
 
 /** "HH:MM" of `d` in Los Angeles (the zone of +1 415 numbers). */
 function laTime(d: Date): { h: number; m: number } {
-  const [h, m] = new Intl.DateTimeFormat('en-GB', { timeZone: 'America/Los_Angeles', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(d).split(':').map(Number);
+  const [h, m] = new Intl.DateTimeFormat('en-GB', { timeZone: 'America/Los_Angeles', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
+    .format(d)
+    .split(':')
+    .map(Number);
   return { h: h!, m: m! };
 }
 const hhmm = (mins: number) => `${String(Math.floor(mins / 60)).padStart(2, '0')}:${String(mins % 60).padStart(2, '0')}`;
 
-export function planRound(r: Rng, round: number, o: { agentId: string; versionId: string; callbackUrl: string; roundMs: number; tag: string }): PlannedBatch[] {
+export function planRound(
+  r: Rng,
+  round: number,
+  o: { agentId: string; versionId: string; callbackUrl: string; roundMs: number; tag: string },
+): PlannedBatch[] {
   const batches: PlannedBatch[] = [];
   let index = 0;
   const count = r.int(2, 4);

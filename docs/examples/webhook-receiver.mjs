@@ -5,7 +5,9 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 
-const KEYS = (process.env.WEBHOOK_SECRET ?? '').split(' ').filter(Boolean)
+const KEYS = (process.env.WEBHOOK_SECRET ?? '')
+  .split(' ')
+  .filter(Boolean)
   .map((secret) => Buffer.from(secret.replace(/^whsec_/, ''), 'base64'));
 if (KEYS.length === 0 || KEYS.some((key) => key.length === 0)) throw new Error('Set WEBHOOK_SECRET to the whsec_… secret');
 const TOLERANCE_SECONDS = 5 * 60; // replay protection: refuse attempts signed longer ago (or ahead)
@@ -15,7 +17,10 @@ const handled = new Set();
 
 /** Whether one of the `v1,` signatures is the HMAC of "{id}.{timestamp}.{raw body}" with a key. */
 function signedByUs(id, timestamp, signatures, body) {
-  const offered = signatures.split(' ').filter((s) => s.startsWith('v1,')).map((s) => Buffer.from(s.slice(3)));
+  const offered = signatures
+    .split(' ')
+    .filter((s) => s.startsWith('v1,'))
+    .map((s) => Buffer.from(s.slice(3)));
   const content = Buffer.concat([Buffer.from(`${id}.${timestamp}.`), body]);
   return KEYS.some((key) => {
     const expected = Buffer.from(crypto.createHmac('sha256', key).update(content).digest('base64'));

@@ -104,7 +104,11 @@ function batchOperation(op: 'start' | 'pause' | 'resume' | 'cancel', what: strin
     usage: `batches ${op} <batch-id> --account ID   (${what})`,
     examples: [`batches ${op} sched_… --account acc_…`],
     run: (gql, a, f) =>
-      gql<Record<string, unknown>>(`mutation($id: ID!) { ${op}Batch(id: $id) { id ${COUNTERS} startedAt completedAt } }`, { id: arg(a, 0, 'batch-id') }, need(f.account, 'account')),
+      gql<Record<string, unknown>>(
+        `mutation($id: ID!) { ${op}Batch(id: $id) { id ${COUNTERS} startedAt completedAt } }`,
+        { id: arg(a, 0, 'batch-id') },
+        need(f.account, 'account'),
+      ),
   };
 }
 
@@ -135,7 +139,9 @@ export const batchCommands: Record<string, Command> = {
     async run(gql, _a, f, io) {
       const account = need(f.account, 'account');
       if (f.watch === true && f.start === 'manual') {
-        throw new Error('--watch follows a batch that starts now; a manual batch waits: create it, then `batches start <batch-id> --account …` and `batches watch <batch-id> --account …`');
+        throw new Error(
+          '--watch follows a batch that starts now; a manual batch waits: create it, then `batches start <batch-id> --account …` and `batches watch <batch-id> --account …`',
+        );
       }
       const file = contactsFromCsv(csvFileText(f.csv, 'csv'));
       if (file.contacts.length === 0) {
@@ -157,7 +163,8 @@ export const batchCommands: Record<string, Command> = {
       ].sort((a, b) => a.line - b.line);
       for (const p of problems) io.note(`line ${p.line || '?'}: ${p.text}`);
       const { validationErrors: _shown, ...summary } = created;
-      if (f.start === 'manual') io.note(`batch ${created.batchId} waits: start it with npm run cli -- batches start ${created.batchId} --account ${account}`);
+      if (f.start === 'manual')
+        io.note(`batch ${created.batchId} waits: start it with npm run cli -- batches start ${created.batchId} --account ${account}`);
       if (f.watch !== true) return { ...summary, leftOut: file.issues.length };
       io.note(`batch ${created.batchId}: ${created.acceptedContacts} calls accepted`);
       return watch(io, account, created.batchId);

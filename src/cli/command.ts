@@ -25,7 +25,13 @@ export interface Command {
   run(gql: GraphQLTransport['request'], args: string[], flags: Flags, io: CommandIo): Promise<unknown>;
 }
 
-export const list = (v: Flags[string]) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined);
+export const list = (v: Flags[string]) =>
+  typeof v === 'string'
+    ? v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : undefined;
 export const int = (v: Flags[string], name: string) => {
   if (v === undefined) return undefined;
   const n = Number(v);
@@ -42,7 +48,8 @@ export const version = (v: Flags[string], name: string) => {
 export const rate = (v: Flags[string], name: string) => {
   if (v === undefined) return null;
   const n = Number(v);
-  if (typeof v !== 'string' || v.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a number of calls per second (0 = unpaced)`);
+  if (typeof v !== 'string' || v.trim() === '' || !Number.isFinite(n) || n < 0)
+    throw new Error(`--${name} must be a number of calls per second (0 = unpaced)`);
   return n;
 };
 export const bool = (v: Flags[string], name: string) => {
@@ -80,7 +87,6 @@ export function arg(args: string[], i: number, name: string): string {
   if (!args[i]) throw new Error(`<${name}> is required`);
   return args[i];
 }
-
 
 /** Largest CSV file a command reads (held in memory whole): 100k contacts of ~600 bytes fit 8 times over. */
 export const MAX_CSV_FILE_BYTES = 512 * 1024 * 1024;

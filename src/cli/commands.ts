@@ -52,9 +52,12 @@ async function setUpCalling(gql: Parameters<Command['run']>[0], accountId: strin
   const voice = typeof f.voice === 'string' ? f.voice : voices[0];
   if (!voice) throw new Error('the account has no voices: give --voice or --voices');
   const as = <T>(query: string, variables: Record<string, unknown>) => gql<T>(query, variables, accountId);
-  const { createAgent: agent } = await as<{ createAgent: { id: string } }>('mutation($input: CreateAgentInput!) { createAgent(input: $input) { id } }', {
-    input: { name: typeof f['agent-name'] === 'string' ? f['agent-name'] : 'Default agent', voice },
-  });
+  const { createAgent: agent } = await as<{ createAgent: { id: string } }>(
+    'mutation($input: CreateAgentInput!) { createAgent(input: $input) { id } }',
+    {
+      input: { name: typeof f['agent-name'] === 'string' ? f['agent-name'] : 'Default agent', voice },
+    },
+  );
   const prompt = typeof f.prompt === 'string' ? f.prompt : 'You are a friendly assistant calling on behalf of the account holder.';
   const { createPromptVersion: version } = await as<{ createPromptVersion: { id: string } }>(
     'mutation($input: CreatePromptVersionInput!) { createPromptVersion(input: $input) { id } }',
@@ -72,10 +75,9 @@ export const commands: Record<string, Command> = {
     usage: `accounts create --name NAME --email EMAIL ${ACCOUNT_FLAGS}`,
     examples: ['accounts create --name Acme --email ops@acme.test --max-batch-size 5000 --voices alloy,verse'],
     run: (gql, _a, f) =>
-      gql(
-        `mutation($input: AdminCreateAccountInput!) { adminCreateAccount(input: $input) { apiKey apiKeyId account { ${ACCOUNT_FIELDS} } } }`,
-        { input: { name: need(f.name, 'name'), email: need(f.email, 'email'), ...accountInput(f) } },
-      ),
+      gql(`mutation($input: AdminCreateAccountInput!) { adminCreateAccount(input: $input) { apiKey apiKeyId account { ${ACCOUNT_FIELDS} } } }`, {
+        input: { name: need(f.name, 'name'), email: need(f.email, 'email'), ...accountInput(f) },
+      }),
   },
   'accounts setup': {
     usage: `accounts setup --name NAME --email EMAIL --number +14155550123 [--voice VOICE] [--agent-name NAME] [--prompt TEXT] ${ACCOUNT_FLAGS}   (account, agent, prompt version and DID: ready to call)`,
@@ -105,7 +107,10 @@ export const commands: Record<string, Command> = {
   },
   'accounts update': {
     usage: `accounts update <account-id> [--name N] [--email E] ${ACCOUNT_FLAGS}`,
-    examples: ['accounts update acc_… --rate-limit 1200 --default-window "09:00-20:00 mon-fri recipient"', 'accounts update acc_… --default-window none'],
+    examples: [
+      'accounts update acc_… --rate-limit 1200 --default-window "09:00-20:00 mon-fri recipient"',
+      'accounts update acc_… --default-window none',
+    ],
     run: (gql, a, f) =>
       gql(`mutation($id: ID!, $input: AdminUpdateAccountInput!) { adminUpdateAccount(id: $id, input: $input) { ${ACCOUNT_FIELDS} } }`, {
         id: arg(a, 0, 'account-id'),
@@ -149,7 +154,8 @@ export const commands: Record<string, Command> = {
     },
   },
   'agents create': {
-    usage: 'agents create --account ID --name NAME --voice VOICE [--outcome-keys a,b] [--opt-out-key KEY] [--recording true|false] [--provider-agent-id ID]',
+    usage:
+      'agents create --account ID --name NAME --voice VOICE [--outcome-keys a,b] [--opt-out-key KEY] [--recording true|false] [--provider-agent-id ID]',
     examples: ['agents create --account acc_… --name "Renewals bot" --voice alloy --outcome-keys interested,opt_out --opt-out-key opt_out'],
     run: (gql, _a, f) =>
       gql(
@@ -221,7 +227,11 @@ export const commands: Record<string, Command> = {
     usage: 'dids add --account ID --number +14155550123',
     examples: ['dids add --account acc_… --number +14155550124'],
     run: (gql, _a, f) =>
-      gql('mutation($input: AddDidNumberInput!) { addDidNumber(input: $input) { id number } }', { input: { number: need(f.number, 'number') } }, need(f.account, 'account')),
+      gql(
+        'mutation($input: AddDidNumberInput!) { addDidNumber(input: $input) { id number } }',
+        { input: { number: need(f.number, 'number') } },
+        need(f.account, 'account'),
+      ),
   },
   'dids list': {
     usage: 'dids list --account ID',
@@ -242,13 +252,16 @@ export const commands: Record<string, Command> = {
       'provider set PROVIDER --account ID [--api-key KEY] [--dial-rate CALLS_PER_SECOND_PER_NUMBER] [--settings JSON_OBJECT]   (simulator, retell, …: docs/providers.md; config stored encrypted)',
     examples: ['provider set retell --account acc_… --api-key "$RETELL_API_KEY" --dial-rate 1', 'provider set simulator --account acc_…'],
     run: (gql, a, f) =>
-      gql('mutation($id: ID!, $p: String!, $k: String, $r: Float, $s: JSON) { adminSetProvider(accountId: $id, provider: $p, apiKey: $k, dialRatePerNumber: $r, settings: $s) }', {
-        id: need(f.account, 'account'),
-        p: arg(a, 0, 'provider'),
-        k: typeof f['api-key'] === 'string' ? f['api-key'] : null,
-        r: rate(f['dial-rate'], 'dial-rate'),
-        s: jsonObject(f.settings, 'settings'),
-      }),
+      gql(
+        'mutation($id: ID!, $p: String!, $k: String, $r: Float, $s: JSON) { adminSetProvider(accountId: $id, provider: $p, apiKey: $k, dialRatePerNumber: $r, settings: $s) }',
+        {
+          id: need(f.account, 'account'),
+          p: arg(a, 0, 'provider'),
+          k: typeof f['api-key'] === 'string' ? f['api-key'] : null,
+          r: rate(f['dial-rate'], 'dial-rate'),
+          s: jsonObject(f.settings, 'settings'),
+        },
+      ),
   },
   'webhooks secret': {
     usage: 'webhooks secret show|rotate --account ID   (Standard Webhooks signing secret; rotate keeps the old one signing for 24 h)',

@@ -66,7 +66,8 @@ async function sendFiles(io: CommandIo, files: string[], route: (firstLine: numb
       for (const code of r.areaCodes ?? []) areaCodes?.add(code);
       io.progress(null);
       for (const b of r.badLineSamples) io.note(`${file} line ${b.line}: not a number: ${JSON.stringify(b.text)}`);
-      if (r.badLines > r.badLineSamples.length) io.note(`${file}: ${r.badLines - r.badLineSamples.length} more bad lines from line ${part.firstLine}`);
+      if (r.badLines > r.badLineSamples.length)
+        io.note(`${file}: ${r.badLines - r.badLineSamples.length} more bad lines from line ${part.firstLine}`);
       io.progress(`${file}: line ${part.firstLine + r.lines - 1}, ${totals.numbers} numbers so far`);
     }
   }
@@ -95,7 +96,12 @@ export const registryCommands: Record<string, Command> = {
       }
       const { since } = await io.post!<{ since: string }>('/admin/registry/numbers?mode=begin');
       const codes = new Set<number>();
-      const totals = await sendFiles(io, files, (line) => `/admin/registry/numbers?mode=full&since=${encodeURIComponent(since)}&first_line=${line}`, codes);
+      const totals = await sendFiles(
+        io,
+        files,
+        (line) => `/admin/registry/numbers?mode=full&since=${encodeURIComponent(since)}&first_line=${line}`,
+        codes,
+      );
       const { removedBlocks } = await io.post!<{ removedBlocks: number }>(
         `/admin/registry/numbers?mode=finish&since=${encodeURIComponent(since)}&area_codes=${[...codes].sort((a, b) => a - b).join(',')}`,
       );

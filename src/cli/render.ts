@@ -35,7 +35,14 @@ function table(records: Record<string, unknown>[]): string {
   const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   const lines = [columns, ...rows.map((r) => columns.map((c) => clip(r[c] ?? '-')))];
   const widths = columns.map((_, i) => Math.max(...lines.map((l) => l[i].length)));
-  return lines.map((l) => l.map((v, i) => v.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+  return lines
+    .map((l) =>
+      l
+        .map((v, i) => v.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 function fields(record: Record<string, unknown>): string {

@@ -65,7 +65,7 @@ const readPage = (gql: Gql, account: string, phoneNumber: string | null, from: {
 /** Every page from `cursor` (or the first) to the last, a JSON line per number: one page held at a time. */
 async function streamAll(read: (from: { cursor?: string }) => Promise<ListPage>, cursor: string | undefined, io: CommandIo): Promise<undefined> {
   let written = 0;
-  for (let next: string | undefined = cursor; ; ) {
+  for (let next: string | undefined = cursor; ;) {
     const d = await read(next !== undefined ? { cursor: next } : {});
     if (d.items.length) io.out(d.items.map((i) => JSON.stringify(i)).join('\n') + '\n');
     written += d.items.length;
@@ -80,12 +80,14 @@ async function streamAll(read: (from: { cursor?: string }) => Promise<ListPage>,
 
 export const suppressionCommands: Record<string, Command> = {
   'suppressions add': {
-    usage: 'suppressions add --account ID --number N[,N…] [--reason R]   (the account\'s do-not-call list; at most 1,000 numbers)',
+    usage: "suppressions add --account ID --number N[,N…] [--reason R]   (the account's do-not-call list; at most 1,000 numbers)",
     examples: ['suppressions add --account acc_… --number +14155550150,+14155550151 --reason "asked not to be called"'],
     run: (gql, _a, f) =>
-      gql<{ addSuppressions: AddResult }>(ADD, { phoneNumbers: list(need(f.number, 'number')), reason: reasonOf(f) }, need(f.account, 'account')).then(
-        (d) => d.addSuppressions,
-      ),
+      gql<{ addSuppressions: AddResult }>(
+        ADD,
+        { phoneNumbers: list(need(f.number, 'number')), reason: reasonOf(f) },
+        need(f.account, 'account'),
+      ).then((d) => d.addSuppressions),
   },
   'suppressions import': {
     usage: 'suppressions import --account ID --csv FILE [--reason R]   (a phone_number column, or the first column; sent 1,000 at a time)',
@@ -115,7 +117,8 @@ export const suppressionCommands: Record<string, Command> = {
       const account = need(f.account, 'account');
       const page = int(f.page, 'page');
       const cursor = typeof f.cursor === 'string' ? f.cursor : undefined;
-      if (page !== undefined && (cursor !== undefined || f.all === true)) throw new Error('--page is not for --cursor or --all: they read on from a cursor');
+      if (page !== undefined && (cursor !== undefined || f.all === true))
+        throw new Error('--page is not for --cursor or --all: they read on from a cursor');
       const phoneNumber = typeof f.number === 'string' ? f.number : null;
       const read = (from: { page?: number; cursor?: string }) => readPage(gql, account, phoneNumber, from);
       if (f.all === true) return streamAll(read, cursor, io);
@@ -131,8 +134,10 @@ export const suppressionCommands: Record<string, Command> = {
     usage: 'suppressions remove --account ID --number N',
     examples: ['suppressions remove --account acc_… --number +14155550151'],
     run: (gql, _a, f) =>
-      gql<{ removeSuppression: string }>(`mutation($n: String!) { removeSuppression(phoneNumber: $n) }`, { n: need(f.number, 'number') }, need(f.account, 'account')).then(
-        (d) => ({ removed: d.removeSuppression }),
-      ),
+      gql<{ removeSuppression: string }>(
+        `mutation($n: String!) { removeSuppression(phoneNumber: $n) }`,
+        { n: need(f.number, 'number') },
+        need(f.account, 'account'),
+      ).then((d) => ({ removed: d.removeSuppression })),
   },
 };

@@ -18,7 +18,11 @@ export interface SuppressionFile {
 }
 
 const HEADER_NAME = 'phone_number';
-const normalise = (s: string) => s.trim().toLowerCase().replace(/[\s-]+/g, '_');
+const normalise = (s: string) =>
+  s
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
 
 /** The column to read, and whether the first record is a header (it is when it holds no digit). */
 function layout(first: string[] | undefined): { column: number; header: boolean } {

@@ -76,7 +76,10 @@ function makeSubscribe(send: Send, baseUrl: string, token: string): GraphQLTrans
           const frame = buffered.slice(0, end).split('\n');
           buffered = buffered.slice(end + 2);
           if (frame.includes('event: complete')) return;
-          const data = frame.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
+          const data = frame
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => l.slice(5).trim())
+            .join('\n');
           if (data) yield dataOf(JSON.parse(data) as GraphQLBody) as T;
         }
       }
@@ -103,7 +106,13 @@ function makePost(send: Send, baseUrl: string, token: string): GraphQLTransport[
 }
 
 function makeTransport(send: Send, baseUrl: string, token: string, describe: string, close: () => Promise<void>): GraphQLTransport {
-  return { request: makeRequest(send, baseUrl, token), subscribe: makeSubscribe(send, baseUrl, token), post: makePost(send, baseUrl, token), describe, close };
+  return {
+    request: makeRequest(send, baseUrl, token),
+    subscribe: makeSubscribe(send, baseUrl, token),
+    post: makePost(send, baseUrl, token),
+    describe,
+    close,
+  };
 }
 
 /** Answers in time or not at all: the CLI tells what it found rather than waiting. */
@@ -127,7 +136,10 @@ async function tokenFileFor(url: string, dataDir: string): Promise<string | null
   const challenge = newChallenge();
   let proof: unknown = null;
   try {
-    const res = await fetch(`${url}${OPERATOR_PROOF_PATH}?challenge=${challenge}`, { signal: AbortSignal.timeout(PROOF_TIMEOUT_MS), redirect: 'error' });
+    const res = await fetch(`${url}${OPERATOR_PROOF_PATH}?challenge=${challenge}`, {
+      signal: AbortSignal.timeout(PROOF_TIMEOUT_MS),
+      redirect: 'error',
+    });
     if (res.ok) proof = ((await res.json()) as { proof?: unknown }).proof;
   } catch {
     // No proof: refused below.
@@ -148,7 +160,7 @@ function dataDirInUse(e: Error, tried: string, dataDir: string): Error {
   const next =
     written !== null && new URL(written).origin !== new URL(tried).origin
       ? `Its server wrote its address in ${operatorTokenPath(dataDir)}: run the CLI with CLI_SERVER_URL=${written}.`
-      : 'Run the CLI with CLI_SERVER_URL set to that server\'s address (http://HOST:PORT), or stop it first.';
+      : "Run the CLI with CLI_SERVER_URL set to that server's address (http://HOST:PORT), or stop it first.";
   return new Error(`${held}, and no server answered at ${tried} (GET /healthz), so the CLI could not use it. ${next}`);
 }
 
@@ -172,7 +184,13 @@ export async function connect(env = process.env): Promise<GraphQLTransport> {
           : `A server answers at ${url}: set ADMIN_TOKEN to the value that server was started with (a token file is only read for a server on this machine).`,
       );
     }
-    return makeTransport((r) => fetch(r), url, token, `server ${url}`, async () => {});
+    return makeTransport(
+      (r) => fetch(r),
+      url,
+      token,
+      `server ${url}`,
+      async () => {},
+    );
   }
   const { createDeps } = await import('../bootstrap.ts');
   const { buildApp } = await import('../app.ts');
@@ -186,5 +204,11 @@ export async function connect(env = process.env): Promise<GraphQLTransport> {
   }
   const app = buildApp(deps);
   const describe = deps.db.kind === 'pglite' ? `data dir ${config.DATA_DIR}` : 'DATABASE_URL';
-  return makeTransport((r) => app.fetch(r), 'http://cli.local', token, describe, () => deps.db.close());
+  return makeTransport(
+    (r) => app.fetch(r),
+    'http://cli.local',
+    token,
+    describe,
+    () => deps.db.close(),
+  );
 }

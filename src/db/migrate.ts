@@ -54,7 +54,10 @@ async function openSession(db: Database): Promise<SqlSession> {
     });
     return {
       ...wrap(lite),
-      transaction: async (fn) => void (await lite.transaction(async (tx) => fn({ ...wrap(tx), transaction: () => Promise.reject(new Error('nested')), release: async () => {} }))),
+      transaction: async (fn) =>
+        void (await lite.transaction(async (tx) =>
+          fn({ ...wrap(tx), transaction: () => Promise.reject(new Error('nested')), release: async () => {} }),
+        )),
       release: async () => {},
     };
   }

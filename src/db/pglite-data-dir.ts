@@ -88,7 +88,8 @@ export async function lockDataDir(dataDir: string): Promise<() => void> {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 200) throw e;
       // Another process is taking the lock over; a marker left by one that died is cleared.
-      if (Date.now() - (fs.statSync(marker, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > TAKEOVER_STALE_MS) fs.rmSync(marker, { force: true });
+      if (Date.now() - (fs.statSync(marker, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > TAKEOVER_STALE_MS)
+        fs.rmSync(marker, { force: true });
       await new Promise((r) => setTimeout(r, 25));
       continue;
     }

@@ -62,13 +62,14 @@ export function takeTurns(pglite: PGlite, now: () => number = () => performance.
       queues[lane].push({
         queuedAt: now(),
         // Run in its caller's async context, not in that of whoever's turn ended before it.
-        start: AsyncResource.bind(() =>
-          void exclusive(fn)
-            .then(resolve, reject)
-            .finally(() => {
-              busy = false;
-              pump();
-            }),
+        start: AsyncResource.bind(
+          () =>
+            void exclusive(fn)
+              .then(resolve, reject)
+              .finally(() => {
+                busy = false;
+                pump();
+              }),
         ),
       });
       pump();

@@ -23,9 +23,25 @@ const digits = (s: string, from: number, to: number): number => {
 export function parseTimestamptz(text: string): Date {
   const n = text.length;
   const utc = n >= 22 && text[n - 3] === '+' && text[n - 2] === '0' && text[n - 1] === '0';
-  if (utc && text[4] === '-' && text[7] === '-' && text[10] === ' ' && text[13] === ':' && text[16] === ':' && (n === 22 || (text[19] === '.' && n > 23 && n <= 29))) {
+  if (
+    utc &&
+    text[4] === '-' &&
+    text[7] === '-' &&
+    text[10] === ' ' &&
+    text[13] === ':' &&
+    text[16] === ':' &&
+    (n === 22 || (text[19] === '.' && n > 23 && n <= 29))
+  ) {
     const ms = n === 22 ? 0 : digits((text.slice(20, n - 3) + '00').slice(0, 3), 0, 3);
-    const t = Date.UTC(digits(text, 0, 4), digits(text, 5, 7) - 1, digits(text, 8, 10), digits(text, 11, 13), digits(text, 14, 16), digits(text, 17, 19), ms);
+    const t = Date.UTC(
+      digits(text, 0, 4),
+      digits(text, 5, 7) - 1,
+      digits(text, 8, 10),
+      digits(text, 11, 13),
+      digits(text, 14, 16),
+      digits(text, 17, 19),
+      ms,
+    );
     // Date.UTC maps years 0-99 to 1900-1999; those, and any non-digit, take pg's path.
     if (Number.isFinite(t) && text.charCodeAt(0) !== 48) return new Date(t);
   }

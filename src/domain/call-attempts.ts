@@ -87,7 +87,8 @@ export function attemptsFromHistory(history: readonly HistoryEntry[], callStatus
 }
 
 /** A call put back in line by its batch's retry policy, waiting for its next attempt. */
-export const waitsForRetry = (c: { status: string; nextAttemptAt: Date | string | null }): boolean => c.status === 'queued' && c.nextAttemptAt != null;
+export const waitsForRetry = (c: { status: string; nextAttemptAt: Date | string | null }): boolean =>
+  c.status === 'queued' && c.nextAttemptAt != null;
 
 /**
  * Why a call waits for a retry, from the history entry that put it back in line: how the attempt

@@ -15,13 +15,7 @@ export const CALL_STATUSES = [
 ] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
 
-export const TERMINAL_CALL_STATUSES: ReadonlySet<CallStatus> = new Set<CallStatus>([
-  'completed',
-  'failed',
-  'no_answer',
-  'busy',
-  'cancelled',
-]);
+export const TERMINAL_CALL_STATUSES: ReadonlySet<CallStatus> = new Set<CallStatus>(['completed', 'failed', 'no_answer', 'busy', 'cancelled']);
 
 export const TRANSCRIPT_STATUSES = ['pending', 'processing', 'ready', 'failed'] as const;
 export type TranscriptStatus = (typeof TRANSCRIPT_STATUSES)[number];

@@ -47,7 +47,8 @@ export interface PlacementInput {
   profiles?: readonly ComplianceProfile[];
 }
 
-export const NO_ZONE_MESSAGE = 'No time zone is known for this number (a toll-free or other non-geographic number has none); give the contact a timezone';
+export const NO_ZONE_MESSAGE =
+  'No time zone is known for this number (a toll-free or other non-geographic number has none); give the contact a timezone';
 
 /**
  * The zones the windows are judged in for a contact (dial-permission.ts): with a `recipient`
@@ -72,7 +73,8 @@ export function placeInWindows(
   const kept: NormalizedContact[] = [];
   const placements: CallWindowPlacement[] = [];
   const refused: ContactRejection[] = [];
-  const refuse = (c: NormalizedContact, field: string, message: string) => refused.push({ index: c.index, external_id: c.externalId, field, message });
+  const refuse = (c: NormalizedContact, field: string, message: string) =>
+    refused.push({ index: c.index, external_id: c.externalId, field, message });
   for (const c of accepted) {
     const own = p.ownZone(c.index);
     // A fixed offset (EST, +05:00) would be judged without daylight saving time.
@@ -98,7 +100,10 @@ export function placeInWindows(
     const openingKey = rules.length === 0 ? key : `${key}|${rules.map((r) => r.id).join(',')}`;
     if (!openings.has(openingKey)) {
       const judged = recipient ? zonesOfKey(key) : recipientZonesOf(p.windows, key);
-      openings.set(openingKey, rules.length === 0 ? nextOpening(p.windows, judged, p.now, intervals) : dialOpening(p.windows, rules, judged, p.now, intervals));
+      openings.set(
+        openingKey,
+        rules.length === 0 ? nextOpening(p.windows, judged, p.now, intervals) : dialOpening(p.windows, rules, judged, p.now, intervals),
+      );
     }
     const opening = openings.get(openingKey)!;
     if (opening === null) {

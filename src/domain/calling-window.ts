@@ -54,7 +54,12 @@ export function recipientZonesOf(windows: readonly CallingWindow[], timezoneKey:
 }
 
 /** Problems of a window's values as `[field, reason]`, in field order; none for a valid one. */
-export function callingWindowProblems(w: { start?: string; end?: string; days?: readonly string[] | null; timezone?: string }): Array<[string, string]> {
+export function callingWindowProblems(w: {
+  start?: string;
+  end?: string;
+  days?: readonly string[] | null;
+  timezone?: string;
+}): Array<[string, string]> {
   const problems: Array<[string, string]> = [];
   const startOk = w.start !== undefined && isValidScheduleTime(w.start);
   const endOk = w.end !== undefined && isWindowEnd(w.end);
@@ -63,10 +68,12 @@ export function callingWindowProblems(w: { start?: string; end?: string; days?: 
   else if (startOk && w.end! <= w.start!) problems.push(['end', 'Value error, end must be after start (no overnight windows)']);
   if (w.days != null) {
     if (w.days.length === 0) problems.push(['days', 'List should have at least 1 item after validation, not 0']);
-    else if (w.days.length > WEEKDAYS.length * 2) problems.push(['days', `List should have at most ${WEEKDAYS.length * 2} items after validation, not ${w.days.length}`]);
-    else w.days.forEach((d, i) => {
-      if (!(WEEKDAYS as readonly string[]).includes(d)) problems.push([`days.${i}`, literalReason(WEEKDAYS)]);
-    });
+    else if (w.days.length > WEEKDAYS.length * 2)
+      problems.push(['days', `List should have at most ${WEEKDAYS.length * 2} items after validation, not ${w.days.length}`]);
+    else
+      w.days.forEach((d, i) => {
+        if (!(WEEKDAYS as readonly string[]).includes(d)) problems.push([`days.${i}`, literalReason(WEEKDAYS)]);
+      });
   }
   if (w.timezone !== undefined && w.timezone !== RECIPIENT_ZONE) {
     if (!isZone(w.timezone)) problems.push(['timezone', `Value error, Unknown time zone '${w.timezone}'; give an IANA zone or '${RECIPIENT_ZONE}'`]);
@@ -90,7 +97,12 @@ export function normalizeWindow(w: { start: string; end: string; days?: readonly
  * that opening ends; null if there is none within the horizon (the windows never meet for these zones).
  * `recipientZones` are the zones of the call's number (or the contact's own zone).
  */
-export function nextOpening(windows: readonly CallingWindow[], recipientZones: readonly string[], from: Date, cache?: ZoneIntervals): WindowOpening | null {
+export function nextOpening(
+  windows: readonly CallingWindow[],
+  recipientZones: readonly string[],
+  from: Date,
+  cache?: ZoneIntervals,
+): WindowOpening | null {
   return firstOpening(openIntervals(windows, recipientZones, from, cache), from);
 }
 
@@ -104,7 +116,12 @@ export type ZoneIntervals = Map<string, Interval[]>;
  * When every window is open in every zone that applies, as sorted UTC intervals from the local day
  * before `from` through the horizon; null without windows (always open).
  */
-export function openIntervals(windows: readonly CallingWindow[], recipientZones: readonly string[], from: Date, cache?: ZoneIntervals): Interval[] | null {
+export function openIntervals(
+  windows: readonly CallingWindow[],
+  recipientZones: readonly string[],
+  from: Date,
+  cache?: ZoneIntervals,
+): Interval[] | null {
   let open: Interval[] | null = null;
   for (const [i, w] of windows.entries()) {
     const zones = w.timezone === RECIPIENT_ZONE ? recipientZones : [w.timezone];
@@ -150,9 +167,7 @@ export function windowIntervals(w: CallingWindow, zone: string, from: Date, skip
     if (!w.days.includes(WEEKDAYS[(new Date(day).getUTCDay() + 6) % 7])) continue;
     if (skipDay?.(new Date(day).toISOString().slice(0, 10))) continue;
     const [opens, closes] =
-      offset === null
-        ? changingDayInterval(day, w, zone)
-        : [w.start, w.end].map((time) => day + (minutesOf(time) - offset) * 60_000);
+      offset === null ? changingDayInterval(day, w, zone) : [w.start, w.end].map((time) => day + (minutesOf(time) - offset) * 60_000);
     // A DST change can shrink a short window to nothing.
     if (closes > opens) out.push([opens, closes]);
   }

@@ -13,7 +13,6 @@ export const REASON_DICT = 'Input should be a valid dictionary';
 export const REASON_LIST = 'Input should be a valid list';
 export const REASON_REQUIRED = 'Field required';
 
-
 export interface ContactListReading {
   /** One entry per item; `undefined` for an item that is not an object. */
   contacts: Array<Partial<ContactRequest> | undefined>;

@@ -24,12 +24,7 @@ export interface ContactRejection {
 }
 
 // Checked in this order after key normalisation; the first valid number wins.
-export const ALTERNATE_PHONE_KEYS = [
-  'alternate_number',
-  'alternate_phone',
-  'alternate_phone_number',
-  'alt_phone_number',
-] as const;
+export const ALTERNATE_PHONE_KEYS = ['alternate_number', 'alternate_phone', 'alternate_phone_number', 'alt_phone_number'] as const;
 
 // Only the punctuation people put in numbers: letters would let libphonenumber read
 // extensions ("ext. 5") or vanity numbers that we cannot dial as given.

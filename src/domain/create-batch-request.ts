@@ -7,7 +7,15 @@
 import { literalReason, type IssuePath, type PathIssue } from './field-issue.ts';
 import { BATCH_METADATA_LIMITS, MAX_NAME_LENGTH, MAX_TIMEZONE_LENGTH } from './limits.ts';
 import { snakeCase } from './text-forms.ts';
-import { computeScheduledAt, extractZoneName, isStoredYear, isValidScheduleDate, isValidScheduleTime, parseTimezoneLabel, STORED_YEARS_REASON } from './schedule.ts';
+import {
+  computeScheduledAt,
+  extractZoneName,
+  isStoredYear,
+  isValidScheduleDate,
+  isValidScheduleTime,
+  parseTimezoneLabel,
+  STORED_YEARS_REASON,
+} from './schedule.ts';
 import {
   DEFAULT_RETRY_DELAY_SECONDS,
   DEFAULT_RETRY_ON,
@@ -68,7 +76,10 @@ function checkRequest(request: CreateBatchRequestDraft, opts: CheckOptions, read
   const [versionId, versionName] = oneOf(c, request, opts.refused, 'versionId', 'versionName');
   const voice = c.optionalText(ROOT, 'voice', request.voice, MAX_NAME_LENGTH);
   const didNumberId = c.optionalText(ROOT, 'didNumberId', request.didNumberId, MAX_NAME_LENGTH);
-  const scheduleDate = checkScheduleDate(c, c.formatted(ROOT, 'scheduleDate', c.present(request.scheduleDate), isValidScheduleDate, 'Invalid date, expected YYYY-MM-DD'));
+  const scheduleDate = checkScheduleDate(
+    c,
+    c.formatted(ROOT, 'scheduleDate', c.present(request.scheduleDate), isValidScheduleDate, 'Invalid date, expected YYYY-MM-DD'),
+  );
   const scheduleTime = c.formatted(ROOT, 'scheduleTime', c.present(request.scheduleTime), isValidScheduleTime, 'Invalid time, expected HH:MM');
   const timezone = checkTimezone(c, c.present(request.scheduleTimezone));
   const concurrency = c.integer(ROOT, 'concurrency', request.concurrency, 1);
@@ -77,7 +88,8 @@ function checkRequest(request: CreateBatchRequestDraft, opts: CheckOptions, read
   const maxDuration = c.integer(ROOT, 'maxDurationSecondsPerCall', request.maxDurationSecondsPerCall, 1, opts.maxCallDurationSeconds);
   const metadata = c.metadata(ROOT, 'metadata', request.metadata, BATCH_METADATA_LIMITS) ?? {};
   const contacts = readContacts(c, c.present(request.contacts));
-  const idempotencyKey = request.idempotencyKey == null ? null : c.text(ROOT, 'idempotencyKey', request.idempotencyKey, { min: 1, max: IDEMPOTENCY_KEY_MAX_LENGTH });
+  const idempotencyKey =
+    request.idempotencyKey == null ? null : c.text(ROOT, 'idempotencyKey', request.idempotencyKey, { min: 1, max: IDEMPOTENCY_KEY_MAX_LENGTH });
   const retry = checkRetry(c, request.retry, opts.retryMinDelaySeconds ?? RETRY_DELAY_MIN_SECONDS);
   const expiresAt = checkExpiresAt(c, request.expiresAt, opts.now);
   const callingWindow = checkCallingWindow(c, request.callingWindow);
@@ -123,14 +135,16 @@ function checkRequest(request: CreateBatchRequestDraft, opts: CheckOptions, read
 function checkComplianceProfiles(c: ValueChecker, list: readonly string[] | null | undefined): ComplianceProfile[] {
   if (list == null) return [];
   const problems = complianceProfilesProblems(list);
-  for (const [index, reason] of problems) c.fail(index === null ? ROOT : ['complianceProfiles'], index === null ? 'complianceProfiles' : String(index), reason);
+  for (const [index, reason] of problems)
+    c.fail(index === null ? ROOT : ['complianceProfiles'], index === null ? 'complianceProfiles' : String(index), reason);
   return problems.length > 0 ? [] : list.filter(isComplianceProfile);
 }
 
 function checkRetry(c: ValueChecker, retry: CreateBatchRequestDraft['retry'], minDelay: number): RetryPolicy | null {
   if (retry == null) return null;
   const at: IssuePath = ['retry'];
-  const maxAttempts = retry.maxAttempts == null ? c.fail(at, 'maxAttempts', 'Field required') : c.integer(at, 'maxAttempts', retry.maxAttempts, 1, MAX_ATTEMPTS_LIMIT);
+  const maxAttempts =
+    retry.maxAttempts == null ? c.fail(at, 'maxAttempts', 'Field required') : c.integer(at, 'maxAttempts', retry.maxAttempts, 1, MAX_ATTEMPTS_LIMIT);
   const delaySeconds = c.integer(at, 'delaySeconds', retry.delaySeconds, minDelay, RETRY_DELAY_MAX_SECONDS) ?? DEFAULT_RETRY_DELAY_SECONDS;
   const on = retry.on == null ? DEFAULT_RETRY_ON : checkRetryOn(c, retry.on);
   if (maxAttempts === null || on === null) return null;
@@ -139,7 +153,8 @@ function checkRetry(c: ValueChecker, retry: CreateBatchRequestDraft['retry'], mi
 
 function checkRetryOn(c: ValueChecker, on: string[]): AttemptOutcome[] | null {
   if (on.length === 0) return c.fail(['retry'], 'on', 'List should have at least 1 item after validation, not 0');
-  if (on.length > ATTEMPT_OUTCOMES.length * 4) return c.fail(['retry'], 'on', `List should have at most ${ATTEMPT_OUTCOMES.length * 4} items after validation, not ${on.length}`);
+  if (on.length > ATTEMPT_OUTCOMES.length * 4)
+    return c.fail(['retry'], 'on', `List should have at most ${ATTEMPT_OUTCOMES.length * 4} items after validation, not ${on.length}`);
   const before = c.issues.count;
   on.forEach((v, i) => {
     if (!isRetryOutcome(v)) c.fail(['retry', 'on'], String(i), literalReason(ATTEMPT_OUTCOMES));

@@ -52,7 +52,11 @@ export class ValueChecker {
     if (zone === null || isListedZone(zone)) return zone;
     const key = zone.toLowerCase();
     if (!this.unlistedZones.has(key) && this.unlistedZones.size >= MAX_UNLISTED_CONTACT_ZONES) {
-      return this.fail(at, field, `Value error, more than ${MAX_UNLISTED_CONTACT_ZONES} distinct time zones that are not canonical IANA names (such as US/Eastern or +05:00)`);
+      return this.fail(
+        at,
+        field,
+        `Value error, more than ${MAX_UNLISTED_CONTACT_ZONES} distinct time zones that are not canonical IANA names (such as US/Eastern or +05:00)`,
+      );
     }
     this.unlistedZones.add(key);
     return isZone(zone) ? zone : this.fail(at, field, `Value error, Unknown time zone '${zone}'`);
@@ -89,7 +93,12 @@ export class ValueChecker {
    * Optional JSON object, not yet copied, with the way it breaks `limits` (left to the caller to
    * report). The size walk stops at the limits, so only a value within them is walked for depth.
    */
-  sizedMetadata(at: IssuePath, field: string, value: unknown, limits: MetadataLimits): { value: Record<string, unknown>; problem: string | null } | null {
+  sizedMetadata(
+    at: IssuePath,
+    field: string,
+    value: unknown,
+    limits: MetadataLimits,
+  ): { value: Record<string, unknown>; problem: string | null } | null {
     if (value == null) return null;
     if (!isPlainRecord(value)) return this.fail(at, field, 'Input should be a valid dictionary');
     const problem = metadataSizeProblem(value, limits);

@@ -52,8 +52,7 @@ const CONTACT_MESSAGES: Partial<Record<WarningCode, (n: number) => string>> = {
     `${plural(n, 'alternate number')} ${n === 1 ? 'is' : 'are'} never dialled: the calling window does not open within the scheduling horizon in all of ${n === 1 ? 'its' : 'their'} zones (and the contact's), or no zone is known for ${n === 1 ? 'it' : 'them'}`,
   alternate_on_do_not_call_list: (n) =>
     `${plural(n, 'alternate number')} ${n === 1 ? 'is' : 'are'} on the account's do-not-call list and will not be dialled (the primary number is called)`,
-  alternate_invalid: (n) =>
-    `${plural(n, 'contact')}' alternate number is invalid or the same as the primary number and will not be dialled`,
+  alternate_invalid: (n) => `${plural(n, 'contact')}' alternate number is invalid or the same as the primary number and will not be dialled`,
 };
 
 export const NO_PROTECTIVE_WINDOW_MESSAGE =
@@ -88,7 +87,13 @@ export class CreateWarnings {
       if (entry) {
         // Chunks may report out of order (rejections are found per step): listed in submission order.
         const listed = [...entry.listed].sort((a, b) => a.index - b.index);
-        out.push({ code, message: CONTACT_MESSAGES[code]!(entry.count), contactCount: entry.count, contacts: listed, contactsLeftOut: entry.count - listed.length });
+        out.push({
+          code,
+          message: CONTACT_MESSAGES[code]!(entry.count),
+          contactCount: entry.count,
+          contacts: listed,
+          contactsLeftOut: entry.count - listed.length,
+        });
       }
     }
     return out;
@@ -108,4 +113,3 @@ export function startAfterExpiryIssue(startMode: string, scheduledAt: Date, expi
     reason: `Value error, expires_at must be after the scheduled start (${scheduledAt.toISOString()}): the batch would expire before it dials`,
   };
 }
-

@@ -98,9 +98,7 @@ export function exceedsDepth(value: unknown, maxDepth: number = MAX_METADATA_DEP
 export function sanitizeJson(value: unknown): unknown {
   if (!isContainer(value)) return value;
   const root = emptyLike(value);
-  const pending: Array<[Record<string, unknown> | unknown[], Record<string, unknown> | unknown[]]> = [
-    [value, root],
-  ];
+  const pending: Array<[Record<string, unknown> | unknown[], Record<string, unknown> | unknown[]]> = [[value, root]];
   while (pending.length > 0) {
     const [source, target] = pending.pop()!;
     const keys: Array<string | number> = Array.isArray(source) ? Array.from(source.keys()) : Object.keys(source);

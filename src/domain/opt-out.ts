@@ -89,7 +89,11 @@ export interface OptOutRule {
 }
 
 /** Whether a call's analysis and transcript say the contact opted out under the agent's rule. */
-export function detectsOptOut(rule: OptOutRule, outcomes: Readonly<Record<string, unknown>> | null | undefined, transcript: string | null | undefined): boolean {
+export function detectsOptOut(
+  rule: OptOutRule,
+  outcomes: Readonly<Record<string, unknown>> | null | undefined,
+  transcript: string | null | undefined,
+): boolean {
   if (optedOut(outcomes, rule.key)) return true;
   if (!rule.detection) return false;
   return optedOut(outcomes, DEFAULT_OPT_OUT_KEY) || contactTurns(transcript).some(saysOptOut);

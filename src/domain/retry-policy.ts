@@ -29,7 +29,8 @@ export function isRetryOutcome(v: unknown): v is AttemptOutcome {
 }
 
 // Zone required: a bare local time would mean a different moment on every server.
-const ISO_INSTANT_RE = /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,9})?)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/i;
+const ISO_INSTANT_RE =
+  /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,9})?)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/i;
 
 /** An ISO 8601 instant with a time zone, or null. Bounded: the pattern has no nested repetition and the text is at most 40 characters. */
 export function parseInstant(text: string): Date | null {
@@ -70,7 +71,12 @@ export function nextAttemptAt(end: AttemptEnd, limits: RetryLimits): Date | null
  * A retry due at `at` in a windowed batch: at the first opening of the call's windows from then on,
  * with that window's close; null when none opens before the batch expires (the attempt was the last).
  */
-export function retryInWindow(at: Date, windows: readonly CallingWindow[], timezone: string | null, expiresAt: Date | null): { at: Date; windowClosesAt: Date } | null {
+export function retryInWindow(
+  at: Date,
+  windows: readonly CallingWindow[],
+  timezone: string | null,
+  expiresAt: Date | null,
+): { at: Date; windowClosesAt: Date } | null {
   const opening = nextOpening(windows, recipientZonesOf(windows, timezone), at);
   if (!opening || (expiresAt && opening.opensAt.getTime() >= expiresAt.getTime())) return null;
   return { at: opening.opensAt, windowClosesAt: opening.closesAt };

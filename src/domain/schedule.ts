@@ -86,9 +86,7 @@ function wallClockInstant(date: string, time: string, zone: string, inGap: 'shif
   const wallAsUtc = DateTime.fromObject(fields, { zone: 'utc' }).toMillis();
   // The offsets in force a day before and after cover both sides of any transition that day.
   const offsets = new Set([tz.offset(wallAsUtc - DAY_MS), tz.offset(wallAsUtc), tz.offset(wallAsUtc + DAY_MS)]);
-  const instants = [...offsets]
-    .map((offset) => wallAsUtc - offset * 60_000)
-    .filter((instant) => instant + tz.offset(instant) * 60_000 === wallAsUtc);
+  const instants = [...offsets].map((offset) => wallAsUtc - offset * 60_000).filter((instant) => instant + tz.offset(instant) * 60_000 === wallAsUtc);
   if (instants.length > 0) return new Date(inFold === 'earlier' ? Math.min(...instants) : Math.max(...instants));
   const shifted = DateTime.fromObject(fields, { zone: tz }).toJSDate();
   if (inGap === 'shift') return shifted;

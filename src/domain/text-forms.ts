@@ -12,7 +12,16 @@ function isIsoUtc(s: string): boolean {
   const year = Number(s.slice(0, 4));
   const month = Number(s.slice(5, 7));
   const day = Number(s.slice(8, 10));
-  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month) && s[11] < '3' && Number(s.slice(11, 13)) < 24 && s[14] < '6' && s[17] < '6';
+  return (
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth(year, month) &&
+    s[11] < '3' &&
+    Number(s.slice(11, 13)) < 24 &&
+    s[14] < '6' &&
+    s[17] < '6'
+  );
 }
 
 /** ISO 8601 UTC with milliseconds and `Z`, so a returned value works as a filter bound. */

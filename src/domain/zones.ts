@@ -56,7 +56,21 @@ export function fixedOffsetReason(name: string, o: { allowUtc: boolean }): strin
 }
 
 /** Names that read like a region's time but are one fixed offset (Intl now resolves EST to America/Panama, never EDT). */
-const FIXED_ABBREVIATIONS: ReadonlySet<string> = new Set(['est', 'mst', 'hst', 'utc', 'gmt', 'uct', 'ut', 'zulu', 'universal', 'greenwich', 'gmt0', 'gmt+0', 'gmt-0']);
+const FIXED_ABBREVIATIONS: ReadonlySet<string> = new Set([
+  'est',
+  'mst',
+  'hst',
+  'utc',
+  'gmt',
+  'uct',
+  'ut',
+  'zulu',
+  'universal',
+  'greenwich',
+  'gmt0',
+  'gmt+0',
+  'gmt-0',
+]);
 
 /**
  * The zone the runtime resolves an unlisted name to, or null when it is none. Resolving builds a

@@ -98,8 +98,16 @@ function toBatchSnapshot(r: BatchRow): BatchSnapshot {
 }
 
 const NUMBER_FIELDS = [
-  'progress_seq', 'total_contacts', 'accepted_contacts', 'rejected_contacts',
-  'queued', 'in_progress', 'completed', 'failed', 'cancelled', 'callbacks',
+  'progress_seq',
+  'total_contacts',
+  'accepted_contacts',
+  'rejected_contacts',
+  'queued',
+  'in_progress',
+  'completed',
+  'failed',
+  'cancelled',
+  'callbacks',
 ] as const;
 const TEXT_FIELDS = ['batch_id', 'account_id', 'status', 'start_mode', 'agent_id', 'created_at', 'updated_at'] as const;
 const OPTIONAL_TEXT_FIELDS = ['started_at', 'completed_at'] as const;
@@ -171,7 +179,11 @@ export class BatchChannel {
     onError: (e: unknown) => void,
   ) {
     this.reader = new SerialReader(intervalMs, () => this.read(), onError);
-    this.publisher = new SerialReader(() => Math.max(intervalMs(), this.lastFanOutCpuMs / FANOUT_SHARE), () => this.publish(), onError);
+    this.publisher = new SerialReader(
+      () => Math.max(intervalMs(), this.lastFanOutCpuMs / FANOUT_SHARE),
+      () => this.publish(),
+      onError,
+    );
   }
 
   get idle(): boolean {

@@ -114,7 +114,13 @@ export class EventHub {
   /** The calls of the batch that changed just before (see CALL_REPLAY_* in call-tracker.ts), then each call whose status or results change (its latest state). */
   async callUpdates(account: Subscriber, batchId: string): Promise<AsyncIterableIterator<CallSnapshot>> {
     const ch = await this.open(account, batchId);
-    const tracker = (ch.calls ??= new CallTracker(this, batchId, this.overlapMs, () => this.intervalOf(ch), (e) => this.readFailed(e, batchId)));
+    const tracker = (ch.calls ??= new CallTracker(
+      this,
+      batchId,
+      this.overlapMs,
+      () => this.intervalOf(ch),
+      (e) => this.readFailed(e, batchId),
+    ));
     tracker.refs++;
     const { options, leave } = this.enter(account.id);
     const release = () => {
@@ -251,7 +257,12 @@ export class EventHub {
   private channel(batchId: string): BatchChannel {
     let ch = this.channels.get(batchId);
     if (!ch) {
-      const channel: BatchChannel = new BatchChannel(this, batchId, () => this.intervalOf(channel), (e) => this.readFailed(e, batchId));
+      const channel: BatchChannel = new BatchChannel(
+        this,
+        batchId,
+        () => this.intervalOf(channel),
+        (e) => this.readFailed(e, batchId),
+      );
       ch = channel;
       this.channels.set(batchId, ch);
     }

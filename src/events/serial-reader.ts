@@ -57,17 +57,19 @@ export class SerialReader {
     this.again = false;
     this.lastStart = Date.now();
     const waiters = this.waiting.splice(0);
-    this.read().then(
-      () => {
-        for (const w of waiters) w.resolve();
-      },
-      (e) => {
-        for (const w of waiters) w.reject(e);
-        this.onError(e);
-      },
-    ).finally(() => {
-      this.running = false;
-      if (this.again || this.waiting.length > 0) this.request();
-    });
+    this.read()
+      .then(
+        () => {
+          for (const w of waiters) w.resolve();
+        },
+        (e) => {
+          for (const w of waiters) w.reject(e);
+          this.onError(e);
+        },
+      )
+      .finally(() => {
+        this.running = false;
+        if (this.again || this.waiting.length > 0) this.request();
+      });
   }
 }

@@ -54,7 +54,12 @@ export const builder = new SchemaBuilder<{
     // No limits (so no second walk of the document) once query-cost.ts has checked this operation.
     limit: (ctx) => (ctx.costChecked ? {} : queryLimits(ctx.deps.config)),
     complexityError: (kind, r) =>
-      complexityError(kind, r, { complexity: r.maxComplexity ?? Infinity, depth: r.maxDepth ?? Infinity, breadth: r.maxBreadth ?? Infinity, lookups: Infinity }),
+      complexityError(kind, r, {
+        complexity: r.maxComplexity ?? Infinity,
+        depth: r.maxDepth ?? Infinity,
+        breadth: r.maxBreadth ?? Infinity,
+        lookups: Infinity,
+      }),
   },
   prisma: {
     // The client differs per app instance (tests open many databases), so it comes from the context.

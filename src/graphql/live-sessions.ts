@@ -98,7 +98,10 @@ export function createLiveSessions(db: Database, logger: Logger, intervalMs: num
         return { cap: 'account', message: `At most ${caps.MAX_SUBSCRIPTIONS_PER_ACCOUNT} subscriptions and sockets at once per account` };
       }
       if (total >= caps.MAX_SUBSCRIPTIONS_PER_PROCESS) {
-        return { cap: 'process', message: `This server holds its ${caps.MAX_SUBSCRIPTIONS_PER_PROCESS} subscriptions and sockets; retry later or on another server` };
+        return {
+          cap: 'process',
+          message: `This server holds its ${caps.MAX_SUBSCRIPTIONS_PER_PROCESS} subscriptions and sockets; retry later or on another server`,
+        };
       }
       return null;
     },

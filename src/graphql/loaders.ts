@@ -34,7 +34,10 @@ export type Loaders = { [K in NodeKind]: DataLoader<string, OwnedRows[K] | null>
 export function createLoaders(db: Database, account: () => Promise<Account>): Loaders {
   const loaderFor = <K extends NodeKind>(kind: K) =>
     new DataLoader<string, OwnedRows[K] | null>(async (ids) => ownedByIds(db, (await account()).id, kind, ids));
-  const byKind = Object.fromEntries(NODE_KINDS.map((kind) => [kind, loaderFor(kind)])) as Omit<Loaders, 'batchLabels' | 'batchLabelsRead' | 'batchDetails' | 'retryReasons' | 'dialAudits'>;
+  const byKind = Object.fromEntries(NODE_KINDS.map((kind) => [kind, loaderFor(kind)])) as Omit<
+    Loaders,
+    'batchLabels' | 'batchLabelsRead' | 'batchDetails' | 'retryReasons' | 'dialAudits'
+  >;
   const batchLabelsRead = new Map<string, BatchLabels>();
   const batchLabels = new DataLoader<string, BatchLabels | null>(async (ids) => {
     const rows = await batchLabelsByIds(db, (await account()).id, ids);

@@ -2,7 +2,6 @@ import { GraphQLError, Kind, type ValueNode } from 'graphql';
 import { isoUtc } from '../domain/text-forms.ts';
 import { builder } from './builder.ts';
 
-
 builder.scalarType('DateTime', {
   description: 'ISO 8601 timestamp; output is always UTC with milliseconds and Z',
   serialize: (v) => isoUtc(v as Date | string)!,

@@ -167,7 +167,11 @@ export function attachWebSocketServer(server: http.Server, yoga: Yoga, deps: Api
       onSubscribe: async (ctx, id, params) => {
         // The operation being prepared is already listed.
         if (Object.keys(ctx.subscriptions).length > config.WS_MAX_OPERATIONS_PER_SOCKET) {
-          return [new GraphQLError(`At most ${config.WS_MAX_OPERATIONS_PER_SOCKET} operations at once on one socket`, { extensions: { code: 'RATE_LIMITED' } })];
+          return [
+            new GraphQLError(`At most ${config.WS_MAX_OPERATIONS_PER_SOCKET} operations at once on one socket`, {
+              extensions: { code: 'RATE_LIMITED' },
+            }),
+          ];
         }
         const headers: Record<string, string> = { 'content-type': 'application/json' };
         if (ctx.extra.authorization) headers.authorization = ctx.extra.authorization;

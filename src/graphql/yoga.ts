@@ -22,7 +22,13 @@ import type { DocumentNode } from 'graphql';
 export type Yoga = YogaServerInstance<ServerContext, GraphQLContext>;
 
 /** `compiled`: the documents run compiled by graphql-jit (the REST facade's, plugins/compiled-documents.ts). */
-export function createYogaServer(deps: ApiDeps, sessions: LiveSessions, graphiql: Graphiql, trusted: TrustedDocuments, compiled: Iterable<DocumentNode> = []): Yoga {
+export function createYogaServer(
+  deps: ApiDeps,
+  sessions: LiveSessions,
+  graphiql: Graphiql,
+  trusted: TrustedDocuments,
+  compiled: Iterable<DocumentNode> = [],
+): Yoga {
   return createYoga<ServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',

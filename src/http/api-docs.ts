@@ -24,7 +24,13 @@ const REDOC_OPTIONS = {
   hideHostname: true,
   jsonSampleExpandLevel: 3,
   sortPropsAlphabetically: false,
-  theme: { typography: { fontFamily: 'system-ui, sans-serif', headings: { fontFamily: 'system-ui, sans-serif' }, code: { fontFamily: 'ui-monospace, monospace' } } },
+  theme: {
+    typography: {
+      fontFamily: 'system-ui, sans-serif',
+      headings: { fontFamily: 'system-ui, sans-serif' },
+      code: { fontFamily: 'ui-monospace, monospace' },
+    },
+  },
 };
 
 interface Docs {

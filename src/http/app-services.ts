@@ -36,7 +36,12 @@ export function createAppServices(deps: AppDeps, voiceProviders: readonly VoiceP
     recordings: createRecordingSources(voiceProviders, deps),
     outcomes: createOutcomeBreakdowns(deps),
     // An export of a large batch streams for tens of seconds; an outcome-filtered page takes well under one.
-    exports: createScanSlots({ perProcess: deps.config.EXPORTS_PER_PROCESS, perAccount: deps.config.EXPORTS_PER_ACCOUNT, what: 'exports', retryAfterSeconds: 10 }),
+    exports: createScanSlots({
+      perProcess: deps.config.EXPORTS_PER_PROCESS,
+      perAccount: deps.config.EXPORTS_PER_ACCOUNT,
+      what: 'exports',
+      retryAfterSeconds: 10,
+    }),
     outcomeReads: createScanSlots({
       perProcess: deps.config.OUTCOME_READS_PER_PROCESS,
       perAccount: deps.config.OUTCOME_READS_PER_ACCOUNT,

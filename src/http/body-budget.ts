@@ -79,7 +79,8 @@ export const OPERATOR_PARTY = '(operator)';
 const RETRY_AFTER = { 'Retry-After': '1' };
 
 const overShare = () => new AppError('RATE_LIMITED', 'Too many request bodies at once from this client; retry shortly', [], RETRY_AFTER);
-const busy = (whose: string) => new AppError('UNAVAILABLE', `The server is receiving too many request bodies${whose} at once; retry shortly`, [], RETRY_AFTER);
+const busy = (whose: string) =>
+  new AppError('UNAVAILABLE', `The server is receiving too many request bodies${whose} at once; retry shortly`, [], RETRY_AFTER);
 
 const DEFAULT_PACE: BodyPace = { windowMs: 5_000, minBytesPerSecond: 16 * 1024 };
 

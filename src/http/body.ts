@@ -64,7 +64,12 @@ export async function readBodyBytes(request: Request, maxBytes: number, lease: B
   // stream leaves that read pending), and a race against one long-lived promise would pile up a
   // reaction per chunk.
   let interrupt: ((e: AppError) => void) | undefined;
-  const stopWatching = watchPace(lease.pace, Number.isSafeInteger(declared) ? declared : undefined, () => size, () => interrupt?.(bodyTooSlow(lease.pace)));
+  const stopWatching = watchPace(
+    lease.pace,
+    Number.isSafeInteger(declared) ? declared : undefined,
+    () => size,
+    () => interrupt?.(bodyTooSlow(lease.pace)),
+  );
   try {
     for (;;) {
       const { done, value } = await new Promise<ReadableStreamReadResult<Uint8Array>>((resolve, reject) => {

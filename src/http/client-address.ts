@@ -9,7 +9,7 @@ export function nodeClientAddress(req: IncomingMessage | undefined, trustProxy: 
   if (!req) return undefined;
   if (trustProxy) {
     const forwarded = req.headers['x-forwarded-for'];
-    const last = (Array.isArray(forwarded) ? forwarded.join(',') : forwarded ?? '').split(',').pop()?.trim();
+    const last = (Array.isArray(forwarded) ? forwarded.join(',') : (forwarded ?? '')).split(',').pop()?.trim();
     if (last && net.isIP(last)) return normalizeAddress(last);
   }
   const remote = req.socket?.remoteAddress;

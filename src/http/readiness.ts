@@ -35,7 +35,9 @@ export function migrationsCheck(db: Database, timeoutMs: number): ReadinessCheck
     try {
       shipped ??= listMigrations().map((m) => m.name);
       const pending = await withinMs(timeoutMs, pendingMigrations(db, shipped));
-      return pending.length ? `migrations: ${pending.length} not applied (${pending.slice(0, 3).join(', ')}${pending.length > 3 ? ', …' : ''})` : null;
+      return pending.length
+        ? `migrations: ${pending.length} not applied (${pending.slice(0, 3).join(', ')}${pending.length > 3 ? ', …' : ''})`
+        : null;
     } catch (e) {
       return `migrations: ${reasonOf(e)}`;
     }
@@ -52,7 +54,9 @@ export function bodyBudgetCheck(bodies: Pick<BodyBudget, 'held' | 'shares'>): Re
   return () => {
     const held = bodies.held();
     const total = bodies.shares.total;
-    return held >= total * BODIES_NEARLY_FULL ? `request bodies: ${mib(held)} of ${mib(total)} MiB held (MAX_BODY_BYTES_IN_FLIGHT); new bodies get 503` : null;
+    return held >= total * BODIES_NEARLY_FULL
+      ? `request bodies: ${mib(held)} of ${mib(total)} MiB held (MAX_BODY_BYTES_IN_FLIGHT); new bodies get 503`
+      : null;
   };
 }
 

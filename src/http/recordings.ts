@@ -30,7 +30,10 @@ export async function serveRecording(deps: ApiDeps, url: URL): Promise<Response>
     deps.logger.warn({ callId, status: upstream.status, error: upstream.error }, 'provider recording unavailable');
     return json(502, { detail: 'Recording is temporarily unavailable' });
   }
-  const headers: Record<string, string> = { 'content-type': upstream.contentType?.startsWith('audio/') ? upstream.contentType : rec.contentType, 'cache-control': 'private, max-age=300' };
+  const headers: Record<string, string> = {
+    'content-type': upstream.contentType?.startsWith('audio/') ? upstream.contentType : rec.contentType,
+    'cache-control': 'private, max-age=300',
+  };
   if (upstream.contentLength) headers['content-length'] = upstream.contentLength;
   return new Response(upstream.body, { status: 200, headers });
 }

@@ -11,12 +11,7 @@ import { bearerToken } from '../services/auth/api-keys.ts';
 import { isAdminToken } from '../services/auth/admin-token.ts';
 import { MAX_REGISTRY_PART_BYTES, REGISTRY_IMPORT_MODES, type RegistryImportMode } from '../domain/registry.ts';
 import { parseInstant } from '../domain/retry-policy.ts';
-import {
-  finishFullImport,
-  importReassignedNumbers,
-  importRegistryNumbers,
-  registryClock,
-} from '../services/registry/import-registry.ts';
+import { finishFullImport, importReassignedNumbers, importRegistryNumbers, registryClock } from '../services/registry/import-registry.ts';
 import { json } from './responses.ts';
 
 export const REGISTRY_NUMBERS_PATH = '/admin/registry/numbers';
@@ -71,7 +66,10 @@ export async function handleRegistryImport(deps: Pick<AppDeps, 'db' | 'config'>,
       return refuse(422, `query.mode: Input should be ${['begin', 'finish', ...REGISTRY_IMPORT_MODES].map((m) => `'${m}'`).join(', ')}`);
     }
     if (mode === 'full' && since === null) return refuse(422, 'query.since: Field required for mode=full (the since of mode=begin)');
-    return json(200, await importRegistryNumbers(deps.db, boundedBody(request), { mode: mode as RegistryImportMode, since: since ?? undefined, firstLine: from }));
+    return json(
+      200,
+      await importRegistryNumbers(deps.db, boundedBody(request), { mode: mode as RegistryImportMode, since: since ?? undefined, firstLine: from }),
+    );
   } catch (e) {
     if (e instanceof PartTooLarge) return refuse(413, `A part holds at most ${MAX_REGISTRY_PART_BYTES} bytes; split the file at line ends`);
     throw e;

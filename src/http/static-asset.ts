@@ -31,7 +31,13 @@ export function addHashed(assets: Map<string, Asset>, prefix: string, stem: stri
 }
 
 /** GET/HEAD of a content-hashed asset under `prefix`: immutable, 404 for an unknown name, 405 for writes. */
-export function serveHashed(request: Request, assets: Map<string, Asset>, prefix: string, pathname: string, extra: Record<string, string> = {}): Response {
+export function serveHashed(
+  request: Request,
+  assets: Map<string, Asset>,
+  prefix: string,
+  pathname: string,
+  extra: Record<string, string> = {},
+): Response {
   if (request.method !== 'GET' && request.method !== 'HEAD') return json(405, { detail: 'Method Not Allowed' });
   const asset = assets.get(pathname.slice(prefix.length));
   if (!asset) return json(404, { detail: 'Not Found' });

@@ -230,7 +230,8 @@ class LaxReader {
     // Checked here in the domain's words: GraphQL's enum would refuse an unknown name in its own.
     const before = this.issues.count;
     const problems = complianceProfilesProblems(value);
-    for (const [index, reason] of problems.slice(0, MAX_LISTED_ON_ISSUES)) this.add(index === null ? ['complianceProfiles'] : ['complianceProfiles', index], reason);
+    for (const [index, reason] of problems.slice(0, MAX_LISTED_ON_ISSUES))
+      this.add(index === null ? ['complianceProfiles'] : ['complianceProfiles', index], reason);
     if (this.issues.count > before) return undefined;
     return value as string[];
   }

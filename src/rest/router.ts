@@ -147,7 +147,12 @@ async function readJsonBody(request: Request, maxBytes: number, lease: BodyLease
 function inRouteSpelling(e: AppError, route: DocumentRoute, input: RouteInput): AppError {
   if (e.issues.length === 0) return e;
   const detail = route.detail ?? ((issue: PathIssue) => formatIssue(issue, snakeCase, 'body'));
-  return new AppError(e.code, e.message, e.issues.map((issue) => detail(issue, input)), e.headers);
+  return new AppError(
+    e.code,
+    e.message,
+    e.issues.map((issue) => detail(issue, input)),
+    e.headers,
+  );
 }
 
 /** The first AppError among the result's errors, or null when the failure was unexpected. */
@@ -162,7 +167,14 @@ function appErrorOf(result: ExecutionResult): AppError | null {
 export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: RestRouterOptions) {
   const compiled = routeTable.map(compile);
 
-  async function run(route: CompiledRoute, request: Request, scope: RequestScope, url: URL, params: Record<string, string>, lease: BodyLease): Promise<Response> {
+  async function run(
+    route: CompiledRoute,
+    request: Request,
+    scope: RequestScope,
+    url: URL,
+    params: Record<string, string>,
+    lease: BodyLease,
+  ): Promise<Response> {
     const operationParams = { operationName: 'operation' in route ? route.operation : undefined, variables: {} as Record<string, unknown> };
     // Same envelop pipeline (context, auth, plugins, masking) as POST /graphql.
     const { execute, contextFactory, schema } = yoga.getEnveloped({ request, scope, params: operationParams });
@@ -174,7 +186,10 @@ export function createRestRouter(yoga: Yoga, routeTable: RestRoute[], opts: Rest
     mark?.('auth');
     const queryProblems = queryHazards(url.searchParams);
     if (queryProblems.length) throw requestValidation(queryProblems);
-    const body = request.method === 'POST' || request.method === 'PUT' ? await readJsonBody(request, opts.maxBodyBytes, lease, ('bodyOptional' in route && route.bodyOptional) || false, mark) : undefined;
+    const body =
+      request.method === 'POST' || request.method === 'PUT'
+        ? await readJsonBody(request, opts.maxBodyBytes, lease, ('bodyOptional' in route && route.bodyOptional) || false, mark)
+        : undefined;
     scope.inputVetted = true;
     const input: RouteInput = { params, query: url.searchParams, body, account };
     if ('stream' in route) return route.stream(input, contextValue);

@@ -9,4 +9,12 @@ import { batchExportRoutes } from './routes/batch-export.ts';
 import { suppressionRoutes } from './routes/suppressions.ts';
 import { complianceRoutes } from './routes/compliance.ts';
 
-export const routes: RestRoute[] = [...accountRoutes, ...batchOperationRoutes, ...batchesCreateRoutes, ...batchesReadRoutes, ...batchExportRoutes, ...suppressionRoutes, ...complianceRoutes];
+export const routes: RestRoute[] = [
+  ...accountRoutes,
+  ...batchOperationRoutes,
+  ...batchesCreateRoutes,
+  ...batchesReadRoutes,
+  ...batchExportRoutes,
+  ...suppressionRoutes,
+  ...complianceRoutes,
+];

@@ -74,13 +74,20 @@ export async function readPage<T extends { id: string }>(
   if (start === null) return { items: [], total: knownTotal ?? (await countRows(db, source)) };
   const columns = [fields ? selectList(fields, source.alias) : `${source.alias}.id AS "id"`];
   // The subquery's alias shadows the outer one, so the same conditions read its own rows.
-  const count = knownTotal === null ? Prisma.sql`, (SELECT count(*)::int FROM ${from} WHERE ${source.where}) AS "${Prisma.raw(TOTAL)}"` : Prisma.empty;
+  const count =
+    knownTotal === null ? Prisma.sql`, (SELECT count(*)::int FROM ${from} WHERE ${source.where}) AS "${Prisma.raw(TOTAL)}"` : Prisma.empty;
   const sql = Prisma.sql`SELECT ${Prisma.raw(columns.join(', '))}${count} FROM ${from} WHERE ${source.where} AND ${start.after}
     ORDER BY ${Prisma.raw(source.orderBy)} LIMIT ${req.limit} OFFSET ${start.offset}`;
   const rows = await runStatement<T & { [TOTAL]?: number }>(db, sql.text, sql.values);
   const total = knownTotal ?? rows[0]?.[TOTAL] ?? (offsetOf(req) > 0 ? await countRows(db, source) : 0);
   if (fields || rows.length === 0 || !('loadByIds' in relations)) return { items: rows, total };
-  return { items: await loadInOrder(rows.map((r) => r.id), relations.loadByIds), total };
+  return {
+    items: await loadInOrder(
+      rows.map((r) => r.id),
+      relations.loadByIds,
+    ),
+    total,
+  };
 }
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -14,7 +14,6 @@ export const BATCH_RESULTS_PAGE: PageSpec = { defaultLimit: 100, maxLimit: 200 }
 export const CALL_RECORDS_PAGE: PageSpec = { defaultLimit: 50, maxLimit: 200 };
 export const SUPPRESSIONS_PAGE: PageSpec = { defaultLimit: 50, maxLimit: 200 };
 
-
 /**
  * Largest accepted page number. Pages travel as GraphQL `Int` (32-bit); anything above can't be a
  * real page anyway (it would skip more rows than a table holds).
@@ -33,7 +32,14 @@ export const reasons = {
   ge: (n: number) => `Input should be greater than or equal to ${n}`,
   le: (n: number) => `Input should be less than or equal to ${n}`,
   oneOf: (values: readonly string[]) =>
-    `Input should be ${values.length > 1 ? values.slice(0, -1).map((v) => `'${v}'`).join(', ') + ` or '${values.at(-1)}'` : `'${values[0]}'`}`,
+    `Input should be ${
+      values.length > 1
+        ? values
+            .slice(0, -1)
+            .map((v) => `'${v}'`)
+            .join(', ') + ` or '${values.at(-1)}'`
+        : `'${values[0]}'`
+    }`,
 };
 
 export function integerRangeIssues(field: string, value: number, min: number, max: number | null): FieldIssue[] {

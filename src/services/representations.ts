@@ -93,18 +93,64 @@ export interface BatchDetails {
 
 /** Field order of the contract's tables; serialisers that lose key order (jsonb) restore it with these. */
 export const CALL_RECORD_FIELDS = [
-  'call_id', 'batch_id', 'contact_id', 'external_id', 'phone_number', 'agent_id', 'agent_name', 'version_id',
-  'version_name', 'voice', 'status', 'call_status', 'transcript_status', 'duration_seconds', 'answer_duration_seconds',
-  'timestamp', 'created_at', 'completed_at', 'hangup_by', 'disconnect_reason', 'summary', 'outcomes',
-  'recording_available', 'recording_url', 'llm_transcript', 'attempts', 'next_attempt_at',
-  'timezone', 'retry_reason', 'primary_phone_number', 'consent',
+  'call_id',
+  'batch_id',
+  'contact_id',
+  'external_id',
+  'phone_number',
+  'agent_id',
+  'agent_name',
+  'version_id',
+  'version_name',
+  'voice',
+  'status',
+  'call_status',
+  'transcript_status',
+  'duration_seconds',
+  'answer_duration_seconds',
+  'timestamp',
+  'created_at',
+  'completed_at',
+  'hangup_by',
+  'disconnect_reason',
+  'summary',
+  'outcomes',
+  'recording_available',
+  'recording_url',
+  'llm_transcript',
+  'attempts',
+  'next_attempt_at',
+  'timezone',
+  'retry_reason',
+  'primary_phone_number',
+  'consent',
 ] as const satisfies readonly (keyof CallRecord)[];
 
 export const BATCH_DETAILS_FIELDS = [
-  'batch_id', 'agent_id', 'version_id', 'status', 'start_mode', 'scheduled_at', 'timezone', 'concurrency',
-  'total_contacts', 'accepted_contacts', 'rejected_contacts', 'callbacks', 'queued', 'in_progress', 'completed',
-  'failed', 'cancelled', 'created_at', 'started_at', 'completed_at', 'retry', 'expires_at',
-  'calling_window', 'enforced_calling_window',
+  'batch_id',
+  'agent_id',
+  'version_id',
+  'status',
+  'start_mode',
+  'scheduled_at',
+  'timezone',
+  'concurrency',
+  'total_contacts',
+  'accepted_contacts',
+  'rejected_contacts',
+  'callbacks',
+  'queued',
+  'in_progress',
+  'completed',
+  'failed',
+  'cancelled',
+  'created_at',
+  'started_at',
+  'completed_at',
+  'retry',
+  'expires_at',
+  'calling_window',
+  'enforced_calling_window',
 ] as const satisfies readonly (keyof BatchDetails)[];
 
 /**
@@ -191,7 +237,9 @@ export function callRecord(c: CallRecordSource): CallRecord {
     timezone: c.timezone,
     retry_reason: c.retryReason,
     primary_phone_number: c.primaryPhoneNumber,
-    consent: c.consent ? { source: c.consent.source, timestamp: iso(c.consent.timestamp)!, text: c.consent.text, reference: c.consent.reference } : null,
+    consent: c.consent
+      ? { source: c.consent.source, timestamp: iso(c.consent.timestamp)!, text: c.consent.text, reference: c.consent.reference }
+      : null,
   };
 }
 
@@ -223,7 +271,8 @@ export interface BatchDetailsSource {
   enforcedCallingWindow: { start: string; end: string; days: readonly string[]; timezone: string } | null;
 }
 
-const windowOut = (w: BatchDetailsSource['callingWindow']): CallingWindowOut | null => (w ? { start: w.start, end: w.end, days: [...w.days], timezone: w.timezone } : null);
+const windowOut = (w: BatchDetailsSource['callingWindow']): CallingWindowOut | null =>
+  w ? { start: w.start, end: w.end, days: [...w.days], timezone: w.timezone } : null;
 
 /** The contract's Batch details, field for field in the table's order. */
 export function batchDetails(batch: BatchDetailsSource): BatchDetails {

@@ -124,7 +124,10 @@ export class Api {
       }
     }
     const body = (await res.json().catch(() => null)) as { detail?: string; message?: string; error?: { code?: string; details?: string[] } } | null;
-    const err = new ApiError(body?.detail ?? body?.error?.details?.[0] ?? body?.message ?? `The server answered ${res.status}`, body?.error?.code ?? `HTTP_${res.status}`);
+    const err = new ApiError(
+      body?.detail ?? body?.error?.details?.[0] ?? body?.message ?? `The server answered ${res.status}`,
+      body?.error?.code ?? `HTTP_${res.status}`,
+    );
     if (res.status === 401 || res.status === 403) this.onAuthFailure(err);
     throw err;
   }

@@ -17,6 +17,9 @@ export const documentSource = (doc: DocumentNode): string => print(doc);
 export function dashboardDocuments(): DocumentNode[] {
   return Object.values(generated as Record<string, unknown>).filter(
     (v): v is DocumentNode =>
-      typeof v === 'object' && v !== null && (v as DocumentNode).kind === Kind.DOCUMENT && !!operationNameOf(v as DocumentNode)?.startsWith('Dashboard'),
+      typeof v === 'object' &&
+      v !== null &&
+      (v as DocumentNode).kind === Kind.DOCUMENT &&
+      !!operationNameOf(v as DocumentNode)?.startsWith('Dashboard'),
   );
 }

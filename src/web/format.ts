@@ -14,7 +14,12 @@ export function compactDateTime(iso: string | null | undefined, now = new Date()
   const d = new Date(iso);
   const time = { hour: '2-digit', minute: '2-digit' } as const;
   if (d.toDateString() === now.toDateString()) return d.toLocaleTimeString(undefined, { ...time, second: '2-digit' });
-  return d.toLocaleString(undefined, { month: 'short', day: 'numeric', ...(d.getFullYear() === now.getFullYear() ? {} : { year: 'numeric' }), ...time });
+  return d.toLocaleString(undefined, {
+    month: 'short',
+    day: 'numeric',
+    ...(d.getFullYear() === now.getFullYear() ? {} : { year: 'numeric' }),
+    ...time,
+  });
 }
 
 export function duration(seconds: number | null | undefined): string {
@@ -48,7 +53,18 @@ export function operationsFor(b: { status: string; startedAt: string | null }): 
   }
 }
 
-export const CALL_STATUSES = ['pending', 'queued', 'ringing', 'answered', 'in_progress', 'completed', 'failed', 'no_answer', 'busy', 'cancelled'] as const;
+export const CALL_STATUSES = [
+  'pending',
+  'queued',
+  'ringing',
+  'answered',
+  'in_progress',
+  'completed',
+  'failed',
+  'no_answer',
+  'busy',
+  'cancelled',
+] as const;
 
 /** A status or outcome as words: `no_answer` → `no answer`. */
 export const words = (s: string) => s.replaceAll('_', ' ');
@@ -72,7 +88,11 @@ export function retryPolicyText(r: { maxAttempts: number; on: readonly string[];
 }
 
 /** What a call waiting for a retry waits for: `retry at 15:01:05 (attempt 2 of 3, last: busy)`. */
-export function retryWaitText(c: { nextAttemptAt: string | null; attemptCount: number; retryReason: string | null }, maxAttempts: number | null, now = new Date()): string {
+export function retryWaitText(
+  c: { nextAttemptAt: string | null; attemptCount: number; retryReason: string | null },
+  maxAttempts: number | null,
+  now = new Date(),
+): string {
   const of = maxAttempts ? ` of ${maxAttempts}` : '';
   const last = c.retryReason ? `, last: ${words(c.retryReason)}` : '';
   return `retry at ${compactDateTime(c.nextAttemptAt, now)} (attempt ${c.attemptCount + 1}${of}${last})`;

@@ -28,7 +28,12 @@ function messageOf(e: unknown): string {
 function showMessage(text: string, kind: 'error' | 'notice') {
   // The same message twice stays one line.
   for (const existing of banner.querySelectorAll<HTMLElement>('.msg')) if (existing.dataset.text === text) return;
-  const msg = h('div', { class: `msg ${kind}`, 'data-text': text }, h('span', null, text), h('button', { type: 'button', class: 'close', 'aria-label': 'Dismiss', onclick: () => msg.remove() }, '×'));
+  const msg = h(
+    'div',
+    { class: `msg ${kind}`, 'data-text': text },
+    h('span', null, text),
+    h('button', { type: 'button', class: 'close', 'aria-label': 'Dismiss', onclick: () => msg.remove() }, '×'),
+  );
   banner.append(msg);
   while (banner.children.length > 3) banner.firstElementChild!.remove();
   if (kind === 'notice') setTimeout(() => msg.remove(), 5000);
@@ -50,7 +55,15 @@ function keyForm(error?: string) {
   view = undefined;
   api?.dispose();
   api = undefined;
-  const input = h('input', { type: 'password', name: 'apiKey', autocomplete: 'off', placeholder: 'sk_…', required: true, 'data-testid': 'api-key', size: 48 });
+  const input = h('input', {
+    type: 'password',
+    name: 'apiKey',
+    autocomplete: 'off',
+    placeholder: 'sk_…',
+    required: true,
+    'data-testid': 'api-key',
+    size: 48,
+  });
   const form = h(
     'form',
     { class: 'panel key-form' },
@@ -93,7 +106,18 @@ async function start(key: string) {
       // Not a key problem (network, server): keep the key and offer a retry.
       replace(
         root,
-        h('main', { class: 'centered' }, h('div', { class: 'panel' }, h('p', { class: 'error-text' }, messageOf(e)), h('button', { type: 'button', onclick: () => void start(key) }, 'Retry'), ' ', h('button', { type: 'button', onclick: () => forgetKey() }, 'Use another key'))),
+        h(
+          'main',
+          { class: 'centered' },
+          h(
+            'div',
+            { class: 'panel' },
+            h('p', { class: 'error-text' }, messageOf(e)),
+            h('button', { type: 'button', onclick: () => void start(key) }, 'Retry'),
+            ' ',
+            h('button', { type: 'button', onclick: () => forgetKey() }, 'Use another key'),
+          ),
+        ),
       );
     }
     return;
@@ -101,7 +125,10 @@ async function start(key: string) {
   if (api !== client) return;
 
   const live = h('span', { class: 'live', 'data-testid': 'live' });
-  const nav = { batches: h('a', { href: '#/batches' }, 'Batches'), dnc: h('a', { href: '#/do-not-call', 'data-testid': 'nav-do-not-call' }, 'Do not call') };
+  const nav = {
+    batches: h('a', { href: '#/batches' }, 'Batches'),
+    dnc: h('a', { href: '#/do-not-call', 'data-testid': 'nav-do-not-call' }, 'Do not call'),
+  };
   const main = h('main', { class: 'content' });
   replace(
     root,

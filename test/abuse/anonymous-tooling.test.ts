@@ -45,7 +45,8 @@ describe('anonymous tooling', () => {
     const limit = t.deps.config.AUTH_FAILURES_PER_MINUTE;
     const statuses: number[] = [];
     for (let i = 0; i < 40; i++) {
-      const r = i % 2 ? await send(t.app, 'GET', ME, { key: wrong(i), address }) : await gqlSend(t.app, '{ me { id } }', {}, { key: wrong(i), address });
+      const r =
+        i % 2 ? await send(t.app, 'GET', ME, { key: wrong(i), address }) : await gqlSend(t.app, '{ me { id } }', {}, { key: wrong(i), address });
       statuses.push(r.status);
       if (i >= limit) {
         expect(r.status, `wrong key ${i + 1}`).toBe(429);

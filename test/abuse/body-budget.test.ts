@@ -17,7 +17,9 @@ const IN_FLIGHT = 300_000;
 
 beforeAll(async () => {
   // Held bodies wait on the test, not on the client: no pace to keep here.
-  t = await createTestApp({ config: { MAX_BODY_BYTES: String(MAX_BODY), MAX_BODY_BYTES_IN_FLIGHT: String(IN_FLIGHT), BODY_PACE_WINDOW_MS: '600000' } });
+  t = await createTestApp({
+    config: { MAX_BODY_BYTES: String(MAX_BODY), MAX_BODY_BYTES_IN_FLIGHT: String(IN_FLIGHT), BODY_PACE_WINDOW_MS: '600000' },
+  });
   a = await t.seedAccount({ limits: { rateLimitPerMinute: 100_000 } });
   b = await t.seedAccount({ limits: { rateLimitPerMinute: 100_000 } });
   c = await t.seedAccount({ limits: { rateLimitPerMinute: 100_000 } });
@@ -55,7 +57,10 @@ describe('anonymous GraphQL bodies', () => {
     expect(small.body).toEqual({ data: { __typename: 'Query' } });
     const big = await send(t.app, 'POST', '/graphql', { raw: queryBody(100_000), headers: { 'content-type': 'application/json' } });
     expect(big.status).toBe(413);
-    expect(big.body.errors[0]).toMatchObject({ message: `Request body exceeds ${ANONYMOUS_GRAPHQL_BODY_BYTES} bytes`, extensions: { code: 'PAYLOAD_TOO_LARGE' } });
+    expect(big.body.errors[0]).toMatchObject({
+      message: `Request body exceeds ${ANONYMOUS_GRAPHQL_BODY_BYTES} bytes`,
+      extensions: { code: 'PAYLOAD_TOO_LARGE' },
+    });
     const keyed = await send(t.app, 'POST', '/graphql', { key: a.apiKey, raw: queryBody(100_000), headers: { 'content-type': 'application/json' } });
     expect(keyed.body).toEqual({ data: { __typename: 'Query' } });
   });
@@ -90,7 +95,11 @@ describe(`bodies held at once (MAX_BODY_BYTES_IN_FLIGHT ${IN_FLIGHT})`, () => {
     expect(refusedGql.status).toBe(503);
     expect(refusedGql.body.errors[0].extensions.code).toBe('UNAVAILABLE');
     // The first body's own account past its share: its own 429, whatever the budget has left.
-    const sameAccount = await send(t.app, 'POST', '/graphql', { key: a.apiKey, raw: queryBody(30_000), headers: { 'content-type': 'application/json' } });
+    const sameAccount = await send(t.app, 'POST', '/graphql', {
+      key: a.apiKey,
+      raw: queryBody(30_000),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(sameAccount.status).toBe(429);
     expect(sameAccount.headers.get('retry-after')).toBe('1');
     expect(sameAccount.body.errors[0].extensions.code).toBe('RATE_LIMITED');

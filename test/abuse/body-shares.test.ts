@@ -53,7 +53,12 @@ beforeAll(async () => {
   const lines: string[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
   const metrics = createMetrics(t.deps.db);
-  const config = { ...t.deps.config, BODY_PACE_WINDOW_MS: WINDOW_MS, BODY_MIN_BYTES_PER_SECOND: MIN_RATE, HTTP_HEADERS_TIMEOUT_MS: HEADERS_TIMEOUT_MS };
+  const config = {
+    ...t.deps.config,
+    BODY_PACE_WINDOW_MS: WINDOW_MS,
+    BODY_MIN_BYTES_PER_SECOND: MIN_RATE,
+    HTTP_HEADERS_TIMEOUT_MS: HEADERS_TIMEOUT_MS,
+  };
   const app = buildApp({ ...t.deps, config, logger, metrics } as AppDeps);
   paced = { app, base: await app.listen(), metrics, logLines: () => lines.map((l) => JSON.parse(l)) };
 });
@@ -90,9 +95,16 @@ function holdRequest(
     socket.on('data', (d) => (text += d.toString('latin1')));
     socket.on('error', () => {}); // a reset after the server's answer is the point of most of these
     socket.once('connect', () => {
-      const headers: Record<string, string> = { host: `${hostname}:${port}`, 'content-type': 'application/json', 'content-length': String(o.declared), ...o.headers };
+      const headers: Record<string, string> = {
+        host: `${hostname}:${port}`,
+        'content-type': 'application/json',
+        'content-length': String(o.declared),
+        ...o.headers,
+      };
       if (o.key) headers.authorization = `Bearer ${o.key}`;
-      const head = `${o.method ?? 'POST'} ${o.path} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+      const head = `${o.method ?? 'POST'} ${o.path} HTTP/1.1\r\n${Object.entries(headers)
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('')}\r\n`;
       socket.write(head);
       if (o.first.length) socket.write(o.first);
       resolve({
@@ -109,10 +121,21 @@ function holdRequest(
 }
 
 /** The JSON body of a held request's answer. */
-const answerBody = (h: Held) => JSON.parse(h.text().slice(h.text().indexOf('\r\n\r\n') + 4).replace(/^[0-9a-f]+\r\n|\r\n0\r\n\r\n$|\r\n$/g, '') || 'null');
+const answerBody = (h: Held) =>
+  JSON.parse(
+    h
+      .text()
+      .slice(h.text().indexOf('\r\n\r\n') + 4)
+      .replace(/^[0-9a-f]+\r\n|\r\n0\r\n\r\n$|\r\n$/g, '') || 'null',
+  );
 
 /** A whole request over a fresh connection (from `from`, default 127.0.0.1). */
-function post(url: string, path: string, body: string, o: { key?: string; from?: string; method?: string } = {}): Promise<{ status: number; body: any }> {
+function post(
+  url: string,
+  path: string,
+  body: string,
+  o: { key?: string; from?: string; method?: string } = {},
+): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
     if (o.key) headers.authorization = `Bearer ${o.key}`;
@@ -222,7 +245,9 @@ describe('shares of the in-flight body budget', () => {
     expect((await get(base, '/readyz')).status).toBe(200);
     // Two accounts, each within its share, hold 2,000,000 of 2 MiB.
     const held = await Promise.all(
-      [a, b].map((who) => holdRequest(base, { from: '127.0.0.1', path: CALL_BATCHES, key: who.apiKey, declared: MAX_BODY, first: bodyStart(1_000_000) })),
+      [a, b].map((who) =>
+        holdRequest(base, { from: '127.0.0.1', path: CALL_BATCHES, key: who.apiKey, declared: MAX_BODY, first: bodyStart(1_000_000) }),
+      ),
     );
     await waitFor(async () => (await bodyBytesHeld()) === 2_000_000, { what: 'both bodies to be read' });
     let ready = await get(base, '/readyz');
@@ -238,7 +263,9 @@ describe('deadlines', () => {
     // The original attack's shape: two bodies of one key declaring 1 MiB and 512 KiB, one byte sent.
     const startedAt = Date.now();
     const huge = await Promise.all(
-      [MAX_BODY, MAX_BODY / 2].map((declared) => holdRequest(paced.base, { from: '127.0.0.1', path: CALL_BATCHES, key: a.apiKey, declared, first: '{' })),
+      [MAX_BODY, MAX_BODY / 2].map((declared) =>
+        holdRequest(paced.base, { from: '127.0.0.1', path: CALL_BATCHES, key: a.apiKey, declared, first: '{' }),
+      ),
     );
     const { created, graphql } = await otherTenantWrites(paced.base);
     expect(created.status).toBe(201);
@@ -294,7 +321,14 @@ describe('deadlines', () => {
 
   it('other client errors keep the answers Node gives them (431 for headers over 16 KiB), uncounted as slow', async () => {
     const before = await counted(paced.metrics, 'callbatch_http_slow_clients_total');
-    const big = await holdRequest(paced.base, { from: '127.0.0.4', path: '/healthz', declared: 0, first: '', method: 'GET', headers: { 'x-pad': 'p'.repeat(20 * KiB) } });
+    const big = await holdRequest(paced.base, {
+      from: '127.0.0.4',
+      path: '/healthz',
+      declared: 0,
+      first: '',
+      method: 'GET',
+      headers: { 'x-pad': 'p'.repeat(20 * KiB) },
+    });
     await big.closed;
     expect(big.text()).toMatch(/^HTTP\/1\.1 431 /);
     expect(await counted(paced.metrics, 'callbatch_http_slow_clients_total')).toBe(before);
@@ -326,7 +360,9 @@ describe(`connections per address (MAX_CONNECTIONS_PER_ADDRESS ${PER_ADDRESS_CON
     expect((await get(base, '/healthz', '127.0.0.21')).status).toBe(200);
     // One closes: that address is served again.
     open.pop()!.destroy();
-    await waitFor(async () => (await get(base, '/healthz', '127.0.0.20').catch(() => ({ status: 0 }))).status === 200, { what: 'a freed connection slot' });
+    await waitFor(async () => (await get(base, '/healthz', '127.0.0.20').catch(() => ({ status: 0 }))).status === 200, {
+      what: 'a freed connection slot',
+    });
     for (const s of open) s.destroy();
   });
 });
@@ -339,7 +375,14 @@ describe('a client that walks away mid-body', () => {
       { id: 'walks-away-anonymous', path: '/graphql', key: undefined },
     ];
     for (const body of bodies) {
-      const h = await holdRequest(paced.base, { from: '127.0.0.5', path: body.path, key: body.key, declared: 50_000, first: bodyStart(20_000), headers: { 'x-request-id': body.id } });
+      const h = await holdRequest(paced.base, {
+        from: '127.0.0.5',
+        path: body.path,
+        key: body.key,
+        declared: 50_000,
+        first: bodyStart(20_000),
+        headers: { 'x-request-id': body.id },
+      });
       await waitFor(async () => (await bodyBytesHeld(paced.metrics)) === 20_000, { what: `${body.id}: the body's start to be read` });
       h.socket.destroy();
       await waitFor(async () => (await bodyBytesHeld(paced.metrics)) === 0, { what: `${body.id}: its body to be released` });

@@ -128,32 +128,39 @@ describe('lengths around max_batch_size (property)', () => {
       const contacts = junk ? jsonList(n) : JSON.stringify(makeContacts(n));
       return post(small, CALL_BATCHES, restBody(small, contacts), 'PUT');
     }
-    const items = junk ? jsonList(n, surface === 'contacts' ? '{"name":"no id"}' : '"x"') : JSON.stringify(makeContacts(n).map((c) => ({ contactId: c.contact_id, phoneNumber: c.phone_number })));
+    const items = junk
+      ? jsonList(n, surface === 'contacts' ? '{"name":"no id"}' : '"x"')
+      : JSON.stringify(makeContacts(n).map((c) => ({ contactId: c.contact_id, phoneNumber: c.phone_number })));
     return post(small, '/graphql', gqlBody(small, surface, items));
   };
 
   it('just under is accepted when otherwise valid; just over is refused in the contract words, junk or not', async () => {
     const max = small.account.maxBatchSize;
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom<Surface>('rest', 'contacts', 'contactList'), fc.integer({ min: 1, max: 2 * max }), fc.boolean(), async (surface, n, junk) => {
-        const res = await request(surface, n, junk);
-        const context = `${surface} n=${n} junk=${junk}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
-        expect(res.status, context).toBeLessThan(500);
-        const refusal = surface === 'rest' ? res.body.detail : res.body.errors?.[0]?.message;
-        if (n > max) {
-          expect(refusal, context).toBe(tooMany(n, max));
-          if (surface === 'rest') expect(res.status, context).toBe(422);
-          else expect(res.body.errors[0].extensions.code, context).toBe('UNPROCESSABLE');
-        } else if (junk) {
-          expect(String(refusal ?? ''), context).not.toMatch(/Too many contacts/);
-          expect(surface === 'rest' ? res.body.error.code : res.body.errors.length, context).toBeTruthy();
-        } else if (surface === 'rest') {
-          expect(res.status, context).toBe(201);
-          expect(res.body.data.total_contacts, context).toBe(n);
-        } else {
-          expect(res.body.data?.createCallBatch.totalContacts, context).toBe(n);
-        }
-      }),
+      fc.asyncProperty(
+        fc.constantFrom<Surface>('rest', 'contacts', 'contactList'),
+        fc.integer({ min: 1, max: 2 * max }),
+        fc.boolean(),
+        async (surface, n, junk) => {
+          const res = await request(surface, n, junk);
+          const context = `${surface} n=${n} junk=${junk}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
+          expect(res.status, context).toBeLessThan(500);
+          const refusal = surface === 'rest' ? res.body.detail : res.body.errors?.[0]?.message;
+          if (n > max) {
+            expect(refusal, context).toBe(tooMany(n, max));
+            if (surface === 'rest') expect(res.status, context).toBe(422);
+            else expect(res.body.errors[0].extensions.code, context).toBe('UNPROCESSABLE');
+          } else if (junk) {
+            expect(String(refusal ?? ''), context).not.toMatch(/Too many contacts/);
+            expect(surface === 'rest' ? res.body.error.code : res.body.errors.length, context).toBeTruthy();
+          } else if (surface === 'rest') {
+            expect(res.status, context).toBe(201);
+            expect(res.body.data.total_contacts, context).toBe(n);
+          } else {
+            expect(res.body.data?.createCallBatch.totalContacts, context).toBe(n);
+          }
+        },
+      ),
       { numRuns: 30 },
     );
   });

@@ -34,7 +34,12 @@ interface Outcome {
   created: boolean;
 }
 
-async function check(method: 'POST' | 'PUT', body: unknown, w: Parameters<typeof encode>[1], expected: { batches: number; calls: number }): Promise<Outcome> {
+async function check(
+  method: 'POST' | 'PUT',
+  body: unknown,
+  w: Parameters<typeof encode>[1],
+  expected: { batches: number; calls: number },
+): Promise<Outcome> {
   const { raw, type } = encode(body, w);
   const res = await send(t.app, method, CALL_BATCHES, { key: a.apiKey, raw, headers: type === null ? {} : { 'content-type': type } });
   const context = () => `${method} → ${res.status} ${JSON.stringify(res.body)?.slice(0, 400)}`;

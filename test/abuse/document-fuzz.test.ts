@@ -47,7 +47,14 @@ beforeAll(async () => {
   Object.assign(ids, { batch: batch.id, agent: a.agent.id, version: a.version.id, account: a.account.id });
   // Warm the JIT on each path (parse refusal, cost refusal, validation, execution) so the first
   // generated document does not pay for it.
-  const warm = ['{ me { id } }', '{ nope }', '{{', fragmentBomb(30, 2, 'Query', '__typename', 'spread'), '{ __schema { types { name } } }', '{ batches { items { id } } }'];
+  const warm = [
+    '{ me { id } }',
+    '{ nope }',
+    '{{',
+    fragmentBomb(30, 2, 'Query', '__typename', 'spread'),
+    '{ __schema { types { name } } }',
+    '{ batches { items { id } } }',
+  ];
   for (const query of warm) for (let i = 0; i < 3; i++) await sendPost({ doc: { query }, key: 'valid', accept: 'application/json' });
 });
 afterAll(() => t.close());
@@ -109,7 +116,9 @@ async function timedFetch(request: Request): Promise<Answer> {
 
 function sendPost(c: RequestCase): Promise<Answer> {
   const body = JSON.stringify({ query: withIds(c.doc.query), variables: c.doc.variables, operationName: c.doc.operationName });
-  return timedFetch(new Request('http://test.local/graphql', { method: 'POST', headers: { ...headersFor(c), 'content-type': 'application/json' }, body }));
+  return timedFetch(
+    new Request('http://test.local/graphql', { method: 'POST', headers: { ...headersFor(c), 'content-type': 'application/json' }, body }),
+  );
 }
 
 function getUrl(doc: DocumentCase): string {
@@ -175,8 +184,30 @@ const objectTypes = Object.values(schema.getTypeMap()).filter((x): x is GraphQLO
 const REAL_FIELD_NAMES = [...new Set(objectTypes.flatMap((x) => Object.keys(x.getFields())))].sort();
 const TYPE_NAMES = objectTypes.map((x) => x.name).sort();
 const UNKNOWN_NAMES = [
-  'nope', 'password', 'apiKeyHash', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'prototype', '__proto__',
-  '__typename', '__schema', '__type', '__nope', 'Me', 'ME', 'me_', 'batch_', 'id2', '_', 'on', 'fragment', 'query', 'null', 'true',
+  'nope',
+  'password',
+  'apiKeyHash',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  'prototype',
+  '__proto__',
+  '__typename',
+  '__schema',
+  '__type',
+  '__nope',
+  'Me',
+  'ME',
+  'me_',
+  'batch_',
+  'id2',
+  '_',
+  'on',
+  'fragment',
+  'query',
+  'null',
+  'true',
 ];
 const IDENT = /^[_A-Za-z][_0-9A-Za-z]{0,15}$/;
 
@@ -220,20 +251,65 @@ const aliasArb: Record<Mode, fc.Arbitrary<string>> = {
 // ---------------------------------------------------------------------------------------------
 // Values: literals of every kind, the right ones for an argument's type, and hostile ones.
 // ---------------------------------------------------------------------------------------------
-const INT_LITERALS = ['0', '1', '-1', '2', '50', '100', '200', '201', '100000', '2147483647', '2147483648', '-2147483649', '99999999999999999999999', '-0'];
+const INT_LITERALS = [
+  '0',
+  '1',
+  '-1',
+  '2',
+  '50',
+  '100',
+  '200',
+  '201',
+  '100000',
+  '2147483647',
+  '2147483648',
+  '-2147483649',
+  '99999999999999999999999',
+  '-0',
+];
 const FLOAT_LITERALS = ['1.5', '1e3', '1e400', '-1e-400', '0.0', '2.5E+2'];
 const ODD_STRINGS = [
-  '', 'x', 'active', '2000-01-01', '2100-01-01', '2030-02-30', '{{batch}}', '{{agent}}', '\u0000', '😀', '"', '\\', '\n', '\u2028', '\ufeff',
-  'a'.repeat(300), '<script>', '${x}', '__proto__', "'; DROP TABLE batches; --",
+  '',
+  'x',
+  'active',
+  '2000-01-01',
+  '2100-01-01',
+  '2030-02-30',
+  '{{batch}}',
+  '{{agent}}',
+  '\u0000',
+  '😀',
+  '"',
+  '\\',
+  '\n',
+  '\u2028',
+  '\ufeff',
+  'a'.repeat(300),
+  '<script>',
+  '${x}',
+  '__proto__',
+  "'; DROP TABLE batches; --",
 ];
 /** Strings the lexer refuses (lone surrogates, bad escapes, unterminated), and odd valid ones. */
 const RAW_STRINGS = [
-  '"\\ud800"', '"x\\udfff"', '"""block"""', '"""a\\"""b"""', '"""\n  indented\n"""', '"\\u{1F600}"', '"\\uD83D\\uDE00"', '"\\x"', '"\\u12"', '"unterminated',
-  '"""unterminated', '"line\nbreak"',
+  '"\\ud800"',
+  '"x\\udfff"',
+  '"""block"""',
+  '"""a\\"""b"""',
+  '"""\n  indented\n"""',
+  '"\\u{1F600}"',
+  '"\\uD83D\\uDE00"',
+  '"\\x"',
+  '"\\u12"',
+  '"unterminated',
+  '"""unterminated',
+  '"line\nbreak"',
 ];
 const ENUM_WORDS = ['active', 'pending', 'completed', 'cancelled', 'queued', 'ready', 'delivered', 'NOPE', 'ASC', 'true', 'null'];
 const VAR_NAMES = ['b', 'n', 's', 'id', 'f', 'r', 'j', 'l', 'x', 'i'];
-const varRef = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...VAR_NAMES) }, { weight: 1, arbitrary: fc.constantFrom('undeclared', 'b2') }).map((n) => `$${n}`);
+const varRef = fc
+  .oneof({ weight: 4, arbitrary: fc.constantFrom(...VAR_NAMES) }, { weight: 1, arbitrary: fc.constantFrom('undeclared', 'b2') })
+  .map((n) => `$${n}`);
 
 const stringLiteral = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...ODD_STRINGS).map((s) => JSON.stringify(s)) },
@@ -251,7 +327,23 @@ const scalarLiteral = fc.oneof(
 );
 
 const objectKey = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom('status', 'agentId', 'startDate', 'endDate', 'agentIds', 'contacts', 'phoneNumber', 'contactId', 'metadata', 'name', 'a', 'b') },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom(
+      'status',
+      'agentId',
+      'startDate',
+      'endDate',
+      'agentIds',
+      'contacts',
+      'phoneNumber',
+      'contactId',
+      'metadata',
+      'name',
+      'a',
+      'b',
+    ),
+  },
   { weight: 1, arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString') },
   { weight: 1, arbitrary: fc.stringMatching(IDENT) },
 );
@@ -281,7 +373,9 @@ const hugeLiteral = fc.oneof(
         .join('');
       return open.repeat(n) + leaf + close.repeat(n);
     }),
-  fc.tuple(fc.integer({ min: 10, max: 6_000 }), fc.constantFrom('1', '"x"', 'null', '{}', '[]', '$n')).map(([n, item]) => `[${Array(n).fill(item).join(', ')}]`),
+  fc
+    .tuple(fc.integer({ min: 10, max: 6_000 }), fc.constantFrom('1', '"x"', 'null', '{}', '[]', '$n'))
+    .map(([n, item]) => `[${Array(n).fill(item).join(', ')}]`),
   fc.integer({ min: 10, max: 3_000 }).map((n) => `{ ${Array.from({ length: n }, (_, i) => `k${i % 50}: ${i}`).join(', ')} }`),
   fc.integer({ min: 1_000, max: 60_000 }).map((n) => JSON.stringify('s'.repeat(n))),
 );
@@ -320,10 +414,19 @@ function valueFor(type: GraphQLInputType, depth: number, mode: Mode): fc.Arbitra
     right = mode === 'clean' ? fc.constant('null') : scalarLiteral;
   } else if (isListType(inner)) {
     const item = valueFor(inner.ofType, depth - 1, mode);
-    right = fc.oneof(item, fc.array(item, { maxLength: 3 }).map((xs) => `[${xs.join(', ')}]`));
+    right = fc.oneof(
+      item,
+      fc.array(item, { maxLength: 3 }).map((xs) => `[${xs.join(', ')}]`),
+    );
   } else if (isInputObjectType(inner)) {
     const fields = Object.values(inner.getFields());
-    const extra = mode === 'clean' ? fc.constant(null) : fc.option(fc.tuple(objectKey, literal).map(([k, v]) => `${k}: ${v}`), { freq: 6, nil: null });
+    const extra =
+      mode === 'clean'
+        ? fc.constant(null)
+        : fc.option(
+            fc.tuple(objectKey, literal).map(([k, v]) => `${k}: ${v}`),
+            { freq: 6, nil: null },
+          );
     right = fc
       .tuple(
         ...fields.map((f) => {
@@ -344,26 +447,38 @@ function valueFor(type: GraphQLInputType, depth: number, mode: Mode): fc.Arbitra
   const arb =
     mode === 'clean'
       ? right
-      : fc.oneof({ weight: 8, arbitrary: right }, { weight: 1, arbitrary: varRef }, { weight: 1, arbitrary: literal }, { weight: depth >= 3 ? 1 : 0, arbitrary: hugeLiteral });
+      : fc.oneof(
+          { weight: 8, arbitrary: right },
+          { weight: 1, arbitrary: varRef },
+          { weight: 1, arbitrary: literal },
+          { weight: depth >= 3 ? 1 : 0, arbitrary: hugeLiteral },
+        );
   valueCache.set(cacheKey, arb);
   return arb;
 }
 
 /** Arguments nobody declared (or declared elsewhere), with any literal. */
 const genericArgs = fc
-  .array(fc.tuple(fc.constantFrom('limit', 'first', 'last', 'page', 'pageSize', 'id', 'batchId', 'filter', 'input', 'after', 'x', '__proto__'), literal), {
-    minLength: 1,
-    maxLength: 3,
-  })
+  .array(
+    fc.tuple(fc.constantFrom('limit', 'first', 'last', 'page', 'pageSize', 'id', 'batchId', 'filter', 'input', 'after', 'x', '__proto__'), literal),
+    {
+      minLength: 1,
+      maxLength: 3,
+    },
+  )
   .map((kvs) => `(${kvs.map(([k, v]) => `${k}: ${v}`).join(', ')})`);
 
 function argsFor(args: readonly GraphQLArgument[], mode: Mode): fc.Arbitrary<string> {
-  if (args.length === 0) return mode === 'clean' ? fc.constant('') : fc.oneof({ weight: 12, arbitrary: fc.constant('') }, { weight: 1, arbitrary: genericArgs });
+  if (args.length === 0)
+    return mode === 'clean' ? fc.constant('') : fc.oneof({ weight: 12, arbitrary: fc.constant('') }, { weight: 1, arbitrary: genericArgs });
   const required = (arg: GraphQLArgument) => isNonNullType(arg.type) && arg.defaultValue === undefined;
   // Clean: no cursors (the generator has none to give) and no `last` (not with `first`).
   if (mode === 'clean') args = args.filter((arg) => required(arg) || !['after', 'before', 'last'].includes(arg.name));
   if (args.length === 0) return fc.constant('');
-  const extra = mode === 'clean' ? fc.constant(null) : fc.option(fc.constantFrom('limit: 1', 'x: 1', 'first: 200', `${args[0].name}: null`), { freq: 8, nil: null });
+  const extra =
+    mode === 'clean'
+      ? fc.constant(null)
+      : fc.option(fc.constantFrom('limit: 1', 'x: 1', 'first: 200', `${args[0].name}: null`), { freq: 8, nil: null });
   return fc
     .tuple(
       ...args.map((arg) => {
@@ -379,11 +494,26 @@ function argsFor(args: readonly GraphQLArgument[], mode: Mode): fc.Arbitrary<str
 }
 
 const NOISY_DIRECTIVES = [
-  '@include(if: $b)', '@skip(if: $b)', '@include(if: true)', '@skip(if: false)', '@skip(if: true)', '@include(if: "yes")', '@include',
-  '@skip(if: $undeclared)', '@include(if: $n)', '@deprecated', '@nope(x: 1)', '@specifiedBy(url: "x")', '@oneOf', '@include(if: $b) @include(if: $b)',
+  '@include(if: $b)',
+  '@skip(if: $b)',
+  '@include(if: true)',
+  '@skip(if: false)',
+  '@skip(if: true)',
+  '@include(if: "yes")',
+  '@include',
+  '@skip(if: $undeclared)',
+  '@include(if: $n)',
+  '@deprecated',
+  '@nope(x: 1)',
+  '@specifiedBy(url: "x")',
+  '@oneOf',
+  '@include(if: $b) @include(if: $b)',
 ];
 const directivesArb: Record<Mode, fc.Arbitrary<string>> = {
-  clean: fc.oneof({ weight: 8, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constantFrom(' @include(if: $b)', ' @skip(if: $b)', ' @skip(if: false)', ' @include(if: true)') }),
+  clean: fc.oneof(
+    { weight: 8, arbitrary: fc.constant('') },
+    { weight: 1, arbitrary: fc.constantFrom(' @include(if: $b)', ' @skip(if: $b)', ' @skip(if: false)', ' @include(if: true)') },
+  ),
   noisy: fc.oneof(
     { weight: 6, arbitrary: fc.constant('') },
     { weight: 2, arbitrary: fc.array(fc.constantFrom(...NOISY_DIRECTIVES), { minLength: 1, maxLength: 2 }).map((ds) => ` ${ds.join(' ')}`) },
@@ -412,7 +542,10 @@ function leafSelection(type: GraphQLNamedType): fc.Arbitrary<string> {
 
 function subselectionFor(field: Field, depth: number, fragments: number, mode: Mode): fc.Arbitrary<string> {
   const named = getNamedType(field.type);
-  if (!isObjectType(named)) return mode === 'clean' ? fc.constant('') : fc.oneof({ weight: 12, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constant(' { id }') });
+  if (!isObjectType(named))
+    return mode === 'clean'
+      ? fc.constant('')
+      : fc.oneof({ weight: 12, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constant(' { id }') });
   const inner = depth > 0 ? selectionSet(named, depth - 1, fragments, mode) : leafSelection(named);
   const wrapped = inner.map((s) => ` { ${s} }`);
   return mode === 'clean' ? wrapped : fc.oneof({ weight: 12, arbitrary: wrapped }, { weight: 1, arbitrary: fc.constant('') });
@@ -436,7 +569,12 @@ function selectionSet(type: GraphQLNamedType | undefined, depth: number, fragmen
         .constantFrom(...fields)
         .chain((f) =>
           fc
-            .tuple(mode === 'clean' && f.args.length ? fc.constant(CLEAN_ALIAS) : alias, argsFor(f.args, mode), directives, subselectionFor(f, depth, fragments, mode))
+            .tuple(
+              mode === 'clean' && f.args.length ? fc.constant(CLEAN_ALIAS) : alias,
+              argsFor(f.args, mode),
+              directives,
+              subselectionFor(f, depth, fragments, mode),
+            )
             .map(([al, args, ds, sub]) => `${al}${f.name}${args}${ds}${sub}`),
         )
     : fc.constant('__typename');
@@ -447,7 +585,10 @@ function selectionSet(type: GraphQLNamedType | undefined, depth: number, fragmen
           .tuple(
             mode === 'clean'
               ? fc.integer({ min: spreadFrom, max: fragments - 1 }).map((i) => `F${i}`)
-              : fc.oneof({ weight: 8, arbitrary: fc.nat(fragments - 1).map((i) => `F${i}`) }, { weight: 1, arbitrary: fc.constantFrom('Missing', 'on') }),
+              : fc.oneof(
+                  { weight: 8, arbitrary: fc.nat(fragments - 1).map((i) => `F${i}`) },
+                  { weight: 1, arbitrary: fc.constantFrom('Missing', 'on') },
+                ),
             directives,
           )
           .map(([n, ds]) => `...${n}${ds}`)
@@ -476,12 +617,18 @@ function selectionSet(type: GraphQLNamedType | undefined, depth: number, fragmen
         anyName,
         fc.option(genericArgs, { freq: 3, nil: '' }),
         directives,
-        depth > 0 ? fc.option(selectionSet(undefined, depth - 1, fragments, mode).map((s) => ` { ${s} }`), { nil: '' }) : fc.constant(''),
+        depth > 0
+          ? fc.option(
+              selectionSet(undefined, depth - 1, fragments, mode).map((s) => ` { ${s} }`),
+              { nil: '' },
+            )
+          : fc.constant(''),
       )
       .map(([al, name, args, ds, sub]) => `${al}${name}${args}${ds}${sub}`);
     items.push({ weight: 2, arbitrary: unknown }, { weight: 1, arbitrary: fc.constant('...Missing') });
   }
-  if (type === queryType) items.push({ weight: 1, arbitrary: fc.constantFrom(...INTROSPECTION).map((s) => (mode === 'clean' ? CLEAN_ALIAS + s : s)) });
+  if (type === queryType)
+    items.push({ weight: 1, arbitrary: fc.constantFrom(...INTROSPECTION).map((s) => (mode === 'clean' ? CLEAN_ALIAS + s : s)) });
   const list = fc.array(fc.oneof(...items), { minLength: 1, maxLength: depth >= 2 ? 3 : 5 }).map((xs) => xs.join(' '));
   // An empty selection set is a syntax error.
   const arb = mode === 'clean' ? list : fc.oneof({ weight: 30, arbitrary: list }, { weight: 1, arbitrary: fc.constant('') });
@@ -493,8 +640,21 @@ function selectionSet(type: GraphQLNamedType | undefined, depth: number, fragmen
 // Operations, variables and documents.
 // ---------------------------------------------------------------------------------------------
 const NOISY_VAR_DEFS = [
-  '$b: Boolean!', '$b: Boolean = true', '$n: Int', '$n: Int = 500', '$s: String', '$id: ID!', '$f: CallBatchFilter', '$r: CallRecordFilter!',
-  '$j: JSON', '$l: [[Int!]!]', '$x: Nope', '$x: Query', '$i: CreateCallBatchInput', '$b: String', '$s: String = 1',
+  '$b: Boolean!',
+  '$b: Boolean = true',
+  '$n: Int',
+  '$n: Int = 500',
+  '$s: String',
+  '$id: ID!',
+  '$f: CallBatchFilter',
+  '$r: CallRecordFilter!',
+  '$j: JSON',
+  '$l: [[Int!]!]',
+  '$x: Nope',
+  '$x: Query',
+  '$i: CreateCallBatchInput',
+  '$b: String',
+  '$s: String = 1',
 ];
 const noisyVarDefs = fc.oneof(
   { weight: 2, arbitrary: fc.constant('') },
@@ -515,7 +675,12 @@ function declareVariables(operations: string[], fragments: string[]): string {
 
 const variableValue = fc.oneof(
   fc.constantFrom<unknown>(true, false, null, 0, 1, 200, 2 ** 31, -1, 1.5, 'x', '', '\u0000', 'active', [], {}, [[1, 2], [3]]),
-  fc.constantFrom<unknown>({ status: 'active' }, { startDate: '2000-01-01', endDate: '2100-01-01' }, { status: 'nope', agentId: 1 }, { contacts: [] }),
+  fc.constantFrom<unknown>(
+    { status: 'active' },
+    { startDate: '2000-01-01', endDate: '2100-01-01' },
+    { status: 'nope', agentId: 1 },
+    { contacts: [] },
+  ),
   fc.jsonValue({ maxDepth: 3 }),
 );
 const variablesArb = fc.option(fc.dictionary(fc.constantFrom(...VAR_NAMES, 'zz'), variableValue, { maxKeys: 5 }), { freq: 4, nil: undefined });
@@ -552,12 +717,19 @@ function fragmentDefinition(index: number, fragments: number, depth: number, mod
   }
   return fc
     .tuple(fc.constantFrom('Query', 'Query', 'Query', 'Account', 'Agent', 'CallBatch', 'Nope', 'String'), directivesArb[mode])
-    .chain(([on, ds]) => selectionSet(schema.getType(on) ?? undefined, depth, fragments, mode).map((s) => `fragment F${index} on ${on}${ds} { ${s} }`));
+    .chain(([on, ds]) =>
+      selectionSet(schema.getType(on) ?? undefined, depth, fragments, mode).map((s) => `fragment F${index} on ${on}${ds} { ${s} }`),
+    );
 }
 
 /** Operations and fragments over the real schema, clean or noisy (noisy fragments spread each other at random, cycles included). */
 const realisticDocument: fc.Arbitrary<string> = fc
-  .tuple(fc.constantFrom<Mode>('clean', 'clean', 'noisy'), fc.integer({ min: 0, max: 6 }), fc.constantFrom(1, 1, 1, 2, 3), fc.integer({ min: 1, max: 3 }))
+  .tuple(
+    fc.constantFrom<Mode>('clean', 'clean', 'noisy'),
+    fc.integer({ min: 0, max: 6 }),
+    fc.constantFrom(1, 1, 1, 2, 3),
+    fc.integer({ min: 1, max: 3 }),
+  )
   .chain(([mode, fragments, operations, depth]) =>
     fc
       .tuple(
@@ -582,7 +754,9 @@ function plainLiteral(type: GraphQLInputType, name = ''): string {
 }
 
 function requiredArgs(f: Field): string[] {
-  return f.args.filter((arg) => isNonNullType(arg.type) && arg.defaultValue === undefined).map((arg) => `${arg.name}: ${plainLiteral(arg.type, arg.name)}`);
+  return f.args
+    .filter((arg) => isNonNullType(arg.type) && arg.defaultValue === undefined)
+    .map((arg) => `${arg.name}: ${plainLiteral(arg.type, arg.name)}`);
 }
 
 /** Object types a selection can nest under without end (Agent ⇄ PromptVersion, CallBatch → calls → Call → batch …). */
@@ -612,12 +786,22 @@ const deepChain: fc.Arbitrary<string> = fc.integer({ min: 0, max: 40 }).chain((d
         { minLength: depth, maxLength: depth },
       ),
       unknownAt: fc.oneof({ weight: 3, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.nat(39) }),
-      leaf: fc.oneof({ weight: 6, arbitrary: fc.constantFrom('__typename', 'a: __typename b: __typename') }, { weight: 1, arbitrary: fc.constant('...F0') }),
+      leaf: fc.oneof(
+        { weight: 6, arbitrary: fc.constantFrom('__typename', 'a: __typename b: __typename') },
+        { weight: 1, arbitrary: fc.constant('...F0') },
+      ),
       kind: fc.constantFrom('query Deep', 'query Deep', 'mutation M', 'subscription S', ''),
-      fragment: fc.oneof({ weight: 6, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constantFrom('fragment F0 on Query { __typename }', 'fragment F0 on Agent { id }') }),
+      fragment: fc.oneof(
+        { weight: 6, arbitrary: fc.constant('') },
+        { weight: 1, arbitrary: fc.constantFrom('fragment F0 on Query { __typename }', 'fragment F0 on Agent { id }') },
+      ),
     })
     .map(({ levels, unknownAt, leaf, kind, fragment }) => {
-      let type: GraphQLNamedType | undefined = kind.startsWith('mutation') ? mutationType : kind.startsWith('subscription') ? subscriptionType : queryType;
+      let type: GraphQLNamedType | undefined = kind.startsWith('mutation')
+        ? mutationType
+        : kind.startsWith('subscription')
+          ? subscriptionType
+          : queryType;
       let open = '';
       levels.forEach((l, i) => {
         const objects: Field[] = fieldsOf(type).filter((f) => isObjectType(getNamedType(f.type)));
@@ -645,11 +829,25 @@ const deepChain: fc.Arbitrary<string> = fc.integer({ min: 0, max: 40 }).chain((d
 
 /** Up to ~1,200 copies of one field: distinct aliases, one alias, a few, or none. */
 const ALIASED_FIELDS = [
-  'me { id }', '__typename', 'me { limits { maxBatchSize } }', 'batches(limit: 200) { items { id } }', 'agents { id promptVersions { id } }', 'nope', 'me',
-  'webhookSecret { secret }', 'batch(id: "{{batch}}") { id }', 'agent(id: "agt-missing") { id }', 'calls(batchId: "{{batch}}", limit: 200) { items { id } }',
+  'me { id }',
+  '__typename',
+  'me { limits { maxBatchSize } }',
+  'batches(limit: 200) { items { id } }',
+  'agents { id promptVersions { id } }',
+  'nope',
+  'me',
+  'webhookSecret { secret }',
+  'batch(id: "{{batch}}") { id }',
+  'agent(id: "agt-missing") { id }',
+  'calls(batchId: "{{batch}}", limit: 200) { items { id } }',
   'callRecordsConnection(filter: { startDate: "2000-01-01", endDate: "2100-01-01" }, first: 200) { edges { node { id llmTranscript } } }',
-  '__schema { types { name } }', '__type(name: "Query") { name }', 'nope(x: 1)', 'me(x: 1) { id }', 'batches(limit: 1) { items { id } }',
-  'results(batchId: "{{batch}}", limit: 1) { status }', 'callRecords(filter: { startDate: "2000-01-01", endDate: "2100-01-01" }, pageSize: 1) { items { id } }',
+  '__schema { types { name } }',
+  '__type(name: "Query") { name }',
+  'nope(x: 1)',
+  'me(x: 1) { id }',
+  'batches(limit: 1) { items { id } }',
+  'results(batchId: "{{batch}}", limit: 1) { status }',
+  'callRecords(filter: { startDate: "2000-01-01", endDate: "2100-01-01" }, pageSize: 1) { items { id } }',
 ];
 const aliasFlood: fc.Arbitrary<string> = fc
   .record({
@@ -671,7 +869,13 @@ const aliasFlood: fc.Arbitrary<string> = fc
 /** `levels` fragments, each spreading the next `fanout` times: fanout^levels selections once expanded. */
 function fragmentBomb(levels: number, fanout: number, on: string, leaf: string, style: string): string {
   const entry =
-    on === 'Account' ? '{ me { ...F0 } }' : on === 'Agent' ? '{ agents { ...F0 } }' : style === 'directive' ? 'query Bomb($b: Boolean = true) { ...F0 }' : 'query Bomb { ...F0 }';
+    on === 'Account'
+      ? '{ me { ...F0 } }'
+      : on === 'Agent'
+        ? '{ agents { ...F0 } }'
+        : style === 'directive'
+          ? 'query Bomb($b: Boolean = true) { ...F0 }'
+          : 'query Bomb { ...F0 }';
   const spread = (next: number, j: number) => {
     switch (style) {
       case 'inline':
@@ -719,10 +923,13 @@ const fragmentCycles: fc.Arbitrary<string> = fc.integer({ min: 1, max: 12 }).cha
   fc
     .record({
       edges: fc.array(fc.array(fc.nat(n - 1), { minLength: 1, maxLength: 4 }), { minLength: n, maxLength: n }),
-      fields: fc.array(fc.constantFrom('', '__typename', 'me { id }', 'nope', 'a: __typename', 'agents { id }', 'me { ...F0 }', '... on Query { ...F0 }'), {
-        minLength: n,
-        maxLength: n,
-      }),
+      fields: fc.array(
+        fc.constantFrom('', '__typename', 'me { id }', 'nope', 'a: __typename', 'agents { id }', 'me { ...F0 }', '... on Query { ...F0 }'),
+        {
+          minLength: n,
+          maxLength: n,
+        },
+      ),
       entry: fc.nat(n - 1),
       chain: fc.boolean(),
     })
@@ -742,7 +949,10 @@ const multipleOperations: fc.Arbitrary<string> = fc
 
 /** Very long names in every position a name can take. */
 const longNames: fc.Arbitrary<string> = fc
-  .tuple(longName, fc.constantFrom('field', 'alias', 'operation', 'fragment', 'variable', 'directive', 'type-condition', 'argument', 'enum', 'object-key'))
+  .tuple(
+    longName,
+    fc.constantFrom('field', 'alias', 'operation', 'fragment', 'variable', 'directive', 'type-condition', 'argument', 'enum', 'object-key'),
+  )
   .map(([name, where]) => {
     switch (where) {
       case 'field':
@@ -784,17 +994,19 @@ const literalBombs: fc.Arbitrary<string> = fc
   );
 
 /** Many fields, arguments, directives, variables or comments: past the parser's token cap, or under it. */
-const tokenFloods: fc.Arbitrary<string> = fc.tuple(fc.integer({ min: 100, max: 8_000 }), fc.nat(5)).map(
-  ([n, where]) =>
-    [
-      `{ ${'__typename '.repeat(n)}}`,
-      `{ me(${Array.from({ length: n }, (_, i) => `a${i}: 1`).join(', ')}) { id } }`,
-      `{ __typename${' @skip(if: false)'.repeat(Math.min(n, 3_500))} }`,
-      `query(${Array.from({ length: n }, (_, i) => `$v${i}: Int`).join(', ')}) { me { id } }`,
-      `{ ${'a: me { id } '.repeat(Math.min(n, 4_000))}}`,
-      `${'# comment\n'.repeat(n)}{ me { id } }`,
-    ][where],
-);
+const tokenFloods: fc.Arbitrary<string> = fc
+  .tuple(fc.integer({ min: 100, max: 8_000 }), fc.nat(5))
+  .map(
+    ([n, where]) =>
+      [
+        `{ ${'__typename '.repeat(n)}}`,
+        `{ me(${Array.from({ length: n }, (_, i) => `a${i}: 1`).join(', ')}) { id } }`,
+        `{ __typename${' @skip(if: false)'.repeat(Math.min(n, 3_500))} }`,
+        `query(${Array.from({ length: n }, (_, i) => `$v${i}: Int`).join(', ')}) { me { id } }`,
+        `{ ${'a: me { id } '.repeat(Math.min(n, 4_000))}}`,
+        `${'# comment\n'.repeat(n)}{ me { id } }`,
+      ][where],
+  );
 
 const structuredDocument = fc.oneof(
   { weight: 6, arbitrary: realisticDocument },
@@ -809,8 +1021,45 @@ const structuredDocument = fc.oneof(
 );
 
 const TOKENS = [
-  '{', '}', '(', ')', '[', ']', '...', '@', '$', ':', '=', '!', '|', '&', '"', '"""', '#', '\n', ',', 'query', 'mutation', 'subscription',
-  'fragment', 'on', 'me', 'id', 'batches', '__typename', 'Query', '1', '1.5e', '0x1F', 'true', 'null', '\u0000', '\ufeff', '\u2028', '\\u0000', 'F0',
+  '{',
+  '}',
+  '(',
+  ')',
+  '[',
+  ']',
+  '...',
+  '@',
+  '$',
+  ':',
+  '=',
+  '!',
+  '|',
+  '&',
+  '"',
+  '"""',
+  '#',
+  '\n',
+  ',',
+  'query',
+  'mutation',
+  'subscription',
+  'fragment',
+  'on',
+  'me',
+  'id',
+  'batches',
+  '__typename',
+  'Query',
+  '1',
+  '1.5e',
+  '0x1F',
+  'true',
+  'null',
+  '\u0000',
+  '\ufeff',
+  '\u2028',
+  '\\u0000',
+  'F0',
 ];
 
 /** Garbage, and structured documents truncated or with bytes spliced in. */
@@ -822,7 +1071,9 @@ const garbage: fc.Arbitrary<string> = fc.oneof(
   fc
     .tuple(structuredDocument, fc.nat(), fc.string({ unit: 'binary', minLength: 1, maxLength: 3 }))
     .map(([d, at, junk]) => d.slice(0, at % (d.length + 1)) + junk + d.slice(at % (d.length + 1))),
-  fc.tuple(fc.integer({ min: 1, max: 20_000 }), fc.constantFrom('{', '[', '(', '"', '#', '...', 'a ', '{a ', '"""', '\\', '}', '$')).map(([n, s]) => s.repeat(n)),
+  fc
+    .tuple(fc.integer({ min: 1, max: 20_000 }), fc.constantFrom('{', '[', '(', '"', '#', '...', 'a ', '{a ', '"""', '\\', '}', '$'))
+    .map(([n, s]) => s.repeat(n)),
 );
 
 /** Operation names in a document, to ask for one of them. */

@@ -146,11 +146,13 @@ function selectionArb(type: GraphQLObjectType, fragments: number, depth: number)
   return fc.array(one, { minLength: 1, maxLength: 6 }).map((parts) => parts.join(' '));
 }
 
-const documentArb = fc.integer({ min: 1, max: 12 }).chain((count) =>
-  fc
-    .tuple(selectionArb(queryType, count, 2), fc.array(selectionArb(queryType, count, 2), { minLength: count, maxLength: count }))
-    .map(([op, frags]) => `query Q { ${op} }\n` + frags.map((body, i) => `fragment F${i} on Query { ${body} }`).join('\n')),
-);
+const documentArb = fc
+  .integer({ min: 1, max: 12 })
+  .chain((count) =>
+    fc
+      .tuple(selectionArb(queryType, count, 2), fc.array(selectionArb(queryType, count, 2), { minLength: count, maxLength: count }))
+      .map(([op, frags]) => `query Q { ${op} }\n` + frags.map((body, i) => `fragment F${i} on Query { ${body} }`).join('\n')),
+  );
 
 describe('random documents with fragments, aliases and nesting', () => {
   it('each is answered, accepted or refused in bounded time, and the API still answers', async () => {

@@ -132,7 +132,10 @@ describe('malformed bodies (REST)', () => {
     const escapes = JSON.stringify({ ...batchBody(a), metadata: { note: '\\"\\\\'.repeat(20) + '['.repeat(100) } });
     expect((await post(escapes)).status).toBe(201);
     // ...and a string ending in an escaped backslash does end there.
-    const afterBackslash = JSON.stringify({ ...batchBody(a), metadata: { note: 'x\\' } }).replace(/}$/, `,"deep":${'['.repeat(70)}${']'.repeat(70)}}`);
+    const afterBackslash = JSON.stringify({ ...batchBody(a), metadata: { note: 'x\\' } }).replace(
+      /}$/,
+      `,"deep":${'['.repeat(70)}${']'.repeat(70)}}`,
+    );
     expect((await post(afterBackslash)).body).toEqual(envelope422(['body: JSON is nested too deeply (max depth 64)']));
   });
 
@@ -163,11 +166,15 @@ describe('malformed bodies (REST)', () => {
   it('forbidden keys and NUL spelled with \\u escapes are caught too', async () => {
     const before = await stored();
     const r = await post(
-      JSON.stringify({ ...batchBody(a), metadata: { ok: 1 }, contacts: [{ contact_id: 'c1', phone_number: '+14155550111' }] })
-        .replace('"metadata":{', '"metadata":{"\\u005f_pro\\u0074o__":{"polluted":true},"n":"a\\u0000b",'),
+      JSON.stringify({ ...batchBody(a), metadata: { ok: 1 }, contacts: [{ contact_id: 'c1', phone_number: '+14155550111' }] }).replace(
+        '"metadata":{',
+        '"metadata":{"\\u005f_pro\\u0074o__":{"polluted":true},"n":"a\\u0000b",',
+      ),
     );
     expect(r.status).toBe(422);
-    expect(r.body.error.details).toEqual(expect.arrayContaining(['metadata.__proto__: Key is not allowed', 'metadata.n: String should not contain NUL characters (\\u0000)']));
+    expect(r.body.error.details).toEqual(
+      expect.arrayContaining(['metadata.__proto__: Key is not allowed', 'metadata.n: String should not contain NUL characters (\\u0000)']),
+    );
     expect(await stored()).toEqual(before);
   });
 });
@@ -204,7 +211,11 @@ describe('GraphQL inputs', () => {
     const cases: Array<[string, Record<string, unknown>, RegExp]> = [
       [create, { b: typedInput(a, { voice: 'x\u0000' }) }, /^variables\.b\.voice: String should not contain NUL/],
       [create, { b: typedInput(a, { metadata: { k: '\udc00' } }) }, /^variables\.b\.metadata\.k: String should be valid Unicode/],
-      [create, { b: JSON.parse(JSON.stringify(typedInput(a)).replace('{', '{"__proto__":{"x":1},')) }, /^variables\.b\.__proto__: Key is not allowed/],
+      [
+        create,
+        { b: JSON.parse(JSON.stringify(typedInput(a)).replace('{', '{"__proto__":{"x":1},')) },
+        /^variables\.b\.__proto__: Key is not allowed/,
+      ],
       ['mutation { createAgent(input: { name: "a\\u0000b", voice: "alloy" }) { id } }', {}, /^query \(line 1\): String should not contain NUL/],
     ];
     // The literal case twice: the second meets the document already checked.
@@ -221,7 +232,11 @@ describe('GraphQL inputs', () => {
   it('an invalid JSON body is a 400 that does not quote the body back', async () => {
     const secret = 'sk_live_' + 'q'.repeat(40);
     for (const key of [a.apiKey, null]) {
-      const r = await send(t.app, 'POST', '/graphql', { key, raw: `{"query": "{ me { id } }", "note": "${secret}" oops`, headers: { 'content-type': 'application/json' } });
+      const r = await send(t.app, 'POST', '/graphql', {
+        key,
+        raw: `{"query": "{ me { id } }", "note": "${secret}" oops`,
+        headers: { 'content-type': 'application/json' },
+      });
       expect(r.status).toBe(400);
       expect(r.body.errors).toEqual([{ message: 'POST body sent invalid JSON.', extensions: { code: 'BAD_REQUEST' } }]);
       expect(JSON.stringify(r.body)).not.toContain(secret);
@@ -229,8 +244,15 @@ describe('GraphQL inputs', () => {
   });
 
   it('malformed GraphQL bodies are 4xx', async () => {
-    const post = (raw: string, type = 'application/json') => send(t.app, 'POST', '/graphql', { key: a.apiKey, raw, headers: { 'content-type': type } });
-    for (const r of [await post('{"query": '), await post('[[[[' + ']]]]'), await post('{"query": 5}'), await post('"just a string"'), await post('['.repeat(1000))]) {
+    const post = (raw: string, type = 'application/json') =>
+      send(t.app, 'POST', '/graphql', { key: a.apiKey, raw, headers: { 'content-type': type } });
+    for (const r of [
+      await post('{"query": '),
+      await post('[[[[' + ']]]]'),
+      await post('{"query": 5}'),
+      await post('"just a string"'),
+      await post('['.repeat(1000)),
+    ]) {
       expect(r.status).toBeGreaterThanOrEqual(400);
       expect(r.status).toBeLessThan(500);
       expect(r.body.errors?.length).toBeGreaterThan(0);

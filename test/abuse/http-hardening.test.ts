@@ -57,7 +57,12 @@ describe('security headers', () => {
     expect(html).toContain('renderYogaGraphiQL');
     expectBaseline(res.headers);
     const csp = res.headers.get('content-security-policy')!;
-    const directives = Object.fromEntries(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v]));
+    const directives = Object.fromEntries(
+      csp
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .map(([k, ...v]) => [k, v]),
+    );
     const inline = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => crypto.createHash('sha256').update(m[1]).digest('base64'));
     expect(inline.length).toBeGreaterThan(0);
     for (const h of inline) expect(directives['script-src']).toContain(`'sha256-${h}'`);
@@ -132,11 +137,15 @@ describe('CORS', () => {
     const closed = buildApp({ ...t.deps, config: { ...t.deps.config, CORS_ORIGIN: undefined } });
     const open = buildApp({ ...t.deps, config: { ...t.deps.config, CORS_ORIGIN: '*' } });
     const pre = (app: typeof closed) =>
-      app.fetch(new Request('http://test.local/graphql', { method: 'OPTIONS', headers: { origin: DASHBOARD, 'access-control-request-method': 'POST' } }));
+      app.fetch(
+        new Request('http://test.local/graphql', { method: 'OPTIONS', headers: { origin: DASHBOARD, 'access-control-request-method': 'POST' } }),
+      );
     expect((await pre(closed)).headers.has('access-control-allow-origin')).toBe(false);
     expect((await gqlSend(closed, '{ __typename }', {}, { headers: { origin: DASHBOARD } })).headers.has('access-control-allow-origin')).toBe(false);
     expect((await pre(open)).headers.get('access-control-allow-origin')).toBe('*');
-    expect((await send(open, 'GET', ME, { key: a.apiKey, headers: { origin: 'https://any.example' } })).headers.get('access-control-allow-origin')).toBe('*');
+    expect(
+      (await send(open, 'GET', ME, { key: a.apiKey, headers: { origin: 'https://any.example' } })).headers.get('access-control-allow-origin'),
+    ).toBe('*');
   });
 });
 
@@ -236,8 +245,15 @@ describe('secrets never reach the logs', () => {
     const created = await send(app, 'POST', '/api/v1/public/call-batches', {
       key: a.apiKey,
       body: {
-        agent_id: a.agent.id, version_id: a.version.id, interruption: false, use_alternate_number: false, start_mode: 'manual',
-        schedule_date: '2030-01-01', schedule_time: '10:00', schedule_timezone: 'UTC', contacts: [{ contact_id: 'c1', phone_number: '+14155550123' }],
+        agent_id: a.agent.id,
+        version_id: a.version.id,
+        interruption: false,
+        use_alternate_number: false,
+        start_mode: 'manual',
+        schedule_date: '2030-01-01',
+        schedule_time: '10:00',
+        schedule_timezone: 'UTC',
+        contacts: [{ contact_id: 'c1', phone_number: '+14155550123' }],
       },
     });
     expect(created.status).toBe(201);
@@ -268,7 +284,9 @@ describe('secrets never reach the logs', () => {
           if (prop !== 'query') return v.bind(target);
           // A statement is a string, or a config object for a prepared one (db/sql-statement.ts).
           return (sql: unknown, ...rest: unknown[]) =>
-            /\bbatches\b/.test(typeof sql === 'string' ? sql : String((sql as { text?: unknown })?.text ?? '')) ? Promise.reject(failure) : v.call(target, sql, ...rest);
+            /\bbatches\b/.test(typeof sql === 'string' ? sql : String((sql as { text?: unknown })?.text ?? ''))
+              ? Promise.reject(failure)
+              : v.call(target, sql, ...rest);
         },
       });
     const db = { ...t.deps.db, prisma, pglite: failBatchReads(t.deps.db.pglite), pool: failBatchReads(t.deps.db.pool) };

@@ -43,8 +43,28 @@ const batchId = () =>
   fc.oneof(
     { weight: 12, arbitrary: fc.constantFrom(...own) },
     { weight: 1, arbitrary: fc.constant(foreign) },
-    { weight: 2, arbitrary: fc.constantFrom('sched_missing', 'sched_', '%00', 'sched_%00', '%ED%A0%80', 'SCHED_X', '..', '%2e%2e', 'x'.repeat(3000), own[0].toUpperCase()) },
-    { weight: 1, arbitrary: fc.string({ maxLength: 20 }).map(encodeURIComponent).filter((s) => s.length > 0 && s !== '.' && s !== '..') },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        'sched_missing',
+        'sched_',
+        '%00',
+        'sched_%00',
+        '%ED%A0%80',
+        'SCHED_X',
+        '..',
+        '%2e%2e',
+        'x'.repeat(3000),
+        own[0].toUpperCase(),
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .string({ maxLength: 20 })
+        .map(encodeURIComponent)
+        .filter((s) => s.length > 0 && s !== '.' && s !== '..'),
+    },
   );
 
 /** call-records requires start_date and end_date: usually present and valid, so filters get exercised. */
@@ -75,8 +95,20 @@ const ENDPOINTS: Endpoint[] = [
     // Years PostgreSQL / Prisma can't take (year 0, year 10000 after the offset).
     regressions: ['created_at_to=0000-01-01', 'created_at_from=9999-12-31T23:59:59-14:00'],
   },
-  { name: 'GET /call-batches/{id}/calls', path: (id) => `${BASE}/call-batches/${id}/calls`, message: 'Batch calls fetched successfully', batchScoped: true, detail422: false },
-  { name: 'GET /call-batches/{id}/results', path: (id) => `${BASE}/call-batches/${id}/results`, message: 'Batch results fetched successfully', batchScoped: true, detail422: false },
+  {
+    name: 'GET /call-batches/{id}/calls',
+    path: (id) => `${BASE}/call-batches/${id}/calls`,
+    message: 'Batch calls fetched successfully',
+    batchScoped: true,
+    detail422: false,
+  },
+  {
+    name: 'GET /call-batches/{id}/results',
+    path: (id) => `${BASE}/call-batches/${id}/results`,
+    message: 'Batch results fetched successfully',
+    batchScoped: true,
+    detail422: false,
+  },
   {
     name: 'GET /call-records',
     path: () => `${BASE}/call-records`,
@@ -148,7 +180,10 @@ describe('list endpoints under generated query strings', () => {
       );
       expect(await storedCounts(t.deps)).toEqual(counts);
       const seen = JSON.stringify([...statuses]);
-      expect([...statuses.values()].reduce((x, y) => x + y, 0), seen).toBe(RUNS + examples.length);
+      expect(
+        [...statuses.values()].reduce((x, y) => x + y, 0),
+        seen,
+      ).toBe(RUNS + examples.length);
       expect(statuses.get(200) ?? 0, seen).toBeGreaterThan(RUNS / 10);
       expect(statuses.get(422) ?? 0, seen).toBeGreaterThan(RUNS / 20);
     }, 900_000);

@@ -102,7 +102,14 @@ describe('GraphQL document text', () => {
   it('more comments than GRAPHQL_MAX_TOKENS (5000) are refused like too many tokens: graphql-js counts none of them, yet keeps each', async () => {
     const many = await gqlSend(t.app, `${'#\n'.repeat(5_001)}{ __typename }`, {}, { key: a.apiKey });
     expect(many.status).toBeLessThan(500);
-    expect(many.body).toEqual({ errors: [expect.objectContaining({ message: 'Syntax Error: Document contains more than 5000 comments. Parsing aborted.', extensions: { code: 'GRAPHQL_PARSE_FAILED' } })] });
+    expect(many.body).toEqual({
+      errors: [
+        expect.objectContaining({
+          message: 'Syntax Error: Document contains more than 5000 comments. Parsing aborted.',
+          extensions: { code: 'GRAPHQL_PARSE_FAILED' },
+        }),
+      ],
+    });
     // In a string, a # is no comment.
     const inStrings = await gqlSend(t.app, `{ __type(name: "${'#'.repeat(6_000)}") { name } }`, {}, { key: a.apiKey });
     expect(inStrings.body).toEqual({ data: { __type: null } });
@@ -167,7 +174,9 @@ describe('JSON bodies: refused by their shape before JSON.parse builds them', ()
     const body = `{"query":"{ __typename }","variables":{${members(2_000_000, 'v')}}}`;
     const { res, ms } = await timed(() => postJson(t, a, '/graphql', body));
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ errors: [{ message: `Request body has an object with more than ${MAX_JSON_OBJECT_KEYS} keys`, extensions: { code: 'MISSING_PARAMETER' } }] });
+    expect(res.body).toEqual({
+      errors: [{ message: `Request body has an object with more than ${MAX_JSON_OBJECT_KEYS} keys`, extensions: { code: 'MISSING_PARAMETER' } }],
+    });
     expect(ms).toBeLessThan(REFUSED_WITHIN_MS);
     await stillAnswers();
   });
@@ -191,7 +200,9 @@ describe('JSON bodies: refused by their shape before JSON.parse builds them', ()
     const shape: fc.Arbitrary<Shape> = fc.oneof(
       fc.integer({ min: MAX_JSON_OBJECT_KEYS - 3, max: MAX_JSON_OBJECT_KEYS + 3 }).map((n) => ({ kind: 'keys' as const, n })),
       fc.integer({ min: 20_000, max: 400_000 }).map((n) => ({ kind: 'keys' as const, n })),
-      fc.tuple(fc.integer({ min: 1_000, max: 200_000 }), fc.integer({ min: 0, max: 40 })).map(([n, pad]) => ({ kind: 'containers' as const, n, pad })),
+      fc
+        .tuple(fc.integer({ min: 1_000, max: 200_000 }), fc.integer({ min: 0, max: 40 }))
+        .map(([n, pad]) => ({ kind: 'containers' as const, n, pad })),
       fc.integer({ min: MAX_JSON_NESTING - 2, max: MAX_JSON_NESTING + 2 }).map((n) => ({ kind: 'depth' as const, n })),
     );
     const surface = fc.constantFrom('rest', 'graphql');
@@ -204,7 +215,10 @@ describe('JSON bodies: refused by their shape before JSON.parse builds them', ()
             : sh.kind === 'containers'
               ? `[${Array.from({ length: sh.n }, () => (asArray ? `[${' '.repeat(sh.pad)}]` : `{"p":"${'x'.repeat(sh.pad)}"}`)).join(',')}]`
               : `${'['.repeat(sh.n - 2)}${']'.repeat(sh.n - 2)}`;
-        const body = where === 'rest' ? JSON.stringify(batchBody(a)).replace(/}$/, `,"junk":${inner}}`) : `{"query":"{ me { id } }","variables":{"junk":${inner}}}`;
+        const body =
+          where === 'rest'
+            ? JSON.stringify(batchBody(a)).replace(/}$/, `,"junk":${inner}}`)
+            : `{"query":"{ me { id } }","variables":{"junk":${inner}}}`;
         const bytes = Buffer.from(body);
         const limits = jsonShapeLimits(bytes.byteLength, MAX_JSON_NESTING);
         const expected = jsonShapeFault(bytes, MAX_JSON_NESTING);
@@ -249,13 +263,18 @@ describe('JSON bodies: refused by their shape before JSON.parse builds them', ()
     // 100,000 contacts (the body cap's design size) each with the 50 top-level metadata keys allowed.
     const metadata = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, i]));
     const contact = JSON.stringify({ contact_id: 'c000000', phone_number: '+14155550100', name: 'Jane Doe', timezone: 'America/New_York', metadata });
-    const bytes = Buffer.from(JSON.stringify(batchBody(a, { contacts: [] })).replace('"contacts":[]', `"contacts":[${Array(100_000).fill(contact).join(',')}]`));
+    const bytes = Buffer.from(
+      JSON.stringify(batchBody(a, { contacts: [] })).replace('"contacts":[]', `"contacts":[${Array(100_000).fill(contact).join(',')}]`),
+    );
     expect(bytes.byteLength).toBeLessThan(64 * MiB);
     expect(jsonShapeFault(bytes, MAX_JSON_NESTING)).toBeNull();
     // A nested batch metadata object of 2-character keys fills its 16 KiB at ~2,300 keys, far under 10,000.
     const chars = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
     const nested = Object.fromEntries(Array.from({ length: 2_300 }, (_, i) => [chars[Math.floor(i / 62)] + chars[i % 62], 0]));
-    const full = await send(t.app, 'POST', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { metadata: { n: nested }, contacts: makeContacts(200) }) });
+    const full = await send(t.app, 'POST', CALL_BATCHES, {
+      key: a.apiKey,
+      body: batchBody(a, { metadata: { n: nested }, contacts: makeContacts(200) }),
+    });
     expect(full.status).toBe(201);
     // The smallest contact is far over the bytes an object or array may take on average.
     expect(JSON.stringify(makeContacts(1)[0]).length).toBeGreaterThan(2 * JSON_BYTES_PER_CONTAINER);
@@ -280,7 +299,9 @@ describe('JSON bodies: refused by their shape before JSON.parse builds them', ()
 
   it('the Retell webhook (open to anyone) refuses 1 MB of empty objects before parsing them', async () => {
     const raw = `[${Array(330_000).fill('{}').join(',')}]`;
-    const { res, ms } = await timed(() => send(t.app, 'POST', '/providers/retell/webhook', { raw, headers: { 'content-type': 'application/json', 'x-retell-signature': 'v=1,d=x' } }));
+    const { res, ms } = await timed(() =>
+      send(t.app, 'POST', '/providers/retell/webhook', { raw, headers: { 'content-type': 'application/json', 'x-retell-signature': 'v=1,d=x' } }),
+    );
     expect(res.status).toBe(400);
     expect(res.body.detail).toMatch(/^JSON has more than \d+ objects and arrays/);
     expect(ms).toBeLessThan(REFUSED_WITHIN_MS);
@@ -308,7 +329,11 @@ describe('error bodies never grow with the input', () => {
 
   it('GraphQL: a 3.8 MB variable quoted back by graphql-js comes back cut, over HTTP and WebSocket', async () => {
     const query = 'query($n: Int) { batches(limit: $n) { items { id } } }';
-    for (const value of ['x'.repeat(3_800_000), '"'.repeat(1_900_000), Object.fromEntries(Array.from({ length: 9_000 }, (_, i) => [`key${i}`, 'v'.repeat(40)]))]) {
+    for (const value of [
+      'x'.repeat(3_800_000),
+      '"'.repeat(1_900_000),
+      Object.fromEntries(Array.from({ length: 9_000 }, (_, i) => [`key${i}`, 'v'.repeat(40)])),
+    ]) {
       const r = await gqlSend(t.app, query, { n: value }, { key: a.apiKey });
       expect(r.status).toBe(400);
       expect(r.body.errors).toHaveLength(1);

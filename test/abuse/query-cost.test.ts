@@ -63,7 +63,10 @@ describe('depth', () => {
     const r = await gql(query);
     expect(r.status).toBeLessThan(500);
     expect(r.body.data ?? null).toBeNull();
-    expect(r.body.errors![0]).toMatchObject({ message: expect.stringMatching(/nests deeper than 64 levels/), extensions: { code: 'GRAPHQL_PARSE_FAILED' } });
+    expect(r.body.errors![0]).toMatchObject({
+      message: expect.stringMatching(/nests deeper than 64 levels/),
+      extensions: { code: 'GRAPHQL_PARSE_FAILED' },
+    });
     // Just under the bracket cap the document parses and validates, then the depth limit refuses it.
     expectRefused(await gql(deepCatalogQuery(60)), /depth 62 exceeds the maximum of 10/);
   });
@@ -88,7 +91,7 @@ describe('complexity (estimated objects fetched)', () => {
     expectRefused(unsized, /too complex/);
   });
 
-  it('a refusal for one request\'s page sizes or operation does not refuse the next request carrying the same document text', async () => {
+  it("a refusal for one request's page sizes or operation does not refuse the next request carrying the same document text", async () => {
     // Yoga caches validation results per document text, and measures are reused per document and
     // page-size values (query-cost.ts): neither may carry one request's refusal over to another's.
     const doc = `query($n: Int, $m: Int) { batchesConnection(first: $n) { edges { node { callsConnection(first: $m) { edges { node { id } } } } } } }`;
@@ -218,7 +221,10 @@ describe('parser', () => {
     const r = await gql(`{ ${fields} }`);
     expect(r.status).toBeLessThan(500);
     expect(r.body.data ?? null).toBeNull();
-    expect(r.body.errors![0]).toMatchObject({ message: expect.stringMatching(/more tha[nt] 5000 tokens/), extensions: { code: 'GRAPHQL_PARSE_FAILED' } });
+    expect(r.body.errors![0]).toMatchObject({
+      message: expect.stringMatching(/more tha[nt] 5000 tokens/),
+      extensions: { code: 'GRAPHQL_PARSE_FAILED' },
+    });
     const fits = Array.from({ length: 150 }, () => '__typename').join(' ');
     expect((await gql(`{ ${fits} }`)).status).toBe(200);
   });

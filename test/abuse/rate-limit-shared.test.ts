@@ -59,9 +59,7 @@ describe('shared per-account budget', () => {
   it('concurrent requests through both instances never admit more than the limit', async () => {
     t.clock.set(inWindow(0, '2031-04-01T00:00:00.000Z'));
     const a = await t.seedAccount({ limits: { rateLimitPerMinute: 10 } });
-    const results = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => send(i % 2 ? second : t.app, 'GET', ME, { key: a.apiKey })),
-    );
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => send(i % 2 ? second : t.app, 'GET', ME, { key: a.apiKey })));
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(10);
     expect(statuses.filter((s) => s === 429)).toHaveLength(20);

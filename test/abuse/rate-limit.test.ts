@@ -82,7 +82,12 @@ describe('per-account limit over REST', () => {
     expect((await send(t.app, 'GET', ME, { key: a.apiKey })).status).toBe(200);
     expect((await send(t.app, 'GET', ME, { key: a.apiKey })).status).toBe(429);
     expect((await send(t.app, 'GET', ME, { key: b.apiKey })).status).toBe(200);
-    const updated = await gqlSend(t.app, `mutation { adminUpdateAccount(id: "${a.account.id}", input: { limits: { rateLimitPerMinute: 3 } }) { id } }`, {}, { key: ADMIN_TOKEN });
+    const updated = await gqlSend(
+      t.app,
+      `mutation { adminUpdateAccount(id: "${a.account.id}", input: { limits: { rateLimitPerMinute: 3 } }) { id } }`,
+      {},
+      { key: ADMIN_TOKEN },
+    );
     expect(updated.body.errors).toBeUndefined();
     const raised = await send(t.app, 'GET', ME, { key: a.apiKey });
     expect(raised.status).toBe(200);
@@ -166,7 +171,8 @@ describe('failed key attempts per client address', () => {
     // Successful requests spend nothing of the address's budget.
     for (let i = 0; i < AUTH_FAILURES + 3; i++) expect((await send(t.app, 'GET', ME, { key: a.apiKey, address })).status).toBe(200);
     for (let i = 0; i < AUTH_FAILURES; i++) {
-      const r = i % 2 ? await send(t.app, 'GET', ME, { key: wrong(i), address }) : await gqlSend(t.app, '{ me { id } }', {}, { key: wrong(i), address });
+      const r =
+        i % 2 ? await send(t.app, 'GET', ME, { key: wrong(i), address }) : await gqlSend(t.app, '{ me { id } }', {}, { key: wrong(i), address });
       expect(r.status, `attempt ${i + 1}`).toBe(401);
     }
     const blocked = await send(t.app, 'GET', ME, { key: wrong(99), address });

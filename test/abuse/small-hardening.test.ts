@@ -73,13 +73,23 @@ describe('the embedded database is private to its user', () => {
     if (!fs.existsSync(path.join(dataDir, 'pglite', 'PG_VERSION'))) await (await openDatabase({ dataDir })).close();
     fs.writeFileSync(path.join(dataDir, 'app-secret'), 'x'.repeat(40), { mode: 0o644 });
     for (const e of modesUnder(dataDir)) fs.chmodSync(e.file, e.dir ? 0o777 : 0o666);
-    const server = await startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: '', ADMIN_TOKEN: '', RUN_WORKER: 'false', SEED_DEMO: 'true', LOG_LEVEL: 'warn' });
+    const server = await startServerProcess({
+      DATA_DIR: dataDir,
+      DATABASE_URL: '',
+      ADMIN_TOKEN: '',
+      RUN_WORKER: 'false',
+      SEED_DEMO: 'true',
+      LOG_LEVEL: 'warn',
+    });
     try {
       // Once the banner names the demo account, its e-mail and prompt are written (and the operator token file).
       await expect.poll(() => server.stdout()).toContain('Demo account created');
       expect(fs.existsSync(path.join(dataDir, 'operator-token'))).toBe(true);
       expect(notPrivate(dataDir)).toEqual([]);
-      const warnings = server.stdout().split('\n').filter((l) => l.includes('made private'));
+      const warnings = server
+        .stdout()
+        .split('\n')
+        .filter((l) => l.includes('made private'));
       expect(warnings).toHaveLength(1);
       expect(JSON.parse(warnings[0]).entries).toBeGreaterThan(500);
     } finally {
@@ -229,7 +239,7 @@ describe("the CLI sends the token file's token only to the server that wrote it"
     expect(tokenSent()).toBe(false);
   });
 
-  it("an older file (the token alone) is held to the same proof", async () => {
+  it('an older file (the token alone) is held to the same proof', async () => {
     const e = await runAgainstFake(TOKEN + '\n');
     expect(e.message).toContain('is stale');
     expect(tokenSent()).toBe(false);
@@ -335,15 +345,25 @@ describe('dates before year 1000', () => {
       `mutation($input: CreateCallBatchInput!) { createCallBatch(input: $input) { __typename } }`,
       {
         input: {
-          agentId: a.agent.id, versionId: a.version.id, interruption: true, useAlternateNumber: false, startMode: 'scheduled',
-          scheduleDate: '0050-01-01', scheduleTime: '09:30', scheduleTimezone: 'UTC', contacts: [{ contactId: 'c1', phoneNumber: '+14155550123' }],
+          agentId: a.agent.id,
+          versionId: a.version.id,
+          interruption: true,
+          useAlternateNumber: false,
+          startMode: 'scheduled',
+          scheduleDate: '0050-01-01',
+          scheduleTime: '09:30',
+          scheduleTimezone: 'UTC',
+          contacts: [{ contactId: 'c1', phoneNumber: '+14155550123' }],
         },
       },
       a.apiKey,
     );
     expect(JSON.stringify(g.body.errors ?? g.body.data)).toContain('Invalid date, expected a year from 1000 to 9999');
 
-    const ok = await t.request('POST', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { schedule_date: '1000-01-01', schedule_timezone: 'UTC' }) });
+    const ok = await t.request('POST', CALL_BATCHES, {
+      key: a.apiKey,
+      body: batchBody(a, { schedule_date: '1000-01-01', schedule_timezone: 'UTC' }),
+    });
     expect(ok.status).toBe(201);
     const read = await t.request('GET', `${CALL_BATCHES}/${ok.body.data.batch_id}`, { key: a.apiKey });
     expect(read.body.data.scheduled_at).toBe('1000-01-01T09:30:00.000Z');
@@ -359,7 +379,11 @@ describe('dates before year 1000', () => {
     const records = await t.request('GET', '/api/v1/public/call-records?start_date=0050-01-01&end_date=0099-12-31', { key: a.apiKey });
     expect(records.status).toBe(200);
     expect(records.body.data.items).toEqual([]);
-    const g = await t.gql('query($to: DateTime) { batches(filter: { createdAtTo: $to }) { pagination { total } } }', { to: '0099-12-31T00:00:00Z' }, a.apiKey);
+    const g = await t.gql(
+      'query($to: DateTime) { batches(filter: { createdAtTo: $to }) { pagination { total } } }',
+      { to: '0099-12-31T00:00:00Z' },
+      a.apiKey,
+    );
     expect(g.body.errors ?? g.body.data.batches.pagination.total).toBe(0);
   });
 

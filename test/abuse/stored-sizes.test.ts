@@ -151,9 +151,15 @@ describe('an account catalogue is bounded, so its unpaged lists are', () => {
   it('the 501st agent is refused', async () => {
     const b = await t.seedAccount(); // with one agent of its own
     await t.deps.db.prisma.agent.createMany({
-      data: Array.from({ length: MAX_AGENTS_PER_ACCOUNT - 2 }, (_, i) => ({ id: `agt_cap_${i}_${b.account.id}`, accountId: b.account.id, name: `cap ${i}`, voice: 'alloy' })),
+      data: Array.from({ length: MAX_AGENTS_PER_ACCOUNT - 2 }, (_, i) => ({
+        id: `agt_cap_${i}_${b.account.id}`,
+        accountId: b.account.id,
+        name: `cap ${i}`,
+        voice: 'alloy',
+      })),
     });
-    const create = (name: string) => t.gql(`mutation($name: String!) { createAgent(input: { name: $name, voice: "alloy" }) { id } }`, { name }, b.apiKey);
+    const create = (name: string) =>
+      t.gql(`mutation($name: String!) { createAgent(input: { name: $name, voice: "alloy" }) { id } }`, { name }, b.apiKey);
     expect((await create('last one')).body.errors).toBeUndefined();
     const refused = await create('one too many');
     expect(refused.body.errors?.[0]?.message).toBe(`An account holds at most ${MAX_AGENTS_PER_ACCOUNT} agents`);
@@ -208,7 +214,10 @@ describe('what a provider reports is stored within limits', () => {
 
   it('a page of 200 simulated results from contacts with the largest metadata stays small', async () => {
     const contacts = Array.from({ length: 200 }, (_, i) => contact(i + 1, fullMetadata()));
-    const created = await t.request('POST', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { start_mode: 'immediate', concurrency: 50, contacts }) });
+    const created = await t.request('POST', CALL_BATCHES, {
+      key: a.apiKey,
+      body: batchBody(a, { start_mode: 'immediate', concurrency: 50, contacts }),
+    });
     expect(created.status).toBe(201);
     await testWorker(t.deps).drain({ timeoutMs: 120_000 });
     const page = await t.request('GET', `${CALL_BATCHES}/${created.body.data.batch_id}/results?limit=200`, { key: a.apiKey });
@@ -227,10 +236,16 @@ describe('values stored before the limits existed', () => {
     const { calls } = await insertBatch(t.deps, a, {
       contacts: 2,
       callOverrides: (i) =>
-        i === 0 ? { llmTranscript: 't'.repeat(MAX_TRANSCRIPT_LENGTH + 10), summary: 's'.repeat(20_000), metadata: { note: 'm'.repeat(40_000) } } : { metadata: { note: 'kept' } },
+        i === 0
+          ? { llmTranscript: 't'.repeat(MAX_TRANSCRIPT_LENGTH + 10), summary: 's'.repeat(20_000), metadata: { note: 'm'.repeat(40_000) } }
+          : { metadata: { note: 'kept' } },
     });
     const sql = fs.readFileSync(new URL('../../prisma/migrations/20261125030000_stored_value_limits/migration.sql', import.meta.url), 'utf8');
-    for (const statement of sql.replace(/--.*$/gm, '').split(';').map((s) => s.trim()).filter(Boolean)) {
+    for (const statement of sql
+      .replace(/--.*$/gm, '')
+      .split(';')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       await t.deps.db.prisma.$executeRawUnsafe(statement);
     }
     const [cut, kept] = await Promise.all(calls.map((c) => t.deps.db.prisma.call.findUniqueOrThrow({ where: { id: c.id } })));

@@ -86,10 +86,14 @@ describe('atomic creation', () => {
     await holding; // the batch row is inserted, the transaction still open
     let secondSettled = false;
     const locks = watchLockWaits(t.deps.db);
-    const second = createBatch(t.deps, a.account, asCreateRequest(batchBody(a, { idempotency_key: 'held-open', contacts: makeContacts(1) })), {
-      }).finally(() => (secondSettled = true));
+    const second = createBatch(
+      t.deps,
+      a.account,
+      asCreateRequest(batchBody(a, { idempotency_key: 'held-open', contacts: makeContacts(1) })),
+      {},
+    ).finally(() => (secondSettled = true));
     try {
-      await waitFor(locks.waiting, { what: 'the second create to wait behind the first one\'s transaction' });
+      await waitFor(locks.waiting, { what: "the second create to wait behind the first one's transaction" });
     } finally {
       locks.stop();
     }
@@ -120,10 +124,9 @@ describe('atomic creation', () => {
     const firstOutcome = first.catch((e: Error) => e);
     await holding;
     const locks = watchLockWaits(t.deps.db);
-    const second = createBatch(t.deps, a.account, asCreateRequest(batchBody(a, { idempotency_key: 'fails-first', contacts: makeContacts(3) })), {
-      });
+    const second = createBatch(t.deps, a.account, asCreateRequest(batchBody(a, { idempotency_key: 'fails-first', contacts: makeContacts(3) })), {});
     try {
-      await waitFor(locks.waiting, { what: 'the second create to wait behind the first one\'s transaction' });
+      await waitFor(locks.waiting, { what: "the second create to wait behind the first one's transaction" });
     } finally {
       locks.stop();
     }

@@ -41,7 +41,10 @@ describe('bulk insert of contacts', () => {
   it(`PUT of ${N} contacts: the statements of a 1-contact batch plus a COPY and a list read per chunk of contacts (${FIRST_CALL_CHUNK_SIZE} then ${CALL_CHUNK_SIZE.postgres} on PostgreSQL, ${CALL_CHUNK_SIZE.pglite} in PGlite)`, async () => {
     let seq = 0;
     const put = (n: number) => async () => {
-      const res = await t.request('PUT', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { idempotency_key: `bulk-${++seq}`, contacts: makeContacts(n) }) });
+      const res = await t.request('PUT', CALL_BATCHES, {
+        key: a.apiKey,
+        body: batchBody(a, { idempotency_key: `bulk-${++seq}`, contacts: makeContacts(n) }),
+      });
       expect(res.status).toBe(201);
       expect(res.body.data.accepted_contacts).toBe(n);
     };
@@ -64,7 +67,8 @@ describe('bulk insert of contacts', () => {
   it('the number of call COPYs and list reads is ceil(n / chunk size) whatever the chunk size', async () => {
     const create = (n: number, chunkSize: number) => () =>
       createBatch(t.deps, a.account, asCreateRequest(batchBody(a, { contacts: makeContacts(n) })), {
-      insert: { chunkSize } });
+        insert: { chunkSize },
+      });
     const base = await statementsOf(create(1, 1_000));
     for (const chunkSize of [1_000, 3_000, 10_000]) {
       const run = await statementsOf(create(N, chunkSize));

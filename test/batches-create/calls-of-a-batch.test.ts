@@ -48,7 +48,9 @@ describe('the calls of a batch', () => {
   it("keep their batch's keys: neither a call's nor a batch's can change", async () => {
     const r = await create(2);
     const other = await t.seedAccount();
-    await expect(runStatement(t.deps.db, 'UPDATE calls SET agent_id = $2 WHERE batch_id = $1', [r.batchId, other.agent.id])).rejects.toThrow(/never change/);
+    await expect(runStatement(t.deps.db, 'UPDATE calls SET agent_id = $2 WHERE batch_id = $1', [r.batchId, other.agent.id])).rejects.toThrow(
+      /never change/,
+    );
     await expect(runStatement(t.deps.db, `UPDATE batches SET id = 'sched_moved' WHERE id = $1`, [r.batchId])).rejects.toThrow(/never change/);
     // An update that leaves the keys alone (every update the service makes) goes through.
     await runStatement(t.deps.db, `UPDATE calls SET status = 'queued', batch_id = batch_id WHERE batch_id = $1`, [r.batchId]);

@@ -45,19 +45,34 @@ describe('contacts checked a chunk at a time', () => {
   });
 
   it('its refusal wins over an unknown agent, as when the contacts were checked first', async () => {
-    const unknownAgent = await t.request('PUT', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { idempotency_key: 'late-bad-agent', agent_id: 'agt-nope', contacts: lateBadContacts() }) });
-    const expected = await t.request('PUT', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { idempotency_key: 'late-bad-ref', contacts: lateBadContacts() }) });
+    const unknownAgent = await t.request('PUT', CALL_BATCHES, {
+      key: a.apiKey,
+      body: batchBody(a, { idempotency_key: 'late-bad-agent', agent_id: 'agt-nope', contacts: lateBadContacts() }),
+    });
+    const expected = await t.request('PUT', CALL_BATCHES, {
+      key: a.apiKey,
+      body: batchBody(a, { idempotency_key: 'late-bad-ref', contacts: lateBadContacts() }),
+    });
     expect(expected.status).toBe(422);
     expect(unknownAgent.status).toBe(422);
     expect(unknownAgent.body).toEqual(expected.body);
   });
 
   it('a repeated idempotency key with a failing contact is refused, not answered with the original batch', async () => {
-    const first = await t.request('PUT', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { idempotency_key: 'replayed', contacts: makeContacts(3) }) });
+    const first = await t.request('PUT', CALL_BATCHES, {
+      key: a.apiKey,
+      body: batchBody(a, { idempotency_key: 'replayed', contacts: makeContacts(3) }),
+    });
     expect(first.status).toBe(201);
-    const retry = await t.request('PUT', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { idempotency_key: 'replayed', contacts: lateBadContacts() }) });
+    const retry = await t.request('PUT', CALL_BATCHES, {
+      key: a.apiKey,
+      body: batchBody(a, { idempotency_key: 'replayed', contacts: lateBadContacts() }),
+    });
     expect(retry.status).toBe(422);
-    const clean = await t.request('PUT', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { idempotency_key: 'replayed', contacts: makeContacts(10) }) });
+    const clean = await t.request('PUT', CALL_BATCHES, {
+      key: a.apiKey,
+      body: batchBody(a, { idempotency_key: 'replayed', contacts: makeContacts(10) }),
+    });
     expect([clean.status, clean.body.data.batch_id]).toEqual([200, first.body.data.batch_id]);
   });
 });

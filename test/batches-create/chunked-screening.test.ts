@@ -90,7 +90,9 @@ describe('screening in chunks', () => {
   it('every contact invalid: 422 and nothing written, whatever the chunk size', async () => {
     const before = await t.deps.db.prisma.batch.count({ where: { accountId: a.account.id } });
     for (const chunkSize of [1, 1_000]) {
-      const attempt = createBatch(t.deps, a.account, asCreateRequest(body({ contacts: [CONTACTS[1], CONTACTS[3], CONTACTS[5]] })), { insert: { chunkSize } });
+      const attempt = createBatch(t.deps, a.account, asCreateRequest(body({ contacts: [CONTACTS[1], CONTACTS[3], CONTACTS[5]] })), {
+        insert: { chunkSize },
+      });
       await expect(attempt).rejects.toThrow('All contacts are invalid');
     }
     expect(await t.deps.db.prisma.batch.count({ where: { accountId: a.account.id } })).toBe(before);

@@ -30,7 +30,9 @@ describe('create body: success', () => {
       recordingEnabled: null,
       maxDurationSecondsPerCall: null,
       metadata: {},
-      contacts: [{ contactId: 'c1', name: null, phoneNumber: '+14155552671', metadata: {}, metadataProblem: null, status: 'pending', timezone: null }],
+      contacts: [
+        { contactId: 'c1', name: null, phoneNumber: '+14155552671', metadata: {}, metadataProblem: null, status: 'pending', timezone: null },
+      ],
       idempotencyKey: null,
       retry: null,
       expiresAt: null,
@@ -54,9 +56,7 @@ describe('create body: success', () => {
         recording_enabled: false,
         max_duration_seconds_per_call: 300,
         metadata: { campaign: 'spring' },
-        contacts: [
-          { contact_id: 'c1', name: 'Ann', phone_number: '+14155552671', metadata: { 'First Name': 'Ann' }, status: 'queued' },
-        ],
+        contacts: [{ contact_id: 'c1', name: 'Ann', phone_number: '+14155552671', metadata: { 'First Name': 'Ann' }, status: 'queued' }],
       }),
     );
     expect(input).toMatchObject({
@@ -75,7 +75,15 @@ describe('create body: success', () => {
     });
     // Raw contacts keep the submitted phone and metadata keys; normalizeContacts normalises.
     expect(input.contacts).toEqual([
-      { contactId: 'c1', name: 'Ann', phoneNumber: '+14155552671', metadata: { 'First Name': 'Ann' }, metadataProblem: null, status: 'queued', timezone: null },
+      {
+        contactId: 'c1',
+        name: 'Ann',
+        phoneNumber: '+14155552671',
+        metadata: { 'First Name': 'Ann' },
+        metadataProblem: null,
+        status: 'queued',
+        timezone: null,
+      },
     ]);
   });
 
@@ -97,7 +105,15 @@ describe('create body: success', () => {
     );
     expect(input.deduplicateByPhone).toBe(false);
     expect(input.metadata).toEqual({});
-    expect(input.contacts[0]).toEqual({ contactId: 'c1', name: null, phoneNumber: '+14155552671', metadata: {}, metadataProblem: null, status: 'pending', timezone: null });
+    expect(input.contacts[0]).toEqual({
+      contactId: 'c1',
+      name: null,
+      phoneNumber: '+14155552671',
+      metadata: {},
+      metadataProblem: null,
+      status: 'pending',
+      timezone: null,
+    });
   });
 
   it('treats blank optional selector strings as absent', () => {
@@ -149,13 +165,9 @@ describe('create body: idempotency_key', () => {
   });
 
   it('must be 1 to 128 characters', () => {
-    expect(details(validBody({ idempotency_key: '' }), PUT)).toEqual([
-      'idempotency_key: String should have at least 1 character',
-    ]);
+    expect(details(validBody({ idempotency_key: '' }), PUT)).toEqual(['idempotency_key: String should have at least 1 character']);
     expect(value(validBody({ idempotency_key: 'k'.repeat(128) }), PUT).idempotencyKey).toHaveLength(128);
-    expect(details(validBody({ idempotency_key: 'k'.repeat(129) }), PUT)).toEqual([
-      'idempotency_key: String should have at most 128 characters',
-    ]);
+    expect(details(validBody({ idempotency_key: 'k'.repeat(129) }), PUT)).toEqual(['idempotency_key: String should have at most 128 characters']);
   });
 
   it('must be a string', () => {
@@ -197,25 +209,17 @@ describe('create body: body shape', () => {
 
 describe('create body: agent and version', () => {
   it('requires agent_id or agent_name', () => {
-    expect(details(validBody({ agent_id: undefined }))).toEqual([
-      'agent_id: Value error, agent_id or agent_name is required',
-    ]);
-    expect(details(validBody({ agent_id: null, agent_name: null }))).toEqual([
-      'agent_id: Value error, agent_id or agent_name is required',
-    ]);
+    expect(details(validBody({ agent_id: undefined }))).toEqual(['agent_id: Value error, agent_id or agent_name is required']);
+    expect(details(validBody({ agent_id: null, agent_name: null }))).toEqual(['agent_id: Value error, agent_id or agent_name is required']);
   });
 
   it('requires version_id or version_name', () => {
-    expect(details(validBody({ version_id: '' }))).toEqual([
-      'version_id: Value error, version_id or version_name is required',
-    ]);
+    expect(details(validBody({ version_id: '' }))).toEqual(['version_id: Value error, version_id or version_name is required']);
   });
 
   it('reports a type error instead of the one-of error', () => {
     expect(details(validBody({ agent_id: 5 }))).toEqual(['agent_id: Input should be a valid string']);
-    expect(details(validBody({ version_id: undefined, version_name: ['v'] }))).toEqual([
-      'version_name: Input should be a valid string',
-    ]);
+    expect(details(validBody({ version_id: undefined, version_name: ['v'] }))).toEqual(['version_name: Input should be a valid string']);
   });
 
   it('accepts the name alone', () => {
@@ -231,7 +235,14 @@ describe('create body: booleans', () => {
   it.each(['interruption', 'use_alternate_number', 'deduplicate_by_phone', 'recording_enabled'])(
     '%s accepts what the original (lax pydantic) validator accepts, and nothing else',
     (field) => {
-      const key = ({ interruption: 'interruption', use_alternate_number: 'useAlternateNumber', deduplicate_by_phone: 'deduplicateByPhone', recording_enabled: 'recordingEnabled' } as const)[field as 'interruption'];
+      const key = (
+        {
+          interruption: 'interruption',
+          use_alternate_number: 'useAlternateNumber',
+          deduplicate_by_phone: 'deduplicateByPhone',
+          recording_enabled: 'recordingEnabled',
+        } as const
+      )[field as 'interruption'];
       const read = (v: unknown) => value(validBody({ [field]: v }))[key];
       for (const yes of [true, 1, 'true', 'True', 'YES', 'y', 'on', 't', '1']) expect(read(yes)).toBe(true);
       for (const no of [false, 0, 'false', 'False', 'no', 'n', 'OFF', 'f', '0']) expect(read(no)).toBe(false);
@@ -251,9 +262,7 @@ describe('create body: booleans', () => {
 
 describe('create body: start_mode', () => {
   it.each(['MANUAL', 'later', '', 3, null])('rejects %j', (mode) => {
-    expect(details(validBody({ start_mode: mode }))).toEqual([
-      "start_mode: Input should be 'manual', 'immediate' or 'scheduled'",
-    ]);
+    expect(details(validBody({ start_mode: mode }))).toEqual(["start_mode: Input should be 'manual', 'immediate' or 'scheduled'"]);
   });
 
   it('is required', () => {
@@ -263,27 +272,19 @@ describe('create body: start_mode', () => {
 
 describe('create body: schedule', () => {
   it.each(['2024-7-15', '2024-02-30', '15/07/2024', '2024-07-15T09:00:00Z'])('rejects date %j', (date) => {
-    expect(details(validBody({ schedule_date: date }))).toEqual([
-      'schedule_date: Value error, Invalid date, expected YYYY-MM-DD',
-    ]);
+    expect(details(validBody({ schedule_date: date }))).toEqual(['schedule_date: Value error, Invalid date, expected YYYY-MM-DD']);
   });
 
   it.each(['9:00', '24:00', '09:60', '09:00:00', '9am'])('rejects time %j', (time) => {
-    expect(details(validBody({ schedule_time: time }))).toEqual([
-      'schedule_time: Value error, Invalid time, expected HH:MM',
-    ]);
+    expect(details(validBody({ schedule_time: time }))).toEqual(['schedule_time: Value error, Invalid time, expected HH:MM']);
   });
 
   it('rejects an unknown zone, naming the zone', () => {
-    expect(details(validBody({ schedule_timezone: 'Mars/Base' }))).toEqual([
-      "schedule_timezone: Value error, Unknown time zone 'Mars/Base'",
-    ]);
+    expect(details(validBody({ schedule_timezone: 'Mars/Base' }))).toEqual(["schedule_timezone: Value error, Unknown time zone 'Mars/Base'"]);
     expect(details(validBody({ schedule_timezone: 'Mars/Base (MBT, UTC+01:00)' }))).toEqual([
       "schedule_timezone: Value error, Unknown time zone 'Mars/Base'",
     ]);
-    expect(details(validBody({ schedule_timezone: 'not a zone' }))).toEqual([
-      "schedule_timezone: Value error, Unknown time zone 'not a zone'",
-    ]);
+    expect(details(validBody({ schedule_timezone: 'not a zone' }))).toEqual(["schedule_timezone: Value error, Unknown time zone 'not a zone'"]);
   });
 
   it('rejects non-string schedule fields', () => {
@@ -314,12 +315,8 @@ describe('create body: integers', () => {
     expect(details(validBody({ [field]: 'five' }))).toEqual([`${field}: Input should be a valid integer, unable to parse string as an integer`]);
     expect(details(validBody({ [field]: '0' }))).toEqual([`${field}: Input should be greater than or equal to 1`]);
     expect(details(validBody({ [field]: [5] }))).toEqual([`${field}: Input should be a valid integer`]);
-    expect(details(validBody({ [field]: 2.5 }))).toEqual([
-      `${field}: Input should be a valid integer, got a number with a fractional part`,
-    ]);
-    expect(details(validBody({ [field]: 2 ** 31 }))).toEqual([
-      `${field}: Input should be less than or equal to 2147483647`,
-    ]);
+    expect(details(validBody({ [field]: 2.5 }))).toEqual([`${field}: Input should be a valid integer, got a number with a fractional part`]);
+    expect(details(validBody({ [field]: 2 ** 31 }))).toEqual([`${field}: Input should be less than or equal to 2147483647`]);
   });
 });
 
@@ -340,14 +337,14 @@ describe('create body: strings and objects', () => {
       'voice: String should have at most 255 characters',
       'callback_url: String should have at most 10000 characters',
     ]);
-    expect(details(validBody({ agent_id: undefined, agent_name: 'n'.repeat(256), version_name: 'n'.repeat(256), did_number_id: 'd'.repeat(256) }))).toEqual([
+    expect(
+      details(validBody({ agent_id: undefined, agent_name: 'n'.repeat(256), version_name: 'n'.repeat(256), did_number_id: 'd'.repeat(256) })),
+    ).toEqual([
       'agent_name: String should have at most 255 characters',
       'version_name: String should have at most 255 characters',
       'did_number_id: String should have at most 255 characters',
     ]);
-    expect(details(validBody({ schedule_timezone: 't'.repeat(101) }))).toEqual([
-      'schedule_timezone: String should have at most 100 characters',
-    ]);
+    expect(details(validBody({ schedule_timezone: 't'.repeat(101) }))).toEqual(['schedule_timezone: String should have at most 100 characters']);
     expect(value(validBody({ voice: 'a'.repeat(255) })).voice).toHaveLength(255);
   });
 
@@ -363,9 +360,7 @@ describe('create body: strings and objects', () => {
   it('limits batch metadata: keys, key length, value length, bytes', () => {
     const keys = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i]));
     expect(details(validBody({ metadata: keys }))).toEqual(['metadata: Value error, metadata has more than 50 keys']);
-    expect(details(validBody({ metadata: { ['k'.repeat(101)]: 1 } }))).toEqual([
-      'metadata: Value error, metadata key longer than 100 characters',
-    ]);
+    expect(details(validBody({ metadata: { ['k'.repeat(101)]: 1 } }))).toEqual(['metadata: Value error, metadata key longer than 100 characters']);
     expect(details(validBody({ metadata: { deep: { list: ['x'.repeat(2_001)] } } }))).toEqual([
       'metadata: Value error, metadata value longer than 2000 characters',
     ]);
@@ -379,9 +374,7 @@ describe('create body: strings and objects', () => {
     const list = new Array(5_000_000).fill(1);
     const text = 'x'.repeat(30_000_000);
     expect(details(validBody({ metadata: { list } }))).toEqual(['metadata: Value error, metadata is larger than 16384 bytes']);
-    expect(details(validBody({ metadata: { text } }))).toEqual([
-      'metadata: Value error, metadata value longer than 2000 characters',
-    ]);
+    expect(details(validBody({ metadata: { text } }))).toEqual(['metadata: Value error, metadata value longer than 2000 characters']);
     // How long that takes: create-body.timed.test.ts.
   });
 
@@ -389,15 +382,11 @@ describe('create body: strings and objects', () => {
     let deep: Record<string, unknown> = { leaf: 1 };
     for (let i = 1; i < 8; i++) deep = { d: deep };
     expect(value(validBody({ metadata: deep })).metadata).toEqual(deep);
-    expect(details(validBody({ metadata: { d: deep } }))).toEqual([
-      'metadata: Value error, metadata is nested too deeply (max depth 8)',
-    ]);
+    expect(details(validBody({ metadata: { d: deep } }))).toEqual(['metadata: Value error, metadata is nested too deeply (max depth 8)']);
   });
 
   it('drops prototype-polluting keys from batch metadata', () => {
-    const body = JSON.parse(
-      JSON.stringify(validBody()).replace(/}$/, ',"metadata":{"__proto__":{"x":1},"a":{"constructor":1,"b":2}}}'),
-    ) as unknown;
+    const body = JSON.parse(JSON.stringify(validBody()).replace(/}$/, ',"metadata":{"__proto__":{"x":1},"a":{"constructor":1,"b":2}}}')) as unknown;
     const input = value(body);
     expect(input.metadata).toEqual({ a: { b: 2 } });
     expect(Object.getPrototypeOf(input.metadata)).toBe(Object.prototype);
@@ -406,9 +395,7 @@ describe('create body: strings and objects', () => {
 
 describe('create body: contacts', () => {
   it('must be a non-empty list', () => {
-    expect(details(validBody({ contacts: [] }))).toEqual([
-      'contacts: List should have at least 1 item after validation, not 0',
-    ]);
+    expect(details(validBody({ contacts: [] }))).toEqual(['contacts: List should have at least 1 item after validation, not 0']);
     expect(details(validBody({ contacts: {} }))).toEqual(['contacts: Input should be a valid list']);
     expect(details(validBody({ contacts: null }))).toEqual(['contacts: Input should be a valid list']);
   });
@@ -427,18 +414,12 @@ describe('create body: contacts', () => {
     expect(contactDetails({ contact_id: '', phone_number: '+14155552671' })).toEqual([
       'contacts.0.contact_id: String should have at least 1 character',
     ]);
-    expect(contactDetails({ contact_id: 42, phone_number: '+14155552671' })).toEqual([
-      'contacts.0.contact_id: Input should be a valid string',
-    ]);
+    expect(contactDetails({ contact_id: 42, phone_number: '+14155552671' })).toEqual(['contacts.0.contact_id: Input should be a valid string']);
   });
 
   it('phone_number must be a string of at least 8 characters', () => {
-    expect(contactDetails({ contact_id: 'c', phone_number: '+1415' })).toEqual([
-      'contacts.0.phone_number: String should have at least 8 characters',
-    ]);
-    expect(contactDetails({ contact_id: 'c', phone_number: 14155552671 })).toEqual([
-      'contacts.0.phone_number: Input should be a valid string',
-    ]);
+    expect(contactDetails({ contact_id: 'c', phone_number: '+1415' })).toEqual(['contacts.0.phone_number: String should have at least 8 characters']);
+    expect(contactDetails({ contact_id: 'c', phone_number: 14155552671 })).toEqual(['contacts.0.phone_number: Input should be a valid string']);
   });
 
   it('does not judge phone validity at request level (that is a per-contact rejection)', () => {

@@ -19,8 +19,18 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const RESULT_KEYS = [
-  'batch_id', 'agent_id', 'version_id', 'status', 'start_mode', 'total_contacts', 'accepted_contacts',
-  'rejected_contacts', 'validation_errors', 'concurrency', 'created_at', 'idempotent',
+  'batch_id',
+  'agent_id',
+  'version_id',
+  'status',
+  'start_mode',
+  'total_contacts',
+  'accepted_contacts',
+  'rejected_contacts',
+  'validation_errors',
+  'concurrency',
+  'created_at',
+  'idempotent',
   // Beside the contract's fields, after them (issue 33): docs/api.md "Create warnings".
   'warnings',
 ];
@@ -286,8 +296,7 @@ describe('POST /call-batches: resolution and defaults', () => {
     const b = await t.seedAccount({ recordingEnabled: false });
     const agentOn = await createAgent(t.deps.db, b.account, { name: 'Recorder', voice: 'alloy', recordingEnabled: true });
     const agentOnVersion = await createPromptVersion(t.deps.db, b.account, { agentId: agentOn.id, name: 'v1', prompt: 'p' });
-    const recording = async (body: Record<string, unknown>) =>
-      (await storedBatch((await post(body, b.apiKey)).body.data.batch_id)).recordingEnabled;
+    const recording = async (body: Record<string, unknown>) => (await storedBatch((await post(body, b.apiKey)).body.data.batch_id)).recordingEnabled;
     expect(await recording(batchBody(b))).toBe(false); // agent unset -> account (off)
     expect(await recording(batchBody(b, { agent_id: agentOn.id, version_id: agentOnVersion.id }))).toBe(true);
     expect(await recording(batchBody(b, { recording_enabled: true }))).toBe(true);
@@ -370,7 +379,11 @@ describe('GraphQL createCallBatch', () => {
 
   it('with idempotencyKey it is idempotent', async () => {
     const first = await t.gql(MUTATION, { input: input({ idempotencyKey: 'gql-key-1' }) }, a.apiKey);
-    const again = await t.gql(MUTATION, { input: input({ idempotencyKey: 'gql-key-1', contacts: [{ contactId: 'z', phoneNumber: validPhone(50) }] }) }, a.apiKey);
+    const again = await t.gql(
+      MUTATION,
+      { input: input({ idempotencyKey: 'gql-key-1', contacts: [{ contactId: 'z', phoneNumber: validPhone(50) }] }) },
+      a.apiKey,
+    );
     expect(first.body.data!.createCallBatch.idempotent).toBe(false);
     expect(again.body.data!.createCallBatch).toEqual({ ...first.body.data!.createCallBatch, idempotent: true });
   });
@@ -413,15 +426,23 @@ describe('GraphQL createCallBatch', () => {
     const { contacts: _c, ...rest } = input();
     const mistyped = await t.gql(MUTATION, { input: { ...rest, contactList: [{ contactId: 'a', phoneNumber: 5 }, 'x'] } }, a.apiKey);
     expect(mistyped.body.errors).toHaveLength(1);
-    expect(mistyped.body.errors![0].message).toContain('contacts.0.phoneNumber: Input should be a valid string; contacts.1: Input should be a valid dictionary');
+    expect(mistyped.body.errors![0].message).toContain(
+      'contacts.0.phoneNumber: Input should be a valid string; contacts.1: Input should be a valid dictionary',
+    );
     const short = await t.gql(MUTATION, { input: { ...rest, contactList: [{ contactId: 'a', phoneNumber: '12' }] } }, a.apiKey);
-    expect(short.body.errors![0].extensions).toMatchObject({ code: 'MISSING_PARAMETER', details: ['contacts.0.phoneNumber: String should have at least 8 characters'] });
+    expect(short.body.errors![0].extensions).toMatchObject({
+      code: 'MISSING_PARAMETER',
+      details: ['contacts.0.phoneNumber: String should have at least 8 characters'],
+    });
   });
 
   it('an omitted agentId and agentName is the one-of detail, as on REST', async () => {
     const { agentId: _a, ...rest } = input();
     const res = await t.gql(MUTATION, { input: rest }, a.apiKey);
-    expect(res.body.errors![0].extensions).toMatchObject({ code: 'MISSING_PARAMETER', details: ['agentId: Value error, agent_id or agent_name is required'] });
+    expect(res.body.errors![0].extensions).toMatchObject({
+      code: 'MISSING_PARAMETER',
+      details: ['agentId: Value error, agent_id or agent_name is required'],
+    });
   });
 
   it('exactly one of contacts and contactList', async () => {
@@ -429,7 +450,10 @@ describe('GraphQL createCallBatch', () => {
     const neither = await t.gql(MUTATION, { input: rest }, a.apiKey);
     expect(neither.body.errors![0].extensions).toMatchObject({ code: 'MISSING_PARAMETER', details: ['contacts: Field required'] });
     const both = await t.gql(MUTATION, { input: { ...rest, contacts, contactList: contacts } }, a.apiKey);
-    expect(both.body.errors![0].extensions).toMatchObject({ code: 'MISSING_PARAMETER', details: ['contactList: Give contacts or contactList, not both'] });
+    expect(both.body.errors![0].extensions).toMatchObject({
+      code: 'MISSING_PARAMETER',
+      details: ['contactList: Give contacts or contactList, not both'],
+    });
   });
 
   it('business errors come through with their code', async () => {

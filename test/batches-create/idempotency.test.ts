@@ -17,8 +17,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const put = (body: unknown, key = a.apiKey) => t.request('PUT', CALL_BATCHES, { key, body });
-const batchesWithKey = (accountId: string, key: string) =>
-  t.deps.db.prisma.batch.count({ where: { accountId, idempotencyKey: key } });
+const batchesWithKey = (accountId: string, key: string) => t.deps.db.prisma.batch.count({ where: { accountId, idempotencyKey: key } });
 
 describe('PUT /call-batches idempotency', () => {
   it('first use creates (201, idempotent false); a repeat returns the original unchanged (200, idempotent true)', async () => {
@@ -36,9 +35,7 @@ describe('PUT /call-batches idempotency', () => {
 
     // The retry differs in everything but the key; it is ignored.
     t.clock.set(new Date('2029-01-01T01:00:00.000Z'));
-    const again = await put(
-      batchBody(a, { idempotency_key: 'order-42', start_mode: 'immediate', concurrency: 1, contacts: makeContacts(4, 'z') }),
-    );
+    const again = await put(batchBody(a, { idempotency_key: 'order-42', start_mode: 'immediate', concurrency: 1, contacts: makeContacts(4, 'z') }));
     expect(again.status).toBe(200);
     expect(again.body).toEqual({
       status_code: 200,

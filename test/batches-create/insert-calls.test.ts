@@ -17,7 +17,7 @@ function copiedRows(data: Uint8Array): Array<Array<Buffer | null>> {
   const buf = Buffer.from(data);
   expect(buf.subarray(0, 11).toString('latin1')).toBe('PGCOPY\n\xff\r\n\0');
   const rows: Array<Array<Buffer | null>> = [];
-  for (let at = 19; ; ) {
+  for (let at = 19; ;) {
     const fields = buf.readInt16BE(at);
     at += 2;
     if (fields === -1) break;

@@ -19,8 +19,7 @@ beforeEach(async () => {
 });
 const batchesCreated = async () => (await t.deps.db.prisma.batch.count()) - batchesBefore;
 
-const send = (method: 'POST' | 'PUT', body: unknown, key: string | null = a.apiKey) =>
-  t.request(method, CALL_BATCHES, { key, body });
+const send = (method: 'POST' | 'PUT', body: unknown, key: string | null = a.apiKey) => t.request(method, CALL_BATCHES, { key, body });
 
 function envelope(details: string[]) {
   return {
@@ -95,7 +94,10 @@ describe('request validation (422 envelope)', () => {
   it.each(['manual', 'immediate'])('the schedule fields are required even when start_mode is %s', async (startMode) => {
     const noSchedule = { schedule_date: undefined, schedule_time: undefined, schedule_timezone: undefined };
     for (const method of ['POST', 'PUT'] as const) {
-      const res = await send(method, batchBody(a, { ...noSchedule, start_mode: startMode, idempotency_key: method === 'PUT' ? `no-schedule-${startMode}` : undefined }));
+      const res = await send(
+        method,
+        batchBody(a, { ...noSchedule, start_mode: startMode, idempotency_key: method === 'PUT' ? `no-schedule-${startMode}` : undefined }),
+      );
       expect(res.status).toBe(422);
       expect(res.body).toEqual(envelope(['schedule_date: Field required', 'schedule_time: Field required', 'schedule_timezone: Field required']));
     }

@@ -36,7 +36,6 @@ const calls = (batchId: string, query = '', key: string | null = a.apiKey) =>
 const seqs = (res: { body: any }) => res.body.data.items.map((c: { contact_id: string }) => Number(c.contact_id.split('-')[1]));
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, k) => from + k);
 
-
 describe('GET /call-batches/{batch_id}/calls', () => {
   it('default page: 100 calls in submission order', async () => {
     const res = await calls(big.batch.id);
@@ -66,7 +65,10 @@ describe('GET /call-batches/{batch_id}/calls', () => {
     expect(res.body.data.items.every((c: { status: string }) => c.status === 'completed')).toBe(true);
     const noAnswer = await calls(big.batch.id, '?status=no_answer&limit=200');
     expect(seqs(noAnswer)).toEqual(range(1, 250).filter((s) => statusOf(s - 1) === 'no_answer'));
-    expect((await calls(big.batch.id, '?status=busy')).body.data).toEqual({ items: [], pagination: { page: 1, limit: 100, total: 0, has_more: false } });
+    expect((await calls(big.batch.id, '?status=busy')).body.data).toEqual({
+      items: [],
+      pagination: { page: 1, limit: 100, total: 0, has_more: false },
+    });
   });
 
   it('external_id filter, alone and with status', async () => {
@@ -169,13 +171,20 @@ describe('GET /call-batches/{batch_id}/calls', () => {
       ['?page=1e3', ['query.page: Input should be a valid integer, unable to parse string as an integer']],
       [
         '?status=done',
-        ["query.status: Input should be 'pending', 'queued', 'ringing', 'answered', 'in_progress', 'completed', 'failed', 'no_answer', 'busy' or 'cancelled'"],
+        [
+          "query.status: Input should be 'pending', 'queued', 'ringing', 'answered', 'in_progress', 'completed', 'failed', 'no_answer', 'busy' or 'cancelled'",
+        ],
       ],
     ];
     for (const [query, details] of cases) {
       const res = await calls(big.batch.id, query);
       expect(res.status).toBe(422);
-      expect(res.body).toEqual({ status_code: 422, message: 'Missing required parameter', error: { code: 'MISSING_PARAMETER', details }, data: null });
+      expect(res.body).toEqual({
+        status_code: 422,
+        message: 'Missing required parameter',
+        error: { code: 'MISSING_PARAMETER', details },
+        data: null,
+      });
     }
   });
 
@@ -240,7 +249,9 @@ describe('recording_url over HTTP', () => {
       length: String(wav.byteLength),
     });
     expect(await head.text()).toBe('');
-    const badHead = await t.app.fetch(new Request(`http://test.local${u.pathname}?expires=${u.searchParams.get('expires')}&signature=x`, { method: 'HEAD' }));
+    const badHead = await t.app.fetch(
+      new Request(`http://test.local${u.pathname}?expires=${u.searchParams.get('expires')}&signature=x`, { method: 'HEAD' }),
+    );
     expect(badHead.status).toBe(403);
 
     // Still valid at the expiry instant, refused a millisecond later.

@@ -35,7 +35,8 @@ describe('GET /call-batches/{batch_id}', () => {
         callbacks: 4,
         startedAt: new Date('2026-03-02T14:00:01.500Z'),
       },
-      callOverrides: (i) => callInState((['completed', 'failed', 'ringing', 'queued', 'cancelled', 'no_answer', 'pending'] as const)[i], i, createdAt),
+      callOverrides: (i) =>
+        callInState((['completed', 'failed', 'ringing', 'queued', 'cancelled', 'no_answer', 'pending'] as const)[i], i, createdAt),
     });
     const res = await details(batch.id);
     expect(res.status).toBe(200);
@@ -72,9 +73,29 @@ describe('GET /call-batches/{batch_id}', () => {
     });
     // Key order is part of what legacy clients see.
     expect(Object.keys(res.body.data)).toEqual([
-      'batch_id', 'agent_id', 'version_id', 'status', 'start_mode', 'scheduled_at', 'timezone', 'concurrency',
-      'total_contacts', 'accepted_contacts', 'rejected_contacts', 'callbacks', 'queued', 'in_progress', 'completed',
-      'failed', 'cancelled', 'created_at', 'started_at', 'completed_at', 'retry', 'expires_at', 'calling_window',
+      'batch_id',
+      'agent_id',
+      'version_id',
+      'status',
+      'start_mode',
+      'scheduled_at',
+      'timezone',
+      'concurrency',
+      'total_contacts',
+      'accepted_contacts',
+      'rejected_contacts',
+      'callbacks',
+      'queued',
+      'in_progress',
+      'completed',
+      'failed',
+      'cancelled',
+      'created_at',
+      'started_at',
+      'completed_at',
+      'retry',
+      'expires_at',
+      'calling_window',
       'enforced_calling_window',
     ]);
   });
@@ -130,8 +151,18 @@ describe('GET /call-batches/{batch_id}', () => {
     const q = `query($id: ID!) { batch(id: $id) { id status startMode timezone acceptedContacts queued inProgress completed failed cancelled agent { id } promptVersion { name } } }`;
     const ok = await t.gql(q, { id: batch.id }, a.apiKey);
     expect(ok.body.data.batch).toEqual({
-      id: batch.id, status: 'paused', startMode: 'manual', timezone: 'America/New_York', acceptedContacts: 3,
-      queued: 3, inProgress: 0, completed: 0, failed: 0, cancelled: 0, agent: { id: a.agent.id }, promptVersion: { name: 'v1' },
+      id: batch.id,
+      status: 'paused',
+      startMode: 'manual',
+      timezone: 'America/New_York',
+      acceptedContacts: 3,
+      queued: 3,
+      inProgress: 0,
+      completed: 0,
+      failed: 0,
+      cancelled: 0,
+      agent: { id: a.agent.id },
+      promptVersion: { name: 'v1' },
     });
     const foreign = await t.gql(q, { id: batch.id }, b.apiKey);
     expect(foreign.body.data).toBeNull();
@@ -191,9 +222,17 @@ describe('GraphQL: the detail fields of a batch read alike wherever the batch co
       },
     });
     const expected = {
-      startMode: 'scheduled', scheduledAt: '2026-04-02T14:00:00.000Z', timezone: 'Europe/Berlin', concurrency: 4,
-      acceptedContacts: 2, rejectedContacts: 1, callbacks: 2, startedAt: '2026-04-02T14:00:01.500Z', completedAt: null,
-      retry: { maxAttempts: 3, on: ['no_answer', 'busy'], delaySeconds: 900 }, expiresAt: '2026-05-01T00:00:00.000Z',
+      startMode: 'scheduled',
+      scheduledAt: '2026-04-02T14:00:00.000Z',
+      timezone: 'Europe/Berlin',
+      concurrency: 4,
+      acceptedContacts: 2,
+      rejectedContacts: 1,
+      callbacks: 2,
+      startedAt: '2026-04-02T14:00:01.500Z',
+      completedAt: null,
+      retry: { maxAttempts: 3, on: ['no_answer', 'busy'], delaySeconds: 900 },
+      expiresAt: '2026-05-01T00:00:00.000Z',
       callingWindow: { start: '09:00', end: '17:30', days: ['mon', 'tue'], timezone: 'Europe/Berlin' },
     };
     const one = await t.gql(`query($id: ID!) { batch(id: $id) { ${DETAIL} } }`, { id: batch.id }, a.apiKey);
@@ -210,8 +249,24 @@ describe('GraphQL: the detail fields of a batch read alike wherever the batch co
     const { batch: foreign } = await insertBatch(t.deps, b, { contacts: 1 });
     const [own, absent, theirs] = await batchDetailsByIds(t.deps.db, a.account.id, [batch.id, 'sched_missing', foreign.id]);
     expect(Object.keys(own!).sort()).toEqual(
-      ['id', 'startMode', 'scheduledAt', 'timezone', 'concurrency', 'acceptedContacts', 'rejectedContacts', 'callbacks', 'startedAt',
-        'completedAt', 'retryMaxAttempts', 'retryOn', 'retryDelaySeconds', 'expiresAt', 'callingWindow', 'enforcedWindow'].sort(),
+      [
+        'id',
+        'startMode',
+        'scheduledAt',
+        'timezone',
+        'concurrency',
+        'acceptedContacts',
+        'rejectedContacts',
+        'callbacks',
+        'startedAt',
+        'completedAt',
+        'retryMaxAttempts',
+        'retryOn',
+        'retryDelaySeconds',
+        'expiresAt',
+        'callingWindow',
+        'enforcedWindow',
+      ].sort(),
     );
     expect(own!.id).toBe(batch.id);
     expect([absent, theirs]).toEqual([null, null]);
@@ -230,7 +285,7 @@ describe('counters while the batch changes state', () => {
   ];
 
   function rng(seed: number) {
-    return () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    return () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   }
 
   async function expectConsistent(batchId: string) {
@@ -300,7 +355,11 @@ describe('counters while the batch changes state', () => {
       for (;;) {
         const [rest, gql] = await Promise.all([
           details(batch.id, reader.apiKey),
-          t.gql(`query($id: ID!) { batch(id: $id) { status acceptedContacts queued inProgress completed failed cancelled } }`, { id: batch.id }, reader.apiKey),
+          t.gql(
+            `query($id: ID!) { batch(id: $id) { status acceptedContacts queued inProgress completed failed cancelled } }`,
+            { id: batch.id },
+            reader.apiKey,
+          ),
         ]);
         expect(rest.status, JSON.stringify(rest.body)).toBe(200);
         const d = rest.body.data;
@@ -321,7 +380,12 @@ describe('counters while the batch changes state', () => {
     // The reads really overlapped the drain, not just its two ends.
     expect(seen.midway, JSON.stringify({ ...seen, statuses: [...seen.statuses] })).toBeGreaterThan(2);
     const { batch: done } = await expectConsistentBatch(t.deps, batch.id);
-    expect({ completed: done.completed, failed: done.failed, queued: done.queued, inProgress: done.inProgress }).toEqual({ completed: 16, failed: 24, queued: 0, inProgress: 0 });
+    expect({ completed: done.completed, failed: done.failed, queued: done.queued, inProgress: done.inProgress }).toEqual({
+      completed: 16,
+      failed: 24,
+      queued: 0,
+      inProgress: 0,
+    });
   });
 
   it('holds for reads racing concurrent call moves; a cancelled batch reports results status cancelled', async () => {

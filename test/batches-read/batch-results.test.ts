@@ -62,7 +62,7 @@ describe('GET /call-batches/{batch_id}/results', () => {
     expect(seqs(await results(batch.batch.id, '?outcome=Yes'))).toEqual([7]);
     expect(seqs(await results(batch.batch.id, '?outcome=ye'))).toEqual([]);
     expect(seqs(await results(batch.batch.id, '?outcome=interested'))).toEqual([]);
-    expect(seqs(await results(batch.batch.id, `?outcome=${encodeURIComponent("it's \"quoted\"")}`))).toEqual([]);
+    expect(seqs(await results(batch.batch.id, `?outcome=${encodeURIComponent('it\'s "quoted"')}`))).toEqual([]);
   });
 
   it('outcome values with quotes, backslashes and unicode match literally', async () => {
@@ -75,7 +75,11 @@ describe('GET /call-batches/{batch_id}/results', () => {
       const res = await results(b.id, `?outcome=${encodeURIComponent(value)}`);
       expect({ value, seqs: seqs(res) }).toEqual({ value, seqs: [i + 1] });
     }
-    const gql = await t.gql(`query($id: ID!, $o: String) { results(batchId: $id, filter: { outcome: $o }) { items { seq } } }`, { id: b.id, o: odd[0] }, a.apiKey);
+    const gql = await t.gql(
+      `query($id: ID!, $o: String) { results(batchId: $id, filter: { outcome: $o }) { items { seq } } }`,
+      { id: b.id, o: odd[0] },
+      a.apiKey,
+    );
     expect(gql.body.data.results.items).toEqual([{ seq: 1 }]);
   });
 
@@ -102,7 +106,11 @@ describe('GET /call-batches/{batch_id}/results', () => {
       expect(busy.headers.get('retry-after')).toBe('2');
       expect(busy.body).toMatchObject({ status_code: 429, error: { code: 'RATE_LIMITED' }, data: null });
       expect(JSON.stringify(busy.body)).toContain('At most 2 outcome-filtered reads at once per account');
-      const gql = await t.gql(`query($id: ID!) { results(batchId: $id, filter: { outcome: "yes" }) { items { id } } }`, { id: batch.batch.id }, a.apiKey);
+      const gql = await t.gql(
+        `query($id: ID!) { results(batchId: $id, filter: { outcome: "yes" }) { items { id } } }`,
+        { id: batch.batch.id },
+        a.apiKey,
+      );
       expect(gql.body.errors?.[0]).toMatchObject({ extensions: { code: 'RATE_LIMITED' } });
       // Without the filter, and for another account, nothing waits.
       expect((await results(batch.batch.id, '?status=completed')).status).toBe(200);
@@ -150,11 +158,19 @@ describe('GET /call-batches/{batch_id}/results', () => {
     const { batch: c } = await insertBatch(t.deps, a, { contacts: 2, status: 'cancelled', callOverrides: () => ({ status: 'cancelled' }) });
     expect((await results(c.id)).body.data.status).toBe('cancelled');
     // Cancelled wins even while an in-flight call is still finishing.
-    const { batch: d } = await insertBatch(t.deps, a, { contacts: 2, status: 'cancelled', callOverrides: (i) => ({ status: i ? 'cancelled' : 'in_progress' }) });
+    const { batch: d } = await insertBatch(t.deps, a, {
+      contacts: 2,
+      status: 'cancelled',
+      callOverrides: (i) => ({ status: i ? 'cancelled' : 'in_progress' }),
+    });
     expect((await results(d.id)).body.data.status).toBe('cancelled');
     // A batch with nothing left to call is completed even before the worker marks it.
     const { batch: e } = await insertBatch(t.deps, a, { contacts: 0, status: 'paused' });
-    expect((await results(e.id)).body.data).toEqual({ status: 'completed', items: [], pagination: { page: 1, limit: 100, total: 0, has_more: false } });
+    expect((await results(e.id)).body.data).toEqual({
+      status: 'completed',
+      items: [],
+      pagination: { page: 1, limit: 100, total: 0, has_more: false },
+    });
   });
 
   it('404 for absent and foreign batches', async () => {

@@ -122,13 +122,31 @@ describe('GET /call-records', () => {
       ['?end_date=2026-08-02', ['query.start_date: Field required']],
       ['?start_date=2026-08-02', ['query.end_date: Field required']],
       ['?start_date=2026-8-2&end_date=2026-08-02', ['query.start_date: Input should be a valid date in the format YYYY-MM-DD, input is too short']],
-      ['?start_date=2026-08-02&end_date=2026/08/02', ['query.end_date: Input should be a valid date in the format YYYY-MM-DD, invalid date separator, expected `-`']],
-      ['?start_date=2026-13-02&end_date=2026-08-02', ['query.start_date: Input should be a valid date in the format YYYY-MM-DD, month value is outside expected range of 1-12']],
-      ['?start_date=0000-01-01&end_date=2026-08-02', ['query.start_date: Input should be a valid date in the format YYYY-MM-DD, year value is outside expected range of 1-9999']],
-      ['?start_date=2026-02-29&end_date=2026-08-02', ['query.start_date: Input should be a valid date in the format YYYY-MM-DD, day value is outside expected range']],
-      ['?start_date=2026-08-02T00:00&end_date=2026-08-02', ['query.start_date: Input should be a valid date in the format YYYY-MM-DD, unexpected extra characters at the end of the input']],
+      [
+        '?start_date=2026-08-02&end_date=2026/08/02',
+        ['query.end_date: Input should be a valid date in the format YYYY-MM-DD, invalid date separator, expected `-`'],
+      ],
+      [
+        '?start_date=2026-13-02&end_date=2026-08-02',
+        ['query.start_date: Input should be a valid date in the format YYYY-MM-DD, month value is outside expected range of 1-12'],
+      ],
+      [
+        '?start_date=0000-01-01&end_date=2026-08-02',
+        ['query.start_date: Input should be a valid date in the format YYYY-MM-DD, year value is outside expected range of 1-9999'],
+      ],
+      [
+        '?start_date=2026-02-29&end_date=2026-08-02',
+        ['query.start_date: Input should be a valid date in the format YYYY-MM-DD, day value is outside expected range'],
+      ],
+      [
+        '?start_date=2026-08-02T00:00&end_date=2026-08-02',
+        ['query.start_date: Input should be a valid date in the format YYYY-MM-DD, unexpected extra characters at the end of the input'],
+      ],
       ['?start_date=2026-08-01&end_date=2026-08-02&page_size=0', ['query.page_size: Input should be greater than or equal to 1']],
-      ['?start_date=2026-08-01&end_date=2026-08-02&page_size=big', ['query.page_size: Input should be a valid integer, unable to parse string as an integer']],
+      [
+        '?start_date=2026-08-01&end_date=2026-08-02&page_size=big',
+        ['query.page_size: Input should be a valid integer, unable to parse string as an integer'],
+      ],
       ['?start_date=2026-08-01&end_date=2026-08-02&page=0', ['query.page: Input should be greater than or equal to 1']],
       // Envelope problems come before the detail-form rules.
       ['?start_date=2026-08-03&end_date=2026-08-02&page=-1&page_size=500', ['query.page: Input should be greater than or equal to 1']],

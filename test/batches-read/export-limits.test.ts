@@ -67,13 +67,18 @@ describe('GET …/results.csv on a large batch, over a real connection', () => {
   it(`refuses an account's exports beyond EXPORTS_PER_ACCOUNT (2) that arrive while its exports stream, as PostgreSQL does`, async () => {
     const running = [runExport(a.apiKey), runExport(a.apiKey)];
     await Promise.all(running.map((r) => r.started));
-    const later = await Promise.all([0, 1, 2].map(async () => {
-      const res = await get(exportUrl(), a.apiKey);
-      return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() };
-    }));
+    const later = await Promise.all(
+      [0, 1, 2].map(async () => {
+        const res = await get(exportUrl(), a.apiKey);
+        return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() };
+      }),
+    );
     const finished = await Promise.all(running.map((r) => r.done));
     // Both ran to the end, and every request that came meanwhile was refused before its file began.
-    expect(finished).toEqual([{ status: 200, lines: CALLS + 1 }, { status: 200, lines: CALLS + 1 }]);
+    expect(finished).toEqual([
+      { status: 200, lines: CALLS + 1 },
+      { status: 200, lines: CALLS + 1 },
+    ]);
     for (const r of later) {
       expect(r.status).toBe(429);
       expect(r.retryAfter).toBe('10');

@@ -28,9 +28,11 @@ async function statementsSent(run: () => Promise<unknown>): Promise<{ name?: str
   const sent: { name?: string; refused?: string }[] = [];
   const original = pool.query;
   pool.query = ((config: unknown, ...rest: unknown[]) => {
-    const entry: { name?: string; refused?: string } = { name: typeof config === 'object' && config ? (config as { name?: string }).name : undefined };
+    const entry: { name?: string; refused?: string } = {
+      name: typeof config === 'object' && config ? (config as { name?: string }).name : undefined,
+    };
     sent.push(entry);
-    return ((original as (...args: unknown[]) => Promise<unknown>).call(pool, config, ...rest)).catch((e: { code?: string }) => {
+    return (original as (...args: unknown[]) => Promise<unknown>).call(pool, config, ...rest).catch((e: { code?: string }) => {
       entry.refused = e.code;
       throw e;
     });

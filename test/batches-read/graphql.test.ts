@@ -69,9 +69,12 @@ describe('GraphQL offset pages', () => {
       { seq: 16, agentName: 'Sales Agent', voice: 'verse' },
     ]);
     expect(calls.data.calls.pagination).toEqual({ total: 40, hasMore: true });
-    const ready = await gql(`query($id: ID!) { calls(batchId: $id, filter: { transcriptStatus: ready, externalId: "contact-4" }) { items { seq transcriptStatus } } }`, {
-      id: big.batch.id,
-    });
+    const ready = await gql(
+      `query($id: ID!) { calls(batchId: $id, filter: { transcriptStatus: ready, externalId: "contact-4" }) { items { seq transcriptStatus } } }`,
+      {
+        id: big.batch.id,
+      },
+    );
     expect(ready.data.calls.items).toEqual([{ seq: 4, transcriptStatus: 'ready' }]);
 
     const results = await gql(
@@ -88,7 +91,9 @@ describe('GraphQL offset pages', () => {
       pagination: { total: 20 },
     });
 
-    const records = await gql(`{ callRecords(filter: { startDate: "2026-09-01", endDate: "2026-09-01" }, pageSize: 1) { items { batchId } pagination { limit total } } }`);
+    const records = await gql(
+      `{ callRecords(filter: { startDate: "2026-09-01", endDate: "2026-09-01" }, pageSize: 1) { items { batchId } pagination { limit total } } }`,
+    );
     expect(records.data.callRecords).toEqual({ items: [{ batchId: batchIds[0] }], pagination: { limit: 1, total: 125 } });
   });
 
@@ -114,7 +119,9 @@ describe('GraphQL offset pages', () => {
   it("call(id) answers one of the account's calls; another account's or none is NOT_FOUND", async () => {
     const mine = big.calls[3];
     const CALL = `query($id: ID!) { call(id: $id) { id batchId status attemptCount attempts { number } } }`;
-    expect((await gql(CALL, { id: mine.id })).data).toEqual({ call: { id: mine.id, batchId: big.batch.id, status: 'completed', attemptCount: 1, attempts: [] } });
+    expect((await gql(CALL, { id: mine.id })).data).toEqual({
+      call: { id: mine.id, batchId: big.batch.id, status: 'completed', attemptCount: 1, attempts: [] },
+    });
     for (const [id, key] of [
       [mine.id, other.apiKey],
       ['call_00000000000000000000000000000000', a.apiKey],
@@ -165,10 +172,16 @@ describe('GraphQL connections', () => {
   });
 
   it('callRecordsConnection stays inside the account', async () => {
-    const body = await gql(`{ callRecordsConnection(first: 200, filter: { startDate: "2026-09-01", endDate: "2026-09-30" }) { totalCount edges { node { batchId } } } }`);
+    const body = await gql(
+      `{ callRecordsConnection(first: 200, filter: { startDate: "2026-09-01", endDate: "2026-09-30" }) { totalCount edges { node { batchId } } } }`,
+    );
     expect(body.data.callRecordsConnection.totalCount).toBe(125);
     expect(new Set(body.data.callRecordsConnection.edges.map((e: { node: { batchId: string } }) => e.node.batchId))).toEqual(new Set(batchIds));
-    const theirs = await gql(`{ callRecordsConnection(filter: { startDate: "2026-09-01", endDate: "2026-09-30" }) { totalCount } }`, {}, other.apiKey);
+    const theirs = await gql(
+      `{ callRecordsConnection(filter: { startDate: "2026-09-01", endDate: "2026-09-30" }) { totalCount } }`,
+      {},
+      other.apiKey,
+    );
     expect(theirs.data.callRecordsConnection.totalCount).toBe(3);
   });
 });
@@ -180,7 +193,10 @@ describe('no N+1', () => {
 
   it('a page of calls with agent, version and batch voice costs the same queries for 5 or 100 calls', async () => {
     const page = (limit: number) => async () => {
-      const body = await gql(`query($id: ID!, $limit: Int) { calls(batchId: $id, limit: $limit) { ${NESTED} pagination { total } } }`, { id: big.batch.id, limit });
+      const body = await gql(`query($id: ID!, $limit: Int) { calls(batchId: $id, limit: $limit) { ${NESTED} pagination { total } } }`, {
+        id: big.batch.id,
+        limit,
+      });
       expect(body.errors).toBeUndefined();
       expect(body.data.calls.items).toHaveLength(limit);
       expect(body.data.calls.items[1]).toMatchObject({ agentName: 'Sales Agent', agent: { name: 'Sales Agent' }, batch: { voice: 'verse' } });
@@ -196,18 +212,37 @@ describe('no N+1', () => {
 
   it('the same holds for results with an outcome filter, call records, connections and the REST facade', async () => {
     const cases: [string, (n: number) => () => Promise<unknown>][] = [
-      ['results', (n) => () => gql(`query($id: ID!, $n: Int) { results(batchId: $id, filter: { outcome: "yes" }, limit: $n) { ${NESTED} } }`, { id: big.batch.id, n })],
-      ['callRecords', (n) => () => gql(`query($n: Int) { callRecords(filter: { startDate: "2026-09-01", endDate: "2026-09-01" }, pageSize: $n) { ${NESTED} } }`, { n })],
+      [
+        'results',
+        (n) => () =>
+          gql(`query($id: ID!, $n: Int) { results(batchId: $id, filter: { outcome: "yes" }, limit: $n) { ${NESTED} } }`, { id: big.batch.id, n }),
+      ],
+      [
+        'callRecords',
+        (n) => () =>
+          gql(`query($n: Int) { callRecords(filter: { startDate: "2026-09-01", endDate: "2026-09-01" }, pageSize: $n) { ${NESTED} } }`, { n }),
+      ],
       [
         'callsConnection',
-        (n) => () => gql(`query($id: ID!, $n: Int) { batch(id: $id) { callsConnection(first: $n) { edges { node { agentName voice agent { name } promptVersion { name } } } } } }`, { id: big.batch.id, n }),
+        (n) => () =>
+          gql(
+            `query($id: ID!, $n: Int) { batch(id: $id) { callsConnection(first: $n) { edges { node { agentName voice agent { name } promptVersion { name } } } } } }`,
+            { id: big.batch.id, n },
+          ),
       ],
       [
         'batches with nested calls',
-        (n) => () => gql(`query($n: Int) { batchesConnection(first: $n) { edges { node { id agent { name } callsConnection(first: 3) { edges { node { agentName voice } } } } } } }`, { n }),
+        (n) => () =>
+          gql(
+            `query($n: Int) { batchesConnection(first: $n) { edges { node { id agent { name } callsConnection(first: 3) { edges { node { agentName voice } } } } } } }`,
+            { n },
+          ),
       ],
       ['REST calls', (n) => () => t.request('GET', `/api/v1/public/call-batches/${big.batch.id}/calls?limit=${n}`, { key: a.apiKey })],
-      ['REST records', (n) => () => t.request('GET', `/api/v1/public/call-records?start_date=2026-09-01&end_date=2026-09-01&page_size=${n}`, { key: a.apiKey })],
+      [
+        'REST records',
+        (n) => () => t.request('GET', `/api/v1/public/call-records?start_date=2026-09-01&end_date=2026-09-01&page_size=${n}`, { key: a.apiKey }),
+      ],
     ];
     for (const [name, run] of cases) {
       const small = await statementsFor(run(2));

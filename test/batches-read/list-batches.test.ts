@@ -69,7 +69,17 @@ describe('GET /call-batches', () => {
       created_at: '2026-05-10T12:05:00.000Z',
     });
     expect(Object.keys(completed)).toEqual([
-      'batch_id', 'agent_id', 'version_id', 'status', 'total_contacts', 'queued', 'in_progress', 'completed', 'failed', 'cancelled', 'created_at',
+      'batch_id',
+      'agent_id',
+      'version_id',
+      'status',
+      'total_contacts',
+      'queued',
+      'in_progress',
+      'completed',
+      'failed',
+      'cancelled',
+      'created_at',
     ]);
   });
 
@@ -93,7 +103,9 @@ describe('GET /call-batches', () => {
 
   it('created_at_from / created_at_to are inclusive and honour offsets', async () => {
     // Exactly the created_at of 'queued' (12:02Z) and 'running' (12:04Z), written in other offsets.
-    const res = await list(`?created_at_from=${encodeURIComponent('2026-05-10T14:02:00.000+02:00')}&created_at_to=${encodeURIComponent('2026-05-10T07:04:00-05:00')}`);
+    const res = await list(
+      `?created_at_from=${encodeURIComponent('2026-05-10T14:02:00.000+02:00')}&created_at_to=${encodeURIComponent('2026-05-10T07:04:00-05:00')}`,
+    );
     expect(idsOf(res)).toEqual(['running', 'dispatching', 'queued'].map((n) => ids[n]));
     expect(idsOf(await list('?created_at_from=2026-05-10T12:06:00Z'))).toEqual([ids.agent2, ids.cancelled]);
     expect(idsOf(await list('?created_at_to=2026-05-10T12:00:59.999Z'))).toEqual([ids.pending]);
@@ -104,7 +116,9 @@ describe('GET /call-batches', () => {
     expect(idsOf(await list('?created_at_to=2026-05-10'))).toEqual([]);
     expect(idsOf(await list('?created_at_from=2026-05-10&status=completed'))).toEqual([ids.completed]);
     // Bounds at the ends of the calendar (years 0 and 10000 in UTC) still work.
-    const widest = await list(`?created_at_from=${encodeURIComponent('0001-01-01T00:00:00+05:00')}&created_at_to=${encodeURIComponent('9999-12-31T23:00:00-05:00')}`);
+    const widest = await list(
+      `?created_at_from=${encodeURIComponent('0001-01-01T00:00:00+05:00')}&created_at_to=${encodeURIComponent('9999-12-31T23:00:00-05:00')}`,
+    );
     expect(widest.status).toBe(200);
     expect(widest.body.data.pagination.total).toBe(8);
     // from after to: nothing, not an error.
@@ -169,10 +183,19 @@ describe('GET /call-batches', () => {
       ['?status=', ["query.status: Input should be 'pending', 'active', 'completed' or 'cancelled'"]],
       ['?created_at_from=not-a-date-at-all', ['query.created_at_from: Input should be a valid datetime, invalid character in year']],
       ['?created_at_to=2026-02-30T00:00:00Z', ['query.created_at_to: Input should be a valid datetime, day value is outside expected range']],
-      ['?created_at_to=2026-02-03T25:00:00Z', ['query.created_at_to: Input should be a valid datetime, hour value is outside expected range of 0-23']],
+      [
+        '?created_at_to=2026-02-03T25:00:00Z',
+        ['query.created_at_to: Input should be a valid datetime, hour value is outside expected range of 0-23'],
+      ],
       ['?created_at_from=2026-02-03T10:00:00+0x', ['query.created_at_from: Input should be a valid datetime, invalid timezone sign']],
-      ['?created_at_from=2026-01-01T00:00:00%2B99:99', ['query.created_at_from: Input should be a valid datetime, timezone offset must be less than 24 hours']],
-      ['?created_at_to=2026-01-01T00:00:00-05:60', ['query.created_at_to: Input should be a valid datetime, timezone offset minute value is outside expected range of 0-59']],
+      [
+        '?created_at_from=2026-01-01T00:00:00%2B99:99',
+        ['query.created_at_from: Input should be a valid datetime, timezone offset must be less than 24 hours'],
+      ],
+      [
+        '?created_at_to=2026-01-01T00:00:00-05:60',
+        ['query.created_at_to: Input should be a valid datetime, timezone offset minute value is outside expected range of 0-59'],
+      ],
       [
         '?status=nope&created_at_from=bad&limit=500&page=0',
         [

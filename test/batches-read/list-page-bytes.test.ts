@@ -38,8 +38,19 @@ beforeAll(async () => {
       ...(i === 5 ? { summary: 'Line one\nline "two" \\ </script>' } : {}),
     }),
   });
-  await insertBatch(t.deps, a, { contacts: 4, status: 'completed', createdAt: new Date(AT.getTime() + 60_000), agent: support, callOverrides: (i) => callInState('completed', i, AT) });
-  await insertBatch(t.deps, a, { contacts: 2, status: 'cancelled', createdAt: new Date(AT.getTime() - 86_400_000), callOverrides: (i) => callInState('cancelled', i, AT) });
+  await insertBatch(t.deps, a, {
+    contacts: 4,
+    status: 'completed',
+    createdAt: new Date(AT.getTime() + 60_000),
+    agent: support,
+    callOverrides: (i) => callInState('completed', i, AT),
+  });
+  await insertBatch(t.deps, a, {
+    contacts: 2,
+    status: 'cancelled',
+    createdAt: new Date(AT.getTime() - 86_400_000),
+    callOverrides: (i) => callInState('cancelled', i, AT),
+  });
 });
 afterAll(() => t.close());
 
@@ -186,7 +197,10 @@ describe('REST list pages, byte for byte against the contract built from the row
         t.deps.db.prisma.batch.findMany({ where: full, orderBy: NEWEST, skip: (page - 1) * limit, take: limit }),
         t.deps.db.prisma.batch.count({ where: full }),
       ]);
-      const expected = envelope('Call batches fetched successfully', { items: rows.map(batchListItemOf), pagination: paginationOf(page, limit, total) });
+      const expected = envelope('Call batches fetched successfully', {
+        items: rows.map(batchListItemOf),
+        pagination: paginationOf(page, limit, total),
+      });
       expect(await bodyOf(`/call-batches${query}`), query).toBe(expected);
     }
   });

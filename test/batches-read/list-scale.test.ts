@@ -101,10 +101,11 @@ beforeAll(async () => {
   await seedClones(batch.id, other.account.id, 10, 'sched_other_');
   // PostgreSQL's autovacuum would analyse the table; PGlite's worker does later, and plans must hold without statistics.
   if (t.deps.db.kind === 'postgres') await runStatement(t.deps.db, 'ANALYZE batches');
-  order = (await runStatement<{ id: string }>(t.deps.db, 'SELECT id FROM batches WHERE account_id = $1 ORDER BY created_at DESC, id DESC', [a.account.id])).map((r) => r.id);
+  order = (
+    await runStatement<{ id: string }>(t.deps.db, 'SELECT id FROM batches WHERE account_id = $1 ORDER BY created_at DESC, id DESC', [a.account.id])
+  ).map((r) => r.id);
 }, 180_000);
 afterAll(() => t.close());
-
 
 /** The connection's cursor of a batch id, in the plugin's own encoding (taken from a real cursor). */
 async function cursorOf(id: string): Promise<string> {
@@ -123,7 +124,11 @@ const CONNECTION = `query($first: Int, $after: String, $last: Int, $before: Stri
 const connection = async (vars: Record<string, unknown>, key = a.apiKey) => {
   const r = await t.gql(CONNECTION, vars, key);
   expect(r.body.errors).toBeUndefined();
-  return r.body.data.batchesConnection as { totalCount: number; edges: { node: { id: string; status: string } }[]; pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean } };
+  return r.body.data.batchesConnection as {
+    totalCount: number;
+    edges: { node: { id: string; status: string } }[];
+    pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean };
+  };
 };
 const idsOf = (c: { edges: { node: { id: string } }[] }) => c.edges.map((e) => e.node.id);
 
@@ -174,14 +179,17 @@ describe('the batch list at 20,000 batches', () => {
     }
     // A status filter steps through its own rows; past the end the page is empty, the total exact.
     const active = (
-      await runStatement<{ id: string }>(t.deps.db, 'SELECT id FROM batches WHERE account_id = $1 AND status = ANY($2::text[]) ORDER BY created_at DESC, id DESC', [
-        a.account.id,
-        [...ACTIVE_FILTER_STATUSES],
-      ])
+      await runStatement<{ id: string }>(
+        t.deps.db,
+        'SELECT id FROM batches WHERE account_id = $1 AND status = ANY($2::text[]) ORDER BY created_at DESC, id DESC',
+        [a.account.id, [...ACTIVE_FILTER_STATUSES]],
+      )
     ).map((r) => r.id);
     const deep = await t.request('GET', `${CALL_BATCHES}?limit=100&status=active&page=45`, { key: a.apiKey });
     expect(deep.body.data.items.map((i: { batch_id: string }) => i.batch_id)).toEqual(active.slice(4_400, 4_500));
-    const past = await t.request('GET', `${CALL_BATCHES}?limit=200&page=${Math.ceil(ROWS / 200) + 30}&created_at_from=2000-01-01T00:00:00Z`, { key: a.apiKey });
+    const past = await t.request('GET', `${CALL_BATCHES}?limit=200&page=${Math.ceil(ROWS / 200) + 30}&created_at_from=2000-01-01T00:00:00Z`, {
+      key: a.apiKey,
+    });
     expect(past.body.data.items).toEqual([]);
     expect(past.body.data.pagination.total).toBe(ROWS + 1);
   });
@@ -251,7 +259,10 @@ describe('the batch list at 20,000 batches', () => {
 
     const created = await t.request('POST', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { start_mode: 'manual' }) });
     expect(created.status).toBe(201);
-    const refused = await t.request('POST', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { contacts: [{ contact_id: 'x', phone_number: 'nope' }] }) });
+    const refused = await t.request('POST', CALL_BATCHES, {
+      key: a.apiKey,
+      body: batchBody(a, { contacts: [{ contact_id: 'x', phone_number: 'nope' }] }),
+    });
     expect(refused.status).toBe(422);
     expect(await totals()).toEqual(await truth());
     expect((await truth()).all).toBe(ROWS + 2);

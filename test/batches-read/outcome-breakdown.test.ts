@@ -84,7 +84,11 @@ describe('outcome breakdown', () => {
       a.apiKey,
     );
     expect(aliases.body.errors[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
-    const two = await t.gql(`query($id: ID!) { x: batch(id: $id) { outcomeBreakdown { key } } y: batch(id: $id) { outcomeBreakdown { key } } }`, { id }, a.apiKey);
+    const two = await t.gql(
+      `query($id: ID!) { x: batch(id: $id) { outcomeBreakdown { key } } y: batch(id: $id) { outcomeBreakdown { key } } }`,
+      { id },
+      a.apiKey,
+    );
     expect(two.body.errors).toBeUndefined();
   });
 

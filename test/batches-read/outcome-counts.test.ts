@@ -33,7 +33,13 @@ const SHAPES: unknown[] = [
   Prisma.DbNull,
 ];
 const VALUES = ['yes', 'no', 'Yes', 'vip', 'deep', 'hidden', '5', 'in-array', 'top', 'say "hi" \\ now', 'naïve 🙂', LONG, 'n2', 'absent', 'ye'];
-const FILTERS: Omit<ResultFilter, 'outcome'>[] = [{}, { status: 'completed' }, { transcriptStatus: 'ready' }, { status: 'completed', transcriptStatus: 'processing' }, { status: 'no_answer' }];
+const FILTERS: Omit<ResultFilter, 'outcome'>[] = [
+  {},
+  { status: 'completed' },
+  { transcriptStatus: 'ready' },
+  { status: 'completed', transcriptStatus: 'processing' },
+  { status: 'no_answer' },
+];
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -67,21 +73,35 @@ const calls = (n: number, start = 0): CallFields[] =>
 
 describe('the outcome counters', () => {
   it('equal the filtered count after inserts, updates and deletes', async () => {
-    const { batch, calls: rows } = await insertBatch(t.deps, a, { contacts: 60, status: 'running', createdAt: AT, callOverrides: (i) => calls(60)[i] });
+    const { batch, calls: rows } = await insertBatch(t.deps, a, {
+      contacts: 60,
+      status: 'running',
+      createdAt: AT,
+      callOverrides: (i) => calls(60)[i],
+    });
     const callIds = rows.map((c) => c.id);
     await compare(batch.id);
 
     // Outcomes replaced, cleared, given; status and transcript status moved with and without outcomes.
     const db = t.deps.db;
-    await runStatement(db, `UPDATE calls SET outcomes = '{"interested":"no","extra":"vip"}'::jsonb WHERE id = ANY($1::text[])`, [callIds.slice(0, 10)]);
+    await runStatement(db, `UPDATE calls SET outcomes = '{"interested":"no","extra":"vip"}'::jsonb WHERE id = ANY($1::text[])`, [
+      callIds.slice(0, 10),
+    ]);
     await runStatement(db, `UPDATE calls SET outcomes = NULL WHERE id = ANY($1::text[])`, [callIds.slice(10, 14)]);
     await runStatement(db, `UPDATE calls SET status = 'failed' WHERE id = ANY($1::text[])`, [callIds.slice(14, 24)]);
     await runStatement(db, `UPDATE calls SET transcript_status = NULL WHERE id = ANY($1::text[])`, [callIds.slice(24, 30)]);
-    await runStatement(db, `UPDATE calls SET status = 'completed', transcript_status = 'ready', outcomes = '["yes", "no"]'::jsonb WHERE id = ANY($1::text[])`, [callIds.slice(30, 40)]);
+    await runStatement(
+      db,
+      `UPDATE calls SET status = 'completed', transcript_status = 'ready', outcomes = '["yes", "no"]'::jsonb WHERE id = ANY($1::text[])`,
+      [callIds.slice(30, 40)],
+    );
     // One statement moving a call twice over is not possible; two statements in one transaction are.
     await t.deps.db.prisma.$transaction([
       t.deps.db.prisma.$executeRawUnsafe(`UPDATE calls SET outcomes = '{"a":"yes"}'::jsonb WHERE id = ANY($1::text[])`, callIds.slice(40, 50)),
-      t.deps.db.prisma.$executeRawUnsafe(`UPDATE calls SET outcomes = '{"a":"no"}'::jsonb, status = 'busy' WHERE id = ANY($1::text[])`, callIds.slice(45, 55)),
+      t.deps.db.prisma.$executeRawUnsafe(
+        `UPDATE calls SET outcomes = '{"a":"no"}'::jsonb, status = 'busy' WHERE id = ANY($1::text[])`,
+        callIds.slice(45, 55),
+      ),
     ]);
     // Updates that do not touch the counted columns.
     await runStatement(db, `UPDATE calls SET lease_expires_at = now(), summary = 'x' WHERE id = ANY($1::text[])`, [callIds]);
@@ -91,12 +111,13 @@ describe('the outcome counters', () => {
     await compare(batch.id);
   });
 
-  it("keep batches apart, and go with their batch", async () => {
+  it('keep batches apart, and go with their batch', async () => {
     const one = await insertBatch(t.deps, a, { contacts: 20, status: 'running', createdAt: AT, callOverrides: (i) => calls(20)[i] });
     const two = await insertBatch(t.deps, a, { contacts: 20, status: 'running', createdAt: AT, callOverrides: (i) => calls(20, 7)[i] });
     await compare(one.batch.id);
     await compare(two.batch.id);
-    const rows = () => runStatement<{ n: number }>(t.deps.db, 'SELECT count(*)::int AS n FROM call_outcome_counts WHERE batch_id = $1', [one.batch.id]);
+    const rows = () =>
+      runStatement<{ n: number }>(t.deps.db, 'SELECT count(*)::int AS n FROM call_outcome_counts WHERE batch_id = $1', [one.batch.id]);
     expect((await rows())[0].n).toBeGreaterThan(0);
     await runStatement(t.deps.db, 'DELETE FROM batches WHERE id = $1', [one.batch.id]);
     expect((await rows())[0].n).toBe(0);
@@ -119,7 +140,12 @@ describe('the outcome counters', () => {
 
 describe.skipIf(!process.env.TEST_DATABASE_URL)('two writers of one batch (PostgreSQL)', () => {
   it('moving counter rows in opposite orders wait for each other instead of deadlocking', async () => {
-    const { batch, calls: rows } = await insertBatch(t.deps, a, { contacts: 4, status: 'running', createdAt: AT, callOverrides: (i) => ({ ...callInState('completed', i, AT), outcomes: Prisma.DbNull }) });
+    const { batch, calls: rows } = await insertBatch(t.deps, a, {
+      contacts: 4,
+      status: 'running',
+      createdAt: AT,
+      callOverrides: (i) => ({ ...callInState('completed', i, AT), outcomes: Prisma.DbNull }),
+    });
     const callIds = rows.map((c) => c.id);
     const pool = t.deps.db.pool!;
     const [x, y] = [await pool.connect(), await pool.connect()];
@@ -136,9 +162,12 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('two writers of one batch (Postg
         await y.query('COMMIT');
       })();
       // y's first statement waits, in its trigger, for the batch's lock that x holds.
-      await waitFor(async () => (await pool.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [yPid])).rowCount === 1, {
-        what: 'the second writer to wait for the batch lock',
-      });
+      await waitFor(
+        async () => (await pool.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [yPid])).rowCount === 1,
+        {
+          what: 'the second writer to wait for the batch lock',
+        },
+      );
       await x.query(`UPDATE calls SET outcomes = '{"k":"no"}' WHERE id = $1`, [callIds[1]]);
       await x.query('COMMIT');
       await other;

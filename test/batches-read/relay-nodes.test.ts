@@ -95,7 +95,11 @@ describe('nodes(ids:) cost of the rows read', () => {
   it('costs each id a whole row: the loaders read calls and prompt versions with their transcript or prompt, asked or not', async () => {
     const ids = Array.from({ length: 100 }, (_, i) => `call_${i.toString(16).padStart(32, '0')}`);
     // 25 aliases (the lookup cap) × 100 ids = 2,500 rows of up to ~130 KB each, for a selection of ids alone.
-    const many = await t.gql(`query($ids: [ID!]!) { ${Array.from({ length: 25 }, (_, i) => `n${i}: nodes(ids: $ids) { id }`).join(' ')} }`, { ids }, a.apiKey);
+    const many = await t.gql(
+      `query($ids: [ID!]!) { ${Array.from({ length: 25 }, (_, i) => `n${i}: nodes(ids: $ids) { id }`).join(' ')} }`,
+      { ids },
+      a.apiKey,
+    );
     expect(many.status).toBe(400);
     expect(many.body.errors[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
     // About a page of heavy rows per query, as for transcripts elsewhere: two full nodes fields pass.
@@ -113,7 +117,12 @@ describe('loaders', () => {
       const body = await gql(PAGE, { ids });
       expect(body.errors).toBeUndefined();
       expect(body.data.nodes).toHaveLength(n);
-      expect(body.data.nodes[n - 1]).toMatchObject({ id: ids[n - 1], agent: { name: a.agent.name }, promptVersion: { name: a.version.name }, batch: { voice: 'verse' } });
+      expect(body.data.nodes[n - 1]).toMatchObject({
+        id: ids[n - 1],
+        agent: { name: a.agent.name },
+        promptVersion: { name: a.version.name },
+        batch: { voice: 'verse' },
+      });
     };
     const five = await statementsFor(page(5));
     const fifty = await statementsFor(page(50));
@@ -127,7 +136,10 @@ describe('loaders', () => {
     const ids = mine.calls.slice(0, 10).map((c) => c.id);
     const once = await statementsFor(() => gql(`query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, { ids }));
     const thrice = await statementsFor(async () => {
-      const body = await gql(`query($ids: [ID!]!, $id: ID!) { x: nodes(ids: $ids) { id } y: nodes(ids: $ids) { id } z: node(id: $id) { id } }`, { ids, id: ids[3] });
+      const body = await gql(`query($ids: [ID!]!, $id: ID!) { x: nodes(ids: $ids) { id } y: nodes(ids: $ids) { id } z: node(id: $id) { id } }`, {
+        ids,
+        id: ids[3],
+      });
       expect(body.data.y).toEqual(ids.map((id) => ({ id })));
       expect(body.data.z).toEqual({ id: ids[3] });
     });

@@ -23,7 +23,11 @@ let large: InsertedBatch;
 
 const SMALL: CallFields[] = [
   callInState('completed', 0, AT, { interested: 'yes' }),
-  { ...callInState('completed', 1, AT, { interested: 'no' }), summary: '=HYPERLINK("http://evil.example","click")', llmTranscript: 'bell\x07 and \x1b[2K' },
+  {
+    ...callInState('completed', 1, AT, { interested: 'no' }),
+    summary: '=HYPERLINK("http://evil.example","click")',
+    llmTranscript: 'bell\x07 and \x1b[2K',
+  },
   callInState('no_answer', 2, AT),
   callInState('pending', 3, AT),
   callInState('completed', 4, AT, { interested: 'yes' }),
@@ -36,7 +40,12 @@ beforeAll(async () => {
   a = await t.seedAccount({ limits: { rateLimitPerMinute: 10_000 } });
   other = await t.seedAccount();
   small = await insertBatch(t.deps, a, { contacts: SMALL.length, status: 'running', createdAt: AT, callOverrides: (i) => SMALL[i] });
-  large = await insertBatch(t.deps, a, { contacts: LARGE, status: 'completed', createdAt: AT, callOverrides: (i) => callInState('completed', i, AT) });
+  large = await insertBatch(t.deps, a, {
+    contacts: LARGE,
+    status: 'completed',
+    createdAt: AT,
+    callOverrides: (i) => callInState('completed', i, AT),
+  });
 }, 120_000);
 afterAll(() => t.close());
 
@@ -76,7 +85,13 @@ describe('GET /call-batches/{batch_id}/results.csv', () => {
     const guard = (s: string) => (/^[=+\-@\t\r]/.test(s) && !/^[+-]?\d/.test(s) ? `'${s}` : s);
     expect(rows.map((r) => r.cells)).toEqual(
       json.body.data.items.map((item: Record<string, unknown>) =>
-        CALL_RECORD_FIELDS.map((k) => (item[k] === null ? '' : guard(typeof item[k] === 'object' ? JSON.stringify(item[k]) : String(item[k]).replaceAll('\x07', '\ufffd').replaceAll('\x1b', '\ufffd')))),
+        CALL_RECORD_FIELDS.map((k) =>
+          item[k] === null
+            ? ''
+            : guard(
+                typeof item[k] === 'object' ? JSON.stringify(item[k]) : String(item[k]).replaceAll('\x07', '\ufffd').replaceAll('\x1b', '\ufffd'),
+              ),
+        ),
       ),
     );
   });
@@ -90,7 +105,10 @@ describe('GET /call-batches/{batch_id}/results.csv', () => {
   });
 
   it('takes the results route’s filters, and refuses paging and unknown values in the envelope', async () => {
-    const ids = async (q: string) => parseCsv(await (await get(path(small.batch.id, q))).text()).slice(1).map((r) => r.cells[2]);
+    const ids = async (q: string) =>
+      parseCsv(await (await get(path(small.batch.id, q))).text())
+        .slice(1)
+        .map((r) => r.cells[2]);
     expect(await ids('?outcome=yes')).toEqual(['contact-1', 'contact-5']);
     expect(await ids('?status=no_answer')).toEqual(['contact-3']);
     expect(await ids('?transcript_status=ready&outcome=no')).toEqual(['contact-2']);
@@ -102,7 +120,10 @@ describe('GET /call-batches/{batch_id}/results.csv', () => {
   });
 
   it('404 in the detail form for an unknown or foreign batch, 401 without a key, before any stream', async () => {
-    for (const [id, key] of [['sched_0123456789abcdef0123456789abcdef', a.apiKey], [small.batch.id, other.apiKey]] as const) {
+    for (const [id, key] of [
+      ['sched_0123456789abcdef0123456789abcdef', a.apiKey],
+      [small.batch.id, other.apiKey],
+    ] as const) {
       const res = await t.request('GET', path(id), { key });
       expect(res.status).toBe(404);
       expect(res.headers.get('content-type')).toBe('application/json');
@@ -162,7 +183,8 @@ describe('GET /call-batches/{batch_id}/results.csv', () => {
   it('reads a page only when the client took the previous one, and nothing after the client leaves', async () => {
     // The export's reads of calls, counted in pages (each a few chunks on PGlite).
     const counter = countQueries(t.deps.db);
-    const pagesRead = () => counter.statements.filter((s) => /FROM calls c WHERE .* c\.seq > /s.test(s)).length / (EXPORT_PAGE_ROWS / exportChunkRows(t.deps));
+    const pagesRead = () =>
+      counter.statements.filter((s) => /FROM calls c WHERE .* c\.seq > /s.test(s)).length / (EXPORT_PAGE_ROWS / exportChunkRows(t.deps));
     try {
       const res = await get(path(large.batch.id));
       expect(pagesRead()).toBe(0); // nothing read before the client asks
@@ -191,7 +213,12 @@ describe('GET /call-batches/{batch_id}/results.csv', () => {
 
   it('cuts the stream when the account’s budget runs out mid-export', async () => {
     const tight = await t.seedAccount({ limits: { rateLimitPerMinute: 4 } });
-    const batch = await insertBatch(t.deps, tight, { contacts: 6 * EXPORT_PAGE_ROWS, status: 'completed', createdAt: AT, callOverrides: (i) => callInState('completed', i, AT) });
+    const batch = await insertBatch(t.deps, tight, {
+      contacts: 6 * EXPORT_PAGE_ROWS,
+      status: 'completed',
+      createdAt: AT,
+      callOverrides: (i) => callInState('completed', i, AT),
+    });
     const res = await get(path(batch.batch.id), tight.apiKey);
     expect(res.status).toBe(200);
     const { text, error } = await readAll(res);
@@ -202,7 +229,12 @@ describe('GET /call-batches/{batch_id}/results.csv', () => {
   });
   it('stops at the next page once its key is revoked', async () => {
     const acct = await t.seedAccount({ limits: { rateLimitPerMinute: 10_000 } });
-    const batch = await insertBatch(t.deps, acct, { contacts: 3 * EXPORT_PAGE_ROWS, status: 'completed', createdAt: AT, callOverrides: (i) => callInState('completed', i, AT) });
+    const batch = await insertBatch(t.deps, acct, {
+      contacts: 3 * EXPORT_PAGE_ROWS,
+      status: 'completed',
+      createdAt: AT,
+      callOverrides: (i) => callInState('completed', i, AT),
+    });
     const res = await get(path(batch.batch.id), acct.apiKey);
     expect(res.status).toBe(200);
     const reader = res.body!.getReader();
@@ -227,7 +259,12 @@ describe('limits that cut an export', () => {
 
   it('over a real connection, a budget spent mid-export breaks the transfer instead of ending it cleanly', async () => {
     const acct = await u.seedAccount({ limits: { rateLimitPerMinute: 2 } });
-    const batch = await insertBatch(u.deps, acct, { contacts: 3 * EXPORT_PAGE_ROWS, status: 'completed', createdAt: AT, callOverrides: (i) => callInState('completed', i, AT) });
+    const batch = await insertBatch(u.deps, acct, {
+      contacts: 3 * EXPORT_PAGE_ROWS,
+      status: 'completed',
+      createdAt: AT,
+      callOverrides: (i) => callInState('completed', i, AT),
+    });
     const res = await fetch(`${base}${path(batch.batch.id)}`, { headers: { authorization: `Bearer ${acct.apiKey}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get('transfer-encoding')).toBe('chunked');

@@ -22,12 +22,23 @@ beforeAll(async () => {
   t = await createTestApp({ config: { API_KEY_CACHE_MS: '0' } });
   a = await t.seedAccount();
   const support = await addAgent(t.deps, a, 'Support Agent');
-  big = await insertBatch(t.deps, a, { contacts: 30, status: 'running', createdAt: AT, callOverrides: (i) => callInState(i % 3 === 0 ? 'completed' : 'queued', i, AT) });
+  big = await insertBatch(t.deps, a, {
+    contacts: 30,
+    status: 'running',
+    createdAt: AT,
+    callOverrides: (i) => callInState(i % 3 === 0 ? 'completed' : 'queued', i, AT),
+  });
   // Batches of two agents, so a page of call records needs the labels of several batches.
-  for (let m = 1; m <= 3; m++) await insertBatch(t.deps, a, { contacts: 1, createdAt: new Date(AT.getTime() + m * 60_000), ...(m % 2 ? { agent: support } : {}) });
+  for (let m = 1; m <= 3; m++)
+    await insertBatch(t.deps, a, { contacts: 1, createdAt: new Date(AT.getTime() + m * 60_000), ...(m % 2 ? { agent: support } : {}) });
   // Calls waiting for a retry, each put back in line by a retry_scheduled entry of its history.
   const next = new Date(AT.getTime() + 3_600_000);
-  waiting = await insertBatch(t.deps, a, { contacts: 4, status: 'running', createdAt: AT, callOverrides: () => ({ status: 'queued', attempts: 1, nextAttemptAt: next }) });
+  waiting = await insertBatch(t.deps, a, {
+    contacts: 4,
+    status: 'running',
+    createdAt: AT,
+    callOverrides: () => ({ status: 'queued', attempts: 1, nextAttemptAt: next }),
+  });
   await t.deps.db.prisma.callEvent.createMany({
     data: waiting.calls.map(({ id: callId }) => ({
       accountId: a.account.id,
@@ -38,7 +49,9 @@ beforeAll(async () => {
       at: AT,
     })),
   });
-  await t.deps.db.prisma.suppression.createMany({ data: [1, 2, 3].map((i) => ({ accountId: a.account.id, phoneNumber: `+1415555010${i}`, source: 'api' })) });
+  await t.deps.db.prisma.suppression.createMany({
+    data: [1, 2, 3].map((i) => ({ accountId: a.account.id, phoneNumber: `+1415555010${i}`, source: 'api' })),
+  });
 });
 afterAll(() => t.close());
 
@@ -71,8 +84,10 @@ async function readsOf(run: () => Promise<{ status: number; body: any }>): Promi
 const rest = (path: string) => () => t.request('GET', path, { key: a.apiKey });
 // The dashboard sends its documents by hash; the test harness sends no Content-Length, so the
 // front door's early key check (for bodies of unknown size) runs too and must not look the key up again.
-const dashboard = (op: string, variables: Record<string, unknown> = {}) => () =>
-  t.request('POST', '/graphql', { key: a.apiKey, body: { variables, extensions: { persistedQuery: { version: 1, sha256Hash: ids[op] } } } });
+const dashboard =
+  (op: string, variables: Record<string, unknown> = {}) =>
+  () =>
+    t.request('POST', '/graphql', { key: a.apiKey, body: { variables, extensions: { persistedQuery: { version: 1, sha256Hash: ids[op] } } } });
 
 describe('statements per request: each row read once', () => {
   const id = () => big.batch.id;
@@ -83,7 +98,11 @@ describe('statements per request: each row read once', () => {
     ['REST results page', () => rest(`/api/v1/public/call-batches/${id()}/results?limit=20`), ['api key', 'batches+labels', 'calls']],
     // The outcome filter is the page's own conditions (a jsonpath on outcomes); its total is the
     // batch's outcome counter rows (migration outcome_counts), not a count of its calls.
-    ['REST results page by outcome', () => rest(`/api/v1/public/call-batches/${id()}/results?outcome=yes&limit=20`), ['api key', 'batches+labels', 'call_outcome_counts', 'calls']],
+    [
+      'REST results page by outcome',
+      () => rest(`/api/v1/public/call-batches/${id()}/results?outcome=yes&limit=20`),
+      ['api key', 'batches+labels', 'call_outcome_counts', 'calls'],
+    ],
     [
       'REST call records page',
       () => rest(`/api/v1/public/call-records?start_date=2026-09-01&end_date=2026-09-01&page_size=20`),
@@ -107,7 +126,11 @@ describe('statements per request: each row read once', () => {
     ],
     ['DashboardCallAttempts', () => dashboard('DashboardCallAttempts', { id: waiting.calls[0].id }), ['api key', 'calls', 'call_events']],
     // The total is a counter row; on PGlite the page runs in a transaction of its own (services/suppressions/list-suppressions.ts), not counted here.
-    ['DashboardSuppressions', () => dashboard('DashboardSuppressions', { page: 1, limit: 50 }), ['api key', 'suppression_counts', ...(TEST_DATABASE_URL ? ['suppressions'] : [])]],
+    [
+      'DashboardSuppressions',
+      () => dashboard('DashboardSuppressions', { page: 1, limit: 50 }),
+      ['api key', 'suppression_counts', ...(TEST_DATABASE_URL ? ['suppressions'] : [])],
+    ],
   ];
   for (const [name, run, expected] of cases) {
     it(`${name}: ${expected.join(', ')}`, async () => {

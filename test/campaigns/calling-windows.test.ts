@@ -54,14 +54,12 @@ const drain = () => testWorker(t.deps).drain();
 const setClock = (iso: string) => t.clock.set(new Date(iso));
 const dialled = async (batchId: string) => (await calls(batchId)).map((c) => c.attempts);
 
-describe('calling window in the recipient\'s zone', () => {
+describe("calling window in the recipient's zone", () => {
   it('places each call only while the window is open where its contact is', async () => {
     const window = { start: '09:00', end: '20:00', days: WEEKDAYS, timezone: 'recipient' };
-    const created = await create(
-      a,
-      [{ phone: NY }, { phone: LA }, { phone: NY, timezone: 'Europe/London' }, { phone: '+18005550100' }],
-      { calling_window: window },
-    );
+    const created = await create(a, [{ phone: NY }, { phone: LA }, { phone: NY, timezone: 'Europe/London' }, { phone: '+18005550100' }], {
+      calling_window: window,
+    });
     // A toll-free number says nothing about where its person is: no zone, a timezone is needed.
     expect(created.accepted_contacts).toBe(3);
     expect(created.validation_errors).toEqual([{ index: 4, external_id: 'c4', field: 'phone_number', message: NO_ZONE_MESSAGE }]);
@@ -142,7 +140,12 @@ describe('calling window in the recipient\'s zone', () => {
     const [waiting] = await calls(id);
     expect([waiting.status, waiting.attempts, waiting.nextAttemptAt?.toISOString()]).toEqual(['queued', 1, '2026-03-09T13:00:00.000Z']);
     const gql = await t.gql(`query($id: ID!) { call(id: $id) { status nextAttemptAt timezone retryReason } }`, { id: waiting.id }, a.apiKey);
-    expect(gql.body.data.call).toEqual({ status: 'queued', nextAttemptAt: '2026-03-09T13:00:00.000Z', timezone: 'America/New_York', retryReason: 'no_answer' });
+    expect(gql.body.data.call).toEqual({
+      status: 'queued',
+      nextAttemptAt: '2026-03-09T13:00:00.000Z',
+      timezone: 'America/New_York',
+      retryReason: 'no_answer',
+    });
     setClock('2026-03-09T13:00:00.000Z');
     await drain();
     expect((await calls(id)).map((r) => [r.status, r.attempts])).toEqual([['completed', 2]]);
@@ -245,7 +248,7 @@ describe('an enforced window set while batches run', () => {
     expect((await expectConsistentBatch(t.deps, id)).batch).toMatchObject({ status: 'completed', completed: 2, cancelled: 1 });
   });
 
-  it('narrows a running batch\'s window once its calls in flight have ended', async () => {
+  it("narrows a running batch's window once its calls in flight have ended", async () => {
     const b = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
     // 09:30 in New York: the batch's window is open, the first call is dialled at once.
     setClock('2026-03-06T14:30:00.000Z');
@@ -303,11 +306,17 @@ describe('an enforced window set while batches run', () => {
     expect(await placement(id)).toEqual([['queued', 2, 'America/New_York', '2026-03-09T14:00:00.000Z', null]]);
   });
 
-  it('re-places a turn\'s worth of calls at a time, the batches taking turns', async () => {
+  it("re-places a turn's worth of calls at a time, the batches taking turns", async () => {
     const b = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
     // Started batches (a paused one is reset when it resumes); nothing drains them here.
-    const first = await create(b, Array.from({ length: 5 }, () => ({ phone: NY })));
-    const second = await create(b, Array.from({ length: 3 }, () => ({ phone: LA })));
+    const first = await create(
+      b,
+      Array.from({ length: 5 }, () => ({ phone: NY })),
+    );
+    const second = await create(
+      b,
+      Array.from({ length: 3 }, () => ({ phone: LA })),
+    );
     await enforce(b, { start: '09:00', end: '20:00' });
     const cursors = async () => [(await batchRow(first.batch_id)).windowResetCursor, (await batchRow(second.batch_id)).windowResetCursor];
     const turns: WindowResetTurn[] = [];
@@ -319,7 +328,11 @@ describe('an enforced window set while batches run', () => {
     // Three calls a turn: three of one batch, then three of the other (the one re-placed longer
     // ago goes first), then the last two of the first, and with the budget left the second is
     // found done.
-    expect(turns).toEqual([[3, 0], [3, 0], [2, 2]]);
+    expect(turns).toEqual([
+      [3, 0],
+      [3, 0],
+      [2, 2],
+    ]);
     expect((await calls(first.batch_id)).map((r) => r.nextAttemptAt?.toISOString())).toEqual(Array(5).fill('2026-03-06T14:00:00.000Z'));
     expect((await calls(second.batch_id)).map((r) => r.nextAttemptAt?.toISOString())).toEqual(Array(3).fill('2026-03-06T17:00:00.000Z'));
   });
@@ -369,7 +382,7 @@ describe('an enforced window set while batches run', () => {
 // contacts spread over the world's zones spent seconds of the event loop on them (~200 lookups a
 // zone, again in every chunk); now a zone costs ~20 lookups, once per create.
 describe('a create whose contacts name every zone', () => {
-  it('computes each zone\'s opening once, from a few offset lookups', async () => {
+  it("computes each zone's opening once, from a few offset lookups", async () => {
     const zones = Intl.supportedValuesOf('timeZone');
     // Odd line numbers: create() rewrites a number ending in 00.
     const contacts = Array.from({ length: 2 * zones.length }, (_, i) => ({ phone: `+1212555${2001 + 2 * i}`, timezone: zones[i % zones.length] }));

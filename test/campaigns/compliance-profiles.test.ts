@@ -21,7 +21,9 @@ beforeAll(async () => {
     { id: optedOut.account.id },
     ADMIN_TOKEN,
   );
-  expect(res.body, JSON.stringify(res.body)).toMatchObject({ data: { adminUpdateAccount: { complianceProfiles: [], effectiveComplianceProfiles: [] } } });
+  expect(res.body, JSON.stringify(res.body)).toMatchObject({
+    data: { adminUpdateAccount: { complianceProfiles: [], effectiveComplianceProfiles: [] } },
+  });
 });
 afterAll(() => t.close());
 
@@ -40,7 +42,10 @@ const dialTimes = async (batchId: string) => {
 async function create(a: SeededAccount, phones: string[], overrides: Record<string, unknown> = {}) {
   const res = await t.request('POST', CALL_BATCHES, {
     key: a.apiKey,
-    body: batchBody(a, { contacts: phones.map((p, i) => ({ contact_id: `c${i + 1}`, phone_number: p, metadata: { sim: 'completed' } })), ...overrides }),
+    body: batchBody(a, {
+      contacts: phones.map((p, i) => ({ contact_id: `c${i + 1}`, phone_number: p, metadata: { sim: 'completed' } })),
+      ...overrides,
+    }),
   });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data.batch_id as string;
@@ -87,7 +92,10 @@ describe("a batch's own profiles", () => {
   });
 
   it('are refused when unknown or repeated, on REST and GraphQL', async () => {
-    const rest = await t.request('POST', CALL_BATCHES, { key: byDefault.apiKey, body: batchBody(byDefault, { compliance_profiles: ['us_tcpa', 'eu_quiet', 'us_tcpa'] }) });
+    const rest = await t.request('POST', CALL_BATCHES, {
+      key: byDefault.apiKey,
+      body: batchBody(byDefault, { compliance_profiles: ['us_tcpa', 'eu_quiet', 'us_tcpa'] }),
+    });
     expect(rest.status, JSON.stringify(rest.body)).toBe(422);
     expect(rest.body.error.details).toEqual([
       expect.stringMatching(/^compliance_profiles\.1: Input should be 'us_tcpa'/),
@@ -121,7 +129,12 @@ describe("a state's frequency limit", () => {
     const second = await create(states, ['+13055550191', '+13055550191']);
     await drain();
     const waiting = (await calls(second)).find((c) => c.status !== 'completed')!;
-    expect([waiting.status, waiting.waitReason, waiting.attempts, waiting.nextAttemptAt?.toISOString()]).toEqual(['queued', 'frequency_cap', 0, '2026-01-16T15:00:00.000Z']);
+    expect([waiting.status, waiting.waitReason, waiting.attempts, waiting.nextAttemptAt?.toISOString()]).toEqual([
+      'queued',
+      'frequency_cap',
+      0,
+      '2026-01-16T15:00:00.000Z',
+    ]);
     expect((await dialTimes(first)).length + (await dialTimes(second)).length).toBe(3);
     const gql = await t.gql(`query($id: ID!) { call(id: $id) { waitReason } }`, { id: waiting.id }, states.apiKey);
     expect(gql.body.data.call.waitReason).toBe('FREQUENCY_CAP');

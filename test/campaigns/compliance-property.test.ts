@@ -16,7 +16,15 @@ import { dialPermission } from '../../src/domain/dial-permission.ts';
 import { normalizeWindow } from '../../src/domain/calling-window.ts';
 import { profilesInForce } from '../../src/domain/compliance/profiles.ts';
 import { numberZoneTable } from '../../src/services/batches/number-zone-table.ts';
-import { COUNTRY_CODES_COVERED, contactZoneFor, dstEdgeCase, instantArb, phoneNumber, profilesArb, windowArb } from '../helpers/compliance-arbitraries.ts';
+import {
+  COUNTRY_CODES_COVERED,
+  contactZoneFor,
+  dstEdgeCase,
+  instantArb,
+  phoneNumber,
+  profilesArb,
+  windowArb,
+} from '../helpers/compliance-arbitraries.ts';
 import { nearOffsetChange, oracleNumberZones, oracleVerdict, SPLIT_AREA_CODES } from '../helpers/compliance-oracle.ts';
 import { campaignArb, replayParameters, runCampaign } from '../helpers/compliance-campaign.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
@@ -41,25 +49,41 @@ describe('(a) dialPermission against the oracle', () => {
     let allowed = 0;
     const refused = { nearChange: 0, noZone: new Set<string>() };
     fc.assert(
-      fc.property(phoneNumber.chain((n) => fc.tuple(fc.constant(n), contactZoneFor(n))), fc.oneof({ weight: 1, arbitrary: fc.constant([]) }, { weight: 4, arbitrary: fc.tuple(windowArb) }, { weight: 1, arbitrary: fc.tuple(windowArb, windowArb) }), instantArb, profilesArb, ([number, zone], windows, now, profiles) => {
-        const answer = dialPermission(table, { number, contactZone: zone, windows: windows.map((w) => normalizeWindow(w)), profiles: profilesInForce(profiles), now });
-        const verdict = oracleVerdict(number, zone, windows, now, profiles);
-        // The compliance rule: a dial the service allows is open by every zone's wall clock.
-        if (answer.allowed) {
-          allowed += 1;
-          expect(verdict.why, `allowed at ${now.toISOString()} in ${answer.zones.join(',')}`).toBeNull();
-          return;
-        }
-        if (!verdict.open) return;
-        // Refused though every wall clock reads open: more restrictive than the rule, which is
-        // lawful but must have a reason. Known ones: a DST change nearby, where the service reads an
-        // ambiguous local time once (the repeated hour's first pass; a start in the skipped hour
-        // moved on by the gap, docs/campaigns.md); and a number to which the service gives no zone
-        // while its area code has some (no_zone). Anything else fails.
-        if (answer.reason === 'no_zone') refused.noZone.add(number.slice(0, 5));
-        else if (verdict.zones.some((z) => nearOffsetChange(z, now, 2 * 3_600_000))) refused.nearChange += 1;
-        else expect.fail(`refused a lawful dial of ${number} at ${now.toISOString()} (${answer.reason}) in ${verdict.zones.join(',')}`);
-      }),
+      fc.property(
+        phoneNumber.chain((n) => fc.tuple(fc.constant(n), contactZoneFor(n))),
+        fc.oneof(
+          { weight: 1, arbitrary: fc.constant([]) },
+          { weight: 4, arbitrary: fc.tuple(windowArb) },
+          { weight: 1, arbitrary: fc.tuple(windowArb, windowArb) },
+        ),
+        instantArb,
+        profilesArb,
+        ([number, zone], windows, now, profiles) => {
+          const answer = dialPermission(table, {
+            number,
+            contactZone: zone,
+            windows: windows.map((w) => normalizeWindow(w)),
+            profiles: profilesInForce(profiles),
+            now,
+          });
+          const verdict = oracleVerdict(number, zone, windows, now, profiles);
+          // The compliance rule: a dial the service allows is open by every zone's wall clock.
+          if (answer.allowed) {
+            allowed += 1;
+            expect(verdict.why, `allowed at ${now.toISOString()} in ${answer.zones.join(',')}`).toBeNull();
+            return;
+          }
+          if (!verdict.open) return;
+          // Refused though every wall clock reads open: more restrictive than the rule, which is
+          // lawful but must have a reason. Known ones: a DST change nearby, where the service reads an
+          // ambiguous local time once (the repeated hour's first pass; a start in the skipped hour
+          // moved on by the gap, docs/campaigns.md); and a number to which the service gives no zone
+          // while its area code has some (no_zone). Anything else fails.
+          if (answer.reason === 'no_zone') refused.noZone.add(number.slice(0, 5));
+          else if (verdict.zones.some((z) => nearOffsetChange(z, now, 2 * 3_600_000))) refused.nearChange += 1;
+          else expect.fail(`refused a lawful dial of ${number} at ${now.toISOString()} (${answer.reason}) in ${verdict.zones.join(',')}`);
+        },
+      ),
       { numRuns: RUNS, ...replayParameters() },
     );
     // The cases reach both answers: a property that only ever refuses would prove nothing.
@@ -87,7 +111,9 @@ describe('(a) at DST changes', () => {
       { numRuns: RUNS, ...replayParameters() },
     );
     expect(seen.allowed).toBeGreaterThan(RUNS / 20);
-    console.log(`(a) DST edges: ${RUNS} cases, ${seen.allowed} allowed, ${seen.refusedLawful} lawful by the wall clock but refused (the service reads a repeated local time once)`);
+    console.log(
+      `(a) DST edges: ${RUNS} cases, ${seen.allowed} allowed, ${seen.refusedLawful} lawful by the wall clock but refused (the service reads a repeated local time once)`,
+    );
   });
 });
 
@@ -108,7 +134,7 @@ describe('a window that starts in the repeated hour of a fall-back (violation fo
     expect(oracleVerdict('+12125550144', null, [window], now).open).toBe(false);
     expect(dialPermission(table, { number: '+12125550144', contactZone: null, windows: [normalizeWindow(window)], now }).allowed).toBe(false);
   });
-  it('is closed at 02:00 CET on 2026-10-25 for 02:52-03:00 Berlin (the property\'s shrunk case)', () => {
+  it("is closed at 02:00 CET on 2026-10-25 for 02:52-03:00 Berlin (the property's shrunk case)", () => {
     const window = { start: '02:52', end: '03:00', timezone: 'Europe/Berlin' };
     const now = new Date('2026-10-25T01:00:00Z');
     expect(oracleVerdict('+4930123456', null, [window], now).open).toBe(false);
@@ -121,7 +147,17 @@ describe('a window that starts in the repeated hour of a fall-back (violation fo
       defaultWindow: null,
       enforcedWindow: null,
       cap: null,
-      batches: [{ atStep: 0, contacts: [{ phone: '+12125550144', alternate: null, timezone: null, sim: 'completed' }], window: { start: '01:30', end: '02:00', timezone: 'recipient' }, useAlternate: false, retry: null, expiresAfterMinutes: null, profiles: [] }],
+      batches: [
+        {
+          atStep: 0,
+          contacts: [{ phone: '+12125550144', alternate: null, timezone: null, sim: 'completed' }],
+          window: { start: '01:30', end: '02:00', timezone: 'recipient' },
+          useAlternate: false,
+          retry: null,
+          expiresAfterMinutes: null,
+          profiles: [],
+        },
+      ],
       dncAdds: [],
       steps: [{ mode: 'next', ms: 60_000 }],
     });
@@ -142,7 +178,17 @@ describe("a state's calls-per-24-hours limit", () => {
       defaultWindow: null,
       enforcedWindow: null,
       cap: null,
-      batches: [{ atStep: 0, contacts: [contact, contact, contact, contact], window: null, useAlternate: false, retry: null, expiresAfterMinutes: null, profiles: ['us_states'] }],
+      batches: [
+        {
+          atStep: 0,
+          contacts: [contact, contact, contact, contact],
+          window: null,
+          useAlternate: false,
+          retry: null,
+          expiresAfterMinutes: null,
+          profiles: ['us_states'],
+        },
+      ],
       dncAdds: [],
       steps: [{ mode: 'jump', ms: 3_600_000 }],
     });
@@ -156,7 +202,15 @@ describe("a state's calls-per-24-hours limit", () => {
   // number a fourth time in 24 hours. Every dial of a rule-bound number is now recorded (hasFrequencyRule).
   it("counts the account's dials from a batch without the profile (violation found by the checker)", async () => {
     const contact = { phone: '+16679401612', alternate: null, timezone: null, sim: 'completed' };
-    const plain = { atStep: 0, contacts: [contact, contact, contact], window: null, useAlternate: false, retry: null, expiresAfterMinutes: null, profiles: [] };
+    const plain = {
+      atStep: 0,
+      contacts: [contact, contact, contact],
+      window: null,
+      useAlternate: false,
+      retry: null,
+      expiresAfterMinutes: null,
+      profiles: [],
+    };
     const ruled = { ...plain, atStep: 1, contacts: [contact], profiles: ['us_states' as const] };
     const r = await runCampaign(t, {
       start: new Date('2026-03-09T14:00:00Z'),
@@ -166,7 +220,10 @@ describe("a state's calls-per-24-hours limit", () => {
       cap: null,
       batches: [plain, ruled],
       dncAdds: [],
-      steps: [{ mode: 'jump', ms: 3_600_000 }, { mode: 'jump', ms: 3_600_000 }],
+      steps: [
+        { mode: 'jump', ms: 3_600_000 },
+        { mode: 'jump', ms: 3_600_000 },
+      ],
     });
     expect([r.batches, r.rejectedBatches, r.violations]).toEqual([2, [], []]);
     expect(r.dials).toBe(3);

@@ -209,7 +209,7 @@ describe('compliance report', () => {
     expect((await report(id)).dialsByLocalHour).toEqual([{ zone: 'America/New_York', hour: 10, dials: 1 }]);
   });
 
-  it('a batch never dialled reports nothing; another account\'s batch is 404 on both surfaces', async () => {
+  it("a batch never dialled reports nothing; another account's batch is 404 on both surfaces", async () => {
     const id = await create([{ phone: '+12125550172', sim: 'completed' }], { start_mode: 'manual' });
     expect(await report(id)).toEqual({ dials: 0, unrestrictedDials: 0, dialsWithoutZone: 0, dialsByLocalHour: [], truncated: false, blocked: [] });
     const stranger = await t.seedAccount();

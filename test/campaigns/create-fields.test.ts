@@ -68,18 +68,42 @@ describe('REST', () => {
     [{ retry: { max_attempts: 2, on: ['busy', 'answered'] } }, ["retry.on.1: Input should be 'no_answer', 'busy', 'failed' or 'voicemail'"]],
     [{ retry: { max_attempts: 2, on: ['busy', 7] } }, ['retry.on.1: Input should be a valid string']],
     [{ expires_at: 'tomorrow' }, ['expires_at: Value error, Invalid datetime, expected ISO 8601 with a time zone (e.g. 2026-12-01T18:00:00Z)']],
-    [{ expires_at: '2026-12-01T18:00:00' }, ['expires_at: Value error, Invalid datetime, expected ISO 8601 with a time zone (e.g. 2026-12-01T18:00:00Z)']],
-    [{ expires_at: '2026-02-30T18:00:00Z' }, ['expires_at: Value error, Invalid datetime, expected ISO 8601 with a time zone (e.g. 2026-12-01T18:00:00Z)']],
+    [
+      { expires_at: '2026-12-01T18:00:00' },
+      ['expires_at: Value error, Invalid datetime, expected ISO 8601 with a time zone (e.g. 2026-12-01T18:00:00Z)'],
+    ],
+    [
+      { expires_at: '2026-02-30T18:00:00Z' },
+      ['expires_at: Value error, Invalid datetime, expected ISO 8601 with a time zone (e.g. 2026-12-01T18:00:00Z)'],
+    ],
     [{ expires_at: '2026-11-25T12:00:00Z' }, ['expires_at: Value error, expires_at must be in the future']],
     [{ expires_at: 20261201 }, ['expires_at: Input should be a valid string']],
     [{ calling_window: 'mornings' }, ['calling_window: Input should be a valid dictionary']],
-    [{ calling_window: { days: 'mon' } }, ['calling_window.start: Field required', 'calling_window.end: Field required', 'calling_window.days: Input should be a valid list']],
-    [{ calling_window: { start: '9am', end: '24:30' } }, ['calling_window.start: Value error, Invalid time, expected HH:MM', 'calling_window.end: Value error, Invalid time, expected HH:MM']],
+    [
+      { calling_window: { days: 'mon' } },
+      ['calling_window.start: Field required', 'calling_window.end: Field required', 'calling_window.days: Input should be a valid list'],
+    ],
+    [
+      { calling_window: { start: '9am', end: '24:30' } },
+      ['calling_window.start: Value error, Invalid time, expected HH:MM', 'calling_window.end: Value error, Invalid time, expected HH:MM'],
+    ],
     [{ calling_window: { start: '20:00', end: '08:00' } }, ['calling_window.end: Value error, end must be after start (no overnight windows)']],
-    [{ calling_window: { start: '09:00', end: '17:00', days: [] } }, ['calling_window.days: List should have at least 1 item after validation, not 0']],
-    [{ calling_window: { start: '09:00', end: '17:00', days: ['mon', 'someday'] } }, ["calling_window.days.1: Input should be 'mon', 'tue', 'wed', 'thu', 'fri', 'sat' or 'sun'"]],
-    [{ calling_window: { start: '09:00', end: '17:00', timezone: 'Nowhere/City' } }, ["calling_window.timezone: Value error, Unknown time zone 'Nowhere/City'; give an IANA zone or 'recipient'"]],
-    [{ contacts: [{ contact_id: 'c1', phone_number: '+12125550100', timezone: 'Mars/Olympus' }] }, ["contacts.0.timezone: Value error, Unknown time zone 'Mars/Olympus'"]],
+    [
+      { calling_window: { start: '09:00', end: '17:00', days: [] } },
+      ['calling_window.days: List should have at least 1 item after validation, not 0'],
+    ],
+    [
+      { calling_window: { start: '09:00', end: '17:00', days: ['mon', 'someday'] } },
+      ["calling_window.days.1: Input should be 'mon', 'tue', 'wed', 'thu', 'fri', 'sat' or 'sun'"],
+    ],
+    [
+      { calling_window: { start: '09:00', end: '17:00', timezone: 'Nowhere/City' } },
+      ["calling_window.timezone: Value error, Unknown time zone 'Nowhere/City'; give an IANA zone or 'recipient'"],
+    ],
+    [
+      { contacts: [{ contact_id: 'c1', phone_number: '+12125550100', timezone: 'Mars/Olympus' }] },
+      ["contacts.0.timezone: Value error, Unknown time zone 'Mars/Olympus'"],
+    ],
     [{ contacts: [{ contact_id: 'c1', phone_number: '+12125550100', timezone: 5 }] }, ['contacts.0.timezone: Input should be a valid string']],
   ])('refuses %j', async (overrides, details) => {
     expect(await refused(overrides)).toEqual(details);

@@ -36,8 +36,19 @@ describe('warnings in the create response', () => {
     });
     expect(data.warnings).toEqual([]);
     expect(Object.keys(data)).toEqual([
-      'batch_id', 'agent_id', 'version_id', 'status', 'start_mode', 'total_contacts', 'accepted_contacts', 'rejected_contacts',
-      'validation_errors', 'concurrency', 'created_at', 'idempotent', 'warnings',
+      'batch_id',
+      'agent_id',
+      'version_id',
+      'status',
+      'start_mode',
+      'total_contacts',
+      'accepted_contacts',
+      'rejected_contacts',
+      'validation_errors',
+      'concurrency',
+      'created_at',
+      'idempotent',
+      'warnings',
     ]);
   });
 
@@ -50,7 +61,9 @@ describe('warnings in the create response', () => {
     const other = await t.seedAccount();
     await t.deps.db.prisma.account.update({
       where: { id: other.account.id },
-      data: { defaultCallingWindow: { start: '09:00', end: '20:00', days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], timezone: 'recipient' } },
+      data: {
+        defaultCallingWindow: { start: '09:00', end: '20:00', days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], timezone: 'recipient' },
+      },
     });
     expect((await create({}, other)).warnings).toEqual([]);
     // So does a compliance profile (us_tcpa: 08:00-21:00 for US numbers); the tests run with none by default.
@@ -73,7 +86,10 @@ describe('warnings in the create response', () => {
         code: 'fixed_zone_window_other_zones',
         message: expect.stringContaining('2 contacts are in other zones'),
         contact_count: 2,
-        contacts: [{ index: 2, external_id: 'la' }, { index: 3, external_id: 'uk' }],
+        contacts: [
+          { index: 2, external_id: 'la' },
+          { index: 3, external_id: 'uk' },
+        ],
         contacts_left_out: 0,
       },
     ]);
@@ -120,7 +136,14 @@ describe('warnings in the create response', () => {
         contacts: [{ index: 1, external_id: 'dnc-alt' }],
         contacts_left_out: 0,
       },
-      expect.objectContaining({ code: 'alternate_invalid', contact_count: 2, contacts: [{ index: 2, external_id: 'bad-alt' }, { index: 3, external_id: 'same-alt' }] }),
+      expect.objectContaining({
+        code: 'alternate_invalid',
+        contact_count: 2,
+        contacts: [
+          { index: 2, external_id: 'bad-alt' },
+          { index: 3, external_id: 'same-alt' },
+        ],
+      }),
     ]);
     // The call keeps no alternate it would dial.
     const [dncAlt] = await t.deps.db.prisma.call.findMany({ where: { batchId: data.batch_id }, orderBy: { seq: 'asc' } });
@@ -138,12 +161,19 @@ describe('warnings in the create response', () => {
     }));
     const data = await create({ use_alternate_number: true, calling_window: RECIPIENT_WINDOW, contacts });
     const [w] = data.warnings;
-    expect([w.code, w.contact_count, w.contacts.length, w.contacts_left_out]).toEqual(['alternate_invalid', MAX_WARNING_CONTACTS + 25, MAX_WARNING_CONTACTS, 25]);
-    expect(w.message).toBe(`${MAX_WARNING_CONTACTS + 25} contacts' alternate number is invalid or the same as the primary number and will not be dialled`);
+    expect([w.code, w.contact_count, w.contacts.length, w.contacts_left_out]).toEqual([
+      'alternate_invalid',
+      MAX_WARNING_CONTACTS + 25,
+      MAX_WARNING_CONTACTS,
+      25,
+    ]);
+    expect(w.message).toBe(
+      `${MAX_WARNING_CONTACTS + 25} contacts' alternate number is invalid or the same as the primary number and will not be dialled`,
+    );
     expect(w.contacts.map((c: any) => c.index)).toEqual(Array.from({ length: MAX_WARNING_CONTACTS }, (_, i) => i + 1));
   });
 
-  it('an idempotent replay returns the create\'s warnings; GraphQL has them on the payload', async () => {
+  it("an idempotent replay returns the create's warnings; GraphQL has them on the payload", async () => {
     const body = batchBody(a, { idempotency_key: 'warn-replay', contacts: [{ contact_id: 'c1', phone_number: validPhone(401) }] });
     const first = await t.request('PUT', CALL_BATCHES, { key: a.apiKey, body });
     const again = await t.request('PUT', CALL_BATCHES, { key: a.apiKey, body });
@@ -153,7 +183,12 @@ describe('warnings in the create response', () => {
 
     const gql = await t.gql(
       'mutation($input: CreateCallBatchInput!) { createCallBatch(input: $input) { acceptedContacts warnings { code message contactCount contacts { index externalId } contactsLeftOut } } }',
-      { input: typedInput(a, { useAlternateNumber: true, contacts: [{ contactId: 'x', phoneNumber: validPhone(402), metadata: { alternate_phone: 'nope' } }] }) },
+      {
+        input: typedInput(a, {
+          useAlternateNumber: true,
+          contacts: [{ contactId: 'x', phoneNumber: validPhone(402), metadata: { alternate_phone: 'nope' } }],
+        }),
+      },
       a.apiKey,
     );
     expect(gql.body.data.createCallBatch.warnings).toEqual([
@@ -165,13 +200,21 @@ describe('warnings in the create response', () => {
 
 describe('refusals that say why', () => {
   it('"All contacts are invalid" keeps the contract\'s text and lists the rejections beside it (REST and GraphQL)', async () => {
-    const res = await t.request('POST', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { contacts: [{ contact_id: 'only', phone_number: '4155550182' }] }) });
+    const res = await t.request('POST', CALL_BATCHES, {
+      key: a.apiKey,
+      body: batchBody(a, { contacts: [{ contact_id: 'only', phone_number: '4155550182' }] }),
+    });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({
       detail: 'All contacts are invalid',
       rejected_contacts: 1,
       validation_errors: [
-        { index: 1, external_id: 'only', field: 'phone_number', message: 'Invalid phone number (no country code? +14155550182 is valid: write numbers as +<country code><number>)' },
+        {
+          index: 1,
+          external_id: 'only',
+          field: 'phone_number',
+          message: 'Invalid phone number (no country code? +14155550182 is valid: write numbers as +<country code><number>)',
+        },
       ],
     });
     const gql = await t.gql(
@@ -199,9 +242,13 @@ describe('refusals that say why', () => {
     expect(res.status).toBe(422);
     expect(res.body.error).toEqual({
       code: 'MISSING_PARAMETER',
-      details: ['expires_at: Value error, expires_at must be after the scheduled start (2026-01-20T14:00:00.000Z): the batch would expire before it dials'],
+      details: [
+        'expires_at: Value error, expires_at must be after the scheduled start (2026-01-20T14:00:00.000Z): the batch would expire before it dials',
+      ],
     });
     expect((await t.request('POST', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { ...late, start_mode: 'manual' }) })).status).toBe(201);
-    expect((await t.request('POST', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { ...late, expires_at: '2026-01-21T00:00:00Z' }) })).status).toBe(201);
+    expect(
+      (await t.request('POST', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { ...late, expires_at: '2026-01-21T00:00:00Z' }) })).status,
+    ).toBe(201);
   });
 });

@@ -111,9 +111,15 @@ describe('every dial leaves an entry', () => {
 
   it('an alternate dialled at once rides in its own dial write; one that waited for its window gets its entry at the claim', async () => {
     // Both numbers in New York: the alternate is dialled right after the primary.
-    const now = await create([{ phone: '+12125550146', alternate: '+12125550147', sim: 'no_answer,completed' }], { calling_window: WINDOW, use_alternate_number: true });
+    const now = await create([{ phone: '+12125550146', alternate: '+12125550147', sim: 'no_answer,completed' }], {
+      calling_window: WINDOW,
+      use_alternate_number: true,
+    });
     // A California alternate waits for 16:00 in Los Angeles.
-    const later = await create([{ phone: '+12125550148', alternate: '+13105550148', sim: 'no_answer,completed' }], { calling_window: WINDOW, use_alternate_number: true });
+    const later = await create([{ phone: '+12125550148', alternate: '+13105550148', sim: 'no_answer,completed' }], {
+      calling_window: WINDOW,
+      use_alternate_number: true,
+    });
     await drain();
     const [c1] = await calls(now.batch_id);
     expect((await gqlAudit(c1.id)).map((e) => [e.attempt, e.phoneNumber, e.alternate, e.zones.map((z: any) => z.zone)])).toEqual([
@@ -219,7 +225,9 @@ describe('CSV export', () => {
     expect(header).toEqual([...CALL_RECORD_FIELDS, 'dial_audit']);
     expect(rows.map((r) => r.slice(0, -1))).toEqual(plain.slice(1));
     const api = await Promise.all(
-      (await calls(id)).map(async (c) => (await t.request('GET', `${CALL_BATCHES}/${id}/calls/${c.id}/dial-audit`, { key: a.apiKey })).body.data.items),
+      (await calls(id)).map(
+        async (c) => (await t.request('GET', `${CALL_BATCHES}/${id}/calls/${c.id}/dial-audit`, { key: a.apiKey })).body.data.items,
+      ),
     );
     expect(rows.map((r) => JSON.parse(r[r.length - 1]))).toEqual(api);
     expect(api.map((items: any[]) => items.length)).toEqual([1, 1]);
@@ -232,16 +240,35 @@ describe('fencing and retention', () => {
   it('a write of a worker that no longer holds the lease leaves no entry', async () => {
     const { batch_id: id } = await create([{ phone: '+12125550153', sim: 'completed' }], { start_mode: 'manual' });
     const [call] = await calls(id);
-    await t.deps.db.prisma.call.update({ where: { id: call.id }, data: { status: 'ringing', leaseOwner: 'worker-b', leaseExpiresAt: new Date('2026-01-16T00:00:00Z') } });
+    await t.deps.db.prisma.call.update({
+      where: { id: call.id },
+      data: { status: 'ringing', leaseOwner: 'worker-b', leaseExpiresAt: new Date('2026-01-16T00:00:00Z') },
+    });
     const entry = dialAuditOf(numberZoneTable(), {
-      answer: { allowed: true, zones: [], closesAt: null, rules: [], checks: { zones: [], windows: [], rules: [], rulesVersion: null, frequency: [] } },
+      answer: {
+        allowed: true,
+        zones: [],
+        closesAt: null,
+        rules: [],
+        checks: { zones: [], windows: [], rules: [], rulesVersion: null, frequency: [] },
+      },
       number: call.phoneNumber,
       contactZone: null,
       at: new Date('2026-01-15T23:08:00Z'),
       attempt: 1,
       alternate: false,
     });
-    const write = (owner: string): CallWrite => ({ callId: call.id, batchId: id, accountId: a.account.id, owner, from: 'ringing', to: 'ringing', events: [], set: {}, audits: [entry] });
+    const write = (owner: string): CallWrite => ({
+      callId: call.id,
+      batchId: id,
+      accountId: a.account.id,
+      owner,
+      from: 'ringing',
+      to: 'ringing',
+      events: [],
+      set: {},
+      audits: [entry],
+    });
     const lost = await applyCallWrites(t.deps, [write('worker-a')], new Date('2026-01-15T23:08:01Z'));
     expect(lost.applied.size).toBe(0);
     expect(await auditRows(id)).toEqual([]);
@@ -271,7 +298,14 @@ describe('bounds', () => {
       rules: many,
       checks: { zones: [], windows: [], rules: many, rulesVersion: 'v1', frequency: [] },
     };
-    const entry = dialAuditOf(numberZoneTable(), { answer, number: '+12125550155', contactZone: null, at: new Date('2026-07-01T12:00:00Z'), attempt: 1, alternate: false });
+    const entry = dialAuditOf(numberZoneTable(), {
+      answer,
+      number: '+12125550155',
+      contactZone: null,
+      at: new Date('2026-07-01T12:00:00Z'),
+      attempt: 1,
+      alternate: false,
+    });
     expect(entry.zones).toEqual(['America/New_York', 'Europe/Paris', 'Asia/Tokyo']);
     expect(entry.localTimes).toEqual(['2026-07-01T08:00:00-04:00', '2026-07-01T14:00:00+02:00', '2026-07-01T21:00:00+09:00']);
     expect(entry.rules.length).toBe(MAX_AUDIT_RULES);
@@ -294,6 +328,8 @@ describe('profiles', () => {
     expect([entry.allowedBy, entry.zones, entry.localTimes]).toEqual(['window_open', ['America/New_York'], ['2026-07-01T12:00:00-04:00']]);
     expect(entry.lists).toEqual(US_LISTS);
     // A number outside +1 is checked against the account's list only.
-    expect(dialAuditOf(numberZoneTable(), { answer, number: '+442071234567', contactZone: null, at, attempt: 1, alternate: false }).lists).toEqual(['account_do_not_call']);
+    expect(dialAuditOf(numberZoneTable(), { answer, number: '+442071234567', contactZone: null, at, attempt: 1, alternate: false }).lists).toEqual([
+      'account_do_not_call',
+    ]);
   });
 });

@@ -80,17 +80,27 @@ describe('defect 3: an unlisted exchange of a split area code is judged in all o
 
 describe('defect 4: fixed offsets are refused for windows and contacts', () => {
   it.each(['EST', 'est', 'MST', 'HST', '+05:00', '-0500', 'Etc/GMT+5', 'GMT', 'Etc/UTC', 'Zulu'])('refuses %s', (zone) => {
-    expect(fixedOffsetReason(zone, { allowUtc: true })).toMatch(/fixed UTC offset with no daylight saving time; give a geographic IANA zone such as America\/New_York/);
-    expect(callingWindowProblems({ start: '08:00', end: '21:00', timezone: zone })).toEqual([['timezone', expect.stringContaining('fixed UTC offset')]]);
+    expect(fixedOffsetReason(zone, { allowUtc: true })).toMatch(
+      /fixed UTC offset with no daylight saving time; give a geographic IANA zone such as America\/New_York/,
+    );
+    expect(callingWindowProblems({ start: '08:00', end: '21:00', timezone: zone })).toEqual([
+      ['timezone', expect.stringContaining('fixed UTC offset')],
+    ]);
   });
   it('allows geographic zones and aliases that follow DST, and UTC for a window only', () => {
-    for (const zone of ['America/New_York', 'US/Eastern', 'EST5EDT', 'America/Phoenix', 'Asia/Tokyo']) expect(fixedOffsetReason(zone, { allowUtc: false })).toBeNull();
+    for (const zone of ['America/New_York', 'US/Eastern', 'EST5EDT', 'America/Phoenix', 'Asia/Tokyo'])
+      expect(fixedOffsetReason(zone, { allowUtc: false })).toBeNull();
     expect(fixedOffsetReason('UTC', { allowUtc: true })).toBeNull();
     expect(fixedOffsetReason('UTC', { allowUtc: false })).not.toBeNull();
   });
-  it("rejects a contact whose own zone is a fixed offset, with the reason, at placement", () => {
+  it('rejects a contact whose own zone is a fixed offset, with the reason, at placement', () => {
     const contact = { index: 1, externalId: 'c1', name: null, phoneNumber: '+12125550100', alternatePhone: null, metadata: {} };
-    const r = placeInWindows([contact], [], { windows: [w('08:00', '21:00')], zonesOf: (n) => zonesForNumber(table, n), ownZone: () => 'EST', now: at('2026-07-15T15:00:00Z') });
+    const r = placeInWindows([contact], [], {
+      windows: [w('08:00', '21:00')],
+      zonesOf: (n) => zonesForNumber(table, n),
+      ownZone: () => 'EST',
+      now: at('2026-07-15T15:00:00Z'),
+    });
     expect(r.rejected).toEqual([{ index: 1, external_id: 'c1', field: 'timezone', message: expect.stringContaining("'EST' is a fixed UTC offset") }]);
   });
 });
@@ -115,13 +125,45 @@ describe('property: allowed only when every zone that applies is open', () => {
     const day = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'][local.weekday - 1];
     return win.days.includes(day as never) && hhmm >= win.start && hhmm < win.end;
   };
-  const prefixes = ['1212', '1310', '1850', '1812', '1219', '1270', '1906', '1541', '1208', '1785', '1620', '1308', '1423', '1807', '1907', '44', '61', '81', '49', '55'];
+  const prefixes = [
+    '1212',
+    '1310',
+    '1850',
+    '1812',
+    '1219',
+    '1270',
+    '1906',
+    '1541',
+    '1208',
+    '1785',
+    '1620',
+    '1308',
+    '1423',
+    '1807',
+    '1907',
+    '44',
+    '61',
+    '81',
+    '49',
+    '55',
+  ];
   const number = fc.tuple(fc.constantFrom(...prefixes), fc.stringMatching(/^[2-9][0-9]{6}$/)).map(([p, rest]) => `+${p}${rest}`);
-  const zone = fc.constantFrom(null, 'America/New_York', 'America/Chicago', 'America/Los_Angeles', 'Pacific/Honolulu', 'Europe/London', 'Asia/Kolkata', 'Australia/Sydney');
-  const hour = fc.integer({ min: 0, max: 22 });
-  const windowArb = fc.tuple(hour, fc.integer({ min: 1, max: 14 }), fc.constantFrom('recipient', 'recipient', 'Europe/Berlin', 'America/Denver')).map(([h, len, tz]) =>
-    w(`${String(h).padStart(2, '0')}:00`, `${String(Math.min(23, h + len)).padStart(2, '0')}:${h + len > 23 ? '59' : '00'}`, tz),
+  const zone = fc.constantFrom(
+    null,
+    'America/New_York',
+    'America/Chicago',
+    'America/Los_Angeles',
+    'Pacific/Honolulu',
+    'Europe/London',
+    'Asia/Kolkata',
+    'Australia/Sydney',
   );
+  const hour = fc.integer({ min: 0, max: 22 });
+  const windowArb = fc
+    .tuple(hour, fc.integer({ min: 1, max: 14 }), fc.constantFrom('recipient', 'recipient', 'Europe/Berlin', 'America/Denver'))
+    .map(([h, len, tz]) =>
+      w(`${String(h).padStart(2, '0')}:00`, `${String(Math.min(23, h + len)).padStart(2, '0')}:${h + len > 23 ? '59' : '00'}`, tz),
+    );
   // Instants through 2026, DST changes included, on whole minutes (window edges are minutes).
   const instant = fc.integer({ min: Date.UTC(2026, 0, 1) / 60_000, max: Date.UTC(2026, 11, 31) / 60_000 }).map((m) => new Date(m * 60_000));
 

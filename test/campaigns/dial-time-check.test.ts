@@ -48,7 +48,9 @@ async function placedDials(batchId: string): Promise<string[]> {
 }
 
 const webhookTypes = async (batchId: string) =>
-  (await t.deps.db.prisma.webhookDelivery.findMany({ where: { batchId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] })).map((d) => (d.payload as any).type);
+  (await t.deps.db.prisma.webhookDelivery.findMany({ where: { batchId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] })).map(
+    (d) => (d.payload as any).type,
+  );
 
 beforeEach(() => setClock('2026-01-15T17:00:00.000Z'));
 
@@ -62,7 +64,11 @@ describe('a claimed call whose window closed after its slot was stored', () => {
     await drain();
     const [waiting] = await calls(id);
     expect([waiting.status, waiting.attempts, waiting.waitReason, waiting.nextAttemptAt?.toISOString(), waiting.leaseOwner]).toEqual([
-      'queued', 0, 'calling_window', '2026-01-16T14:00:00.000Z', null,
+      'queued',
+      0,
+      'calling_window',
+      '2026-01-16T14:00:00.000Z',
+      null,
     ]);
     expect(await placedDials(id)).toEqual([]);
     const withheld = (await callEvents(t.deps, id)).find((e) => e.detail?.event === 'dial_withheld');
@@ -92,7 +98,12 @@ describe('a claimed call whose window closed after its slot was stored', () => {
     setClock('2026-01-15T22:30:00.000Z');
     await drain();
     const [waiting] = await calls(id);
-    expect([waiting.status, waiting.attempts, waiting.waitReason, waiting.nextAttemptAt?.toISOString()]).toEqual(['queued', 1, 'calling_window', '2026-01-16T14:00:00.000Z']);
+    expect([waiting.status, waiting.attempts, waiting.waitReason, waiting.nextAttemptAt?.toISOString()]).toEqual([
+      'queued',
+      1,
+      'calling_window',
+      '2026-01-16T14:00:00.000Z',
+    ]);
     expect(await placedDials(id)).toEqual(['2026-01-15T21:00:00.000Z']);
     expect((await webhookTypes(id)).filter((x) => x === 'call.retry_scheduled')).toHaveLength(1);
 
@@ -116,7 +127,12 @@ describe('a claimed call whose window closed after its slot was stored', () => {
     const events = (await callEvents(t.deps, id)).map((e) => e.detail?.event);
     expect(events).toContain('requeue');
     const [waiting] = await calls(id);
-    expect([waiting.status, waiting.attempts, waiting.waitReason, waiting.nextAttemptAt?.toISOString()]).toEqual(['queued', 0, 'calling_window', '2026-01-16T14:00:00.000Z']);
+    expect([waiting.status, waiting.attempts, waiting.waitReason, waiting.nextAttemptAt?.toISOString()]).toEqual([
+      'queued',
+      0,
+      'calling_window',
+      '2026-01-16T14:00:00.000Z',
+    ]);
     expect(await placedDials(id)).toEqual([]);
 
     setClock('2026-01-16T14:00:00.000Z');

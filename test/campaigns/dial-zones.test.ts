@@ -49,15 +49,20 @@ const dials = async (batchId: string) =>
 beforeEach(() => setClock('2026-01-15T23:08:00.000Z'));
 
 describe('the alternate number', () => {
-  it("waits for its own window: a California alternate is not dialled at 15:08 PST after a New York primary fails at 18:08", async () => {
-    const { batch_id: id } = await create(
-      [{ phone: '+12125550144', alternate: '+13105550144', sim: 'no_answer,completed' }],
-      { use_alternate_number: true, calling_window: { start: '16:00', end: '20:00', timezone: 'recipient' } },
-    );
+  it('waits for its own window: a California alternate is not dialled at 15:08 PST after a New York primary fails at 18:08', async () => {
+    const { batch_id: id } = await create([{ phone: '+12125550144', alternate: '+13105550144', sim: 'no_answer,completed' }], {
+      use_alternate_number: true,
+      calling_window: { start: '16:00', end: '20:00', timezone: 'recipient' },
+    });
     await drain();
     expect(await dials(id)).toEqual([['+12125550144', false, '2026-01-15T23:08:00.000Z']]);
     const [waiting] = await calls(id);
-    expect([waiting.status, waiting.attempts, waiting.nextAttemptAt?.toISOString(), waiting.waitReason]).toEqual(['queued', 1, '2026-01-16T00:00:00.000Z', 'alternate_window']);
+    expect([waiting.status, waiting.attempts, waiting.nextAttemptAt?.toISOString(), waiting.waitReason]).toEqual([
+      'queued',
+      1,
+      '2026-01-16T00:00:00.000Z',
+      'alternate_window',
+    ]);
     const gql = await t.gql(`query($id: ID!) { call(id: $id) { waitReason nextAttemptAt } }`, { id: waiting.id }, a.apiKey);
     expect(gql.body.data.call).toEqual({ waitReason: 'CALLING_WINDOW', nextAttemptAt: '2026-01-16T00:00:00.000Z' });
 
@@ -78,11 +83,14 @@ describe('the alternate number', () => {
 });
 
 describe("a contact's own zone", () => {
-  it('narrows its number\'s zones: a 212 number said to be in Honolulu is never dialled at midnight New York time', async () => {
+  it("narrows its number's zones: a 212 number said to be in Honolulu is never dialled at midnight New York time", async () => {
     // 19:00 in Honolulu = 00:00 in New York: the two 19:00-21:00 windows never meet.
     setClock('2026-01-16T05:00:00.000Z');
     const created = await create(
-      [{ phone: '+12125550144', timezone: 'Pacific/Honolulu', sim: 'completed' }, { phone: '+18085550144', sim: 'completed' }],
+      [
+        { phone: '+12125550144', timezone: 'Pacific/Honolulu', sim: 'completed' },
+        { phone: '+18085550144', sim: 'completed' },
+      ],
       { calling_window: { start: '19:00', end: '21:00', timezone: 'recipient' } },
     );
     expect(created.validation_errors).toEqual([
@@ -102,7 +110,11 @@ describe('a split area code', () => {
     });
     await drain();
     const [row] = await calls(id);
-    expect([row.attempts, row.timezone, row.nextAttemptAt?.toISOString()]).toEqual([0, 'America/New_York,America/Chicago', '2026-07-15T13:00:00.000Z']);
+    expect([row.attempts, row.timezone, row.nextAttemptAt?.toISOString()]).toEqual([
+      0,
+      'America/New_York,America/Chicago',
+      '2026-07-15T13:00:00.000Z',
+    ]);
     setClock('2026-07-15T13:00:00.000Z');
     await drain();
     expect(await dials(id)).toEqual([['+18505550144', false, '2026-07-15T13:00:00.000Z']]);
@@ -120,7 +132,10 @@ describe('a dialled call that ends while waiting', () => {
   it('gets exactly one terminal webhook when it expires, or when its number is listed before its retry', async () => {
     setClock('2026-03-02T15:00:00.000Z');
     const { batch_id: id } = await create(
-      [{ phone: '+14155550144', sim: 'no_answer,completed' }, { phone: '+14155550145', sim: 'no_answer,completed' }],
+      [
+        { phone: '+14155550144', sim: 'no_answer,completed' },
+        { phone: '+14155550145', sim: 'no_answer,completed' },
+      ],
       { retry: { max_attempts: 2, delay_seconds: 600 }, expires_at: '2026-03-02T15:30:00Z', callback_url: 'https://hooks.example.com/calls' },
     );
     await drain();

@@ -31,7 +31,12 @@ const dialsOf = (accountId: string) =>
 const drain = () => testWorker(t.deps).drain();
 /** A started batch of calls to these numbers (last digit 4: the simulator answers). */
 const batchOf = (a: SeededAccount, numbers: string[], extra: Parameters<typeof insertBatch>[2]['batch'] = {}) =>
-  insertBatch(t.deps, a, { contacts: numbers.length, status: 'running', batch: { concurrency: 10, ...extra }, callOverrides: (i) => ({ phoneNumber: numbers[i] }) });
+  insertBatch(t.deps, a, {
+    contacts: numbers.length,
+    status: 'running',
+    batch: { concurrency: 10, ...extra },
+    callOverrides: (i) => ({ phoneNumber: numbers[i] }),
+  });
 const claim = (a: SeededAccount) =>
   claimCalls(t.deps, { accountId: a.account.id, workerId: 'w-test', clock: () => t.clock.now(), leaseMs: 60_000, budget: 100 });
 
@@ -93,7 +98,12 @@ describe('across batches', () => {
     const earlier = new Date(START.getTime() - HOUR);
     const done = await batchOf(a, [number, number]);
     await t.deps.db.prisma.numberDial.createMany({
-      data: (await calls(done.batch.id)).map((c, i) => ({ accountId: a.account.id, phoneNumber: number, dialledAt: new Date(earlier.getTime() + i), callId: c.id })),
+      data: (await calls(done.batch.id)).map((c, i) => ({
+        accountId: a.account.id,
+        phoneNumber: number,
+        dialledAt: new Date(earlier.getTime() + i),
+        callId: c.id,
+      })),
     });
     await t.deps.db.prisma.batch.update({ where: { id: done.batch.id }, data: { status: 'paused' } });
     const retry = await insertBatch(t.deps, a, {
@@ -124,9 +134,16 @@ describe('one claim', () => {
     // Batches in id order, then by seq: the older batch's call goes first.
     expect(b1.batch.id < b2.batch.id).toBe(true);
     expect([dialled.status, dialled.attempts, dialled.waitReason]).toEqual(['ringing', 1, null]);
-    expect([held.status, held.attempts, held.nextAttemptAt, held.waitReason]).toEqual(['pending', 0, new Date(START.getTime() + 2 * HOUR), 'frequency_cap']);
+    expect([held.status, held.attempts, held.nextAttemptAt, held.waitReason]).toEqual([
+      'pending',
+      0,
+      new Date(START.getTime() + 2 * HOUR),
+      'frequency_cap',
+    ]);
     const other = (await calls(b1.batch.id))[1];
-    expect((await dialsOf(a.account.id)).map((d) => `${d.phoneNumber} ${d.callId}`).sort()).toEqual([`${number} ${dialled.id}`, `${phoneEndingIn(4, 5)} ${other.id}`].sort());
+    expect((await dialsOf(a.account.id)).map((d) => `${d.phoneNumber} ${d.callId}`).sort()).toEqual(
+      [`${number} ${dialled.id}`, `${phoneEndingIn(4, 5)} ${other.id}`].sort(),
+    );
     // Claimed again at once: the held call is not due, nothing more is dialled or rewritten.
     expect((await claim(a)).claimed).toEqual([]);
     expect((await calls(b2.batch.id))[0].nextAttemptAt).toEqual(new Date(START.getTime() + 2 * HOUR));
@@ -179,10 +196,17 @@ describe('with a calling window', () => {
     await drain();
     expect((await calls(plain))[0].status).toBe('completed');
 
-    const windowed = await post({ calling_window: { start: '09:00', end: '09:30', days: ['mon', 'tue', 'wed', 'thu', 'fri'], timezone: 'recipient' } });
+    const windowed = await post({
+      calling_window: { start: '09:00', end: '09:30', days: ['mon', 'tue', 'wed', 'thu', 'fri'], timezone: 'recipient' },
+    });
     await drain();
     let [held] = await calls(windowed);
-    expect([held.status, held.attempts, held.nextAttemptAt, held.waitReason]).toEqual(['pending', 0, new Date('2026-03-06T15:00:00.000Z'), 'frequency_cap']);
+    expect([held.status, held.attempts, held.nextAttemptAt, held.waitReason]).toEqual([
+      'pending',
+      0,
+      new Date('2026-03-06T15:00:00.000Z'),
+      'frequency_cap',
+    ]);
 
     // The window closes before the cap lets the call through: not dialled; it waits for an opening.
     t.clock.set(new Date('2026-03-06T14:31:00.000Z'));
@@ -232,7 +256,11 @@ describe('the alternate number', () => {
 
 describe('the setting', () => {
   const update = (id: string, cap: unknown) =>
-    t.gql(`mutation($id: ID!, $cap: FrequencyCapInput) { adminUpdateAccount(id: $id, input: { frequencyCap: $cap }) { frequencyCap { maxCalls periodSeconds } } }`, { id, cap }, ADMIN_TOKEN);
+    t.gql(
+      `mutation($id: ID!, $cap: FrequencyCapInput) { adminUpdateAccount(id: $id, input: { frequencyCap: $cap }) { frequencyCap { maxCalls periodSeconds } } }`,
+      { id, cap },
+      ADMIN_TOKEN,
+    );
 
   it('is set, shown, kept when absent and cleared with null through the admin mutations; bounds are refused', async () => {
     const created = await t.gql(
@@ -242,9 +270,16 @@ describe('the setting', () => {
     );
     const account = created.body.data.adminCreateAccount.account;
     expect(account.frequencyCap).toEqual({ maxCalls: 7, periodSeconds: 604_800 });
-    const untouched = await t.gql(`mutation($id: ID!) { adminUpdateAccount(id: $id, input: { name: "Still capped" }) { frequencyCap { maxCalls } } }`, { id: account.id }, ADMIN_TOKEN);
+    const untouched = await t.gql(
+      `mutation($id: ID!) { adminUpdateAccount(id: $id, input: { name: "Still capped" }) { frequencyCap { maxCalls } } }`,
+      { id: account.id },
+      ADMIN_TOKEN,
+    );
     expect(untouched.body.data.adminUpdateAccount.frequencyCap).toEqual({ maxCalls: 7 });
-    expect((await update(account.id, { maxCalls: 100, periodSeconds: 3_600 })).body.data.adminUpdateAccount.frequencyCap).toEqual({ maxCalls: 100, periodSeconds: 3_600 });
+    expect((await update(account.id, { maxCalls: 100, periodSeconds: 3_600 })).body.data.adminUpdateAccount.frequencyCap).toEqual({
+      maxCalls: 100,
+      periodSeconds: 3_600,
+    });
 
     for (const [cap, detail] of [
       [{ maxCalls: 0, periodSeconds: 3_600 }, 'frequencyCap.maxCalls: Input should be greater than or equal to 1'],
@@ -261,7 +296,10 @@ describe('the setting', () => {
     expect((await update(account.id, null)).body.data.adminUpdateAccount.frequencyCap).toBeNull();
     // The tenant sees it on its own account too.
     const a = await seed({ maxCalls: 3, periodSeconds: 86_400 });
-    expect((await t.gql('{ me { frequencyCap { maxCalls periodSeconds } } }', {}, a.apiKey)).body.data.me.frequencyCap).toEqual({ maxCalls: 3, periodSeconds: 86_400 });
+    expect((await t.gql('{ me { frequencyCap { maxCalls periodSeconds } } }', {}, a.apiKey)).body.data.me.frequencyCap).toEqual({
+      maxCalls: 3,
+      periodSeconds: 86_400,
+    });
   });
 
   it('the CLI reads CALLS/PERIOD with units, and off', () => {

@@ -38,7 +38,8 @@ beforeEach(() => t.clock.set(START));
 
 const calls = (batchId: string) => t.deps.db.prisma.call.findMany({ where: { batchId }, orderBy: { seq: 'asc' } });
 const drain = () => testWorker(t.deps).drain();
-const listed = async (phone: string) => (await t.request('GET', `${SUPPRESSIONS}?phone_number=${encodeURIComponent(phone)}`, { key: a.apiKey })).body.data.items;
+const listed = async (phone: string) =>
+  (await t.request('GET', `${SUPPRESSIONS}?phone_number=${encodeURIComponent(phone)}`, { key: a.apiKey })).body.data.items;
 
 async function create(contacts: { phone: string; sim: string }[], overrides: Record<string, unknown> = {}) {
   const res = await t.request('POST', CALL_BATCHES, {
@@ -69,9 +70,15 @@ describe('a call whose analysis says opt_out = yes', () => {
     expect([stay.status, (stay.outcomes as Record<string, string>).opt_out]).toEqual(['completed', 'no']);
     expect(out.summary).toContain('asked not to be called again');
 
-    expect(await listed(optingOut)).toEqual([{ phone_number: optingOut, reason: 'opted out during call', source: `call:${out.id}`, created_at: START.toISOString() }]);
+    expect(await listed(optingOut)).toEqual([
+      { phone_number: optingOut, reason: 'opted out during call', source: `call:${out.id}`, created_at: START.toISOString() },
+    ]);
     expect(await listed(staying)).toEqual([]);
-    const gql = await t.gql('query($p: String) { suppressions(phoneNumber: $p) { items { phoneNumber source reason } } }', { p: optingOut }, a.apiKey);
+    const gql = await t.gql(
+      'query($p: String) { suppressions(phoneNumber: $p) { items { phoneNumber source reason } } }',
+      { p: optingOut },
+      a.apiKey,
+    );
     expect(gql.body.data.suppressions.items).toEqual([{ phoneNumber: optingOut, source: `call:${out.id}`, reason: 'opted out during call' }]);
 
     // A later batch: the number is rejected at create, as any listed number.
@@ -79,7 +86,9 @@ describe('a call whose analysis says opt_out = yes', () => {
       { phone: optingOut, sim: 'completed' },
       { phone: staying, sim: 'completed' },
     ]);
-    expect(later.validation_errors).toEqual([{ index: 1, external_id: 'c1', field: 'phone_number', message: "Phone number is on the account's do-not-call list" }]);
+    expect(later.validation_errors).toEqual([
+      { index: 1, external_id: 'c1', field: 'phone_number', message: "Phone number is on the account's do-not-call list" },
+    ]);
 
     // The batch created before the opt-out: its call to the number is never dialled.
     expect((await t.request('POST', `${CALL_BATCHES}/${waiting.batch_id}/start`, { key: a.apiKey })).status).toBe(200);
@@ -135,7 +144,13 @@ describe('a call whose analysis says opt_out = yes', () => {
     expect(res.status).toBe(201);
     expect(res.body.data.warnings).toEqual([
       expect.objectContaining({ code: 'no_protective_window' }),
-      { code: 'agent_cannot_detect_opt_outs', message: expect.stringContaining('optOutDetection is off'), contact_count: null, contacts: [], contacts_left_out: 0 },
+      {
+        code: 'agent_cannot_detect_opt_outs',
+        message: expect.stringContaining('optOutDetection is off'),
+        contact_count: null,
+        contacts: [],
+        contacts_left_out: 0,
+      },
     ]);
     await drain();
     const [call] = await calls(res.body.data.batch_id);
@@ -157,7 +172,9 @@ describe('a call whose analysis says opt_out = yes', () => {
 describe('the write that records the result', () => {
   /** A call answered on this number, under the lease of worker `w`, its analysis under way. */
   async function answered(opts: { phone: string; dialed?: string; alternate?: string }) {
-    const { calls: [call] } = await insertBatch(t.deps, a, {
+    const {
+      calls: [call],
+    } = await insertBatch(t.deps, a, {
       contacts: 1,
       status: 'running',
       callOverrides: () => ({
@@ -180,7 +197,8 @@ describe('the write that records the result', () => {
       outcomes: { opt_out: optOut ? 'yes' : 'no' },
       optOut,
     });
-  const entry = (phone: string) => t.deps.db.prisma.suppression.findUnique({ where: { accountId_phoneNumber: { accountId: a.account.id, phoneNumber: phone } } });
+  const entry = (phone: string) =>
+    t.deps.db.prisma.suppression.findUnique({ where: { accountId_phoneNumber: { accountId: a.account.id, phoneNumber: phone } } });
 
   it('lists every number of the contact (primary and alternate) when the alternate answered, in the same commit as the result', async () => {
     const call = await answered({ phone: phoneEndingIn(4, 201), dialed: phoneEndingIn(4, 202) });
@@ -201,7 +219,9 @@ describe('the write that records the result', () => {
 
   it('keeps an existing entry as it was (first reason and source), and is not an error', async () => {
     const phone = phoneEndingIn(4, 203);
-    expect((await t.request('POST', SUPPRESSIONS, { key: a.apiKey, body: { phone_numbers: [phone], reason: 'asked by email' } })).body.data.added).toBe(1);
+    expect(
+      (await t.request('POST', SUPPRESSIONS, { key: a.apiKey, body: { phone_numbers: [phone], reason: 'asked by email' } })).body.data.added,
+    ).toBe(1);
     const call = await answered({ phone });
     const r = await applyCallWrites(t.deps, [ready(call, true)], START);
     expect(r.applied.has(call.id)).toBe(true);
@@ -226,7 +246,10 @@ describe("the agent's opt-out key", () => {
     const ok = await createAgent({ name: 'Opt-out agent', voice: 'alloy', outcomeKeys: ['dnc', 'interested'], optOutOutcomeKey: 'dnc' });
     expect(ok.body.data.createAgent).toEqual({ name: 'Opt-out agent', outcomeKeys: ['dnc', 'interested'], optOutOutcomeKey: 'dnc' });
     const bad = await createAgent({ name: 'Bad agent', voice: 'alloy', outcomeKeys: ['interested'], optOutOutcomeKey: 'dnc' });
-    expect(bad.body.errors[0].extensions).toMatchObject({ code: 'MISSING_PARAMETER', details: ["optOutOutcomeKey: Value error, must be one of the agent's outcomeKeys"] });
+    expect(bad.body.errors[0].extensions).toMatchObject({
+      code: 'MISSING_PARAMETER',
+      details: ["optOutOutcomeKey: Value error, must be one of the agent's outcomeKeys"],
+    });
     expect(await t.deps.db.prisma.agent.count({ where: { accountId: a.account.id, name: 'Bad agent' } })).toBe(0);
 
     const other = await t.seedAccount({ outcomeKeys: ['opt_out'] });
@@ -243,22 +266,37 @@ describe("the agent's opt-out key", () => {
 describe('rules', () => {
   it('yes is "yes" or "true" in any case, or true', () => {
     for (const v of ['yes', 'YES', ' Yes ', 'true', 'True', true]) expect(isYes(v), JSON.stringify(v)).toBe(true);
-    for (const v of ['no', 'y', 'yes please', 'false', 'unknown', '', 1, null, undefined, false, 'x'.repeat(10_000)]) expect(isYes(v), JSON.stringify(v)).toBe(false);
+    for (const v of ['no', 'y', 'yes please', 'false', 'unknown', '', 1, null, undefined, false, 'x'.repeat(10_000)])
+      expect(isYes(v), JSON.stringify(v)).toBe(false);
     expect(optedOut({ opt_out: 'Yes' }, 'opt_out')).toBe(true);
     expect(optedOut({ opt_out: 'yes' }, null)).toBe(false);
     expect(optedOut({ other: 'yes' }, 'opt_out')).toBe(false);
     expect(optedOut(null, 'opt_out')).toBe(false);
   });
 
-  it('detection: the agent key, then (unless off) the default key and the phrase list in the contact\'s turns only', () => {
+  it("detection: the agent key, then (unless off) the default key and the phrase list in the contact's turns only", () => {
     const on = { key: null, detection: true };
     const off = { key: null, detection: false };
     const said = (text: string) => `Agent: Hello, this is A.\nUser: ${text}\nAgent: Goodbye.`;
-    for (const text of ['Stop calling me.', 'Please remove me from your list', 'DO NOT CALL this number', "Don\u2019t call me again", 'Take me off the list.', 'I want to opt out', 'unsubscribe']) {
+    for (const text of [
+      'Stop calling me.',
+      'Please remove me from your list',
+      'DO NOT CALL this number',
+      'Don\u2019t call me again',
+      'Take me off the list.',
+      'I want to opt out',
+      'unsubscribe',
+    ]) {
       expect(detectsOptOut(on, {}, said(text)), text).toBe(true);
       expect(detectsOptOut(off, {}, said(text)), text).toBe(false);
     }
-    for (const text of ["Yes, I'm interested. Tell me more.", 'No need to call me back.', "No, I'm not interested, thanks.", 'Call me back later this week.', 'Hi, yes, this is Ada.']) {
+    for (const text of [
+      "Yes, I'm interested. Tell me more.",
+      'No need to call me back.',
+      "No, I'm not interested, thanks.",
+      'Call me back later this week.',
+      'Hi, yes, this is Ada.',
+    ]) {
       expect(detectsOptOut(on, {}, said(text)), text).toBe(false);
     }
     // The agent's words are not the contact's.
@@ -274,7 +312,14 @@ describe('rules', () => {
   it("the simulator's opt_out contact asks, and the local analyser reads opt-out keys from what the contact said", () => {
     expect(parseSimOutcomes('no_answer,opt_out')).toEqual(['no_answer', 'opt_out']);
     const base = { agentName: 'A', promptText: 'You are calling about a demo.', contactName: 'Ada', metadata: {}, endedBy: 'agent' as const };
-    const input = (transcript: string) => ({ transcript, outcomeKeys: ['opt_out', 'Do Not Call', 'dnc', 'unsubscribe'], contactMetadata: {}, callStatus: 'completed', hangupBy: 'agent', contactName: 'Ada' });
+    const input = (transcript: string) => ({
+      transcript,
+      outcomeKeys: ['opt_out', 'Do Not Call', 'dnc', 'unsubscribe'],
+      contactMetadata: {},
+      callStatus: 'completed',
+      hangupBy: 'agent',
+      contactName: 'Ada',
+    });
     const asked = analyseLocally(input(buildTranscript({ ...base, optOut: true })));
     expect(asked.outcomes).toEqual({ opt_out: 'yes', 'Do Not Call': 'yes', dnc: 'yes', unsubscribe: 'yes' });
     const not = analyseLocally(input(buildTranscript(base)));

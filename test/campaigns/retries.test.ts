@@ -290,13 +290,17 @@ describe('the claim', () => {
       callOverrides: () => ({ status: 'queued', attempts: 1, nextAttemptAt: later }),
     });
     const fresh = await insertBatch(t.deps, acc, { contacts: 30, status: 'running', batch: { concurrency: 10 } });
-    const claim = () => claimCalls(t.deps, { accountId: acc.account.id, workerId: 'w-test', clock: () => t.clock.now(), leaseMs: 60_000, budget: 100 });
+    const claim = () =>
+      claimCalls(t.deps, { accountId: acc.account.id, workerId: 'w-test', clock: () => t.clock.now(), leaseMs: 60_000, budget: 100 });
     const r = await claim();
     expect(r.claimed.filter((c) => c.batchId === fresh.batch.id)).toHaveLength(10);
     expect(r.claimed.filter((c) => c.batchId === waiting.batch.id)).toHaveLength(0);
     // Once due, the retries are taken first (due earliest), before never-dialled calls.
     t.clock.set(later);
-    await t.deps.db.prisma.call.updateMany({ where: { batchId: fresh.batch.id, status: 'ringing' }, data: { status: 'completed', leaseOwner: null } });
+    await t.deps.db.prisma.call.updateMany({
+      where: { batchId: fresh.batch.id, status: 'ringing' },
+      data: { status: 'completed', leaseOwner: null },
+    });
     await t.deps.db.prisma.batch.update({ where: { id: fresh.batch.id }, data: { inProgress: 0, completed: 10 } });
     const again = await claim();
     expect(again.claimed.filter((c) => c.batchId === waiting.batch.id).map((c) => c.attempts)).toEqual(Array(5).fill(2));
@@ -358,7 +362,11 @@ describe('two workers', () => {
       body: batchBody(a, {
         concurrency: 20,
         retry: { max_attempts: 3, delay_seconds: 1 },
-        contacts: Array.from({ length: n }, (_, i) => ({ contact_id: `w${i}`, phone_number: validPhone(20_000 + i * 10 + 4), metadata: { sim: 'no_answer,busy,completed' } })),
+        contacts: Array.from({ length: n }, (_, i) => ({
+          contact_id: `w${i}`,
+          phone_number: validPhone(20_000 + i * 10 + 4),
+          metadata: { sim: 'no_answer,busy,completed' },
+        })),
       }),
     });
     expect(res.status).toBe(201);

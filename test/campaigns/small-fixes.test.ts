@@ -78,7 +78,7 @@ describe('a: a manual batch never started, at its expires_at', () => {
   });
 });
 
-describe('e: an enforced window that never meets a paused batch\'s window', () => {
+describe("e: an enforced window that never meets a paused batch's window", () => {
   // Noon in Tokyo is 22:00-23:00 in New York: never inside 09:00-20:00 there.
   const DISJOINT = { start: '12:00', end: '13:00', timezone: 'Asia/Tokyo' };
   const WINDOW = { start: '09:00', end: '20:00', days: ['mon', 'tue', 'wed', 'thu', 'fri'], timezone: 'recipient' };
@@ -120,7 +120,7 @@ describe('e: an enforced window that never meets a paused batch\'s window', () =
 });
 
 describe('b: a toll-free number under a recipient window', () => {
-  it('is judged the same in every season: no zone of its own, so the contact\'s timezone is needed', async () => {
+  it("is judged the same in every season: no zone of its own, so the contact's timezone is needed", async () => {
     const a = await account();
     // January (Newfoundland on standard time: the 42 North American zones shared 23:00-23:30 UTC
     // under 09:00-20:00, so the number was accepted) and July (they share nothing: rejected).
@@ -168,7 +168,7 @@ describe('g: a window that ends at 24:00', () => {
     expect(callingWindowProblems({ start: '09:00', end: '24:01' }).map(([f]) => f)).toEqual(['end']);
   });
 
-  it('is accepted by REST, GraphQL and the CLI\'s window spec', async () => {
+  it("is accepted by REST, GraphQL and the CLI's window spec", async () => {
     const a = await account();
     const created = await create(a, [{ phone_number: NY }], { calling_window: NEW_YORK_EVENINGS });
     const [call] = await calls(created.batch_id);
@@ -182,18 +182,27 @@ describe('g: a window that ends at 24:00', () => {
       ADMIN_TOKEN,
     );
     expect(set.body).toEqual({ data: { adminUpdateAccount: { enforcedCallingWindow: { start: '08:00', end: '24:00' } } } });
-    expect(parseWindowSpec('08:00-24:00 mon-fri recipient')).toEqual({ start: '08:00', end: '24:00', days: ['mon', 'tue', 'wed', 'thu', 'fri'], timezone: 'recipient' });
+    expect(parseWindowSpec('08:00-24:00 mon-fri recipient')).toEqual({
+      start: '08:00',
+      end: '24:00',
+      days: ['mon', 'tue', 'wed', 'thu', 'fri'],
+      timezone: 'recipient',
+    });
     await enforce(a, null);
   });
 });
 
 describe('i: a window edge in the spring-forward gap (New York, 2026-03-08, 02:00 EST -> 03:00 EDT)', () => {
   const sunday = (start: string, end: string) =>
-    windowIntervals(normalizeWindow({ start, end, days: ['sun'], timezone: 'America/New_York' }), 'America/New_York', new Date('2026-03-08T04:00:00Z'))
+    windowIntervals(
+      normalizeWindow({ start, end, days: ['sun'], timezone: 'America/New_York' }),
+      'America/New_York',
+      new Date('2026-03-08T04:00:00Z'),
+    )
       .filter(([a]) => a >= Date.parse('2026-03-08T04:00:00Z') && a < Date.parse('2026-03-09T04:00:00Z'))
       .map(([a, b]) => [new Date(a).toISOString(), new Date(b).toISOString()]);
 
-  it('a start the clocks skip opens the gap\'s length later, the later reading (02:30 -> 03:30 EDT)', () => {
+  it("a start the clocks skip opens the gap's length later, the later reading (02:30 -> 03:30 EDT)", () => {
     expect(sunday('02:30', '05:00')).toEqual([['2026-03-08T07:30:00.000Z', '2026-03-08T09:00:00.000Z']]);
   });
 
@@ -202,20 +211,33 @@ describe('i: a window edge in the spring-forward gap (New York, 2026-03-08, 02:0
     // A window wholly inside the gap never opens that day.
     expect(sunday('02:00', '02:45')).toEqual([]);
     // Lord Howe moves by half an hour (02:00 -> 02:30 on 2026-10-04): 01:00-02:15 closes at the jump.
-    const lordHowe = windowIntervals(normalizeWindow({ start: '01:00', end: '02:15', days: ['sun'], timezone: 'Australia/Lord_Howe' }), 'Australia/Lord_Howe', new Date('2026-10-03T12:00:00Z'));
-    expect(lordHowe.map(([a, b]) => [new Date(a).toISOString(), new Date(b).toISOString()])[0]).toEqual(['2026-10-03T14:30:00.000Z', '2026-10-03T15:30:00.000Z']);
+    const lordHowe = windowIntervals(
+      normalizeWindow({ start: '01:00', end: '02:15', days: ['sun'], timezone: 'Australia/Lord_Howe' }),
+      'Australia/Lord_Howe',
+      new Date('2026-10-03T12:00:00Z'),
+    );
+    expect(lordHowe.map(([a, b]) => [new Date(a).toISOString(), new Date(b).toISOString()])[0]).toEqual([
+      '2026-10-03T14:30:00.000Z',
+      '2026-10-03T15:30:00.000Z',
+    ]);
   });
 
   it('a time the clocks show twice (fall back, 2026-11-01) is its first occurrence: 01:00-01:30 is open once', () => {
     const w = normalizeWindow({ start: '01:00', end: '01:30', days: ['sun'], timezone: 'America/New_York' });
     const got = windowIntervals(w, 'America/New_York', new Date('2026-10-31T12:00:00Z')).filter(([a]) => a < Date.parse('2026-11-02T00:00:00Z'));
-    expect(got.map(([a, b]) => [new Date(a).toISOString(), new Date(b).toISOString()])).toEqual([['2026-11-01T05:00:00.000Z', '2026-11-01T05:30:00.000Z']]);
+    expect(got.map(([a, b]) => [new Date(a).toISOString(), new Date(b).toISOString()])).toEqual([
+      ['2026-11-01T05:00:00.000Z', '2026-11-01T05:30:00.000Z'],
+    ]);
   });
 });
 
 describe('f: a change of the frequency cap', () => {
   const capCalls = (a: SeededAccount, cap: string) =>
-    t.gql(`mutation($id: ID!) { adminUpdateAccount(id: $id, input: { frequencyCap: ${cap} }) { frequencyCap { maxCalls } } }`, { id: a.account.id }, ADMIN_TOKEN);
+    t.gql(
+      `mutation($id: ID!) { adminUpdateAccount(id: $id, input: { frequencyCap: ${cap} }) { frequencyCap { maxCalls } } }`,
+      { id: a.account.id },
+      ADMIN_TOKEN,
+    );
 
   it('releases the calls it held at once: cleared, they dial at the next claim; raised, as far as the new cap allows', async () => {
     const a = await t.seedAccount({ limits: { maxConcurrentCalls: 100 }, frequencyCap: { maxCalls: 1, periodSeconds: 7 * 24 * 3600 } });
@@ -251,7 +273,9 @@ describe('f: a change of the frequency cap', () => {
 });
 
 const csvOf = async (a: SeededAccount, id: string) => {
-  const res = await t.app.fetch(new Request(`http://test.local${CALL_BATCHES}/${id}/results.csv`, { headers: { authorization: `Bearer ${a.apiKey}` } }));
+  const res = await t.app.fetch(
+    new Request(`http://test.local${CALL_BATCHES}/${id}/results.csv`, { headers: { authorization: `Bearer ${a.apiKey}` } }),
+  );
   expect(res.status).toBe(200);
   const [header, ...rows] = parseCsv(await res.text()).map((r) => r.cells);
   return rows.map((r) => Object.fromEntries(header.map((h, i) => [h, r[i]])));
@@ -262,7 +286,10 @@ describe('c: why a call waits for a retry', () => {
     const a = await account();
     const { batch_id: id } = await create(
       a,
-      [{ phone_number: '+14155550104', metadata: { sim: 'busy,completed' } }, { phone_number: '+14155550114', metadata: { sim: 'voicemail,completed' } }],
+      [
+        { phone_number: '+14155550104', metadata: { sim: 'busy,completed' } },
+        { phone_number: '+14155550114', metadata: { sim: 'voicemail,completed' } },
+      ],
       { retry: { max_attempts: 2, delay_seconds: 600 }, callback_url: 'https://hooks.example.com/calls' },
     );
     await drain();
@@ -274,7 +301,10 @@ describe('c: why a call waits for a retry', () => {
     const results = await t.request('GET', `${CALL_BATCHES}/${id}/results`, { key: a.apiKey });
     expect(results.body.data.items.map((c: any) => c.retry_reason)).toEqual(['busy', 'voicemail']);
     expect((await csvOf(a, id)).map((r) => r.retry_reason)).toEqual(['busy', 'voicemail']);
-    const deliveries = await t.deps.db.prisma.webhookDelivery.findMany({ where: { batchId: id, eventType: 'call.retry_scheduled' }, orderBy: { id: 'asc' } });
+    const deliveries = await t.deps.db.prisma.webhookDelivery.findMany({
+      where: { batchId: id, eventType: 'call.retry_scheduled' },
+      orderBy: { id: 'asc' },
+    });
     expect(deliveries.map((d) => (d.payload as any).data.retry_reason).sort()).toEqual(['busy', 'voicemail']);
 
     later(10 * MINUTE);
@@ -318,7 +348,19 @@ describe('h: the CSV export', () => {
   it('guards a formula behind leading spaces or line breaks, and keeps plain numbers and text', () => {
     const cells = ['=1+1', ' =1+1', '\n=HYPERLINK("x")', ' \t+cmd', '\r\n@SUM(A1)', '  -2+3', '-42', '+14155550104', 'hello', ' plain', '\t'];
     const [row] = parseCsv(exportCells([cells])).map((r) => r.cells);
-    expect(row).toEqual(["'=1+1", "' =1+1", '\'\n=HYPERLINK("x")', "' \t+cmd", "'\r\n@SUM(A1)", "'  -2+3", '-42', '+14155550104', 'hello', ' plain', "'\t"]);
+    expect(row).toEqual([
+      "'=1+1",
+      "' =1+1",
+      '\'\n=HYPERLINK("x")',
+      "' \t+cmd",
+      "'\r\n@SUM(A1)",
+      "'  -2+3",
+      '-42',
+      '+14155550104',
+      'hello',
+      ' plain',
+      "'\t",
+    ]);
   });
 
   it('has the primary number beside the number dialled when the alternate was dialled', async () => {

@@ -27,9 +27,7 @@ import { startReceiver, type Receiver } from '../helpers/webhook-receiver.ts';
 import { wsClient } from '../helpers/ws-client.ts';
 import type { Client } from 'graphql-ws';
 
-const skipReason = !TEST_DATABASE_URL
-  ? 'PostgreSQL only (TEST_DATABASE_URL is not set): the processes share one database'
-  : netnsUnavailable();
+const skipReason = !TEST_DATABASE_URL ? 'PostgreSQL only (TEST_DATABASE_URL is not set): the processes share one database' : netnsUnavailable();
 if (skipReason) console.warn(`multi-host deployment test skipped: ${skipReason}`);
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -72,10 +70,15 @@ describe.skipIf(skipReason !== null)(`two APIs and two workers on hosts of their
   const procs: Record<string, Proc> = {};
   const clients: Client[] = [];
 
-  const output = () => Object.values(procs).map((p) => `--- ${p.name} (exit ${p.child.exitCode ?? p.child.signalCode ?? 'running'}):\n${p.stderr().slice(-2000)}`).join('\n');
-  const abortIfDied = (...names: string[]) => () => {
-    for (const n of names) if (procs[n]!.child.exitCode !== null) throw new Error(`${n} exited early\n${output()}`);
-  };
+  const output = () =>
+    Object.values(procs)
+      .map((p) => `--- ${p.name} (exit ${p.child.exitCode ?? p.child.signalCode ?? 'running'}):\n${p.stderr().slice(-2000)}`)
+      .join('\n');
+  const abortIfDied =
+    (...names: string[]) =>
+    () => {
+      for (const n of names) if (procs[n]!.child.exitCode !== null) throw new Error(`${n} exited early\n${output()}`);
+    };
 
   function start(name: string, entry: string, env: Record<string, string>, port: number): Proc {
     const host = net.hosts[name]!;
@@ -108,10 +111,14 @@ describe.skipIf(skipReason !== null)(`two APIs and two workers on hosts of their
     // The local PostgreSQL listens on loopback only: the hosts reach it through a forwarder on the bridge.
     const target = new URL(TEST_DATABASE_URL!);
     const forwarder = net.track(
-      spawn(process.execPath, ['--import', 'tsx', path.join(root, 'test/helpers/tcp-forwarder.ts'), net.gateway, '0', target.hostname, target.port || '5432'], {
-        cwd: root,
-        stdio: ['pipe', 'pipe', 'inherit'],
-      }),
+      spawn(
+        process.execPath,
+        ['--import', 'tsx', path.join(root, 'test/helpers/tcp-forwarder.ts'), net.gateway, '0', target.hostname, target.port || '5432'],
+        {
+          cwd: root,
+          stdio: ['pipe', 'pipe', 'inherit'],
+        },
+      ),
     );
     const forwardedPort = await new Promise<string>((resolve, reject) => {
       let out = '';
@@ -135,8 +142,22 @@ describe.skipIf(skipReason !== null)(`two APIs and two workers on hosts of their
     // What every process of the deployment shares; MIGRATE_ON_START stays on (the default) for all
     // four, so they race to migrate the empty database.
     // DEFAULT_COMPLIANCE_PROFILES none: the hosts dial US numbers at whatever hour the suite runs.
-    const shared = { DATABASE_URL: hostsDbUrl.toString(), APP_SECRET, WEBHOOK_ALLOW_PRIVATE: 'true', SEED_DEMO: 'false', DEFAULT_COMPLIANCE_PROFILES: 'none' };
-    const api = { ...shared, ADMIN_TOKEN, RUN_WORKER: 'false', PORT: String(API_PORT), TRUST_PROXY: 'true', PUBLIC_URL: proxy.url, DB_POOL_SIZE: '5' };
+    const shared = {
+      DATABASE_URL: hostsDbUrl.toString(),
+      APP_SECRET,
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      SEED_DEMO: 'false',
+      DEFAULT_COMPLIANCE_PROFILES: 'none',
+    };
+    const api = {
+      ...shared,
+      ADMIN_TOKEN,
+      RUN_WORKER: 'false',
+      PORT: String(API_PORT),
+      TRUST_PROXY: 'true',
+      PUBLIC_URL: proxy.url,
+      DB_POOL_SIZE: '5',
+    };
     const worker = {
       ...shared,
       WORKER_PORT: String(WORKER_PORT),
@@ -158,7 +179,14 @@ describe.skipIf(skipReason !== null)(`two APIs and two workers on hosts of their
     const names = Object.keys(procs);
     await waitFor(
       async () => {
-        const ready = await Promise.all(names.map((n) => fetch(`${procs[n]!.url}/readyz`).then((r) => r.ok, () => false)));
+        const ready = await Promise.all(
+          names.map((n) =>
+            fetch(`${procs[n]!.url}/readyz`).then(
+              (r) => r.ok,
+              () => false,
+            ),
+          ),
+        );
         return ready.every(Boolean);
       },
       { timeoutMs: 90_000, intervalMs: 200, what: 'all four processes ready', abortIf: abortIfDied(...names) },
@@ -260,7 +288,12 @@ describe.skipIf(skipReason !== null)(`two APIs and two workers on hosts of their
         const b = await batchRow();
         return b.completed + b.failed >= CALLS / 3 && (await heldBy('worker-a', ['answered', 'in_progress'])) > 0;
       },
-      { timeoutMs: 60_000, intervalMs: 20, what: 'a third of the calls ended and worker-a in the middle of answered calls', abortIf: abortIfDied(...Object.keys(procs)) },
+      {
+        timeoutMs: 60_000,
+        intervalMs: 20,
+        what: 'a third of the calls ended and worker-a in the middle of answered calls',
+        abortIf: abortIfDied(...Object.keys(procs)),
+      },
     );
     for (const s of Object.values(watchers).flat()) await s.until((v) => v.batchProgress.completed + v.batchProgress.failed > 0, 30_000);
     const killed = [procs['api-a']!, procs['worker-a']!];
@@ -270,9 +303,16 @@ describe.skipIf(skipReason !== null)(`two APIs and two workers on hosts of their
 
     // What the dead worker left: calls it was on (a claim marks a call dialled before the dial, so
     // these are never dialled again) and deliveries it was sending.
-    const lostIds = (await db.prisma.call.findMany({ where: { batchId, status: { in: IN_FLIGHT }, leaseOwner: { startsWith: 'worker-a#' } }, select: { id: true } })).map((c) => c.id);
+    const lostIds = (
+      await db.prisma.call.findMany({ where: { batchId, status: { in: IN_FLIGHT }, leaseOwner: { startsWith: 'worker-a#' } }, select: { id: true } })
+    ).map((c) => c.id);
     const sendingIds = new Set(
-      (await db.prisma.webhookDelivery.findMany({ where: { batchId, status: 'pending', leaseOwner: { startsWith: 'worker-a:' } }, select: { id: true } })).map((d) => d.id),
+      (
+        await db.prisma.webhookDelivery.findMany({
+          where: { batchId, status: 'pending', leaseOwner: { startsWith: 'worker-a:' } },
+          select: { id: true },
+        })
+      ).map((d) => d.id),
     );
     expect(lostIds.length).toBeGreaterThan(0);
 
@@ -315,7 +355,12 @@ describe.skipIf(skipReason !== null)(`two APIs and two workers on hosts of their
     expect(dialledBy).toEqual(new Set(['worker-a', 'worker-b']));
     const byId = new Map(calls.map((c) => [c.id, c]));
     expect(lostIds.map((id) => byId.get(id)!.disconnectReason)).toEqual(lostIds.map(() => 'dispatcher_lost'));
-    expect(calls.filter((c) => c.disconnectReason === 'dispatcher_lost').map((c) => c.id).sort()).toEqual([...lostIds].sort());
+    expect(
+      calls
+        .filter((c) => c.disconnectReason === 'dispatcher_lost')
+        .map((c) => c.id)
+        .sort(),
+    ).toEqual([...lostIds].sort());
 
     // --- Webhooks: every event of the outbox delivered; each under one webhook-id (the body's id),
     // signed with the account's secret; one terminal event per call (and call.analyzed per answered
@@ -337,11 +382,18 @@ describe.skipIf(skipReason !== null)(`two APIs and two workers on hosts of their
       abortIf: abortIfDied('worker-b'),
     });
     const deliveredAt = Date.now();
-    const outbox = await db.prisma.webhookDelivery.findMany({ where: { batchId }, select: { id: true, eventType: true, attempts: true, payload: true } });
+    const outbox = await db.prisma.webhookDelivery.findMany({
+      where: { batchId },
+      select: { id: true, eventType: true, attempts: true, payload: true },
+    });
     const answered = calls.filter((c) => c.transcriptStatus !== null).length;
     expect(outbox.length).toBe(CALLS + answered + 2);
     const expectedTypes = new Map<string, string[]>();
-    for (const c of calls) expectedTypes.set(c.id, [c.status === 'completed' ? 'call.completed' : 'call.failed', ...(c.transcriptStatus === null ? [] : ['call.analyzed'])].sort());
+    for (const c of calls)
+      expectedTypes.set(
+        c.id,
+        [c.status === 'completed' ? 'call.completed' : 'call.failed', ...(c.transcriptStatus === null ? [] : ['call.analyzed'])].sort(),
+      );
     const queuedTypes = new Map<string, string[]>();
     for (const d of outbox) {
       const key = (d.payload as any).data.call_id ?? 'batch';
@@ -371,7 +423,10 @@ describe.skipIf(skipReason !== null)(`two APIs and two workers on hosts of their
     // the last call ends (the batch.completed event's own, retries): the stream may end before them.
     const final = await batchRow();
     for (const s of watchers['api-b']!) {
-      const last = await s.until((v) => v.batchProgress.status === 'completed' && v.batchProgress.completed === final.completed && v.batchProgress.failed === final.failed, 30_000);
+      const last = await s.until(
+        (v) => v.batchProgress.status === 'completed' && v.batchProgress.completed === final.completed && v.batchProgress.failed === final.failed,
+        30_000,
+      );
       expect(last.batchProgress).toMatchObject({ queued: 0, inProgress: 0, cancelled: 0, acceptedContacts: CALLS });
       expect(last.batchProgress.callbacks).toBeLessThanOrEqual(final.callbacks);
       expect(s.values().every((v) => sumRuleHolds(v.batchProgress))).toBe(true);

@@ -94,7 +94,12 @@ describe('use_alternate_number', () => {
       previous: { status: 'no_answer', disconnect_reason: 'voicemail' },
     });
     expect([voicemail.status, voicemail.hangupBy, voicemail.disconnectReason, voicemail.attempts]).toEqual(['no_answer', 'system', 'voicemail', 1]);
-    expect([voicemail.answerDurationSeconds, voicemail.llmTranscript, voicemail.transcriptStatus, voicemail.recordingAvailable]).toEqual([null, null, null, false]);
+    expect([voicemail.answerDurationSeconds, voicemail.llmTranscript, voicemail.transcriptStatus, voicemail.recordingAvailable]).toEqual([
+      null,
+      null,
+      null,
+      false,
+    ]);
     expect(attemptOutcome(voicemail)).toBe('voicemail');
   });
 
@@ -239,7 +244,7 @@ describe('max_duration_seconds_per_call', () => {
 });
 
 describe('a hung-up call whose provider cannot be reached', () => {
-  it('keeps the call until the provider can say how it ended, and ends it with the provider\'s result (its transcript), not as provider_unresponsive', async () => {
+  it("keeps the call until the provider can say how it ended, and ends it with the provider's result (its transcript), not as provider_unresponsive", async () => {
     const sim = manualSimulator(t.clock, { callMs: 600_000, ringMs: 1_000 });
     const transcript = 'Agent: Hello, this is Sales Agent.\nUser: Yes, tell me more.\nAgent: Goodbye!';
     let reachable = false;
@@ -254,7 +259,19 @@ describe('a hung-up call whose provider cannot be reached', () => {
         lookups++;
         if (!reachable) throw new Error('provider unreachable');
         const at = t.clock.now();
-        return { state: 'ended', result: { status: 'completed', hangupBy: 'system', disconnectReason: 'max_duration_reached', startedAt: new Date(at.getTime() - 60_000), answeredAt: new Date(at.getTime() - 59_000), endedAt: at, transcript, recording: null } };
+        return {
+          state: 'ended',
+          result: {
+            status: 'completed',
+            hangupBy: 'system',
+            disconnectReason: 'max_duration_reached',
+            startedAt: new Date(at.getTime() - 60_000),
+            answeredAt: new Date(at.getTime() - 59_000),
+            endedAt: at,
+            transcript,
+            recording: null,
+          },
+        };
       },
     });
     const worker = testWorker(t.deps, { providers: cutOff });

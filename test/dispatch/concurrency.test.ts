@@ -3,7 +3,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
-import { concurrencyProbe, expectConsistentBatch, historyMaxInFlight, manualSimulator, phoneEndingIn, registryOf, testWorker } from '../helpers/dispatch.ts';
+import {
+  concurrencyProbe,
+  expectConsistentBatch,
+  historyMaxInFlight,
+  manualSimulator,
+  phoneEndingIn,
+  registryOf,
+  testWorker,
+} from '../helpers/dispatch.ts';
 import { createSimulatorProvider } from '../../src/dispatch/voice/simulator.ts';
 import type { DispatchWorker } from '../../src/dispatch/worker.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -83,7 +91,11 @@ describe('concurrency limits with two workers', () => {
       expect(probe.max.batch.get(id)).toBeLessThanOrEqual(3);
       const { batch, calls } = await expectConsistentBatch(t.deps, id);
       const byStatus = (st: string) => calls.filter((c) => c.status === st).length;
-      expect({ completed: byStatus('completed'), busy: byStatus('busy'), noAnswer: byStatus('no_answer') }).toEqual({ completed: 8, busy: 4, noAnswer: 4 });
+      expect({ completed: byStatus('completed'), busy: byStatus('busy'), noAnswer: byStatus('no_answer') }).toEqual({
+        completed: 8,
+        busy: 4,
+        noAnswer: 4,
+      });
       expect([batch.completed, batch.failed]).toEqual([8, 8]);
     }
   });
@@ -129,7 +141,8 @@ describe('slots freed by every kind of ending', () => {
       batch: { concurrency: 4, recordingEnabled: false },
       callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn([1, 0, 4, 4][i], i) }),
     });
-    const statuses = async () => (await t.deps.db.prisma.call.findMany({ where: { batchId: batch.id }, orderBy: { seq: 'asc' } })).map((c) => c.status);
+    const statuses = async () =>
+      (await t.deps.db.prisma.call.findMany({ where: { batchId: batch.id }, orderBy: { seq: 'asc' } })).map((c) => c.status);
     const step = async (ms: number) => {
       sim.timers.advance(ms);
       await worker.settle();

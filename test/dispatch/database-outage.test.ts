@@ -100,7 +100,16 @@ describe('an app whose database is unreachable', () => {
 });
 
 describe('the write queue while the database is unreachable', () => {
-  const write = (callId: string): CallWrite => ({ callId, batchId: 'b', accountId: 'a', owner: 'w', from: 'ringing', to: 'in_progress', events: [], set: {} });
+  const write = (callId: string): CallWrite => ({
+    callId,
+    batchId: 'b',
+    accountId: 'a',
+    owner: 'w',
+    from: 'ringing',
+    to: 'in_progress',
+    events: [],
+    set: {},
+  });
 
   it('keeps a group through any number of refused connections and commits it when the database is back', async () => {
     let failures = 0;
@@ -217,7 +226,14 @@ describe.skipIf(!TEST_DATABASE_URL)('a 20-call batch through a database outage (
     cleanups.push(() => proxy.close());
     const db: Database = await openDatabase({ databaseUrl: proxy.url, poolSize: 10, connectTimeoutMs: 1_000 });
     cleanups.push(() => db.close());
-    const deps: AppDeps = { config: t.deps.config, db, logger: t.deps.logger, clock: t.clock, appSecret: t.deps.appSecret, metrics: createMetrics(db) };
+    const deps: AppDeps = {
+      config: t.deps.config,
+      db,
+      logger: t.deps.logger,
+      clock: t.clock,
+      appSecret: t.deps.appSecret,
+      metrics: createMetrics(db),
+    };
     const app: App = buildApp(deps);
     cleanups.push(() => app.stop());
 
@@ -237,7 +253,9 @@ describe.skipIf(!TEST_DATABASE_URL)('a 20-call batch through a database outage (
 
     const calls = () => t.deps.db.prisma.call.findMany({ where: { batchId: batch.id } });
     // Every call of the first round answered (and that recorded) before the cut.
-    await waitFor(async () => (await calls()).filter((c) => c.status === 'in_progress').length === IN_FLIGHT, { what: `${IN_FLIGHT} calls in progress` });
+    await waitFor(async () => (await calls()).filter((c) => c.status === 'in_progress').length === IN_FLIGHT, {
+      what: `${IN_FLIGHT} calls in progress`,
+    });
     const firstRound = new Set((await calls()).filter((c) => c.status === 'in_progress').map((c) => c.id));
     expect(placed).toBe(IN_FLIGHT);
 
@@ -261,8 +279,12 @@ describe.skipIf(!TEST_DATABASE_URL)('a 20-call batch through a database outage (
       timeoutMs: LEASE_MS * 4,
     });
     const ended = await calls();
-    const lost = ended.filter((c) => firstRound.has(c.id) && (c.status !== 'completed' || !c.llmTranscript || c.disconnectReason === DISPATCHER_LOST));
-    console.info(`database outage of ${OUTAGE_MS} ms (lease ${LEASE_MS} ms), ${IN_FLIGHT} calls in flight: ${lost.length} results lost, moved again ${movedAfterMs} ms after the database came back`);
+    const lost = ended.filter(
+      (c) => firstRound.has(c.id) && (c.status !== 'completed' || !c.llmTranscript || c.disconnectReason === DISPATCHER_LOST),
+    );
+    console.info(
+      `database outage of ${OUTAGE_MS} ms (lease ${LEASE_MS} ms), ${IN_FLIGHT} calls in flight: ${lost.length} results lost, moved again ${movedAfterMs} ms after the database came back`,
+    );
     expect(lost.map((c) => `${c.status} ${c.disconnectReason}`)).toEqual([]);
     expect(ended.filter((c) => c.disconnectReason === DISPATCHER_LOST)).toEqual([]);
     // The next round started at once, well within a lease: it did not wait for leases to lapse.
@@ -270,8 +292,12 @@ describe.skipIf(!TEST_DATABASE_URL)('a 20-call batch through a database outage (
     await waitFor(async () => (await calls()).every((c) => c.transcriptStatus === 'ready'), { what: 'every analysis' });
     expect((await calls()).every((c) => c.status === 'completed' && c.llmTranscript && c.summary)).toBe(true);
 
-    await waitFor(async () => (await app.fetch(new Request('http://test.local/api/v1/public/me', { headers: { authorization: `Bearer ${a.apiKey}` } }))).status === 200, {
-      what: '/me to answer 200 again',
-    });
+    await waitFor(
+      async () =>
+        (await app.fetch(new Request('http://test.local/api/v1/public/me', { headers: { authorization: `Bearer ${a.apiKey}` } }))).status === 200,
+      {
+        what: '/me to answer 200 again',
+      },
+    );
   }, 120_000);
 });

@@ -76,7 +76,15 @@ describe('an immediate batch runs to completion', () => {
     expect(Buffer.from(rec!.data!).subarray(0, 4).toString()).toBe('RIFF');
 
     const res = await t.gql(RESULTS, { id: batch.id }, a.apiKey);
-    expect(res.body.data.batch).toMatchObject({ status: 'completed', queued: 0, inProgress: 0, completed: 2, failed: 3, cancelled: 0, acceptedContacts: 5 });
+    expect(res.body.data.batch).toMatchObject({
+      status: 'completed',
+      queued: 0,
+      inProgress: 0,
+      completed: 2,
+      failed: 3,
+      cancelled: 0,
+      acceptedContacts: 5,
+    });
   });
 
   it('keeps a timestamped history per call, exposed as Call.history', async () => {
@@ -135,14 +143,25 @@ describe('an immediate batch runs to completion', () => {
     expect(answered.duration_seconds).toEqual(expect.any(Number));
     expect(answered.timestamp).toMatch(/Z$/);
     expect(answered.completed_at).toMatch(/Z$/);
-    expect(unanswered).toMatchObject({ status: 'no_answer', transcript_status: null, summary: null, outcomes: null, recording_available: false, recording_url: null });
+    expect(unanswered).toMatchObject({
+      status: 'no_answer',
+      transcript_status: null,
+      summary: null,
+      outcomes: null,
+      recording_available: false,
+      recording_url: null,
+    });
 
     // The signed URL serves the stored WAV.
     const url = new URL(answered.recording_url);
     const wav = await t.app.fetch(new Request(`http://test.local${url.pathname}${url.search}`));
     expect(wav.status).toBe(200);
     expect(wav.headers.get('content-type')).toBe('audio/wav');
-    expect(Buffer.from(await wav.arrayBuffer()).subarray(8, 12).toString()).toBe('WAVE');
+    expect(
+      Buffer.from(await wav.arrayBuffer())
+        .subarray(8, 12)
+        .toString(),
+    ).toBe('WAVE');
   });
 
   it('queues webhooks for a batch with a callback_url in the transactions of the changes', async () => {
@@ -205,7 +224,9 @@ describe('transcript_status: pending -> processing -> ready, or failed', () => {
   });
 
   const logged = async (callId: string) =>
-    (await t.deps.db.prisma.$queryRaw<{ status: string | null }[]>`SELECT status FROM test_transcript_log WHERE call_id = ${callId} ORDER BY id`).map((r) => r.status);
+    (await t.deps.db.prisma.$queryRaw<{ status: string | null }[]>`SELECT status FROM test_transcript_log WHERE call_id = ${callId} ORDER BY id`).map(
+      (r) => r.status,
+    );
   const row = (batchId: string) => t.deps.db.prisma.call.findFirstOrThrow({ where: { batchId } });
   const results = (batchId: string, query = '') => t.request('GET', `/api/v1/public/call-batches/${batchId}/results${query}`, { key: a.apiKey });
 
@@ -284,7 +305,13 @@ describe('transcript_status: pending -> processing -> ready, or failed', () => {
     expect(await logged(callId)).toEqual(['pending', 'processing', 'failed']);
     const failed = await results(batchId, '?transcript_status=failed');
     expect(failed.body.data.items).toHaveLength(1);
-    expect(failed.body.data.items[0]).toMatchObject({ call_id: callId, status: 'completed', transcript_status: 'failed', summary: null, outcomes: null });
+    expect(failed.body.data.items[0]).toMatchObject({
+      call_id: callId,
+      status: 'completed',
+      transcript_status: 'failed',
+      summary: null,
+      outcomes: null,
+    });
     expect((await expectConsistentBatch(t.deps, batchId)).batch.status).toBe('completed');
   });
 });

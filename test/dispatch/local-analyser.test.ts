@@ -6,7 +6,11 @@ import { buildTranscript } from '../../src/dispatch/voice/transcript.ts';
 const analyser = createLocalAnalyser();
 
 const conversation = (userLines: string[]) =>
-  ['Agent: Hello Jane Doe, this is Ava. I am calling about your order.', ...userLines.flatMap((u) => ['Agent: And?', `User: ${u}`]), 'Agent: Goodbye!'].join('\n');
+  [
+    'Agent: Hello Jane Doe, this is Ava. I am calling about your order.',
+    ...userLines.flatMap((u) => ['Agent: And?', `User: ${u}`]),
+    'Agent: Goodbye!',
+  ].join('\n');
 
 function input(over: Partial<AnalysisInput>): AnalysisInput {
   return {
@@ -69,7 +73,13 @@ describe('local analyser', () => {
   it('agrees with the simulated transcripts', async () => {
     const seen = new Set<string>();
     for (const name of ['Ann', 'Bob', 'Cleo', 'Dan', 'Eve', 'Finn', 'Gus', 'Hal']) {
-      const transcript = buildTranscript({ agentName: 'Ava', promptText: 'Sell solar.', contactName: name, metadata: { city: 'Oslo' }, endedBy: 'agent' });
+      const transcript = buildTranscript({
+        agentName: 'Ava',
+        promptText: 'Sell solar.',
+        contactName: name,
+        metadata: { city: 'Oslo' },
+        endedBy: 'agent',
+      });
       const r = await analyser.analyse(input({ transcript, outcomeKeys: ['interest'] }));
       const saidYes = transcript.includes("User: Yes, I'm interested");
       expect(r.outcomes.interest).toBe(saidYes ? 'interested' : 'not_interested');

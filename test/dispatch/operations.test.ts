@@ -55,9 +55,29 @@ describe('pending (scheduled, not yet due)', () => {
       completed_at: '2025-05-05T10:00:00.000Z',
     });
     expect(Object.keys(res.body.data)).toEqual([
-      'batch_id', 'agent_id', 'version_id', 'status', 'start_mode', 'scheduled_at', 'timezone', 'concurrency',
-      'total_contacts', 'accepted_contacts', 'rejected_contacts', 'callbacks', 'queued', 'in_progress', 'completed',
-      'failed', 'cancelled', 'created_at', 'started_at', 'completed_at', 'retry', 'expires_at', 'calling_window',
+      'batch_id',
+      'agent_id',
+      'version_id',
+      'status',
+      'start_mode',
+      'scheduled_at',
+      'timezone',
+      'concurrency',
+      'total_contacts',
+      'accepted_contacts',
+      'rejected_contacts',
+      'callbacks',
+      'queued',
+      'in_progress',
+      'completed',
+      'failed',
+      'cancelled',
+      'created_at',
+      'started_at',
+      'completed_at',
+      'retry',
+      'expires_at',
+      'calling_window',
       'enforced_calling_window',
     ]);
     const { calls: after } = await expectConsistentBatch(t.deps, batch.id);
@@ -102,10 +122,17 @@ async function details(id: string) {
 
 describe('queued (started, nothing dialled yet)', () => {
   async function startedManualBatch(contacts: number) {
-    const { batch } = await insertBatch(t.deps, a, { contacts, startMode: 'manual', callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn(4, i) }) });
+    const { batch } = await insertBatch(t.deps, a, {
+      contacts,
+      startMode: 'manual',
+      callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn(4, i) }),
+    });
     const started = await op(batch.id, 'start');
     expect(started.status).toBe(200);
-    expect(started.body).toMatchObject({ message: 'Call batch started successfully', data: { status: 'queued', queued: contacts, started_at: null } });
+    expect(started.body).toMatchObject({
+      message: 'Call batch started successfully',
+      data: { status: 'queued', queued: contacts, started_at: null },
+    });
     return batch;
   }
 
@@ -116,7 +143,10 @@ describe('queued (started, nothing dialled yet)', () => {
 
     const paused = await op(batch.id, 'pause');
     expect(paused.status).toBe(200);
-    expect(paused.body).toMatchObject({ message: 'Call batch paused successfully', data: { status: 'paused', queued: 3, in_progress: 0, started_at: null } });
+    expect(paused.body).toMatchObject({
+      message: 'Call batch paused successfully',
+      data: { status: 'paused', queued: 3, in_progress: 0, started_at: null },
+    });
     const tick = await testWorker(t.deps).runOnce();
     expect(tick.claimed).toBe(0);
     expect((await calls(batch.id)).every((c) => c.status === 'queued' && c.attempts === 0)).toBe(true);
@@ -134,7 +164,15 @@ describe('queued (started, nothing dialled yet)', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       message: 'Call batch cancelled successfully',
-      data: { status: 'cancelled', queued: 0, in_progress: 0, cancelled: 4, accepted_contacts: 4, started_at: null, completed_at: '2025-05-05T10:00:00.000Z' },
+      data: {
+        status: 'cancelled',
+        queued: 0,
+        in_progress: 0,
+        cancelled: 4,
+        accepted_contacts: 4,
+        started_at: null,
+        completed_at: '2025-05-05T10:00:00.000Z',
+      },
     });
     expect(await details(batch.id)).toMatchObject({ status: 'cancelled', cancelled: 4 });
     await testWorker(t.deps).drain();
@@ -254,7 +292,12 @@ describe('running, with calls in flight', () => {
     const { batch: b, calls: after } = await expectConsistentBatch(t.deps, batch.id);
     expect(b.status).toBe('cancelled');
     expect(b.completedAt).not.toBeNull();
-    expect({ completed: b.completed, cancelled: b.cancelled, inProgress: b.inProgress, queued: b.queued }).toEqual({ completed: 2, cancelled: 3, inProgress: 0, queued: 0 });
+    expect({ completed: b.completed, cancelled: b.cancelled, inProgress: b.inProgress, queued: b.queued }).toEqual({
+      completed: 2,
+      cancelled: 3,
+      inProgress: 0,
+      queued: 0,
+    });
     const sorted = after.sort((x, y) => x.seq - y.seq);
     // The two in flight ended (as any call of a cancelled batch: hung up by the system), dialled once each.
     expect(sorted.slice(0, 2).map((c) => [c.status, c.hangupBy, c.disconnectReason, c.attempts])).toEqual([
@@ -356,7 +399,11 @@ describe('request bodies', () => {
     const started = await t.request('POST', `${BASE}/${batch.id}/start`, { key: a.apiKey });
     expect(started.status).toBe(200);
     expect(started.body.data.status).toBe('queued');
-    const broken = await t.request('POST', `${BASE}/${batch.id}/cancel`, { key: a.apiKey, rawBody: '{', headers: { 'content-type': 'application/json' } });
+    const broken = await t.request('POST', `${BASE}/${batch.id}/cancel`, {
+      key: a.apiKey,
+      rawBody: '{',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(broken.status).toBe(422);
     expect((await stored(batch.id)).status).toBe('queued');
   });

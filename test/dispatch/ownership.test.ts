@@ -157,7 +157,10 @@ describe('a worker delayed between its claim and its dial', () => {
   it('does not dial a call another worker settled meanwhile', async () => {
     const t = (app = await createTestApp());
     const a = await t.seedAccount({ limits: { maxConcurrentCalls: 10 } });
-    const { batch, calls: [c] } = await insertBatch(t.deps, a, {
+    const {
+      batch,
+      calls: [c],
+    } = await insertBatch(t.deps, a, {
       contacts: 1,
       batch: { callbackUrl: HOOKS },
       callOverrides: () => ({ status: 'queued', phoneNumber: phoneEndingIn(ANSWERED) }),
@@ -203,7 +206,13 @@ describe('a worker delayed between its claim and its dial', () => {
     await workerA.settle();
     expect(placed).toBe(0);
     const row = await t.deps.db.prisma.call.findUniqueOrThrow({ where: { id: c.id } });
-    expect([row.status, row.disconnectReason, row.attempts, row.leaseOwner, row.providerCallId]).toEqual(['failed', 'dispatcher_lost', 1, null, null]);
+    expect([row.status, row.disconnectReason, row.attempts, row.leaseOwner, row.providerCallId]).toEqual([
+      'failed',
+      'dispatcher_lost',
+      1,
+      null,
+      null,
+    ]);
     const events = await callEvents(t.deps, batch.id);
     expect(events.map((e) => `${e.from_status}->${e.to_status}:${e.detail?.event}`)).toEqual(['queued->ringing:dial', 'ringing->failed:recovered']);
     expect((await callWebhooks(t, batch.id)).get(c.id)).toEqual(['call.failed']);
@@ -218,7 +227,11 @@ describe('a worker delayed between its claim and its dial', () => {
       fake.failNext(1, 503, false);
       const answers = [true, false];
       let asked = 0;
-      const dial = provider.placeCall(dialRequest('call_1'), { owner: 'A#1', confirmDial: async () => answers[asked++] ?? false, holdsNow: () => true });
+      const dial = provider.placeCall(dialRequest('call_1'), {
+        owner: 'A#1',
+        confirmDial: async () => answers[asked++] ?? false,
+        holdsNow: () => true,
+      });
       await expect(dial).rejects.toBeInstanceOf(DialForfeitedError);
       expect([asked, fake.creates.length, fake.calls.size]).toEqual([2, 0, 0]);
       await provider.close();
@@ -327,25 +340,28 @@ describe.skipIf(!TEST_DATABASE_URL)('a worker process stopped (SIGSTOP) past its
     const alive = () => {
       if (child!.exitCode !== null) throw new Error(`worker process exited early (${child!.exitCode})`);
     };
-    const batch = await fourAnsweredCalls(() => {
-      child = startWorkerProcess(
-        {
-          DATABASE_URL: t.testDb.url!,
-          APP_SECRET: t.deps.appSecret,
-          WORKER_ID: 'paused',
-          WORKER_POLL_MS: '20',
-          LEASE_MS: String(LEASE_MS),
-          RETELL_BASE_URL: fake.url,
-          RETELL_POLL_MS: '20',
-          RETELL_DIAL_RATE_PER_NUMBER: '0',
-          RETELL_ANALYSIS_GRACE_MS: '600000',
-          WEBHOOK_ALLOW_PRIVATE: 'true',
-        },
-        (line) => {
-          if (String(line.msg).startsWith('call no longer leased by this worker')) lost.add(String(line.callId));
-        },
-      );
-    }, { alive, callbackUrl: rx.url });
+    const batch = await fourAnsweredCalls(
+      () => {
+        child = startWorkerProcess(
+          {
+            DATABASE_URL: t.testDb.url!,
+            APP_SECRET: t.deps.appSecret,
+            WORKER_ID: 'paused',
+            WORKER_POLL_MS: '20',
+            LEASE_MS: String(LEASE_MS),
+            RETELL_BASE_URL: fake.url,
+            RETELL_POLL_MS: '20',
+            RETELL_DIAL_RATE_PER_NUMBER: '0',
+            RETELL_ANALYSIS_GRACE_MS: '600000',
+            WEBHOOK_ALLOW_PRIVATE: 'true',
+          },
+          (line) => {
+            if (String(line.msg).startsWith('call no longer leased by this worker')) lost.add(String(line.callId));
+          },
+        );
+      },
+      { alive, callbackUrl: rx.url },
+    );
 
     child!.kill('SIGSTOP');
     // The survivor's clock is past the stopped worker's leases (no real waiting needed).

@@ -61,7 +61,8 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 describe('a provider module’s route', () => {
-  const post = (raw: string, headers: Record<string, string> = { 'x-echo-token': TOKEN }) => t.request('POST', '/providers/echo/events', { rawBody: raw, headers });
+  const post = (raw: string, headers: Record<string, string> = { 'x-echo-token': TOKEN }) =>
+    t.request('POST', '/providers/echo/events', { rawBody: raw, headers });
 
   it('is served under /providers/<name>/, read under the limits it declares, and stores events once', async () => {
     expect((await t.request('GET', '/providers/echo/events')).status).toBe(405);
@@ -87,9 +88,13 @@ describe('a provider module’s account settings', () => {
   it('are validated by the provider, sealed, and forgotten on a switch to a provider that takes none', async () => {
     const missing = await t.gql(SET, { id: a.account.id, p: 'echo', s: {} }, ADMIN_TOKEN);
     expect(JSON.stringify(missing.body.errors)).toContain('settings.token');
-    expect((await t.gql(SET, { id: a.account.id, p: 'echo', s: { token: 'abc' } }, ADMIN_TOKEN)).body).toEqual({ data: { adminSetProvider: 'echo' } });
+    expect((await t.gql(SET, { id: a.account.id, p: 'echo', s: { token: 'abc' } }, ADMIN_TOKEN)).body).toEqual({
+      data: { adminSetProvider: 'echo' },
+    });
     expect(await accountProviderConfig(t.deps, a.account.id)).toEqual({ token: 'abc' });
-    expect((await t.gql(SET, { id: a.account.id, p: 'simulator', s: { token: 'abc' } }, ADMIN_TOKEN)).body).toEqual({ data: { adminSetProvider: 'simulator' } });
+    expect((await t.gql(SET, { id: a.account.id, p: 'simulator', s: { token: 'abc' } }, ADMIN_TOKEN)).body).toEqual({
+      data: { adminSetProvider: 'simulator' },
+    });
     expect(await accountProviderConfig(t.deps, a.account.id)).toBeNull();
   });
 

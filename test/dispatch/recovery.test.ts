@@ -29,7 +29,10 @@ const LEASE = 1000;
 
 describe('lease expired before the dial', () => {
   it('the call is requeued (history kept) and dialled once by another worker', async () => {
-    const { batch, calls: [c] } = await insertBatch(t.deps, a, { contacts: 1, callOverrides: () => ({ status: 'queued', phoneNumber: phoneEndingIn(4) }) });
+    const {
+      batch,
+      calls: [c],
+    } = await insertBatch(t.deps, a, { contacts: 1, callOverrides: () => ({ status: 'queued', phoneNumber: phoneEndingIn(4) }) });
     // A worker leased it and vanished before dialling.
     await t.deps.db.prisma.call.update({
       where: { id: c.id },
@@ -49,8 +52,14 @@ describe('lease expired before the dial', () => {
   });
 
   it('a live lease is left alone', async () => {
-    const { batch, calls: [c] } = await insertBatch(t.deps, a, { contacts: 1, callOverrides: () => ({ status: 'queued' }) });
-    await t.deps.db.prisma.call.update({ where: { id: c.id }, data: { leaseOwner: 'other#1', leaseExpiresAt: new Date('2025-02-02T12:00:30.000Z') } });
+    const {
+      batch,
+      calls: [c],
+    } = await insertBatch(t.deps, a, { contacts: 1, callOverrides: () => ({ status: 'queued' }) });
+    await t.deps.db.prisma.call.update({
+      where: { id: c.id },
+      data: { leaseOwner: 'other#1', leaseExpiresAt: new Date('2025-02-02T12:00:30.000Z') },
+    });
     const tick = await testWorker(t.deps).runOnce();
     expect(tick.requeued).toBe(0);
     expect(tick.claimed).toBe(0);
@@ -149,7 +158,10 @@ describe('lease expired after the dial', () => {
 
 describe('a lost dial still on its way to the provider', () => {
   it('is not settled as never dialled while the provider may still create it (its request timeout after the lease lapsed)', async () => {
-    const { batch, calls: [c, d] } = await insertBatch(t.deps, a, {
+    const {
+      batch,
+      calls: [c, d],
+    } = await insertBatch(t.deps, a, {
       contacts: 2,
       batch: { concurrency: 2 },
       callOverrides: (i) => ({ status: 'ringing', attempts: 1, phoneNumber: phoneEndingIn(4, i) }),
@@ -170,7 +182,19 @@ describe('a lost dial still on its way to the provider', () => {
       async lookup(id): Promise<ProviderCallLookup> {
         const at = t.clock.now();
         return id === 'rc_late'
-          ? { state: 'ended', result: { status: 'completed', hangupBy: 'agent', disconnectReason: 'agent_hangup', startedAt: at, answeredAt: at, endedAt: at, transcript: 'Agent: Hi.', recording: null } }
+          ? {
+              state: 'ended',
+              result: {
+                status: 'completed',
+                hangupBy: 'agent',
+                disconnectReason: 'agent_hangup',
+                startedAt: at,
+                answeredAt: at,
+                endedAt: at,
+                transcript: 'Agent: Hi.',
+                recording: null,
+              },
+            }
           : { state: 'unknown' };
       },
     };
@@ -195,12 +219,18 @@ describe('a lost dial still on its way to the provider', () => {
 describe('analysis left unfinished', () => {
   it('is taken over and completed by another worker', async () => {
     const transcript = 'Agent: Hello Ann, this is Sales Agent.\nUser: Yes, I am interested. Tell me more.\nAgent: Goodbye!';
-    const { batch, calls: [c] } = await insertBatch(t.deps, a, {
+    const {
+      batch,
+      calls: [c],
+    } = await insertBatch(t.deps, a, {
       contacts: 1,
       status: 'completed',
       callOverrides: () => ({ status: 'completed', llmTranscript: transcript, transcriptStatus: 'processing', hangupBy: 'agent', name: 'Ann' }),
     });
-    await t.deps.db.prisma.call.update({ where: { id: c.id }, data: { leaseOwner: 'ghost#2', leaseExpiresAt: new Date('2025-02-02T11:00:00.000Z') } });
+    await t.deps.db.prisma.call.update({
+      where: { id: c.id },
+      data: { leaseOwner: 'ghost#2', leaseExpiresAt: new Date('2025-02-02T11:00:00.000Z') },
+    });
     const worker = testWorker(t.deps);
     expect((await worker.runOnce()).analysisRecovered).toBe(1);
     await worker.settle();
@@ -241,7 +271,9 @@ describe.skipIf(!TEST_DATABASE_URL)('worker processes', () => {
         child.kill('SIGKILL');
       }
       await new Promise((r) => child.once('exit', r));
-      const lostIds = (await t.deps.db.prisma.call.findMany({ where: { batchId: batch.id, status: { in: ['ringing', 'answered', 'in_progress'] } } })).map((c) => c.id);
+      const lostIds = (
+        await t.deps.db.prisma.call.findMany({ where: { batchId: batch.id, status: { in: ['ringing', 'answered', 'in_progress'] } } })
+      ).map((c) => c.id);
       const answeredAtKill = new Set(
         (await t.deps.db.prisma.call.findMany({ where: { batchId: batch.id, status: { in: ['answered', 'in_progress'] } } })).map((c) => c.id),
       );
@@ -252,7 +284,12 @@ describe.skipIf(!TEST_DATABASE_URL)('worker processes', () => {
       await testWorker(t.deps).drain({ timeoutMs: 30_000 });
       const { batch: done, calls: rows, events } = await expectConsistentBatch(t.deps, batch.id);
       expect(done.status).toBe('completed');
-      expect(rows.filter((r) => r.disconnectReason === 'dispatcher_lost').map((r) => r.id).sort()).toEqual([...lostIds].sort());
+      expect(
+        rows
+          .filter((r) => r.disconnectReason === 'dispatcher_lost')
+          .map((r) => r.id)
+          .sort(),
+      ).toEqual([...lostIds].sort());
       // Exactly one dial per number of each call, whoever dialled it.
       for (const r of rows) {
         const dials = events.filter((e) => e.call_id === r.id && e.detail?.event === 'dial').map((e) => e.detail!.number);
@@ -279,7 +316,13 @@ describe.skipIf(!TEST_DATABASE_URL)('worker processes', () => {
         const mine = queued.filter((e) => e.callId === id);
         expect(mine.map((e) => e.type)).toEqual(['call.failed', 'call.analyzed']);
         const [failed, analyzed] = mine;
-        expect(failed.data).toMatchObject({ status: 'failed', reason: 'failed', disconnect_reason: 'dispatcher_lost', hangup_by: 'system', transcript_status: 'failed' });
+        expect(failed.data).toMatchObject({
+          status: 'failed',
+          reason: 'failed',
+          disconnect_reason: 'dispatcher_lost',
+          hangup_by: 'system',
+          transcript_status: 'failed',
+        });
         expect({ ...failed.data, reason: undefined }).toEqual({ ...analyzed.data, reason: undefined });
         expect(failed.createdAt).toBe(analyzed.createdAt);
       }

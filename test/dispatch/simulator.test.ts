@@ -112,7 +112,23 @@ describe("simulator outcomes by the contact's sim key", () => {
   });
 
   it('refuses anything else, so the last-digit rule holds', () => {
-    for (const v of [undefined, null, 3, true, ['busy'], { busy: 1 }, '', ' ', 'busy,', ',busy', 'busy,,failed', 'answered', 'no answer', 'busy;failed', 'voicemail_reached']) {
+    for (const v of [
+      undefined,
+      null,
+      3,
+      true,
+      ['busy'],
+      { busy: 1 },
+      '',
+      ' ',
+      'busy,',
+      ',busy',
+      'busy,,failed',
+      'answered',
+      'no answer',
+      'busy;failed',
+      'voicemail_reached',
+    ]) {
       expect(parseSimOutcomes(v), JSON.stringify(v)).toBeNull();
     }
     const tooLong = `${'no_answer,'.repeat(25)} failed`;
@@ -146,11 +162,56 @@ describe("simulator outcomes by the contact's sim key", () => {
     return ends;
   }
 
-  const COMPLETED = { types: 'ringing,answered,ended', status: 'completed', hangupBy: 'agent', reason: 'agent_hangup', answered: true, transcript: true, recording: true, ms: 10_000 };
-  const NO_ANSWER = { types: 'ringing,ended', status: 'no_answer', hangupBy: null, reason: 'no_answer', answered: false, transcript: false, recording: false, ms: 10_000 };
-  const BUSY = { types: 'ringing,ended', status: 'busy', hangupBy: null, reason: 'busy', answered: false, transcript: false, recording: false, ms: 2_000 };
-  const FAILED = { types: 'ended', status: 'failed', hangupBy: 'system', reason: 'dial_failed', answered: false, transcript: false, recording: false, ms: 0 };
-  const VOICEMAIL = { types: 'ringing,ended', status: 'no_answer', hangupBy: 'system', reason: 'voicemail', answered: false, transcript: false, recording: false, ms: 10_000 };
+  const COMPLETED = {
+    types: 'ringing,answered,ended',
+    status: 'completed',
+    hangupBy: 'agent',
+    reason: 'agent_hangup',
+    answered: true,
+    transcript: true,
+    recording: true,
+    ms: 10_000,
+  };
+  const NO_ANSWER = {
+    types: 'ringing,ended',
+    status: 'no_answer',
+    hangupBy: null,
+    reason: 'no_answer',
+    answered: false,
+    transcript: false,
+    recording: false,
+    ms: 10_000,
+  };
+  const BUSY = {
+    types: 'ringing,ended',
+    status: 'busy',
+    hangupBy: null,
+    reason: 'busy',
+    answered: false,
+    transcript: false,
+    recording: false,
+    ms: 2_000,
+  };
+  const FAILED = {
+    types: 'ended',
+    status: 'failed',
+    hangupBy: 'system',
+    reason: 'dial_failed',
+    answered: false,
+    transcript: false,
+    recording: false,
+    ms: 0,
+  };
+  const VOICEMAIL = {
+    types: 'ringing,ended',
+    status: 'no_answer',
+    hangupBy: 'system',
+    reason: 'voicemail',
+    answered: false,
+    transcript: false,
+    recording: false,
+    ms: 10_000,
+  };
 
   it('plays the N-th entry on attempt N and repeats the last one', async () => {
     expect(await attempts('no_answer,completed', 3)).toEqual([NO_ANSWER, COMPLETED, COMPLETED]);
@@ -163,9 +224,11 @@ describe("simulator outcomes by the contact's sim key", () => {
     expect(await attempts('voicemail', 2)).toEqual([VOICEMAIL, VOICEMAIL]);
   });
 
-  it('leaves the `sim` control key out of the transcript, and reads the contact\'s other details', async () => {
+  it("leaves the `sim` control key out of the transcript, and reads the contact's other details", async () => {
     const { clock, sim, events } = setup();
-    await sim.placeCall(request('+14155550105', { contact: { externalId: 'c-1', name: 'Jane Doe', metadata: { sim: 'completed', orderId: 'A-17' } } }));
+    await sim.placeCall(
+      request('+14155550105', { contact: { externalId: 'c-1', name: 'Jane Doe', metadata: { sim: 'completed', orderId: 'A-17' } } }),
+    );
     clock.advance(10_000);
     const transcript = ended(events).transcript!;
     expect(transcript).toContain('A-17');
@@ -181,10 +244,19 @@ describe("simulator outcomes by the contact's sim key", () => {
 
   it('hangs up a call on voicemail like any unanswered call', async () => {
     const { clock, sim, events } = setup(10_000);
-    const { providerCallId } = await sim.placeCall(request('+14155550124', { contact: { externalId: 'c-1', name: null, metadata: { sim: 'voicemail' } } }));
+    const { providerCallId } = await sim.placeCall(
+      request('+14155550124', { contact: { externalId: 'c-1', name: null, metadata: { sim: 'voicemail' } } }),
+    );
     clock.advance(5_000);
     await sim.hangup(providerCallId, 'cancelled');
-    expect(ended(events)).toMatchObject({ status: 'failed', hangupBy: 'system', disconnectReason: 'cancelled', answeredAt: null, transcript: null, recording: null });
+    expect(ended(events)).toMatchObject({
+      status: 'failed',
+      hangupBy: 'system',
+      disconnectReason: 'cancelled',
+      answeredAt: null,
+      transcript: null,
+      recording: null,
+    });
     expect(clock.pending()).toBe(0);
   });
 });
@@ -310,7 +382,14 @@ describe('simulator hangup', () => {
     clock.advance(500);
     await sim.hangup(providerCallId, 'cancelled');
     const r = ended(events);
-    expect(r).toMatchObject({ status: 'failed', hangupBy: 'system', disconnectReason: 'cancelled', transcript: null, recording: null, answeredAt: null });
+    expect(r).toMatchObject({
+      status: 'failed',
+      hangupBy: 'system',
+      disconnectReason: 'cancelled',
+      transcript: null,
+      recording: null,
+      answeredAt: null,
+    });
     expect(events.map((e) => e.type)).toEqual(['ringing', 'ended']);
   });
 
@@ -415,7 +494,9 @@ describe('simulated transcript', () => {
     const reordered = { ...base, metadata: Object.fromEntries(Object.entries(base.metadata).reverse()) };
     expect(buildTranscript(base)).toBe(buildTranscript(reordered));
     const variants = new Set(
-      ['Ann', 'Bob', 'Cleo', 'Dan', 'Eve', 'Finn', 'Gus', 'Hal'].map((n) => buildTranscript({ ...base, contactName: n }).replace(new RegExp(n, 'g'), 'X')),
+      ['Ann', 'Bob', 'Cleo', 'Dan', 'Eve', 'Finn', 'Gus', 'Hal'].map((n) =>
+        buildTranscript({ ...base, contactName: n }).replace(new RegExp(n, 'g'), 'X'),
+      ),
     );
     expect(variants.size).toBeGreaterThan(1); // answers (interest, callback) differ between contacts
   });

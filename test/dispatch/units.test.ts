@@ -82,7 +82,16 @@ describe('mergeWrites', () => {
 });
 
 describe('WriteQueue', () => {
-  const w = (callId: string): CallWrite => ({ callId, batchId: 'sched_1', accountId: 'acc_1', owner: 'w', from: 'ringing', to: 'ringing', events: [], set: {} });
+  const w = (callId: string): CallWrite => ({
+    callId,
+    batchId: 'sched_1',
+    accountId: 'acc_1',
+    owner: 'w',
+    from: 'ringing',
+    to: 'ringing',
+    events: [],
+    set: {},
+  });
   const queue = () =>
     new WriteQueue({
       apply: async (writes) => {
@@ -130,7 +139,7 @@ describe('WriteQueue', () => {
     }
   });
 
-  it('whenIdle resolves after a deferred write\'s timer fires with its write already gone out', async () => {
+  it("whenIdle resolves after a deferred write's timer fires with its write already gone out", async () => {
     fakeDeferTimers();
     try {
       const q = queue();

@@ -55,7 +55,6 @@ async function rest(method: string, p: string, body?: unknown): Promise<any> {
 
 const graphql = (query: string, variables: Record<string, unknown>) => graphqlWithKey(server.url, key, query, variables);
 
-
 function subscribe(query: string, variables: Record<string, unknown>) {
   return sseStream((req) => fetch(req), server.url, query, variables, key);
 }
@@ -117,7 +116,14 @@ describe('the examples in the docs run', () => {
     expect(firstBatch).not.toBe('');
     const [replay, details] = jsonDocuments(await run('replay-batch.sh', firstBatch));
     expect([replay.status_code, replay.message]).toEqual([200, 'Call batch already exists for this idempotency key']);
-    expect(replay.data).toMatchObject({ batch_id: firstBatch, idempotent: true, status: 'pending', start_mode: 'manual', total_contacts: 20, accepted_contacts: 20 });
+    expect(replay.data).toMatchObject({
+      batch_id: firstBatch,
+      idempotent: true,
+      status: 'pending',
+      start_mode: 'manual',
+      total_contacts: 20,
+      accepted_contacts: 20,
+    });
     expect(details.data).toMatchObject({ batch_id: firstBatch, status: 'completed', total_contacts: 20 });
     expect((await rest('GET', '/call-batches?limit=100')).data.items.filter((b: any) => b.total_contacts === 1)).toEqual([]);
   });
@@ -125,13 +131,26 @@ describe('the examples in the docs run', () => {
   it("campaigns.md's toll-free example: rejected under a recipient window (it has no zone; in every season)", async () => {
     const create = (end: string) =>
       rest('POST', '/call-batches', {
-        agent_name: 'Demo Agent', version_name: 'v1', start_mode: 'manual', interruption: true, use_alternate_number: false,
-        schedule_date: '2026-11-24', schedule_time: '09:00', schedule_timezone: 'UTC',
+        agent_name: 'Demo Agent',
+        version_name: 'v1',
+        start_mode: 'manual',
+        interruption: true,
+        use_alternate_number: false,
+        schedule_date: '2026-11-24',
+        schedule_time: '09:00',
+        schedule_timezone: 'UTC',
         calling_window: { start: '09:00', end, timezone: 'recipient' },
-        contacts: [{ contact_id: 'tf', phone_number: '+18002345678' }, { contact_id: 'ny', phone_number: '+12125550123' }],
+        contacts: [
+          { contact_id: 'tf', phone_number: '+18002345678' },
+          { contact_id: 'ny', phone_number: '+12125550123' },
+        ],
       });
     const short = await create('17:00');
-    expect(short.data).toMatchObject({ accepted_contacts: 1, rejected_contacts: 1, validation_errors: [{ external_id: 'tf', field: 'phone_number' }] });
+    expect(short.data).toMatchObject({
+      accepted_contacts: 1,
+      rejected_contacts: 1,
+      validation_errors: [{ external_id: 'tf', field: 'phone_number' }],
+    });
     // The New York number alone is accepted under any window of a few hours.
     expect((await create('12:00')).data).toMatchObject({ accepted_contacts: 1, rejected_contacts: 1 });
   });
@@ -192,9 +211,15 @@ describe('the examples in the docs run', () => {
 
       // One call at a time for 20 calls: the operations land while it runs.
       const slow = await rest('POST', '/call-batches', {
-        agent_name: 'Demo Agent', version_name: 'v1', start_mode: 'manual', concurrency: 1,
-        interruption: true, use_alternate_number: false,
-        schedule_date: '2026-11-24', schedule_time: '09:00', schedule_timezone: 'UTC',
+        agent_name: 'Demo Agent',
+        version_name: 'v1',
+        start_mode: 'manual',
+        concurrency: 1,
+        interruption: true,
+        use_alternate_number: false,
+        schedule_date: '2026-11-24',
+        schedule_time: '09:00',
+        schedule_timezone: 'UTC',
         contacts: Array.from({ length: 20 }, (_, i) => ({ contact_id: `op-${i}`, phone_number: `+1415555014${i % 10}` })),
       });
       const batch = slow.data.batch_id;

@@ -30,10 +30,21 @@ describe('examples in the docs are files', () => {
     const of = (doc: string) => blocks.filter((b) => b.doc === doc).map((b) => b.file);
     expect(of('README.md')).toEqual(['docs/examples/me.sh', 'docs/examples/first-batch.sh', 'docs/examples/start-batch.sh']);
     expect(of('docs/api.md')).toEqual(
-      expect.arrayContaining(['docs/examples/me.sh', 'docs/examples/me.graphql', 'docs/examples/first-batch.sh', 'docs/examples/read-batch.sh', 'docs/examples/batch-operations.sh', 'docs/examples/progress.graphql']),
+      expect.arrayContaining([
+        'docs/examples/me.sh',
+        'docs/examples/me.graphql',
+        'docs/examples/first-batch.sh',
+        'docs/examples/read-batch.sh',
+        'docs/examples/batch-operations.sh',
+        'docs/examples/progress.graphql',
+      ]),
     );
     // test/docs/webhook-receiver.test.ts runs the receiver and the GraphQL it names.
-    expect(of('docs/webhooks.md')).toEqual(['docs/examples/webhook-receiver.mjs', 'docs/examples/webhook-secret.graphql', 'docs/examples/webhook-deliveries.graphql']);
+    expect(of('docs/webhooks.md')).toEqual([
+      'docs/examples/webhook-receiver.mjs',
+      'docs/examples/webhook-secret.graphql',
+      'docs/examples/webhook-deliveries.graphql',
+    ]);
   });
 
   it('every GraphQL example is valid against the committed schema.graphql', () => {
@@ -42,7 +53,10 @@ describe('examples in the docs are files', () => {
     expect(graphqlFiles.length).toBeGreaterThan(0);
     for (const f of graphqlFiles) {
       const errors = validate(schema, parse(fs.readFileSync(path.join(root, f), 'utf8')));
-      expect(errors.map((e) => e.message), f).toEqual([]);
+      expect(
+        errors.map((e) => e.message),
+        f,
+      ).toEqual([]);
     }
   });
 });
@@ -65,7 +79,9 @@ describe('the example markers', () => {
 
   it('sync rewrites only the block: the prose and blocks after it stay', () => {
     const text = `intro\n${marker}\n\`\`\`bash\nold\n\`\`\`\n\nprose\n\n\`\`\`js\nother()\n\`\`\`\n${marker}\n\`\`\`bash\n\`\`\`\ntail\n`;
-    expect(syncedText('x.md', text, read)).toBe(`intro\n${marker}\n\`\`\`bash\ncurl me\n\`\`\`\n\nprose\n\n\`\`\`js\nother()\n\`\`\`\n${marker}\n\`\`\`bash\ncurl me\n\`\`\`\ntail\n`);
+    expect(syncedText('x.md', text, read)).toBe(
+      `intro\n${marker}\n\`\`\`bash\ncurl me\n\`\`\`\n\nprose\n\n\`\`\`js\nother()\n\`\`\`\n${marker}\n\`\`\`bash\ncurl me\n\`\`\`\ntail\n`,
+    );
     // An unclosed block is refused rather than swallowing the text up to the next fence.
     expect(() => syncedText('x.md', `${marker}\n\`\`\`bash\nold\n\nprose\n`, read)).toThrow(/no closing/);
     expect(() => syncedText('x.md', `${marker}\n\`\`\`bash\n\`\`\`\n`, () => 'a\n```\nb\n')).toThrow(/```/);

@@ -42,7 +42,13 @@ async function startExample(env: Record<string, string>) {
 }
 
 /** The events the receiver printed, one JSON line each. */
-const printed = () => receiver.stdout().trimEnd().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const printed = () =>
+  receiver
+    .stdout()
+    .trimEnd()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 
 async function deliveries(batchId: string) {
   return (await graphql(exampleOperations('webhook-deliveries.graphql').get('WebhookDeliveries')!, { id: batchId })).batch;
@@ -50,8 +56,12 @@ async function deliveries(batchId: string) {
 
 beforeAll(async () => {
   server = await startServerProcess({
-    DATA_DIR: dataDir, DATABASE_URL: '', RUN_WORKER: 'true', SIM_CALL_MS: '300',
-    WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '100',
+    DATA_DIR: dataDir,
+    DATABASE_URL: '',
+    RUN_WORKER: 'true',
+    SIM_CALL_MS: '300',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_POLL_MS: '100',
   });
   await waitFor(() => /sk_[A-Za-z0-9_-]{43}/.test(server.stdout()), { what: 'the demo key' });
   key = /(sk_[A-Za-z0-9_-]{43})/.exec(server.stdout())![1];
@@ -70,17 +80,24 @@ afterAll(async () => {
 describe('the webhook receiver of docs/webhooks.md', () => {
   let batchId = '';
 
-  it("prints every signed event of a batch once, and the service counts each as delivered", async () => {
+  it('prints every signed event of a batch once, and the service counts each as delivered', async () => {
     // The simulator: numbers ending 0, 1, 2 end no answer, busy, failed; 3 and 4 are answered.
     const contacts = [0, 1, 2, 3, 4].map((d) => ({ contact_id: `w-${d}`, phone_number: `+1415555017${d}` }));
     const res = await fetch(`${server.url}/api/v1/public/call-batches`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({
-        agent_name: 'Demo Agent', version_name: 'v1', start_mode: 'immediate', concurrency: 5,
-        interruption: true, use_alternate_number: false,
-        schedule_date: '2026-11-24', schedule_time: '09:00', schedule_timezone: 'UTC',
-        callback_url: receiver.url, contacts,
+        agent_name: 'Demo Agent',
+        version_name: 'v1',
+        start_mode: 'immediate',
+        concurrency: 5,
+        interruption: true,
+        use_alternate_number: false,
+        schedule_date: '2026-11-24',
+        schedule_time: '09:00',
+        schedule_timezone: 'UTC',
+        callback_url: receiver.url,
+        contacts,
       }),
     });
     const created = (await res.json()) as any;
@@ -92,10 +109,13 @@ describe('the webhook receiver of docs/webhooks.md', () => {
     // The receiver prints an event before it answers, and the service records the delivery once the
     // answer is in: wait for the ninth record rather than read right after the ninth print.
     let batch: any;
-    await waitFor(async () => {
-      batch = await deliveries(batchId);
-      return batch.callbacks >= 9;
-    }, { timeoutMs: 30_000, what: 'nine deliveries recorded' });
+    await waitFor(
+      async () => {
+        batch = await deliveries(batchId);
+        return batch.callbacks >= 9;
+      },
+      { timeoutMs: 30_000, what: 'nine deliveries recorded' },
+    );
     const nodes = batch.webhookDeliveries.edges.map((e: any) => e.node);
     expect(batch.webhookDeliveries.totalCount).toBe(9);
     expect(nodes.every((n: any) => n.status === 'delivered' && n.lastStatusCode === 204)).toBe(true);
@@ -104,7 +124,17 @@ describe('the webhook receiver of docs/webhooks.md', () => {
     const events = printed();
     expect(events.map((e) => e.id).sort()).toEqual(nodes.map((n: any) => n.id).sort());
     const types = events.map((e) => e.type).sort();
-    expect(types).toEqual(['batch.completed', 'batch.started', 'call.analyzed', 'call.analyzed', 'call.completed', 'call.completed', 'call.failed', 'call.failed', 'call.failed']);
+    expect(types).toEqual([
+      'batch.completed',
+      'batch.started',
+      'call.analyzed',
+      'call.analyzed',
+      'call.completed',
+      'call.completed',
+      'call.failed',
+      'call.failed',
+      'call.failed',
+    ]);
     expect(events.every((e) => e.data.batch_id === batchId)).toBe(true);
     expect(receiver.stderr()).not.toMatch(/^(40|41)\d /m);
   }, 90_000);
@@ -116,7 +146,8 @@ describe('the webhook receiver of docs/webhooks.md', () => {
     const redeliver = async (id: string) => {
       expect((await graphql(ops.get('RedeliverWebhook')!, { id })).redeliverWebhook).toMatchObject({ id, status: 'pending', attempts: 0 });
       await waitFor(() => receiver.stderr().includes(`duplicate ${id}`), { what: `the redelivery of ${id}` });
-      await expect.poll(async () => (await deliveries(batchId)).webhookDeliveries.edges.find((e: any) => e.node.id === id).node)
+      await expect
+        .poll(async () => (await deliveries(batchId)).webhookDeliveries.edges.find((e: any) => e.node.id === id).node)
         .toMatchObject({ status: 'delivered', attempts: 1, lastStatusCode: 204 });
     };
     await redeliver(first);
@@ -137,11 +168,16 @@ describe('the webhook receiver of docs/webhooks.md', () => {
     };
     const now = new Date();
     expect(await post({ ...signedHeaders([generateSecret()], event.id, now, body) }), 'signed with another secret').toBe(401);
-    expect(await post({ ...signedHeaders([secret], event.id, now, body) }, body.replace('completed', 'cancelled')), 'body changed after signing').toBe(401);
+    expect(
+      await post({ ...signedHeaders([secret], event.id, now, body) }, body.replace('completed', 'cancelled')),
+      'body changed after signing',
+    ).toBe(401);
     expect(await post({ ...signedHeaders([secret], event.id, new Date(now.getTime() - 10 * 60_000), body) }), 'ten minutes old').toBe(401);
     expect(await post({ ...signedHeaders([secret], event.id, now, body), 'webhook-signature': 'v1,' }), 'empty signature').toBe(401);
     expect(await post({ 'webhook-id': event.id }), 'no timestamp, no signature').toBe(400);
-    expect(await post({ ...signedHeaders([secret], event.id, now, 'x'.repeat(2 * 1024 * 1024)) }, 'x'.repeat(2 * 1024 * 1024)), 'over 1 MiB').toBe(413);
+    expect(await post({ ...signedHeaders([secret], event.id, now, 'x'.repeat(2 * 1024 * 1024)) }, 'x'.repeat(2 * 1024 * 1024)), 'over 1 MiB').toBe(
+      413,
+    );
     expect(printed().some((e) => e.id === 'msg_forged')).toBe(false);
     expect(printed()).toHaveLength(9);
     // The genuine article passes: it is the signature, not the address, that was refused.

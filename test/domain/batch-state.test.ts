@@ -81,9 +81,16 @@ describe('batch lifecycle helpers', () => {
 
   it('active filter covers every non-terminal batch status and no terminal one', () => {
     for (const s of BATCH_STATUSES) expect(ACTIVE_FILTER_STATUSES.includes(s)).toBe(!isBatchTerminal(s));
-    expect([...ACTIVE_FILTER_STATUSES].sort()).toEqual(
-      ['answered', 'dispatching', 'in_progress', 'paused', 'pending', 'queued', 'ringing', 'running'],
-    );
+    expect([...ACTIVE_FILTER_STATUSES].sort()).toEqual([
+      'answered',
+      'dispatching',
+      'in_progress',
+      'paused',
+      'pending',
+      'queued',
+      'ringing',
+      'running',
+    ]);
   });
 
   it('recognises status strings', () => {

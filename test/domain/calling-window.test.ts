@@ -1,6 +1,17 @@
 import { DateTime, IANAZone } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { callingWindowProblems, isOpenAt, nextOpening, normalizeWindow, openIntervals, OPENING_HORIZON_DAYS, storedWindow, WEEKDAYS, type CallingWindow, type Interval } from '../../src/domain/calling-window.ts';
+import {
+  callingWindowProblems,
+  isOpenAt,
+  nextOpening,
+  normalizeWindow,
+  openIntervals,
+  OPENING_HORIZON_DAYS,
+  storedWindow,
+  WEEKDAYS,
+  type CallingWindow,
+  type Interval,
+} from '../../src/domain/calling-window.ts';
 import { computeScheduledAt } from '../../src/domain/schedule.ts';
 import { NO_ZONE_MESSAGE, openingsOf, placeInWindows, replaceWaitingCall, type WaitingCall } from '../../src/domain/call-windows.ts';
 import { zonesForNumber } from '../../src/domain/number-zones.ts';
@@ -27,7 +38,9 @@ describe('nextOpening', () => {
       closesAt: '2026-03-09T00:00:00.000Z',
     });
     // Back to standard time on 2026-11-01: that Sunday opens at 14:00Z.
-    expect(nextOpening([w('09:00', '20:00')], ['America/New_York'], at('2026-11-01T05:00:00Z'))!.opensAt.toISOString()).toBe('2026-11-01T14:00:00.000Z');
+    expect(nextOpening([w('09:00', '20:00')], ['America/New_York'], at('2026-11-01T05:00:00Z'))!.opensAt.toISOString()).toBe(
+      '2026-11-01T14:00:00.000Z',
+    );
   });
 
   it('moves a start inside the spring-forward gap on by the gap (02:30 -> 03:30 EDT)', () => {
@@ -42,7 +55,7 @@ describe('nextOpening', () => {
     expect(o!.opensAt.toISOString()).toBe('2026-03-09T13:00:00.000Z');
   });
 
-  it('is open only where it is open in all of a number\'s zones', () => {
+  it("is open only where it is open in all of a number's zones", () => {
     // New York and Los Angeles, 09:00-20:00: 09:00 LA to 20:00 NY.
     expect(opening(nextOpening([w('09:00', '20:00')], ['America/New_York', 'America/Los_Angeles'], at('2026-06-10T12:00:00Z')))).toEqual({
       opensAt: '2026-06-10T16:00:00.000Z',
@@ -106,7 +119,10 @@ describe('openIntervals against the day-by-day computation', () => {
     for (const zone of Intl.supportedValuesOf('timeZone')) {
       for (const from of froms) {
         const expected = windows.map((win) => dayByDay(win, zone, from));
-        expect(windows.map((win) => openIntervals([win], [zone], from)), `${zone} from ${from.toISOString()}`).toEqual(expected);
+        expect(
+          windows.map((win) => openIntervals([win], [zone], from)),
+          `${zone} from ${from.toISOString()}`,
+        ).toEqual(expected);
         compared++;
         if (new Set(expected[0].map(([opens]) => opens % 86_400_000)).size > 1) changing++;
       }
@@ -114,7 +130,10 @@ describe('openIntervals against the day-by-day computation', () => {
     // Greenland's changes fall at midnight: a day before an instant inside the gap is another date.
     for (const zone of ['America/Godthab', 'America/Scoresbysund']) {
       const from = at('2026-03-30T00:45:00Z');
-      expect(windows.map((win) => openIntervals([win], [zone], from)), zone).toEqual(windows.map((win) => dayByDay(win, zone, from)));
+      expect(
+        windows.map((win) => openIntervals([win], [zone], from)),
+        zone,
+      ).toEqual(windows.map((win) => dayByDay(win, zone, from)));
     }
     expect(compared).toBeGreaterThan(1500);
     // Many of them straddle a DST change (the window opens at another UTC time after it).
@@ -123,7 +142,7 @@ describe('openIntervals against the day-by-day computation', () => {
   }, 120_000);
 });
 
-describe('a window\'s values', () => {
+describe("a window's values", () => {
   it('names each problem by field', () => {
     expect(callingWindowProblems({ start: '9:00', end: '24:01', days: ['mon', 'funday'], timezone: 'Mars/Base' })).toEqual([
       ['start', 'Value error, Invalid time, expected HH:MM'],
@@ -155,7 +174,7 @@ describe('a window\'s values', () => {
 
 describe('zones of a number', () => {
   const table = numberZoneTable();
-  it('come from libphonenumber\'s prefix table', () => {
+  it("come from libphonenumber's prefix table", () => {
     expect(zonesForNumber(table, '+12125550100')).toEqual(['America/New_York']);
     expect(zonesForNumber(table, '+13105550100')).toEqual(['America/Los_Angeles']);
     expect(zonesForNumber(table, '+442079460000')).toEqual(['Europe/London']);
@@ -169,18 +188,24 @@ describe('zones of a number', () => {
 
 describe('placeInWindows', () => {
   const contact = (index: number, phoneNumber: string): NormalizedContact => ({
-    index, externalId: `c${index}`, name: null, phoneNumber, alternatePhone: null, metadata: {},
+    index,
+    externalId: `c${index}`,
+    name: null,
+    phoneNumber,
+    alternatePhone: null,
+    metadata: {},
   });
   const table = numberZoneTable();
   const now = at('2026-06-10T12:00:00Z'); // 08:00 in New York, 05:00 in Los Angeles
 
   it('gives each call its zones and first opening, and rejects contacts that can never be called', () => {
     const own = new Map([[3, 'Europe/London']]);
-    const r = placeInWindows(
-      [contact(1, '+12125550100'), contact(2, '+13105550100'), contact(3, '+12125550101'), contact(4, '+18005550100')],
-      [],
-      { windows: [w('09:00', '20:00')], zonesOf: (n) => zonesForNumber(table, n), ownZone: (i) => own.get(i) ?? null, now },
-    );
+    const r = placeInWindows([contact(1, '+12125550100'), contact(2, '+13105550100'), contact(3, '+12125550101'), contact(4, '+18005550100')], [], {
+      windows: [w('09:00', '20:00')],
+      zonesOf: (n) => zonesForNumber(table, n),
+      ownZone: (i) => own.get(i) ?? null,
+      now,
+    });
     expect(r.accepted.map((c) => c.index)).toEqual([1, 2, 3]);
     expect(r.placements.map((p) => [p.timezone, p.nextAttemptAt?.toISOString() ?? null, p.windowClosesAt!.toISOString()])).toEqual([
       ['America/New_York', '2026-06-10T13:00:00.000Z', '2026-06-11T00:00:00.000Z'],
@@ -197,7 +222,12 @@ describe('placeInWindows', () => {
   it('rejects a number with no known zone, and judges fixed-zone windows in their own zone', () => {
     const none = placeInWindows([contact(1, '+12125550100')], [], { windows: [w('09:00', '20:00')], zonesOf: () => null, ownZone: () => null, now });
     expect(none.rejected).toEqual([{ index: 1, external_id: 'c1', field: 'phone_number', message: NO_ZONE_MESSAGE }]);
-    const fixed = placeInWindows([contact(1, '+18005550100')], [], { windows: [w('09:00', '20:00', 'Asia/Tokyo')], zonesOf: () => null, ownZone: () => null, now });
+    const fixed = placeInWindows([contact(1, '+18005550100')], [], {
+      windows: [w('09:00', '20:00', 'Asia/Tokyo')],
+      zonesOf: () => null,
+      ownZone: () => null,
+      now,
+    });
     expect(fixed.placements[0].timezone).toBe('Asia/Tokyo');
   });
 
@@ -211,7 +241,9 @@ describe('placeInWindows', () => {
     const kept = { opensAt: at('2026-06-11T00:00:00Z'), closesAt: at('2026-06-11T01:00:00Z') };
     openings.set('Asia/Tokyo', kept);
     const later = place([contact(3, '+12125550102')], () => 'Asia/Tokyo');
-    expect(later.placements).toEqual([{ timezone: 'Asia/Tokyo', contactTimezone: 'Asia/Tokyo', nextAttemptAt: kept.opensAt, windowClosesAt: kept.closesAt }]);
+    expect(later.placements).toEqual([
+      { timezone: 'Asia/Tokyo', contactTimezone: 'Asia/Tokyo', nextAttemptAt: kept.opensAt, windowClosesAt: kept.closesAt },
+    ]);
   });
 });
 
@@ -239,33 +271,47 @@ describe('replaceWaitingCall: a waiting call under changed windows', () => {
     );
   const iso = (r: ReturnType<typeof replace>) => r && [r.timezone, r.nextAttemptAt?.toISOString() ?? null, r.windowClosesAt?.toISOString() ?? null];
 
-  it('looks a plain call\'s zones up from its number, and ends one whose window never opens', () => {
+  it("looks a plain call's zones up from its number, and ends one whose window never opens", () => {
     expect(iso(replace({}, [nine]))).toEqual(['America/New_York', '2026-03-06T14:00:00.000Z', '2026-03-07T01:00:00.000Z']);
-    expect(iso(replace({ phoneNumber: '+13105550100' }, [nine]))).toEqual(['America/Los_Angeles', '2026-03-06T17:00:00.000Z', '2026-03-07T04:00:00.000Z']);
+    expect(iso(replace({ phoneNumber: '+13105550100' }, [nine]))).toEqual([
+      'America/Los_Angeles',
+      '2026-03-06T17:00:00.000Z',
+      '2026-03-07T04:00:00.000Z',
+    ]);
     // A toll-free number's 42 zones share no weekday hour of it (Guam is a day ahead).
     expect(replace({ phoneNumber: '+18005550100' }, [{ ...nine, days: ['mon', 'tue', 'wed', 'thu', 'fri'] }])).toBeNull();
   });
 
-  it('keeps a recipient key (a contact\'s own zone) and ignores a fixed window\'s key', () => {
+  it("keeps a recipient key (a contact's own zone) and ignores a fixed window's key", () => {
     expect(iso(replace({ timezone: 'Europe/London' }, [nine], true))).toEqual(['Europe/London', null, '2026-03-06T20:00:00.000Z']);
     // A key from a batch created under a fixed-zone window is not the recipient's.
     expect(iso(replace({ timezone: 'Europe/London' }, [nine], false))?.[0]).toBe('America/New_York');
-    expect(iso(replace({ timezone: 'Europe/London' }, [noonNY], false))).toEqual(['America/New_York', '2026-03-06T17:00:00.000Z', '2026-03-06T18:00:00.000Z']);
+    expect(iso(replace({ timezone: 'Europe/London' }, [noonNY], false))).toEqual([
+      'America/New_York',
+      '2026-03-06T17:00:00.000Z',
+      '2026-03-06T18:00:00.000Z',
+    ]);
   });
 
   it('never moves a retry or a capped call before its due time', () => {
     const due = new Date('2026-03-06T18:30:00.000Z');
     expect(iso(replace({ status: 'queued', nextAttemptAt: due, timezone: 'America/New_York' }, [noonNY], true))).toEqual([
-      'America/New_York', '2026-03-07T17:00:00.000Z', '2026-03-07T18:00:00.000Z',
+      'America/New_York',
+      '2026-03-07T17:00:00.000Z',
+      '2026-03-07T18:00:00.000Z',
     ]);
     const past = new Date('2026-03-06T13:00:00.000Z');
     // Due already and the window open now: it keeps its place in line.
     expect(iso(replace({ status: 'queued', nextAttemptAt: past }, [{ ...nine, start: '08:00' }]))).toEqual([
-      'America/New_York', '2026-03-06T13:00:00.000Z', '2026-03-07T01:00:00.000Z',
+      'America/New_York',
+      '2026-03-06T13:00:00.000Z',
+      '2026-03-07T01:00:00.000Z',
     ]);
     // A pending call waiting only for its old window's opening does not keep that time.
     expect(iso(replace({ nextAttemptAt: new Date('2026-03-09T13:00:00.000Z') }, [{ ...nine, start: '08:00' }]))).toEqual([
-      'America/New_York', null, '2026-03-07T01:00:00.000Z',
+      'America/New_York',
+      null,
+      '2026-03-07T01:00:00.000Z',
     ]);
   });
 
@@ -280,9 +326,15 @@ describe('replaceWaitingCall: a waiting call under changed windows', () => {
 
   it('without windows, a call waits only for what held it', () => {
     expect(replace({ nextAttemptAt: new Date('2026-03-09T13:00:00.000Z'), timezone: 'America/New_York' }, [], true)).toEqual({
-      timezone: 'America/New_York', nextAttemptAt: null, windowClosesAt: null,
+      timezone: 'America/New_York',
+      nextAttemptAt: null,
+      windowClosesAt: null,
     });
     const capped = new Date('2026-03-07T00:00:00.000Z');
-    expect(replace({ nextAttemptAt: capped, waitReason: 'frequency_cap' }, [])).toEqual({ timezone: null, nextAttemptAt: capped, windowClosesAt: null });
+    expect(replace({ nextAttemptAt: capped, waitReason: 'frequency_cap' }, [])).toEqual({
+      timezone: null,
+      nextAttemptAt: capped,
+      windowClosesAt: null,
+    });
   });
 });

@@ -38,7 +38,10 @@ describe('CappedIssues', () => {
   it('agrees with sorting everything and cutting, for any finding order (property)', () => {
     const issue = fc.oneof(
       fc.record({ path: fc.tuple(fc.constantFrom('agentId', 'metadata', 'retry', 'callingWindow', 'unknown')), reason: fc.string({ maxLength: 3 }) }),
-      fc.record({ path: fc.tuple(fc.constant('contacts'), fc.nat(50), fc.constantFrom('contactId', 'phoneNumber', 'timezone')), reason: fc.string({ maxLength: 3 }) }),
+      fc.record({
+        path: fc.tuple(fc.constant('contacts'), fc.nat(50), fc.constantFrom('contactId', 'phoneNumber', 'timezone')),
+        reason: fc.string({ maxLength: 3 }),
+      }),
     );
     fc.assert(
       fc.property(fc.array(issue, { maxLength: 200 }), fc.integer({ min: 1, max: 20 }), (found, cap) => {
@@ -51,8 +54,17 @@ describe('CappedIssues', () => {
   });
 
   it('merging capped lists keeps the first `cap` of their union and adds up what they left out', () => {
-    const a = collect(Array.from({ length: 30 }, (_, i) => ({ path: ['contacts', i, 'phoneNumber'], reason: `a${i}` })), 5);
-    const b = collect([{ path: ['agentId'], reason: 'agent' }, { path: ['retry', 'maxAttempts'], reason: 'retry' }], 5);
+    const a = collect(
+      Array.from({ length: 30 }, (_, i) => ({ path: ['contacts', i, 'phoneNumber'], reason: `a${i}` })),
+      5,
+    );
+    const b = collect(
+      [
+        { path: ['agentId'], reason: 'agent' },
+        { path: ['retry', 'maxAttempts'], reason: 'retry' },
+      ],
+      5,
+    );
     const all = new CappedIssues(ORDER, 5);
     all.addAll(a.list());
     all.addAll(b.list());
@@ -81,7 +93,17 @@ describe('long lists of bad contacts', () => {
 
   it('checkCreateBatchRequest lists the first MAX_LISTED_ISSUES of 200,000 per-contact problems', () => {
     const contacts = Array.from({ length: 200_000 }, (_, i) => ({ contactId: `c${i}`, phoneNumber: '1' }));
-    const result = checkCreateBatchRequest({ agentId: 'a', versionId: 'v', interruption: true, useAlternateNumber: false, startMode: 'manual', scheduleDate: '2030-01-15', scheduleTime: '09:30', scheduleTimezone: 'UTC', contacts });
+    const result = checkCreateBatchRequest({
+      agentId: 'a',
+      versionId: 'v',
+      interruption: true,
+      useAlternateNumber: false,
+      startMode: 'manual',
+      scheduleDate: '2030-01-15',
+      scheduleTime: '09:30',
+      scheduleTimezone: 'UTC',
+      contacts,
+    });
     expect(result.ok).toBe(false);
     const issues = !result.ok ? result.issues : [];
     expect(issues).toHaveLength(MAX_LISTED_ISSUES + 1);
@@ -94,9 +116,13 @@ describe('contactCountProblem', () => {
   it("the account's max_batch_size in the contract's words first, then the ceiling", () => {
     expect(contactCountProblem(5, 5)).toBeNull();
     expect(contactCountProblem(6, 5)).toBe("Too many contacts: 6 submitted, the account's max_batch_size is 5");
-    expect(contactCountProblem(MAX_CONTACTS_PER_REQUEST + 1, 10)).toBe(`Too many contacts: ${MAX_CONTACTS_PER_REQUEST + 1} submitted, the account's max_batch_size is 10`);
+    expect(contactCountProblem(MAX_CONTACTS_PER_REQUEST + 1, 10)).toBe(
+      `Too many contacts: ${MAX_CONTACTS_PER_REQUEST + 1} submitted, the account's max_batch_size is 10`,
+    );
     expect(contactCountProblem(MAX_CONTACTS_PER_REQUEST)).toBeNull();
-    expect(contactCountProblem(MAX_CONTACTS_PER_REQUEST + 1)).toBe(`Too many contacts: ${MAX_CONTACTS_PER_REQUEST + 1} submitted, a request may carry at most ${MAX_CONTACTS_PER_REQUEST}`);
+    expect(contactCountProblem(MAX_CONTACTS_PER_REQUEST + 1)).toBe(
+      `Too many contacts: ${MAX_CONTACTS_PER_REQUEST + 1} submitted, a request may carry at most ${MAX_CONTACTS_PER_REQUEST}`,
+    );
     expect(contactCountProblem(MAX_CONTACTS_PER_REQUEST + 1, 2 * MAX_CONTACTS_PER_REQUEST)).toMatch(/a request may carry at most/);
   });
 });

@@ -48,7 +48,7 @@ describe('profiles', () => {
     expect(complianceProfilesProblems(['a', 'b', 'c', 'd'])[0][1]).toMatch(/at most 3/);
   });
 
-  it('combine the account\'s and the batch\'s; us_states brings the federal floor with it', () => {
+  it("combine the account's and the batch's; us_states brings the federal floor with it", () => {
     expect(profilesInForce(['us_states'], null)).toEqual(['us_tcpa', 'us_states']);
     expect(profilesInForce(['us_federal_holidays'], ['us_tcpa'])).toEqual(['us_tcpa', 'us_federal_holidays']);
     expect(rulesFor('+13055550100', profilesInForce(['us_states'])).map((r) => r.id)).toEqual(['us_tcpa.hours', 'us_fl.hours', 'us_fl.frequency']);
@@ -58,28 +58,45 @@ describe('profiles', () => {
 });
 
 describe('us_tcpa', () => {
-  it('allows 08:00-21:00 in the called party\'s time: not 07:59 or 21:00 in New York', () => {
+  it("allows 08:00-21:00 in the called party's time: not 07:59 or 21:00 in New York", () => {
     // January: New York is UTC-5.
-    expect(ask('+12125550100', '2026-01-15T12:59:00Z', ['us_tcpa'])).toMatchObject({ allowed: false, reason: 'calling_window', opensAt: new Date('2026-01-15T13:00:00Z') });
-    expect(ask('+12125550100', '2026-01-15T13:00:00Z', ['us_tcpa'])).toMatchObject({ allowed: true, closesAt: new Date('2026-01-16T02:00:00Z'), rules: ['us_tcpa.hours'] });
+    expect(ask('+12125550100', '2026-01-15T12:59:00Z', ['us_tcpa'])).toMatchObject({
+      allowed: false,
+      reason: 'calling_window',
+      opensAt: new Date('2026-01-15T13:00:00Z'),
+    });
+    expect(ask('+12125550100', '2026-01-15T13:00:00Z', ['us_tcpa'])).toMatchObject({
+      allowed: true,
+      closesAt: new Date('2026-01-16T02:00:00Z'),
+      rules: ['us_tcpa.hours'],
+    });
     expect(ask('+12125550100', '2026-01-16T02:00:00Z', ['us_tcpa']).allowed).toBe(false);
     // A London number is not bound by it.
     expect(ask('+442071838750', '2026-01-16T04:00:00Z', ['us_tcpa'])).toMatchObject({ allowed: true, rules: [] });
   });
 
-  it('is judged in every zone of a split area code and the contact\'s own zone', () => {
+  it("is judged in every zone of a split area code and the contact's own zone", () => {
     // 850-555 is unlisted: New York and Chicago. 08:00 in New York is 07:00 in Chicago (July).
     const a = ask('+18505550100', '2026-07-15T12:00:00Z', ['us_tcpa']);
     expect(a).toMatchObject({ allowed: false, opensAt: new Date('2026-07-15T13:00:00Z'), zones: ['America/New_York', 'America/Chicago'] });
     // A New York number whose contact lives in Honolulu: 20:30 in New York is 14:30 there, 21:00 closes.
-    expect(ask('+12125550100', '2026-07-16T01:00:00Z', ['us_tcpa'], [], 'Pacific/Honolulu')).toMatchObject({ allowed: false, reason: 'calling_window' });
+    expect(ask('+12125550100', '2026-07-16T01:00:00Z', ['us_tcpa'], [], 'Pacific/Honolulu')).toMatchObject({
+      allowed: false,
+      reason: 'calling_window',
+    });
   });
 
   it('narrows a wider window (most restrictive wins) and says what was checked', () => {
     const window: CallingWindow = { start: '07:00', end: '23:00', days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], timezone: 'recipient' };
     const a = ask('+12125550100', '2026-01-15T12:30:00Z', ['us_tcpa'], [window]);
     expect(a).toMatchObject({ allowed: false, opensAt: new Date('2026-01-15T13:00:00Z') });
-    expect(a.checks).toEqual({ zones: ['America/New_York'], windows: [window], rules: ['us_tcpa.hours'], rulesVersion: COMPLIANCE_RULES_VERSION, frequency: [] });
+    expect(a.checks).toEqual({
+      zones: ['America/New_York'],
+      windows: [window],
+      rules: ['us_tcpa.hours'],
+      rulesVersion: COMPLIANCE_RULES_VERSION,
+      frequency: [],
+    });
     // Without the profile, the window alone lets it through.
     expect(ask('+12125550100', '2026-01-15T12:30:00Z', [], [window]).allowed).toBe(true);
   });
@@ -124,17 +141,30 @@ describe('numbers whose dials are recorded for a frequency rule, whatever the pr
 describe('federal holidays', () => {
   it('are computed per year with their observed dates', () => {
     expect(usFederalHolidays(2026)).toEqual([
-      '2026-01-01', '2026-01-19', '2026-02-16', '2026-05-25', '2026-06-19', '2026-07-03', '2026-07-04',
-      '2026-09-07', '2026-10-12', '2026-11-11', '2026-11-26', '2026-12-25',
+      '2026-01-01',
+      '2026-01-19',
+      '2026-02-16',
+      '2026-05-25',
+      '2026-06-19',
+      '2026-07-03',
+      '2026-07-04',
+      '2026-09-07',
+      '2026-10-12',
+      '2026-11-11',
+      '2026-11-26',
+      '2026-12-25',
     ]);
     // 2028-01-01 is a Saturday: observed on Friday 2027-12-31.
     expect(isHoliday('us_federal', '2027-12-31')).toBe(true);
     expect(isHoliday('us_federal', '2027-12-30')).toBe(false);
   });
 
-  it('us_federal_holidays: a whole local day without calls, in the called party\'s date', () => {
+  it("us_federal_holidays: a whole local day without calls, in the called party's date", () => {
     // 2026-07-03 (observed Independence Day) 12:00 in Los Angeles; the next opening is the 5th? No: the 4th is a holiday too.
-    expect(ask('+13105550100', '2026-07-03T19:00:00Z', ['us_federal_holidays'])).toMatchObject({ allowed: false, opensAt: new Date('2026-07-05T07:00:00Z') });
+    expect(ask('+13105550100', '2026-07-03T19:00:00Z', ['us_federal_holidays'])).toMatchObject({
+      allowed: false,
+      opensAt: new Date('2026-07-05T07:00:00Z'),
+    });
   });
 });
 

@@ -42,10 +42,9 @@ describe('normalizePhone', () => {
 
 describe('normalizeContacts', () => {
   it('accepts valid contacts with E.164 numbers and 1-based indexes', () => {
-    const { accepted, rejected } = normalizeContacts(
-      [contact('a', '+1 415 555 2671', { name: 'Ann' }), contact('b', '447911123456')],
-      { deduplicateByPhone: false },
-    );
+    const { accepted, rejected } = normalizeContacts([contact('a', '+1 415 555 2671', { name: 'Ann' }), contact('b', '447911123456')], {
+      deduplicateByPhone: false,
+    });
     expect(rejected).toEqual([]);
     expect(accepted).toEqual([
       { index: 1, externalId: 'a', name: 'Ann', phoneNumber: '+14155552671', alternatePhone: null, metadata: {} },
@@ -54,31 +53,22 @@ describe('normalizeContacts', () => {
   });
 
   it('rejects invalid numbers with the 1-based index and keeps the rest', () => {
-    const { accepted, rejected } = normalizeContacts(
-      [contact('a', '+14155552671'), contact('b', '+12223333333'), contact('c', '+447911123456')],
-      { deduplicateByPhone: false },
-    );
+    const { accepted, rejected } = normalizeContacts([contact('a', '+14155552671'), contact('b', '+12223333333'), contact('c', '+447911123456')], {
+      deduplicateByPhone: false,
+    });
     expect(accepted.map((c) => c.externalId)).toEqual(['a', 'c']);
     expect(rejected).toEqual([{ index: 2, external_id: 'b', field: 'phone_number', message: 'Invalid phone number' }]);
   });
 
   it('keeps duplicate numbers when deduplication is off', () => {
-    const { accepted, rejected } = normalizeContacts(
-      [contact('a', '+14155552671'), contact('b', '1 (415) 555-2671')],
-      { deduplicateByPhone: false },
-    );
+    const { accepted, rejected } = normalizeContacts([contact('a', '+14155552671'), contact('b', '1 (415) 555-2671')], { deduplicateByPhone: false });
     expect(accepted).toHaveLength(2);
     expect(rejected).toEqual([]);
   });
 
   it('rejects later duplicates (compared in E.164) naming the first contact', () => {
     const { accepted, rejected } = normalizeContacts(
-      [
-        contact('a', '+14155552671'),
-        contact('b', '1 (415) 555-2671'),
-        contact('c', '+447911123456'),
-        contact('d', '+1.415.555.2671'),
-      ],
+      [contact('a', '+14155552671'), contact('b', '1 (415) 555-2671'), contact('c', '+447911123456'), contact('d', '+1.415.555.2671')],
       { deduplicateByPhone: true },
     );
     expect(accepted.map((c) => c.externalId)).toEqual(['a', 'c']);
@@ -114,7 +104,13 @@ describe('normalizeContacts', () => {
 
   it('keeps the contract\'s "Invalid phone number" and hints at +1 for a number valid with it', () => {
     const { rejected } = normalizeContacts(
-      [contact('national', '4155550182'), contact('spaced', '(415) 555-0183'), contact('plus', '+4155550182'), contact('junk', 'not a number'), contact('short', '12345678')],
+      [
+        contact('national', '4155550182'),
+        contact('spaced', '(415) 555-0183'),
+        contact('plus', '+4155550182'),
+        contact('junk', 'not a number'),
+        contact('short', '12345678'),
+      ],
       { deduplicateByPhone: false },
     );
     expect(rejected.map((r) => [r.external_id, r.message])).toEqual([
@@ -128,10 +124,9 @@ describe('normalizeContacts', () => {
   });
 
   it('does not let an invalid contact claim a number for deduplication', () => {
-    const { accepted, rejected } = normalizeContacts(
-      [contact('bad', 'not a number'), contact('a', '+14155552671'), contact('b', '+14155552671')],
-      { deduplicateByPhone: true },
-    );
+    const { accepted, rejected } = normalizeContacts([contact('bad', 'not a number'), contact('a', '+14155552671'), contact('b', '+14155552671')], {
+      deduplicateByPhone: true,
+    });
     expect(accepted.map((c) => c.externalId)).toEqual(['a']);
     expect(rejected.map((r) => [r.index, r.message])).toEqual([
       [1, 'Invalid phone number'],
@@ -141,10 +136,7 @@ describe('normalizeContacts', () => {
 
   it('rejects a contact whose metadata is too large, without letting it claim its number', () => {
     const { accepted, rejected } = normalizeContacts(
-      [
-        contact('big', '+14155552671', { metadataProblem: 'metadata is larger than 8192 bytes' }),
-        contact('a', '+14155552671'),
-      ],
+      [contact('big', '+14155552671', { metadataProblem: 'metadata is larger than 8192 bytes' }), contact('a', '+14155552671')],
       { deduplicateByPhone: true },
     );
     expect(accepted.map((c) => c.externalId)).toEqual(['a']);
@@ -152,37 +144,33 @@ describe('normalizeContacts', () => {
   });
 
   it('normalises metadata keys', () => {
-    const { accepted } = normalizeContacts(
-      [contact('a', '+14155552671', { metadata: { 'First Name': 'Ann', accountNumber: 7 } })],
-      { deduplicateByPhone: false },
-    );
+    const { accepted } = normalizeContacts([contact('a', '+14155552671', { metadata: { 'First Name': 'Ann', accountNumber: 7 } })], {
+      deduplicateByPhone: false,
+    });
     expect(accepted[0].metadata).toEqual({ first_name: 'Ann', account_number: 7 });
   });
 
   it.each(['alternate_number', 'Alternate Phone', 'alternatePhoneNumber', 'ALT-PHONE-NUMBER'])(
     'reads the alternate number from metadata key %j',
     (key) => {
-      const { accepted } = normalizeContacts(
-        [contact('a', '+14155552671', { metadata: { [key]: '44 7911 123456' } })],
-        { deduplicateByPhone: false },
-      );
+      const { accepted } = normalizeContacts([contact('a', '+14155552671', { metadata: { [key]: '44 7911 123456' } })], {
+        deduplicateByPhone: false,
+      });
       expect(accepted[0].alternatePhone).toBe('+447911123456');
     },
   );
 
   it('accepts an alternate number given as a JSON number', () => {
-    const { accepted } = normalizeContacts(
-      [contact('a', '+14155552671', { metadata: { alt_phone_number: 447911123456 } })],
-      { deduplicateByPhone: false },
-    );
+    const { accepted } = normalizeContacts([contact('a', '+14155552671', { metadata: { alt_phone_number: 447911123456 } })], {
+      deduplicateByPhone: false,
+    });
     expect(accepted[0].alternatePhone).toBe('+447911123456');
   });
 
   it('an invalid alternate number is just null, not a rejection', () => {
-    const { accepted, rejected } = normalizeContacts(
-      [contact('a', '+14155552671', { metadata: { alternate_number: 'nope' } })],
-      { deduplicateByPhone: false },
-    );
+    const { accepted, rejected } = normalizeContacts([contact('a', '+14155552671', { metadata: { alternate_number: 'nope' } })], {
+      deduplicateByPhone: false,
+    });
     expect(rejected).toEqual([]);
     expect(accepted[0].alternatePhone).toBeNull();
     expect(accepted[0].metadata).toEqual({ alternate_number: 'nope' });
@@ -197,10 +185,9 @@ describe('normalizeContacts', () => {
   });
 
   it('ignores an alternate number equal to the primary one', () => {
-    const { accepted } = normalizeContacts(
-      [contact('a', '+14155552671', { metadata: { alternate_phone: '1-415-555-2671' } })],
-      { deduplicateByPhone: false },
-    );
+    const { accepted } = normalizeContacts([contact('a', '+14155552671', { metadata: { alternate_phone: '1-415-555-2671' } })], {
+      deduplicateByPhone: false,
+    });
     expect(accepted[0].alternatePhone).toBeNull();
   });
 

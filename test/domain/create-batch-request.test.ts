@@ -87,7 +87,11 @@ describe('readContactList', () => {
       [{ contactId: 'a', phoneNumber: '+1', name: null, status: 'queued', extra: 1 }, 7, { contactId: 1, status: 'done' }],
       ['contacts'],
     );
-    expect(reading.contacts).toEqual([{ contactId: 'a', name: null, phoneNumber: '+1', metadata: undefined, status: 'queued', timezone: null, consent: null }, undefined, expect.anything()]);
+    expect(reading.contacts).toEqual([
+      { contactId: 'a', name: null, phoneNumber: '+1', metadata: undefined, status: 'queued', timezone: null, consent: null },
+      undefined,
+      expect.anything(),
+    ]);
     expect(reading.issues).toEqual([
       { path: ['contacts', 1], reason: 'Input should be a valid dictionary' },
       { path: ['contacts', 2, 'contactId'], reason: 'Input should be a valid string' },
@@ -109,12 +113,20 @@ describe("contacts' own time zones", () => {
   // The zone names Intl formatters were built for, but the batch's own schedule_timezone.
   const looked = (spy: { mock: { calls: unknown[][] } }) =>
     spy.mock.calls.map(([, options]) => (options as Intl.DateTimeFormatOptions | undefined)?.timeZone).filter((zone) => zone !== 'America/New_York');
-  const withZones = (zones: string[]) => request({ contacts: zones.map((timezone, i) => ({ contactId: `c${i}`, phoneNumber: '+14155552671', timezone })) });
+  const withZones = (zones: string[]) =>
+    request({ contacts: zones.map((timezone, i) => ({ contactId: `c${i}`, phoneNumber: '+14155552671', timezone })) });
 
   it('a listed zone (in any case) costs no formatter, and an unlisted name one however often and in whatever case it is named', () => {
     const lookups = spyOnFormatters();
-    const result = checkCreateBatchRequest(withZones([...Array(500).fill('America/Chicago'), ...Array(500).fill('US/Eastern'), '+05:30', 'utc', 'america/chicago', 'us/EASTERN']));
-    expect(result.ok && result.value.contacts.map((c) => c.timezone).slice(498, 502)).toEqual(['America/Chicago', 'America/Chicago', 'US/Eastern', 'US/Eastern']);
+    const result = checkCreateBatchRequest(
+      withZones([...Array(500).fill('America/Chicago'), ...Array(500).fill('US/Eastern'), '+05:30', 'utc', 'america/chicago', 'us/EASTERN']),
+    );
+    expect(result.ok && result.value.contacts.map((c) => c.timezone).slice(498, 502)).toEqual([
+      'America/Chicago',
+      'America/Chicago',
+      'US/Eastern',
+      'US/Eastern',
+    ]);
     expect(looked(lookups).sort()).toEqual(['+05:30', 'US/Eastern']);
   });
 

@@ -5,14 +5,19 @@ import { CreateWarnings, MAX_WARNING_CONTACTS, startAfterExpiryIssue, WARNING_CO
 import { contactTurns, OPT_OUT_PHRASES, saysOptOut } from '../../src/domain/opt-out.ts';
 
 describe('CreateWarnings', () => {
-  it('one entry per code, in the codes\' order, contacts in submission order, capped with the rest counted', () => {
+  it("one entry per code, in the codes' order, contacts in submission order, capped with the rest counted", () => {
     const w = new CreateWarnings();
     w.about('agent_cannot_detect_opt_outs', 'agent');
     for (let i = MAX_WARNING_CONTACTS + 5; i >= 1; i--) w.contact('alternate_invalid', i, `c${i}`);
     w.contact('alternate_on_do_not_call_list', 7, 'c7');
     w.about('no_protective_window', 'none');
     const list = w.list();
-    expect(list.map((x) => x.code)).toEqual(['no_protective_window', 'alternate_on_do_not_call_list', 'alternate_invalid', 'agent_cannot_detect_opt_outs']);
+    expect(list.map((x) => x.code)).toEqual([
+      'no_protective_window',
+      'alternate_on_do_not_call_list',
+      'alternate_invalid',
+      'agent_cannot_detect_opt_outs',
+    ]);
     expect(list[0]).toEqual({ code: 'no_protective_window', message: 'none', contactCount: null, contacts: [], contactsLeftOut: 0 });
     expect(list[1]).toMatchObject({ contactCount: 1, contacts: [{ index: 7, externalId: 'c7' }], contactsLeftOut: 0 });
     expect(list[1].message).toBe("1 alternate number is on the account's do-not-call list and will not be dialled (the primary number is called)");
@@ -20,7 +25,9 @@ describe('CreateWarnings', () => {
     // Arrived last-first: the first MAX kept are the first MAX seen, listed in index order.
     expect([invalid.contactCount, invalid.contacts.length, invalid.contactsLeftOut]).toEqual([MAX_WARNING_CONTACTS + 5, MAX_WARNING_CONTACTS, 5]);
     expect(invalid.contacts.map((c) => c.index)).toEqual([...invalid.contacts.map((c) => c.index)].sort((a, b) => a - b));
-    expect(invalid.message).toBe(`${MAX_WARNING_CONTACTS + 5} contacts' alternate number is invalid or the same as the primary number and will not be dialled`);
+    expect(invalid.message).toBe(
+      `${MAX_WARNING_CONTACTS + 5} contacts' alternate number is invalid or the same as the primary number and will not be dialled`,
+    );
   });
 
   it('every contact code has a message in the singular and the plural', () => {
@@ -67,7 +74,13 @@ describe('opt-out phrases', () => {
     }
   });
   it('whole words only, and ordinary answers are not opt-outs', () => {
-    for (const t of ['I stopped calling my aunt', 'unsubscribed? no', 'No need to call me back.', 'Please call me back later this week.', 'remember me?']) {
+    for (const t of [
+      'I stopped calling my aunt',
+      'unsubscribed? no',
+      'No need to call me back.',
+      'Please call me back later this week.',
+      'remember me?',
+    ]) {
       expect(saysOptOut(t), t).toBe(false);
     }
   });
@@ -86,7 +99,19 @@ describe('rememberedZonesOf', () => {
     const { numberZoneTable } = await import('../../src/services/batches/number-zone-table.ts');
     const table = numberZoneTable();
     const remembered = rememberedZonesOf(table);
-    const numbers = ['+12125550101', '+12125550102', '+18505550101', '+18504310101', '+18504310102', '+13105550104', '+442071838750', '+442071838751', '+61291234567', '+18005550107', '+33612345678'];
+    const numbers = [
+      '+12125550101',
+      '+12125550102',
+      '+18505550101',
+      '+18504310101',
+      '+18504310102',
+      '+13105550104',
+      '+442071838750',
+      '+442071838751',
+      '+61291234567',
+      '+18005550107',
+      '+33612345678',
+    ];
     for (const n of [...numbers, ...numbers]) expect(remembered(n), n).toEqual(zonesForNumber(table, n));
   });
 });

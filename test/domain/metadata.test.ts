@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  exceedsDepth,
-  normalizeMetadata,
-  normalizeMetadataKey,
-  sanitizedJson,
-  sanitizeJson,
-} from '../../src/domain/metadata.ts';
+import { exceedsDepth, normalizeMetadata, normalizeMetadataKey, sanitizedJson, sanitizeJson } from '../../src/domain/metadata.ts';
 
 function nested(levels: number): Record<string, unknown> {
   let value: Record<string, unknown> = { leaf: 1 };
@@ -54,9 +48,10 @@ describe('normalizeMetadata', () => {
   });
 
   it('drops prototype-polluting keys, also when they only appear after normalisation', () => {
-    const hostile = JSON.parse(
-      '{"__proto__": {"polluted": true}, "constructor": 1, "Prototype": 2, "CONSTRUCTOR": 3, "ok": 4}',
-    ) as Record<string, unknown>;
+    const hostile = JSON.parse('{"__proto__": {"polluted": true}, "constructor": 1, "Prototype": 2, "CONSTRUCTOR": 3, "ok": 4}') as Record<
+      string,
+      unknown
+    >;
     const result = normalizeMetadata(hostile);
     expect(Object.keys(result)).toEqual(['ok']);
     expect(Object.getPrototypeOf(result)).toBe(Object.prototype);
@@ -64,9 +59,10 @@ describe('normalizeMetadata', () => {
   });
 
   it('drops forbidden keys at every depth, inside arrays too', () => {
-    const hostile = JSON.parse(
-      '{"a": {"__proto__": {"x": 1}, "b": [{"constructor": {"prototype": 1}, "keep": true}], "prototype": 0}}',
-    ) as Record<string, unknown>;
+    const hostile = JSON.parse('{"a": {"__proto__": {"x": 1}, "b": [{"constructor": {"prototype": 1}, "keep": true}], "prototype": 0}}') as Record<
+      string,
+      unknown
+    >;
     const result = normalizeMetadata(hostile);
     expect(result).toEqual({ a: { b: [{ keep: true }] } });
     const a = result.a as Record<string, unknown>;

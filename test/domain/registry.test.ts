@@ -16,13 +16,33 @@ import type { NormalizedContact } from '../../src/domain/contacts.ts';
 
 describe('registry lines', () => {
   it('reads the download format and the usual ways of writing a NANP number', () => {
-    for (const line of ['2015550123', '2015550123\r', '201,5550123', '201-555-0123', '(201) 555-0123', '+12015550123', '12015550123', ' 2015550123 ']) {
+    for (const line of [
+      '2015550123',
+      '2015550123\r',
+      '201,5550123',
+      '201-555-0123',
+      '(201) 555-0123',
+      '+12015550123',
+      '12015550123',
+      ' 2015550123 ',
+    ]) {
       expect(parseRegistryNumber(line), line).toBe(2015550123);
     }
   });
 
   it('refuses what is not one US-shaped number', () => {
-    for (const line of ['', '201555012', '201555012345', '22015550123', '1015550123', '2011550123', '201555012x', '2015550123 ext 5', '+442015550123', '2015550123+']) {
+    for (const line of [
+      '',
+      '201555012',
+      '201555012345',
+      '22015550123',
+      '1015550123',
+      '2011550123',
+      '201555012x',
+      '2015550123 ext 5',
+      '+442015550123',
+      '2015550123+',
+    ]) {
       expect(parseRegistryNumber(line), line).toBeNull();
     }
   });
@@ -30,10 +50,11 @@ describe('registry lines', () => {
   it('reads reassigned results as number and day', () => {
     expect(parseReassignedLine('2015550123,2026-01-31')).toEqual({ number: 2015550123, reassignedOn: '2026-01-31' });
     expect(parseReassignedLine('+1 201 555 0123, 2026-01-31 ')).toEqual({ number: 2015550123, reassignedOn: '2026-01-31' });
-    for (const line of ['2015550123', '2015550123,2026-02-30', '2015550123,31/01/2026', 'x,2026-01-31']) expect(parseReassignedLine(line), line).toBeNull();
+    for (const line of ['2015550123', '2015550123,2026-02-30', '2015550123,31/01/2026', 'x,2026-01-31'])
+      expect(parseReassignedLine(line), line).toBeNull();
   });
 
-  it('sets the bit PostgreSQL reads as bit n of a bit(10000): the first byte\'s high bit is 0', () => {
+  it("sets the bit PostgreSQL reads as bit n of a bit(10000): the first byte's high bit is 0", () => {
     const block = new Uint8Array(BLOCK_BYTES);
     setBit(block, 0);
     setBit(block, 9_999);
@@ -43,10 +64,16 @@ describe('registry lines', () => {
   });
 });
 
-describe('the create\'s refusals', () => {
+describe("the create's refusals", () => {
   const at = new Date('2026-01-10T12:00:00Z');
   const contact = (index: number, phone: string, o: Partial<NormalizedContact> = {}): NormalizedContact => ({
-    index, externalId: `c${index}`, name: null, phoneNumber: phone, alternatePhone: null, metadata: {}, ...o,
+    index,
+    externalId: `c${index}`,
+    name: null,
+    phoneNumber: phone,
+    alternatePhone: null,
+    metadata: {},
+    ...o,
   });
   const consent = { source: 'web_form', at, text: null, reference: null };
   const verdicts = { listed: new Set(['+12015550001', '+12015550009']), reassigned: new Set([reassignedKey('+12015550002', at.toISOString())]) };
@@ -65,7 +92,10 @@ describe('the create\'s refusals', () => {
       { index: 2, external_id: 'c2', field: 'phone_number', message: REGISTRY_CONTACT_MESSAGE },
       { index: 3, external_id: 'c3', field: 'phone_number', message: REASSIGNED_CONTACT_MESSAGE },
     ]);
-    expect(strict.accepted.map((c) => [c.index, c.alternatePhone])).toEqual([[4, null], [5, null]]);
+    expect(strict.accepted.map((c) => [c.index, c.alternatePhone])).toEqual([
+      [4, null],
+      [5, null],
+    ]);
     const exempt = withoutRegistryRefused(accepted, [], verdicts, true);
     expect(exempt.rejected.map((r) => r.index)).toEqual([1, 3]);
   });
@@ -89,7 +119,9 @@ describe('consent records', () => {
     expect(issues({ source: 'x', timestamp: '2026-01-10T12:00:00' })).toEqual([
       'consent.timestamp: Value error, Invalid datetime, expected ISO 8601 with a time zone (e.g. 2026-03-01T14:30:00Z)',
     ]);
-    expect(issues({ source: 'x', timestamp: '2026-05-01T00:06:00Z' })).toEqual(['consent.timestamp: Value error, consent cannot be given in the future']);
+    expect(issues({ source: 'x', timestamp: '2026-05-01T00:06:00Z' })).toEqual([
+      'consent.timestamp: Value error, consent cannot be given in the future',
+    ]);
     expect(issues({ source: 'x', timestamp: '2026-05-01T00:04:00Z' })).toEqual([]);
     expect(issues({ source: 'x', timestamp: '2026-01-01T00:00:00Z', text: 'é'.repeat(MAX_CONSENT_TEXT_LENGTH + 1) })).toEqual([
       `consent.text: String should have at most ${MAX_CONSENT_TEXT_LENGTH} characters`,

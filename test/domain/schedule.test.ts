@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  computeScheduledAt,
-  extractZoneName,
-  isValidScheduleDate,
-  isValidScheduleTime,
-  parseTimezoneLabel,
-} from '../../src/domain/schedule.ts';
+import { computeScheduledAt, extractZoneName, isValidScheduleDate, isValidScheduleTime, parseTimezoneLabel } from '../../src/domain/schedule.ts';
 
 describe('parseTimezoneLabel', () => {
   it('takes the zone name out of the documented label form', () => {

@@ -41,7 +41,13 @@ describe('isoUtc', () => {
   });
 
   it('normalises what toISOString would, and refuses what it would', () => {
-    for (const s of ['2026-02-30T00:00:00.000Z', '2025-02-29T10:00:00.000Z', '2026-01-01T24:00:00.000Z', '2026-11-24T09:00:00Z', '2026-11-24T10:00:00.000+01:00']) {
+    for (const s of [
+      '2026-02-30T00:00:00.000Z',
+      '2025-02-29T10:00:00.000Z',
+      '2026-01-01T24:00:00.000Z',
+      '2026-11-24T09:00:00Z',
+      '2026-11-24T10:00:00.000+01:00',
+    ]) {
       expect(isoUtc(s)).toBe(new Date(s).toISOString());
     }
     expect(isoUtc('2024-02-29T00:00:00.000Z')).toBe('2024-02-29T00:00:00.000Z');

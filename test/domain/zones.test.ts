@@ -16,11 +16,25 @@ function formatterZones(): () => unknown[] {
 describe('isZone', () => {
   it('answers listed names from the list, and any other name as Intl does, once in whatever case', () => {
     const built = formatterZones();
-    expect(['America/New_York', 'Asia/Tokyo', 'UTC'].map((z) => [isListedZone(z), isZone(z)])).toEqual([[true, true], [true, true], [true, true]]);
+    expect(['America/New_York', 'Asia/Tokyo', 'UTC'].map((z) => [isListedZone(z), isZone(z)])).toEqual([
+      [true, true],
+      [true, true],
+      [true, true],
+    ]);
     // Intl reads names in any case: so does the list.
-    expect(['america/NEW_YORK', 'utc'].map((z) => [isListedZone(z), isZone(z)])).toEqual([[true, true], [true, true]]);
+    expect(['america/NEW_YORK', 'utc'].map((z) => [isListedZone(z), isZone(z)])).toEqual([
+      [true, true],
+      [true, true],
+    ]);
     expect(built()).toEqual([]);
-    expect(['US/Eastern', 'us/EASTERN', '+05:00', 'Mars/Base', 'MARS/base', 'x'.repeat(65)].map(isZone)).toEqual([true, true, true, false, false, false]);
+    expect(['US/Eastern', 'us/EASTERN', '+05:00', 'Mars/Base', 'MARS/base', 'x'.repeat(65)].map(isZone)).toEqual([
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
     expect(built()).toEqual(['US/Eastern', '+05:00', 'Mars/Base']);
   });
 

@@ -33,26 +33,39 @@ describe.skipIf(skipReason !== null)(`each fault kind, once, deterministically${
   let round = 0;
 
   beforeAll(async () => {
-    c = await startCluster({ serverUrl: TEST_DATABASE_URL!, workers: 2, apis: 1, leaseMs: LEASE_MS, dir: fs.mkdtempSync(path.join(os.tmpdir(), 'fault-kinds-')) });
+    c = await startCluster({
+      serverUrl: TEST_DATABASE_URL!,
+      workers: 2,
+      apis: 1,
+      leaseMs: LEASE_MS,
+      dir: fs.mkdtempSync(path.join(os.tmpdir(), 'fault-kinds-')),
+    });
     await c.setProviderMode({ talkMs: TALK_MS });
   }, 150_000);
   afterAll(() => c?.close(), 60_000);
 
   /** Calls of `batchId` in conversation under `w`'s lease. */
   const heldBy = async (w: Proc, batchId: string) =>
-    (await c.db.prisma.$queryRaw<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM calls WHERE batch_id = ${batchId} AND status = 'in_progress' AND lease_owner LIKE ${`${w.name}#%`}`)[0]!.n;
+    (
+      await c.db.prisma.$queryRaw<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM calls WHERE batch_id = ${batchId} AND status = 'in_progress' AND lease_owner LIKE ${`${w.name}#%`}`
+    )[0]!.n;
 
   const adoptedBy = async (batchId: string) =>
-    (await c.db.prisma.$queryRaw<{ worker: string }[]>`
+    (
+      await c.db.prisma.$queryRaw<{ worker: string }[]>`
       SELECT e.detail->>'worker' AS worker FROM call_events e JOIN calls k ON k.id = e.call_id
-       WHERE k.batch_id = ${batchId} AND e.detail->>'event' = 'adopted'`).map((r) => r.worker.split('#')[0]!);
+       WHERE k.batch_id = ${batchId} AND e.detail->>'event' = 'adopted'`
+    ).map((r) => r.worker.split('#')[0]!);
 
   /** One batch under one fault; returns the batch id, the other worker's adoptions, and the checker's verdict. */
   async function underFault(kind: FaultKind, choose: (target: Proc) => FaultChoice, o: { atOnce?: boolean } = {}) {
     round += 1;
     let target = c.workers().find((w) => w.alive)!;
-    const contacts = Array.from({ length: CALLS }, (_, i) => ({ contact_id: `k${round}-${i}`, phone_number: `+1415${String(6_000_000 + round * 100 + i * 10 + 4 + (i % 5))}` }));
+    const contacts = Array.from({ length: CALLS }, (_, i) => ({
+      contact_id: `k${round}-${i}`,
+      phone_number: `+1415${String(6_000_000 + round * 100 + i * 10 + 4 + (i % 5))}`,
+    }));
     const created = await persist(c, 'PUT', CALL_BATCHES, {
       idempotency_key: `fault-kinds-${process.pid}-${round}`,
       agent_id: c.account.agentId,
@@ -73,7 +86,7 @@ describe.skipIf(skipReason !== null)(`each fault kind, once, deterministically${
       // The fault goes to a worker that holds calls in conversation (whichever claimed them).
       await waitFor(
         async () => {
-          for (const w of c.workers()) if ((await heldBy(w, batchId)) > 0) return (target = w), true;
+          for (const w of c.workers()) if ((await heldBy(w, batchId)) > 0) return ((target = w), true);
           return false;
         },
         { timeoutMs: 30_000, what: 'a worker holds calls in conversation' },
@@ -85,7 +98,9 @@ describe.skipIf(skipReason !== null)(`each fault kind, once, deterministically${
     // receiver logs before it answers, so this holds at once; waited for, not assumed).
     await waitFor(
       async () => {
-        const delivered = await c.db.prisma.$queryRaw<{ id: string }[]>`SELECT id FROM webhook_deliveries WHERE batch_id = ${batchId} AND status = 'delivered'`;
+        const delivered = await c.db.prisma.$queryRaw<
+          { id: string }[]
+        >`SELECT id FROM webhook_deliveries WHERE batch_id = ${batchId} AND status = 'delivered'`;
         const received = new Set(c.received.map((r) => r.id));
         return delivered.every((d) => received.has(d.id));
       },
@@ -131,7 +146,7 @@ describe.skipIf(skipReason !== null)(`each fault kind, once, deterministically${
     expect(r.violations).toEqual([]);
   }, 150_000);
 
-  it("pg_kill: every database connection of the worker holding calls is terminated", async () => {
+  it('pg_kill: every database connection of the worker holding calls is terminated', async () => {
     const r = await underFault('pg_kill', (target) => ({ target }));
     expect(r.violations).toEqual([]);
     expect(r.injected.note).toMatch(/^[1-9]\d* connections$/);
@@ -147,8 +162,12 @@ describe.skipIf(skipReason !== null)(`each fault kind, once, deterministically${
     expect(r.violations).toEqual([]);
   }, 150_000);
 
-  it.skipIf(!FAKETIME_LIB)(`clock_step: a worker's clock steps back 0.4 of a lease for 2 s${FAKETIME_LIB ? '' : ' (skipped: libfaketime is not installed)'}`, async () => {
-    const r = await underFault('clock_step', (target) => ({ target, heldMs: 2_000, offsetMs: -0.4 * LEASE_MS }));
-    expect(r.violations).toEqual([]);
-  }, 150_000);
+  it.skipIf(!FAKETIME_LIB)(
+    `clock_step: a worker's clock steps back 0.4 of a lease for 2 s${FAKETIME_LIB ? '' : ' (skipped: libfaketime is not installed)'}`,
+    async () => {
+      const r = await underFault('clock_step', (target) => ({ target, heldMs: 2_000, offsetMs: -0.4 * LEASE_MS }));
+      expect(r.violations).toEqual([]);
+    },
+    150_000,
+  );
 });

@@ -36,16 +36,30 @@ const failedPrimary = (at: Date): CallEndResult => ({
 describe("a new dial clears the previous dial's provider call id", () => {
   it("the alternate number's dial write: the row names no provider call until the alternate's id is written", async () => {
     const a = await t.seedAccount();
-    const { batch, calls: [c] } = await insertBatch(t.deps, a, {
+    const {
+      batch,
+      calls: [c],
+    } = await insertBatch(t.deps, a, {
       contacts: 1,
       batch: { useAlternateNumber: true },
-      callOverrides: () => ({ status: 'ringing', attempts: 1, leaseOwner: 'A', leaseExpiresAt: new Date(t.clock.now().getTime() + 60_000), providerCallId: 'rc_primary', alternatePhone: '+14155550177' }),
+      callOverrides: () => ({
+        status: 'ringing',
+        attempts: 1,
+        leaseOwner: 'A',
+        leaseExpiresAt: new Date(t.clock.now().getTime() + 60_000),
+        providerCallId: 'rc_primary',
+        alternatePhone: '+14155550177',
+      }),
     });
     const ref = { callId: c!.id, batchId: batch.id, accountId: a.account.id };
     const dial = alternateDialWrite(ref, 'A', 'ringing', { number: c!.phoneNumber, result: failedPrimary(t.clock.now()) }, '+14155550177', 2);
     expect((await applyCallWrites(t.deps, [dial], t.clock.now())).applied.has(c!.id)).toBe(true);
     const row = await t.deps.db.prisma.call.findUniqueOrThrow({ where: { id: c!.id } });
-    expect({ attempts: row.attempts, dialedNumber: row.dialedNumber, providerCallId: row.providerCallId }).toEqual({ attempts: 2, dialedNumber: '+14155550177', providerCallId: null });
+    expect({ attempts: row.attempts, dialedNumber: row.dialedNumber, providerCallId: row.providerCallId }).toEqual({
+      attempts: 2,
+      dialedNumber: '+14155550177',
+      providerCallId: null,
+    });
 
     // Its own id, written later, is kept.
     const id = { ...ref, owner: 'A', from: 'ringing' as const, to: 'ringing' as const, events: [], set: { providerCallId: 'rc_alternate' } };
@@ -68,13 +82,19 @@ describe("a new dial clears the previous dial's provider call id", () => {
   it("a retry's claim: the row names no provider call until the new dial's id is written", async () => {
     const a = await t.seedAccount({ limits: { maxConcurrentCalls: 10 } });
     const past = new Date(t.clock.now().getTime() - 1_000);
-    const { calls: [c] } = await insertBatch(t.deps, a, {
+    const {
+      calls: [c],
+    } = await insertBatch(t.deps, a, {
       contacts: 1,
       callOverrides: () => ({ status: 'queued', attempts: 1, providerCallId: 'rc_first_attempt', nextAttemptAt: past }),
     });
     const r = await claimCalls(t.deps, { accountId: a.account.id, workerId: 'B', clock: () => t.clock.now(), leaseMs: 30_000, budget: 10 });
     expect(r.claimed.map((x) => x.id)).toEqual([c!.id]);
     const row = await t.deps.db.prisma.call.findUniqueOrThrow({ where: { id: c!.id } });
-    expect({ status: row.status, attempts: row.attempts, providerCallId: row.providerCallId }).toEqual({ status: 'ringing', attempts: 2, providerCallId: null });
+    expect({ status: row.status, attempts: row.attempts, providerCallId: row.providerCallId }).toEqual({
+      status: 'ringing',
+      attempts: 2,
+      providerCallId: null,
+    });
   });
 });

@@ -34,7 +34,22 @@ describe('CLI output for people', () => {
 
   it('exported cells that a spreadsheet would run as a formula start with a quote; numbers and phone numbers do not', () => {
     const [row] = parseCsv(
-      exportCells([['=HYPERLINK("x")', '@SUM(1)', '+14155550101', '-3', '-x', '-2+3+cmd|\' /C calc\'!A0', '+.5+x', '1e5', '-.25', 'plain, with comma', null, { a: 'b' }]]),
+      exportCells([
+        [
+          '=HYPERLINK("x")',
+          '@SUM(1)',
+          '+14155550101',
+          '-3',
+          '-x',
+          "-2+3+cmd|' /C calc'!A0",
+          '+.5+x',
+          '1e5',
+          '-.25',
+          'plain, with comma',
+          null,
+          { a: 'b' },
+        ],
+      ]),
     );
     expect(row.cells).toEqual([
       `'=HYPERLINK("x")`,
@@ -92,7 +107,18 @@ describe('CLI batches against the running server', () => {
   });
 
   it('accounts setup: one command leaves an account ready to call, and its key works', async () => {
-    const setup = await json('accounts', 'setup', '--name', 'Acme', '--email', 'ops@acme.test', '--voices', 'alloy,verse', '--number', '+1 415 555 0190');
+    const setup = await json(
+      'accounts',
+      'setup',
+      '--name',
+      'Acme',
+      '--email',
+      'ops@acme.test',
+      '--voices',
+      'alloy,verse',
+      '--number',
+      '+1 415 555 0190',
+    );
     expect(setup).toMatchObject({ voice: 'alloy', didNumber: '+14155550190' });
     ({ accountId: account, apiKey, agentId, versionId } = setup);
     const me = await fetch(`${server.url}/api/v1/public/me`, { headers: { authorization: `Bearer ${apiKey}` } });
@@ -107,9 +133,28 @@ describe('CLI batches against the running server', () => {
     const csv = path.join(dataDir, 'contacts.csv');
     fs.writeFileSync(
       csv,
-      ['contact_id,name,phone_number,plan', 'c1,Ada,+14155550101,gold', 'c2,Alan,+1415,silver', 'c3,Grace,+14155550103,', 'c1,Dup,+14155550104,'].join('\n'),
+      [
+        'contact_id,name,phone_number,plan',
+        'c1,Ada,+14155550101,gold',
+        'c2,Alan,+1415,silver',
+        'c3,Grace,+14155550103,',
+        'c1,Dup,+14155550104,',
+      ].join('\n'),
     );
-    const { out, notes } = await run('batches', 'create', '--account', account, '--agent', agentId, '--version', versionId, '--csv', csv, '--watch', '--json');
+    const { out, notes } = await run(
+      'batches',
+      'create',
+      '--account',
+      account,
+      '--agent',
+      agentId,
+      '--version',
+      versionId,
+      '--csv',
+      csv,
+      '--watch',
+      '--json',
+    );
     expect(notes).toContain('line 3: phone_number: String should have at least 8 characters (left out)');
     expect(notes).toContain('line 5: contact_id: Duplicate contact_id (first on line 2) (left out)');
     const final = JSON.parse(out);
@@ -123,33 +168,88 @@ describe('CLI batches against the running server', () => {
 
   it('refuses --watch for a manual batch, which would wait for ever, before creating anything', async () => {
     await expect(
-      runCli(['batches', 'create', '--account', account, '--agent', agentId, '--version', versionId, '--csv', 'unused.csv', '--start', 'manual', '--watch'], { out: () => {} }),
+      runCli(
+        [
+          'batches',
+          'create',
+          '--account',
+          account,
+          '--agent',
+          agentId,
+          '--version',
+          versionId,
+          '--csv',
+          'unused.csv',
+          '--start',
+          'manual',
+          '--watch',
+        ],
+        { out: () => {} },
+      ),
     ).rejects.toThrow('--watch follows a batch that starts now');
   });
 
   it('contacts the server rejects are named by their CSV line', async () => {
     const csv = path.join(dataDir, 'rejected.csv');
     fs.writeFileSync(csv, ['phone_number', '+14155550111', 'not-a-phone-number'].join('\n'));
-    const { out, notes } = await run('batches', 'create', '--account', account, '--agent', agentId, '--version', versionId, '--csv', csv, '--start', 'manual', '--json');
+    const { out, notes } = await run(
+      'batches',
+      'create',
+      '--account',
+      account,
+      '--agent',
+      agentId,
+      '--version',
+      versionId,
+      '--csv',
+      csv,
+      '--start',
+      'manual',
+      '--json',
+    );
     expect(JSON.parse(out)).toMatchObject({ acceptedContacts: 1, rejectedContacts: 1, leftOut: 0 });
     expect(notes).toMatch(/^line 3: phone_number: .+ \(rejected\)$/m);
   }, 60_000);
 
-  it('batches create with a retry policy and an expiry; batches show prints them; a bad value is the server\'s detail', async () => {
+  it("batches create with a retry policy and an expiry; batches show prints them; a bad value is the server's detail", async () => {
     const csv = path.join(dataDir, 'retry.csv');
     fs.writeFileSync(csv, ['phone_number,sim', '+14155550121,"busy,completed"'].join('\n'));
     const expires = new Date(Date.now() + 86_400_000).toISOString();
     const created = await json(
-      'batches', 'create', '--account', account, '--agent', agentId, '--version', versionId, '--csv', csv, '--start', 'manual',
-      '--max-attempts', '3', '--retry-on', 'busy,voicemail', '--retry-delay', '120', '--expires-at', expires,
+      'batches',
+      'create',
+      '--account',
+      account,
+      '--agent',
+      agentId,
+      '--version',
+      versionId,
+      '--csv',
+      csv,
+      '--start',
+      'manual',
+      '--max-attempts',
+      '3',
+      '--retry-on',
+      'busy,voicemail',
+      '--retry-delay',
+      '120',
+      '--expires-at',
+      expires,
     );
     const shown = await json('batches', 'show', created.batchId, '--account', account);
     expect(shown.batch).toMatchObject({ retry: { maxAttempts: 3, on: ['busy', 'voicemail'], delaySeconds: 120 }, expiresAt: expires });
     await expect(
-      runCli(['batches', 'create', '--account', account, '--agent', agentId, '--version', versionId, '--csv', csv, '--max-attempts', '11'], { out: () => {}, note: () => {} }),
+      runCli(['batches', 'create', '--account', account, '--agent', agentId, '--version', versionId, '--csv', csv, '--max-attempts', '11'], {
+        out: () => {},
+        note: () => {},
+      }),
     ).rejects.toThrow('The server refused the batch (nothing was created):\n  retry.max_attempts: Input should be less than or equal to 10');
     await expect(
-      runCli(['batches', 'create', '--account', account, '--agent', agentId, '--version', versionId, '--csv', csv, '--retry-on', 'busy'], { out: () => {}, note: () => {} }),
+      runCli(['batches', 'create', '--account', account, '--agent', agentId, '--version', versionId, '--csv', csv, '--retry-on', 'busy'], {
+        out: () => {},
+        note: () => {},
+      }),
     ).rejects.toThrow('--retry-on and --retry-delay go with --max-attempts');
   }, 60_000);
 
@@ -182,11 +282,15 @@ describe('CLI batches against the running server', () => {
     expect(unsigned(await csv.text())).toBe(unsigned(fs.readFileSync(file, 'utf8')));
     // A failed export leaves no file behind (nor a half one).
     const missing = path.join(dataDir, 'missing.csv');
-    await expect(runCli(['batches', 'export', 'sched_0123456789abcdef0123456789abcdef', '--account', account, '--out', missing], { out: () => {} })).rejects.toThrow(/not found/i);
+    await expect(
+      runCli(['batches', 'export', 'sched_0123456789abcdef0123456789abcdef', '--account', account, '--out', missing], { out: () => {} }),
+    ).rejects.toThrow(/not found/i);
     expect(fs.existsSync(missing) || fs.existsSync(`${missing}.partial`)).toBe(false);
     // Without --out, the CSV is the command's output.
     const printed = (await run('batches', 'export', batchId, '--account', account, '--format', 'csv')).out;
     expect(parseCsv(printed)).toHaveLength(3);
-    await expect(runCli(['batches', 'export', batchId, '--account', account, '--format', 'xlsx'], { out: () => {} })).rejects.toThrow('--format: csv is the only export format');
+    await expect(runCli(['batches', 'export', batchId, '--account', account, '--format', 'xlsx'], { out: () => {} })).rejects.toThrow(
+      '--format: csv is the only export format',
+    );
   }, 60_000);
 });

@@ -20,7 +20,9 @@ describe('csvFileText', () => {
     // Sparse: no disk space, and a read would take seconds and 512 MB.
     fs.writeFileSync(file, '');
     fs.truncateSync(file, MAX_CSV_FILE_BYTES + 1);
-    expect(() => csvFileText(file, 'csv')).toThrow(`--csv: ${file} is ${MAX_CSV_FILE_BYTES + 1} bytes; the largest file read is ${MAX_CSV_FILE_BYTES} bytes`);
+    expect(() => csvFileText(file, 'csv')).toThrow(
+      `--csv: ${file} is ${MAX_CSV_FILE_BYTES + 1} bytes; the largest file read is ${MAX_CSV_FILE_BYTES} bytes`,
+    );
   });
 
   it('names the flag when it is missing', () => {

@@ -33,7 +33,14 @@ const json = async (...argv: string[]) => {
 };
 
 beforeAll(async () => {
-  server = await startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: '', ADMIN_TOKEN: '', SEED_DEMO: 'true', SIM_CALL_MS: '3000', WORKER_POLL_MS: '50' });
+  server = await startServerProcess({
+    DATA_DIR: dataDir,
+    DATABASE_URL: '',
+    ADMIN_TOKEN: '',
+    SEED_DEMO: 'true',
+    SIM_CALL_MS: '3000',
+    WORKER_POLL_MS: '50',
+  });
   Object.assign(process.env, { CLI_SERVER_URL: server.url, DATA_DIR: dataDir, ADMIN_TOKEN: '', LOG_LEVEL: 'silent' });
   delete process.env.DATABASE_URL;
   fs.mkdirSync(files, { recursive: true });
@@ -93,7 +100,16 @@ describe('the CLI help examples', () => {
     await runExamples('keys create', ({ out }) => {
       ids['key_…'] = JSON.parse(out).adminCreateApiKey.id;
     });
-    for (const name of ['keys list', 'keys revoke', 'keys rotate', 'agents create', 'agents update', 'agents list', 'versions create', 'versions list']) {
+    for (const name of [
+      'keys list',
+      'keys revoke',
+      'keys rotate',
+      'agents create',
+      'agents update',
+      'agents list',
+      'versions create',
+      'versions list',
+    ]) {
       await runExamples(name);
     }
     for (const name of ['dids add', 'dids list', 'voices set', 'voices list', 'provider set', 'webhooks secret']) await runExamples(name);
@@ -134,7 +150,13 @@ describe('the CLI help examples', () => {
 
 describe('the CLI lines the docs show', () => {
   const root = path.resolve(import.meta.dirname, '../..');
-  const docs = ['README.md', ...fs.readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const docs = [
+    'README.md',
+    ...fs
+      .readdirSync(path.join(root, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
   const lines = docs.flatMap((doc) =>
     fs
       .readFileSync(path.join(root, doc), 'utf8')
@@ -180,7 +202,10 @@ describe('the CLI for a first-day operator', () => {
     const account = adminAccounts.find((a: { name: string }) => a.name === 'Demo Account').id;
     const csv = path.join(files, 'refused.csv');
     fs.writeFileSync(csv, ['phone_number,name', '+14155550102,' + 'n'.repeat(300), '+1415555010' + '9'.repeat(60) + ',Ann'].join('\n'));
-    const error = await runCli(['batches', 'create', '--account', account, '--agent', 'Demo Agent', '--version', 'v1', '--csv', csv], { out: () => {}, note: () => {} }).then(
+    const error = await runCli(['batches', 'create', '--account', account, '--agent', 'Demo Agent', '--version', 'v1', '--csv', csv], {
+      out: () => {},
+      note: () => {},
+    }).then(
       () => null,
       (e: Error) => e.message,
     );
@@ -198,22 +223,42 @@ describe('the CLI for a first-day operator', () => {
     const account = adminAccounts.find((a: { name: string }) => a.name === 'Demo Account').id;
     const csv = path.join(files, 'mixed.csv');
     fs.writeFileSync(csv, ['contact_id,phone_number', 'a,4155550182', 'b,+1415', 'c,+14155550107', 'a,+14155550108'].join('\n'));
-    const { code, out, notes } = await cli(['batches', 'create', '--account', account, '--agent', 'Demo Agent', '--version', 'v1', '--csv', csv, '--start', 'manual', '--json']);
+    const { code, out, notes } = await cli([
+      'batches',
+      'create',
+      '--account',
+      account,
+      '--agent',
+      'Demo Agent',
+      '--version',
+      'v1',
+      '--csv',
+      csv,
+      '--start',
+      'manual',
+      '--json',
+    ]);
     expect(code).toBe(0);
     const created = JSON.parse(out);
     expect(created).toMatchObject({ acceptedContacts: 1, rejectedContacts: 1, leftOut: 2 });
     const lines = notes.split('\n').filter((l) => l.startsWith('line '));
     expect(lines.map((l) => Number(/^line (\d+)/.exec(l)![1]))).toEqual([2, 3, 5]);
-    expect(lines[0]).toBe('line 2: phone_number: Invalid phone number (no country code? +14155550182 is valid: write numbers as +<country code><number>) (rejected)');
+    expect(lines[0]).toBe(
+      'line 2: phone_number: Invalid phone number (no country code? +14155550182 is valid: write numbers as +<country code><number>) (rejected)',
+    );
     expect(notes).toContain(`batch ${created.batchId} waits: start it with npm run cli -- batches start ${created.batchId} --account ${account}`);
     // An agent name that is not there is the server's not-found, naming it.
     await expect(
-      runCli(['batches', 'create', '--account', account, '--agent', 'No Such Agent', '--version', 'v1', '--csv', csv], { out: () => {}, note: () => {} }),
+      runCli(['batches', 'create', '--account', account, '--agent', 'No Such Agent', '--version', 'v1', '--csv', csv], {
+        out: () => {},
+        note: () => {},
+      }),
     ).rejects.toThrow("Agent named 'No Such Agent' not found");
     // A manual batch with --watch is refused before anything is created, saying how to start it.
     await expect(
-      runCli(['batches', 'create', '--account', account, '--agent', 'Demo Agent', '--version', 'v1', '--csv', csv, '--start', 'manual', '--watch'], { out: () => {} }),
+      runCli(['batches', 'create', '--account', account, '--agent', 'Demo Agent', '--version', 'v1', '--csv', csv, '--start', 'manual', '--watch'], {
+        out: () => {},
+      }),
     ).rejects.toThrow('`batches start <batch-id> --account …`');
   });
-
 });

@@ -21,7 +21,13 @@ const json = async (...argv: string[]) => JSON.parse((await run(...argv, '--json
 
 beforeAll(() => {
   // PORT 1: nothing answers there, so the CLI opens the data dir itself.
-  Object.assign(process.env, { DATA_DIR: dataDir, LOG_LEVEL: 'silent', SEED_DEMO: 'false', PORT: '1', ADMIN_TOKEN: 'cli-suppressions-admin-0123456' });
+  Object.assign(process.env, {
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    SEED_DEMO: 'false',
+    PORT: '1',
+    ADMIN_TOKEN: 'cli-suppressions-admin-0123456',
+  });
   delete process.env.DATABASE_URL;
   delete process.env.CLI_SERVER_URL;
 });
@@ -36,12 +42,20 @@ describe('suppressions commands', () => {
 
   it('add: newly added and already listed numbers are counted; a reason over 500 characters is refused first', async () => {
     account = (await json('accounts', 'create', '--name', 'DNC Co', '--email', 'dnc@example.test')).adminCreateAccount.account.id;
-    expect(await json('suppressions', 'add', '--account', account, '--number', '+14155550101', '--reason', 'asked')).toEqual({ added: 1, alreadyListed: 0 });
-    expect(await json('suppressions', 'add', '--account', account, '--number', '+1 415 555 0101,+14155550102')).toEqual({ added: 1, alreadyListed: 1 });
-    await expect(runCli(['suppressions', 'add', '--account', account, '--number', '+14155550103', '--reason', 'x'.repeat(501)], { out: () => {} })).rejects.toThrow(
-      '--reason must have at most 500 characters',
+    expect(await json('suppressions', 'add', '--account', account, '--number', '+14155550101', '--reason', 'asked')).toEqual({
+      added: 1,
+      alreadyListed: 0,
+    });
+    expect(await json('suppressions', 'add', '--account', account, '--number', '+1 415 555 0101,+14155550102')).toEqual({
+      added: 1,
+      alreadyListed: 1,
+    });
+    await expect(
+      runCli(['suppressions', 'add', '--account', account, '--number', '+14155550103', '--reason', 'x'.repeat(501)], { out: () => {} }),
+    ).rejects.toThrow('--reason must have at most 500 characters');
+    await expect(runCli(['suppressions', 'add', '--account', account, '--number', 'nope'], { out: () => {} })).rejects.toThrow(
+      'Invalid phone number',
     );
-    await expect(runCli(['suppressions', 'add', '--account', account, '--number', 'nope'], { out: () => {} })).rejects.toThrow('Invalid phone number');
   }, 60_000);
 
   it('import: 1,000 numbers a request with progress, bad rows named by line, totals at the end', async () => {
@@ -66,9 +80,19 @@ describe('suppressions commands', () => {
   it('import: without a phone_number column the first column is read, a first line without digits being its header', async () => {
     const csv = path.join(dataDir, 'plain.csv');
     fs.writeFileSync(csv, ['phone', '+14155550150', '+14155550151'].join('\n'));
-    expect(await json('suppressions', 'import', '--account', account, '--csv', csv)).toEqual({ added: 2, alreadyListed: 0, rejected: 0, duplicateRows: 0 });
+    expect(await json('suppressions', 'import', '--account', account, '--csv', csv)).toEqual({
+      added: 2,
+      alreadyListed: 0,
+      rejected: 0,
+      duplicateRows: 0,
+    });
     fs.writeFileSync(csv, ['+14155550152', '+14155550150'].join('\n'));
-    expect(await json('suppressions', 'import', '--account', account, '--csv', csv)).toEqual({ added: 1, alreadyListed: 1, rejected: 0, duplicateRows: 0 });
+    expect(await json('suppressions', 'import', '--account', account, '--csv', csv)).toEqual({
+      added: 1,
+      alreadyListed: 1,
+      rejected: 0,
+      duplicateRows: 0,
+    });
   }, 60_000);
 
   it('list is a table for people; remove takes a number off, and a number not listed is an error', async () => {
@@ -80,7 +104,9 @@ describe('suppressions commands', () => {
     const next = /page 1: 200 of 2505; next page: --cursor (\S+)/.exec(page.notes)?.[1];
     expect(next).toBeDefined();
     // The cursor reads the page --page 2 reads.
-    expect(await json('suppressions', 'list', '--account', account, '--cursor', next!)).toEqual(await json('suppressions', 'list', '--account', account, '--page', '2'));
+    expect(await json('suppressions', 'list', '--account', account, '--cursor', next!)).toEqual(
+      await json('suppressions', 'list', '--account', account, '--page', '2'),
+    );
 
     expect(await json('suppressions', 'remove', '--account', account, '--number', '+1 415 555 0101')).toEqual({ removed: '+14155550101' });
     expect((await run('suppressions', 'list', '--account', account, '--number', '+14155550101')).out.trim()).toBe('(none)');
@@ -93,11 +119,18 @@ describe('suppressions commands', () => {
     expect(await json('suppressions', 'import', '--account', account, '--csv', csv)).toMatchObject({ added: 8_000 });
     const total = 2_504 + 8_000;
     // Page 53 at 200 starts past the first 10,000 numbers: refused, naming the cursor.
-    await expect(runCli(['suppressions', 'list', '--account', account, '--page', '53'], { out: () => {} })).rejects.toThrow(/read further with cursor/);
-    await expect(runCli(['suppressions', 'list', '--account', account, '--page', '2', '--all'], { out: () => {} })).rejects.toThrow('--page is not for --cursor or --all');
+    await expect(runCli(['suppressions', 'list', '--account', account, '--page', '53'], { out: () => {} })).rejects.toThrow(
+      /read further with cursor/,
+    );
+    await expect(runCli(['suppressions', 'list', '--account', account, '--page', '2', '--all'], { out: () => {} })).rejects.toThrow(
+      '--page is not for --cursor or --all',
+    );
 
     const { out, notes } = await run('suppressions', 'list', '--account', account, '--all');
-    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as { phoneNumber: string; createdAt: string });
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { phoneNumber: string; createdAt: string });
     expect(lines).toHaveLength(total);
     expect(new Set(lines.map((l) => l.phoneNumber)).size).toBe(total);
     // Newest first, then by number: the list's order, across every page boundary.

@@ -29,15 +29,29 @@ describe('operator CLI', () => {
   let firstKey = '';
 
   it('without a server, opens the data dir itself: account, agent, version, DID, voices', async () => {
-    const created = await cli('accounts', 'create', '--name', 'Acme', '--email', 'ops@acme.test', '--max-batch-size', '250', '--voices', 'alloy,verse');
+    const created = await cli(
+      'accounts',
+      'create',
+      '--name',
+      'Acme',
+      '--email',
+      'ops@acme.test',
+      '--max-batch-size',
+      '250',
+      '--voices',
+      'alloy,verse',
+    );
     accountId = created.adminCreateAccount.account.id;
     firstKey = created.adminCreateAccount.apiKey;
     expect(firstKey).toMatch(/^sk_/);
     expect(created.adminCreateAccount.account.limits.maxBatchSize).toBe(250);
 
-    const agent = (await cli('agents', 'create', '--account', accountId, '--name', 'Bot', '--voice', 'verse', '--outcome-keys', 'interested,callback')).createAgent;
+    const agent = (
+      await cli('agents', 'create', '--account', accountId, '--name', 'Bot', '--voice', 'verse', '--outcome-keys', 'interested,callback')
+    ).createAgent;
     expect(agent.outcomeKeys).toEqual(['interested', 'callback']);
-    const version = (await cli('versions', 'create', '--account', accountId, '--agent', agent.id, '--name', 'v1', '--prompt', 'Hello')).createPromptVersion;
+    const version = (await cli('versions', 'create', '--account', accountId, '--agent', agent.id, '--name', 'v1', '--prompt', 'Hello'))
+      .createPromptVersion;
     expect(version.agent.id).toBe(agent.id);
     expect((await cli('dids', 'add', '--account', accountId, '--number', '+1 415 555 0199')).addDidNumber.number).toBe('+14155550199');
     expect((await cli('voices', 'set', accountId, 'alloy,sage')).adminUpdateAccount.voices).toEqual(['alloy', 'sage']);
@@ -46,19 +60,44 @@ describe('operator CLI', () => {
 
   it('provider set retell stores the API key encrypted; agents and versions carry the Retell agent id and version', async () => {
     const KEY = 'key_cli_retell_0123456789abcdef';
-    expect(await cli('provider', 'set', 'retell', '--account', accountId, '--api-key', KEY, '--dial-rate', '2')).toEqual({ adminSetProvider: 'retell' });
+    expect(await cli('provider', 'set', 'retell', '--account', accountId, '--api-key', KEY, '--dial-rate', '2')).toEqual({
+      adminSetProvider: 'retell',
+    });
     // A Retell voice id in the account's voices is sent to Retell as the call's voice_id.
     expect((await cli('voices', 'set', accountId, 'alloy,sage,retell-Cimo')).adminUpdateAccount.voices).toEqual(['alloy', 'sage', 'retell-Cimo']);
-    const agent = (await cli('agents', 'create', '--account', accountId, '--name', 'Retell bot', '--voice', 'retell-Cimo', '--outcome-keys', 'interested', '--provider-agent-id', 'agent_0123abc')).createAgent;
+    const agent = (
+      await cli(
+        'agents',
+        'create',
+        '--account',
+        accountId,
+        '--name',
+        'Retell bot',
+        '--voice',
+        'retell-Cimo',
+        '--outcome-keys',
+        'interested',
+        '--provider-agent-id',
+        'agent_0123abc',
+      )
+    ).createAgent;
     expect(agent).toMatchObject({ voice: 'retell-Cimo', providerAgentId: 'agent_0123abc' });
     // Retell agent versions start at 0.
-    const version = (await cli('versions', 'create', '--account', accountId, '--agent', agent.id, '--name', 'v0', '--prompt', 'Hi', '--provider-agent-version', '0')).createPromptVersion;
+    const version = (
+      await cli('versions', 'create', '--account', accountId, '--agent', agent.id, '--name', 'v0', '--prompt', 'Hi', '--provider-agent-version', '0')
+    ).createPromptVersion;
     expect(version).toMatchObject({ providerAgentVersion: 0, agent: { id: agent.id } });
-    await expect(runCli(['provider', 'set', 'retell', '--account', accountId, '--api-key', KEY, '--dial-rate', 'fast'], () => {})).rejects.toThrow('--dial-rate must be a number');
+    await expect(runCli(['provider', 'set', 'retell', '--account', accountId, '--api-key', KEY, '--dial-rate', 'fast'], () => {})).rejects.toThrow(
+      '--dial-rate must be a number',
+    );
     await expect(runCli(['provider', 'set', 'retell', '--account', accountId], () => {})).rejects.toThrow(/apiKey/);
     // Provider-specific settings travel as a JSON object; Retell takes none.
-    await expect(runCli(['provider', 'set', 'retell', '--account', accountId, '--api-key', KEY, '--settings', '[1]'], () => {})).rejects.toThrow('--settings must be a JSON object');
-    await expect(runCli(['provider', 'set', 'retell', '--account', accountId, '--api-key', KEY, '--settings', '{"x":1}'], () => {})).rejects.toThrow('settings: Retell takes none');
+    await expect(runCli(['provider', 'set', 'retell', '--account', accountId, '--api-key', KEY, '--settings', '[1]'], () => {})).rejects.toThrow(
+      '--settings must be a JSON object',
+    );
+    await expect(runCli(['provider', 'set', 'retell', '--account', accountId, '--api-key', KEY, '--settings', '{"x":1}'], () => {})).rejects.toThrow(
+      'settings: Retell takes none',
+    );
 
     // What is stored: sealed with the app secret; only that secret opens it.
     const db = await openDatabase({ dataDir });
@@ -78,14 +117,36 @@ describe('operator CLI', () => {
     }
   }, 60_000);
 
-  it('sets and clears the frequency cap; names an agent\'s opt-out key at create and changes it', async () => {
-    expect((await cli('accounts', 'update', accountId, '--frequency-cap', '7/7d')).adminUpdateAccount.frequencyCap).toEqual({ maxCalls: 7, periodSeconds: 604_800 });
-    await expect(runCli(['accounts', 'update', accountId, '--frequency-cap', '7 a week'], () => {})).rejects.toThrow('--frequency-cap must be CALLS/PERIOD');
+  it("sets and clears the frequency cap; names an agent's opt-out key at create and changes it", async () => {
+    expect((await cli('accounts', 'update', accountId, '--frequency-cap', '7/7d')).adminUpdateAccount.frequencyCap).toEqual({
+      maxCalls: 7,
+      periodSeconds: 604_800,
+    });
+    await expect(runCli(['accounts', 'update', accountId, '--frequency-cap', '7 a week'], () => {})).rejects.toThrow(
+      '--frequency-cap must be CALLS/PERIOD',
+    );
     expect((await cli('accounts', 'update', accountId, '--frequency-cap', 'off')).adminUpdateAccount.frequencyCap).toBeNull();
-    const agent = (await cli('agents', 'create', '--account', accountId, '--name', 'Polite bot', '--voice', 'alloy', '--outcome-keys', 'interested,opt_out', '--opt-out-key', 'opt_out')).createAgent;
+    const agent = (
+      await cli(
+        'agents',
+        'create',
+        '--account',
+        accountId,
+        '--name',
+        'Polite bot',
+        '--voice',
+        'alloy',
+        '--outcome-keys',
+        'interested,opt_out',
+        '--opt-out-key',
+        'opt_out',
+      )
+    ).createAgent;
     expect(agent.optOutOutcomeKey).toBe('opt_out');
     expect((await cli('agents', 'update', agent.id, '--account', accountId, '--opt-out-key', 'off')).updateAgent.optOutOutcomeKey).toBeNull();
-    expect((await cli('agents', 'update', agent.id, '--account', accountId, '--opt-out-key', 'opt_out')).updateAgent.optOutOutcomeKey).toBe('opt_out');
+    expect((await cli('agents', 'update', agent.id, '--account', accountId, '--opt-out-key', 'opt_out')).updateAgent.optOutOutcomeKey).toBe(
+      'opt_out',
+    );
   }, 60_000);
 
   it('accepts every flag a command documents (the parser is strict)', () => {

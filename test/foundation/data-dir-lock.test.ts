@@ -80,7 +80,10 @@ describe('data dir lock', () => {
       // The bin prints this message as `error: …` and exits 1 (src/cli/index.ts).
       await expect(runCli(['accounts', 'list'], () => {})).rejects.toThrow(`in use by process ${server.child.pid}`);
       // It names the URL it tried and the one the server wrote in its token file; no ADMIN_TOKEN advice.
-      const message = await runCli(['accounts', 'list'], () => {}).then(() => '', (e: Error) => e.message);
+      const message = await runCli(['accounts', 'list'], () => {}).then(
+        () => '',
+        (e: Error) => e.message,
+      );
       expect(message).toContain(`no server answered at http://127.0.0.1:${process.env.PORT}`);
       expect(message).toContain(`CLI_SERVER_URL=${server.url}`);
       expect(message).not.toContain('ADMIN_TOKEN');

@@ -62,7 +62,7 @@ describe('a PostgreSQL server that accepts and never answers', () => {
     }
   });
 
-  it('fails the LISTEN session\'s connect within the same timeout', async () => {
+  it("fails the LISTEN session's connect within the same timeout", async () => {
     const db = await openDatabase({ databaseUrl: url, poolSize: 1, connectTimeoutMs: TIMEOUT_MS });
     try {
       const listener = createListener(db, createLogger('silent'), { notify: () => {}, resync: () => {} });

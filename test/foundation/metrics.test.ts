@@ -56,7 +56,9 @@ describe('/metrics', () => {
     });
     expect(created.status).toBe(201);
     const route = 'method="POST",route="/api/v1/public/call-batches",status="201"';
-    expect(sample(await (await scrape()).text(), 'callbatch_http_requests_total', route)).toBe(sample(before, 'callbatch_http_requests_total', route) + 1);
+    expect(sample(await (await scrape()).text(), 'callbatch_http_requests_total', route)).toBe(
+      sample(before, 'callbatch_http_requests_total', route) + 1,
+    );
 
     worker.start();
     try {

@@ -59,9 +59,23 @@ describe('namedSql', () => {
 
   it('reads the claim statement from its file next to the module: every name declared, no positional left over', () => {
     const claim = loadNamedSql(new URL('../../src/dispatch/store/claim-calls.sql', import.meta.url), [
-      'batch_ids', 'batch_takes', 'batch_windowed', 'now', 'worker_id', 'lease_expires_at', 'dial_queued_delta',
-      'dial_in_progress_delta', 'dispatching_statuses', 'account_id', 'suppress_queued_delta', 'suppress_cancelled_delta',
-      'suppressed_reason', 'cap_max_calls', 'cap_period_seconds', 'cap_wait_reason', 'alternate_wait_reason',
+      'batch_ids',
+      'batch_takes',
+      'batch_windowed',
+      'now',
+      'worker_id',
+      'lease_expires_at',
+      'dial_queued_delta',
+      'dial_in_progress_delta',
+      'dispatching_statuses',
+      'account_id',
+      'suppress_queued_delta',
+      'suppress_cancelled_delta',
+      'suppressed_reason',
+      'cap_max_calls',
+      'cap_period_seconds',
+      'cap_wait_reason',
+      'alternate_wait_reason',
     ]);
     expect(claim.text).toBe(CLAIM_SQL);
     const code = CLAIM_SQL.replace(/--[^\n]*/g, '').replace(/::/g, '');

@@ -178,11 +178,18 @@ describe('the launcher', () => {
     const range = `^${other.version}`;
     fs.writeFileSync(path.join(copy, 'package.json'), JSON.stringify({ type: 'module', engines: { node: range } }));
     const runCopy = () =>
-      collect(spawn(process.execPath, [path.join(copy, 'scripts/with-supported-node.mjs'), 'node', stub, '0', 'x'], { env: { ...env, FAKE_LINE: String(other.line) } }))
-        .done;
+      collect(
+        spawn(process.execPath, [path.join(copy, 'scripts/with-supported-node.mjs'), 'node', stub, '0', 'x'], {
+          env: { ...env, FAKE_LINE: String(other.line) },
+        }),
+      ).done;
 
     const first = await runCopy();
-    const bin = path.join(cache, fs.readdirSync(cache).find((d) => d.startsWith(`v${other.version}-`))!, `node_modules/node${other.line}/bin`);
+    const bin = path.join(
+      cache,
+      fs.readdirSync(cache).find((d) => d.startsWith(`v${other.version}-`))!,
+      `node_modules/node${other.line}/bin`,
+    );
     expect(first.code).toBe(0);
     expect(first.stderr).toBe(
       `Node v${process.versions.node} is not supported here (supported: ${range}); running under Node v${other.version} from the npm registry (installing it once into ${path.dirname(path.dirname(path.dirname(bin)))})\n`,

@@ -20,10 +20,13 @@ const text = JSON.stringify(doc);
 // The service is private: it states no licence and no public contact, the only advice left.
 const ALLOWED_WARNINGS = new Set(['info-license', 'info-contact']);
 
-type Op = { parameters: { name: string; schema: Record<string, unknown> }[]; responses: Record<string, { content: Record<string, { example: unknown }> }> };
+type Op = {
+  parameters: { name: string; schema: Record<string, unknown> }[];
+  responses: Record<string, { content: Record<string, { example: unknown }> }>;
+};
 const op = (p: string, method: string) => (doc.paths[p] as Record<string, Op>)[method];
 
-describe('the OpenAPI document in integrators\' tools', () => {
+describe("the OpenAPI document in integrators' tools", () => {
   it("passes Redocly's recommended rules with no error", async () => {
     const config = await createConfig({ extends: ['recommended'] });
     const problems = await lintFromString({ source: text, absoluteRef: '/api/v1/openapi.json', config });

@@ -16,13 +16,19 @@ import { createTestApp, type TestApp } from '../helpers/app.ts';
 
 const doc = buildOpenApiDocument(routes);
 const copy = (): OpenApiDocument => structuredClone(doc);
-type Operation = { 'x-graphql-operation': string; requestBody?: { content: Record<string, { example: unknown }> }; responses: Record<string, { content: Record<string, { example: unknown }> }> };
+type Operation = {
+  'x-graphql-operation': string;
+  requestBody?: { content: Record<string, { example: unknown }> };
+  responses: Record<string, { content: Record<string, { example: unknown }> }>;
+};
 const operationsOf = (d: OpenApiDocument) =>
-  Object.entries(d.paths).flatMap(([path, methods]) => Object.entries(methods as Record<string, Operation>).map(([method, op]) => ({ path, method, op })));
+  Object.entries(d.paths).flatMap(([path, methods]) =>
+    Object.entries(methods as Record<string, Operation>).map(([method, op]) => ({ path, method, op })),
+  );
 
 describe('the OpenAPI document', () => {
   it('validates against the OpenAPI 3.1 schema', async () => {
-    const result = await new Validator().validate(structuredClone(doc) as unknown as Parameters<Validator["validate"]>[0]);
+    const result = await new Validator().validate(structuredClone(doc) as unknown as Parameters<Validator['validate']>[0]);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(doc.openapi).toBe('3.1.0');
@@ -68,7 +74,9 @@ describe('the OpenAPI document', () => {
     expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
     const put = (doc.paths['/api/v1/public/call-batches'] as Record<string, Operation>).put;
     expect(Object.keys(put.responses)).toEqual(expect.arrayContaining(['200', '201', '404', '413', '415', '422', '503']));
-    const forms = (put.responses['422'] as unknown as { content: { 'application/json': { schema: { oneOf: unknown[] } } } }).content['application/json'].schema.oneOf;
+    const forms = (put.responses['422'] as unknown as { content: { 'application/json': { schema: { oneOf: unknown[] } } } }).content[
+      'application/json'
+    ].schema.oneOf;
     expect(forms).toHaveLength(2);
   });
 });
@@ -77,7 +85,12 @@ describe('the REST response check', () => {
   const check = restContractChecker(doc);
   const callsUrl = '/api/v1/public/call-batches/sched_1/calls';
   const page = (item: unknown) =>
-    JSON.stringify({ status_code: 200, message: 'Batch calls fetched successfully', error: null, data: { items: [item], pagination: { page: 1, limit: 100, total: 1, has_more: false } } });
+    JSON.stringify({
+      status_code: 200,
+      message: 'Batch calls fetched successfully',
+      error: null,
+      data: { items: [item], pagination: { page: 1, limit: 100, total: 1, has_more: false } },
+    });
 
   it('passes a response as the document describes it', () => {
     expect(() => check('GET', callsUrl, 200, 'application/json', page(callRecordExample))).not.toThrow();
@@ -115,7 +128,9 @@ describe('the REST response check', () => {
 describe('the hooks', () => {
   it('checkedResponse (behind createTestApp and the global fetch) fails a drifting response and passes others untouched', async () => {
     const res = (body: string, status = 200) => new Response(body, { status, headers: { 'content-type': 'application/json' } });
-    await expect(checkedResponse('GET', 'http://test.local/api/v1/public/me', res('{"status_code":200}'))).rejects.toThrow(/REST contract: GET \/api\/v1\/public\/me → 200/);
+    await expect(checkedResponse('GET', 'http://test.local/api/v1/public/me', res('{"status_code":200}'))).rejects.toThrow(
+      /REST contract: GET \/api\/v1\/public\/me → 200/,
+    );
     const other = res('{"anything":1}');
     expect(await checkedResponse('GET', 'http://test.local/healthz', other)).toBe(other);
   });

@@ -29,9 +29,16 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => t.close());
 
-const reltuples = async () => (await runStatement<{ n: number }>(t.deps.db, `SELECT reltuples::float8 AS n FROM pg_class WHERE relname = 'calls'`))[0].n;
+const reltuples = async () =>
+  (await runStatement<{ n: number }>(t.deps.db, `SELECT reltuples::float8 AS n FROM pg_class WHERE relname = 'calls'`))[0].n;
 const deepPagePlan = async () =>
-  (await runStatement<{ 'QUERY PLAN': string }>(t.deps.db, `EXPLAIN SELECT * FROM calls c WHERE c.batch_id = $1 ORDER BY c.seq DESC LIMIT 50 OFFSET 20000`, [batchId]))
+  (
+    await runStatement<{ 'QUERY PLAN': string }>(
+      t.deps.db,
+      `EXPLAIN SELECT * FROM calls c WHERE c.batch_id = $1 ORDER BY c.seq DESC LIMIT 50 OFFSET 20000`,
+      [batchId],
+    )
+  )
     .map((r) => r['QUERY PLAN'])
     .join('\n');
 

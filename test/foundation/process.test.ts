@@ -29,7 +29,9 @@ describe('npm start on an embedded data dir', () => {
       await expect.poll(() => s.stdout(), { timeout: 20_000 }).toContain('curl -s');
       key = /(sk_[A-Za-z0-9_-]{43})/.exec(s.stdout())![1];
       // The dashboard's address beside the curl line, and it serves the dashboard.
-      expect(s.stdout()).toContain(`curl -s ${s.url}/api/v1/public/me -H 'Authorization: Bearer ${key}'\nDashboard (paste the key): ${s.url}/dashboard `);
+      expect(s.stdout()).toContain(
+        `curl -s ${s.url}/api/v1/public/me -H 'Authorization: Bearer ${key}'\nDashboard (paste the key): ${s.url}/dashboard `,
+      );
       expect((await fetch(`${s.url}/dashboard`)).status).toBe(200);
       const r = await me(s.url, key);
       expect(r.status).toBe(200);
@@ -50,7 +52,9 @@ describe('npm start on an embedded data dir', () => {
       expect((await me(s.url, key)).status).toBe(200);
       expect(s.stdout()).not.toContain('Demo account created');
       // Every start says where it listens and how to replace a lost key (the only account is named).
-      await expect.poll(() => s.stdout()).toContain(`Call batch service on ${s.url}   dashboard: ${s.url}/dashboard   API reference: ${s.url}/docs\n`);
+      await expect
+        .poll(() => s.stdout())
+        .toContain(`Call batch service on ${s.url}   dashboard: ${s.url}/dashboard   API reference: ${s.url}/docs\n`);
       expect(s.stdout()).toContain(`Lost the API key? npm run cli -- keys create ${accountId}\n`);
       const ready = await fetch(`${s.url}/readyz`);
       expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready' }]);

@@ -57,7 +57,7 @@ describe('readiness', () => {
     expect(runs).toBe(1);
   });
 
-  it("a worker whose loop stopped turning makes the process not ready", async () => {
+  it('a worker whose loop stopped turning makes the process not ready', async () => {
     const background = await startBackground(t.deps);
     try {
       expect(background.problem()).toBeNull();

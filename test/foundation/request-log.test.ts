@@ -60,7 +60,12 @@ describe('request log', () => {
   });
 
   it('names the account of a GraphQL request (its body is re-read before Yoga) and none for a refused key', async () => {
-    const ok = await sent('/graphql', { method: 'POST', key: a.apiKey, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ me { id } }' }) });
+    const ok = await sent('/graphql', {
+      method: 'POST',
+      key: a.apiKey,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ me { id } }' }),
+    });
     expect(ok.line).toMatchObject({ method: 'POST', route: '/graphql', status: 200, accountId: a.account.id });
     const refused = await sent(`${CALL_BATCHES}`, { key: 'sk_not_a_key' });
     expect(refused.line).toMatchObject({ route: '/api/v1/public/call-batches', status: 401 });
@@ -79,10 +84,16 @@ describe('request log', () => {
 
   it('ties a CSV export cut short to its request: the warning carries the request id and account', async () => {
     const tight = await t.seedAccount({ limits: { rateLimitPerMinute: 2 } });
-    const batch = await insertBatch(t.deps, tight, { contacts: 3 * EXPORT_PAGE_ROWS, status: 'completed', callOverrides: (i) => callInState('completed', i, new Date()) });
+    const batch = await insertBatch(t.deps, tight, {
+      contacts: 3 * EXPORT_PAGE_ROWS,
+      status: 'completed',
+      callOverrides: (i) => callInState('completed', i, new Date()),
+    });
     lines.length = 0;
     const res = await app.fetch(
-      new Request(`http://test.local/api/v1/public/call-batches/${batch.batch.id}/results.csv`, { headers: { authorization: `Bearer ${tight.apiKey}`, 'x-request-id': 'export-7' } }),
+      new Request(`http://test.local/api/v1/public/call-batches/${batch.batch.id}/results.csv`, {
+        headers: { authorization: `Bearer ${tight.apiKey}`, 'x-request-id': 'export-7' },
+      }),
     );
     expect(res.status).toBe(200);
     await expect(res.text()).rejects.toThrow();

@@ -16,17 +16,36 @@ beforeAll(async () => {
 afterAll(() => Promise.all([on.close(), off.close()]));
 
 const phasesOf = (header: string | null) =>
-  new Map((header ?? '').split(', ').map((entry) => {
-    const [name, dur] = entry.split(';dur=');
-    return [name, Number(dur)] as const;
-  }));
+  new Map(
+    (header ?? '').split(', ').map((entry) => {
+      const [name, dur] = entry.split(';dur=');
+      return [name, Number(dur)] as const;
+    }),
+  );
 
 describe('Server-Timing', () => {
   it("a create's answer splits its time into the create's phases, each a duration in ms, and their total", async () => {
     const res = await on.request('PUT', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { idempotency_key: 'timed', contacts: makeContacts(5) }) });
     expect(res.status).toBe(201);
     const phases = phasesOf(res.headers.get('server-timing'));
-    for (const name of ['auth', 'body', 'parse', 'rest', 'graphql', 'check', 'lookups', 'batch-row', 'screen', 'rows', 'copy-wait', 'counts', 'commit', 'result', 'answer', 'total']) {
+    for (const name of [
+      'auth',
+      'body',
+      'parse',
+      'rest',
+      'graphql',
+      'check',
+      'lookups',
+      'batch-row',
+      'screen',
+      'rows',
+      'copy-wait',
+      'counts',
+      'commit',
+      'result',
+      'answer',
+      'total',
+    ]) {
       expect(phases.get(name), name).toBeGreaterThanOrEqual(0);
     }
     const parts = [...phases].filter(([name]) => name !== 'total').reduce((sum, [, ms]) => sum + ms, 0);
@@ -38,7 +57,10 @@ describe('Server-Timing', () => {
     const listed = await on.request('GET', CALL_BATCHES, { key: a.apiKey });
     expect(listed.status).toBe(200);
     expect([...phasesOf(listed.headers.get('server-timing')).keys()]).toEqual(['auth', 'rest', 'result', 'answer', 'headers', 'total']);
-    const created = await off.request('PUT', CALL_BATCHES, { key: b.apiKey, body: batchBody(b, { idempotency_key: 'untimed', contacts: makeContacts(2) }) });
+    const created = await off.request('PUT', CALL_BATCHES, {
+      key: b.apiKey,
+      body: batchBody(b, { idempotency_key: 'untimed', contacts: makeContacts(2) }),
+    });
     expect(created.status).toBe(201);
     expect(created.headers.get('server-timing')).toBeNull();
   });

@@ -20,7 +20,16 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${port}`;
   worker = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/worker.ts')], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, WORKER_PORT: String(port), HOST: '127.0.0.1', METRICS_TOKEN, LOG_LEVEL: 'warn', AUTH_FAILURES_PER_MINUTE: '3' },
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      DATA_DIR: dataDir,
+      WORKER_PORT: String(port),
+      HOST: '127.0.0.1',
+      METRICS_TOKEN,
+      LOG_LEVEL: 'warn',
+      AUTH_FAILURES_PER_MINUTE: '3',
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';

@@ -89,7 +89,9 @@ export function contractErrorForm(status: number, body: unknown): ErrorForm {
 }
 
 /** Batches and calls stored, in one round trip. */
-export async function storedCounts(deps: { db: { prisma: { $queryRaw: (...a: any[]) => Promise<any> } } }): Promise<{ batches: number; calls: number }> {
+export async function storedCounts(deps: {
+  db: { prisma: { $queryRaw: (...a: any[]) => Promise<any> } };
+}): Promise<{ batches: number; calls: number }> {
   const rows = await deps.db.prisma.$queryRaw`SELECT (SELECT count(*) FROM batches)::int AS batches, (SELECT count(*) FROM calls)::int AS calls`;
   return { batches: Number(rows[0].batches), calls: Number(rows[0].calls) };
 }

@@ -105,8 +105,7 @@ export async function createTestApp(
     testDb,
     clock,
     request,
-    gql: (query, variables, key) =>
-      request('POST', '/graphql', { key: key ?? null, body: { query, variables } }),
+    gql: (query, variables, key) => request('POST', '/graphql', { key: key ?? null, body: { query, variables } }),
     async seedAccount(input = {}) {
       seq += 1;
       const { agentName, outcomeKeys, ...accountInput } = input;

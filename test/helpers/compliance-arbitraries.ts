@@ -7,7 +7,16 @@ import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import { getCountryCallingCode, isValidPhoneNumber, type CountryCode } from 'libphonenumber-js';
 import mobileExamples from 'libphonenumber-js/mobile/examples';
-import { federalHolidays, ORACLE_PROFILES, oracleNumberZones, RAW_ZONES, SPLIT_AREA_CODES, STATE_OF, type OracleProfile, type OracleWindow } from './compliance-oracle.ts';
+import {
+  federalHolidays,
+  ORACLE_PROFILES,
+  oracleNumberZones,
+  RAW_ZONES,
+  SPLIT_AREA_CODES,
+  STATE_OF,
+  type OracleProfile,
+  type OracleWindow,
+} from './compliance-oracle.ts';
 
 const digits = (n: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: n, maxLength: n });
 
@@ -54,7 +63,10 @@ const stateRuled = fc
   .tuple(fc.constantFrom(...STATE_OF.keys()), fc.integer({ min: 200, max: 999 }), digits(4))
   .map(([ac, ex, line]) => `+1${ac}${ex}${line}`)
   .filter(nanpValid);
-const tollFree = fc.tuple(fc.constantFrom('800', '888', '877', '866'), digits(7)).map(([ac, rest]) => `+1${ac}${rest}`).filter(nanpValid);
+const tollFree = fc
+  .tuple(fc.constantFrom('800', '888', '877', '866'), digits(7))
+  .map(([ac, rest]) => `+1${ac}${rest}`)
+  .filter(nanpValid);
 
 // --- Other countries: fixed lines in named cities and mobiles from libphonenumber's examples. ----
 /** x = a random digit. Cities in multi-zone countries on purpose (Perth, Vladivostok, Manaus, Tijuana). */
@@ -80,7 +92,28 @@ const FIXED_TEMPLATES = [
   '+2721xxxxxxx', // Cape Town
   '+5622xxxxxxx', // Santiago
 ];
-const MOBILE_COUNTRIES: CountryCode[] = ['GB', 'DE', 'FR', 'ES', 'IT', 'IE', 'NL', 'AU', 'JP', 'IN', 'BR', 'MX', 'RU', 'NZ', 'ZA', 'CL', 'KR', 'PH', 'AR', 'CA'];
+const MOBILE_COUNTRIES: CountryCode[] = [
+  'GB',
+  'DE',
+  'FR',
+  'ES',
+  'IT',
+  'IE',
+  'NL',
+  'AU',
+  'JP',
+  'IN',
+  'BR',
+  'MX',
+  'RU',
+  'NZ',
+  'ZA',
+  'CL',
+  'KR',
+  'PH',
+  'AR',
+  'CA',
+];
 const MOBILE_TEMPLATES = MOBILE_COUNTRIES.map((c) => {
   const national = (mobileExamples as Record<string, string>)[c];
   return `+${getCountryCallingCode(c)}${national.slice(0, -3)}xxx`;
@@ -102,7 +135,12 @@ export const COUNTRY_CODES_COVERED = new Set(INTERNATIONAL.map((t) => /^\+(1|7|3
 
 const international = fc
   .constantFrom(...INTERNATIONAL)
-  .chain((t) => digits((t.match(/x/g) ?? []).length).map((d) => { let i = 0; return t.replace(/x/g, () => d[i++]); }))
+  .chain((t) =>
+    digits((t.match(/x/g) ?? []).length).map((d) => {
+      let i = 0;
+      return t.replace(/x/g, () => d[i++]);
+    }),
+  )
   .filter((n) => isValidPhoneNumber(n));
 
 export const phoneNumber: fc.Arbitrary<string> = fc.oneof(
@@ -116,13 +154,36 @@ export const phoneNumber: fc.Arbitrary<string> = fc.oneof(
 
 // --- Zones. -------------------------------------------------------------------------------
 export const GEO_ZONES = [
-  'America/New_York', 'America/Chicago', 'America/Denver', 'America/Phoenix', 'America/Los_Angeles',
-  'America/Anchorage', 'Pacific/Honolulu', 'America/St_Johns', 'America/Halifax', 'America/Regina',
-  'Europe/London', 'Europe/Berlin', 'Europe/Moscow', 'Asia/Kolkata', 'Asia/Kathmandu', 'Asia/Tokyo',
-  'Australia/Sydney', 'Australia/Adelaide', 'Australia/Perth', 'Australia/Lord_Howe', 'Pacific/Auckland',
-  'Pacific/Chatham', 'America/Sao_Paulo', 'America/Santiago', 'Africa/Johannesburg',
+  'America/New_York',
+  'America/Chicago',
+  'America/Denver',
+  'America/Phoenix',
+  'America/Los_Angeles',
+  'America/Anchorage',
+  'Pacific/Honolulu',
+  'America/St_Johns',
+  'America/Halifax',
+  'America/Regina',
+  'Europe/London',
+  'Europe/Berlin',
+  'Europe/Moscow',
+  'Asia/Kolkata',
+  'Asia/Kathmandu',
+  'Asia/Tokyo',
+  'Australia/Sydney',
+  'Australia/Adelaide',
+  'Australia/Perth',
+  'Australia/Lord_Howe',
+  'Pacific/Auckland',
+  'Pacific/Chatham',
+  'America/Sao_Paulo',
+  'America/Santiago',
+  'Africa/Johannesburg',
 ] as const;
-export const contactZone: fc.Arbitrary<string | null> = fc.oneof({ weight: 3, arbitrary: fc.constant(null) }, { weight: 2, arbitrary: fc.constantFrom(...GEO_ZONES) });
+export const contactZone: fc.Arbitrary<string | null> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(null) },
+  { weight: 2, arbitrary: fc.constantFrom(...GEO_ZONES) },
+);
 /** A contact's zone for this number: often one of its own (a consistent contact), else any; `none`: weight of no zone at all. */
 export const contactZoneFor = (number: string, none = 0): fc.Arbitrary<string | null> => {
   const own = oracleNumberZones(number).filter((z) => !z.startsWith('Etc/'));
@@ -134,18 +195,55 @@ export const contactZoneFor = (number: string, none = 0): fc.Arbitrary<string | 
 const hhmm = (minutes: number) => `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
 const WEEK = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 /** Realistic hours, any minute-precise span, and wee-hours spans that a DST change cuts or repeats. */
-const span = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom(['08:00', '21:00'], ['09:00', '20:00'], ['08:00', '20:00'], ['10:00', '18:00'], ['16:00', '20:00'], ['00:00', '23:59'], ['00:00', '24:00'], ['18:00', '24:00']) },
-  { weight: 3, arbitrary: fc.tuple(fc.integer({ min: 0, max: 1438 }), fc.integer({ min: 1, max: 900 })).map(([s, len]) => [hhmm(s), hhmm(Math.min(1439, s + len))]) },
-  { weight: 2, arbitrary: fc.tuple(fc.integer({ min: 0, max: 200 }), fc.integer({ min: 1, max: 240 })).map(([s, len]) => [hhmm(s), hhmm(s + len)]) },
-).filter(([s, e]) => e > s);
-const days = fc.option(fc.subarray(WEEK, { minLength: 1 }).map((d) => WEEK.filter((x) => d.includes(x))), { nil: undefined, freq: 2 });
+const span = fc
+  .oneof(
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom(
+        ['08:00', '21:00'],
+        ['09:00', '20:00'],
+        ['08:00', '20:00'],
+        ['10:00', '18:00'],
+        ['16:00', '20:00'],
+        ['00:00', '23:59'],
+        ['00:00', '24:00'],
+        ['18:00', '24:00'],
+      ),
+    },
+    {
+      weight: 3,
+      arbitrary: fc
+        .tuple(fc.integer({ min: 0, max: 1438 }), fc.integer({ min: 1, max: 900 }))
+        .map(([s, len]) => [hhmm(s), hhmm(Math.min(1439, s + len))]),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.tuple(fc.integer({ min: 0, max: 200 }), fc.integer({ min: 1, max: 240 })).map(([s, len]) => [hhmm(s), hhmm(s + len)]),
+    },
+  )
+  .filter(([s, e]) => e > s);
+const days = fc.option(
+  fc.subarray(WEEK, { minLength: 1 }).map((d) => WEEK.filter((x) => d.includes(x))),
+  { nil: undefined, freq: 2 },
+);
 export const windowArb: fc.Arbitrary<OracleWindow> = fc
   .tuple(span, days, fc.oneof({ weight: 4, arbitrary: fc.constant('recipient') }, { weight: 1, arbitrary: fc.constantFrom('UTC', ...GEO_ZONES) }))
   .map(([[start, end], d, timezone]) => (d ? { start, end, days: d, timezone } : { start, end, timezone }));
 
 // --- Instants around DST changes. ------------------------------------------------------------
-const DST_ZONES = ['America/New_York', 'America/Chicago', 'America/Denver', 'America/Los_Angeles', 'America/St_Johns', 'Europe/London', 'Europe/Berlin', 'Australia/Sydney', 'Australia/Lord_Howe', 'Pacific/Auckland', 'America/Santiago'];
+const DST_ZONES = [
+  'America/New_York',
+  'America/Chicago',
+  'America/Denver',
+  'America/Los_Angeles',
+  'America/St_Johns',
+  'Europe/London',
+  'Europe/Berlin',
+  'Australia/Sydney',
+  'Australia/Lord_Howe',
+  'Pacific/Auckland',
+  'America/Santiago',
+];
 
 /** Every offset change of these zones in 2026-2027 (found by luxon, to the minute), with its zone. */
 export const DST_CHANGES_BY_ZONE: ReadonlyArray<{ zone: string; at: Date }> = (() => {
@@ -167,14 +265,21 @@ export const DST_CHANGES_BY_ZONE: ReadonlyArray<{ zone: string; at: Date }> = ((
   }
   return out;
 })();
-export const DST_CHANGES: readonly Date[] = [...new Set(DST_CHANGES_BY_ZONE.map((c) => c.at.getTime()))].sort((a, b) => a - b).map((t) => new Date(t));
+export const DST_CHANGES: readonly Date[] = [...new Set(DST_CHANGES_BY_ZONE.map((c) => c.at.getTime()))]
+  .sort((a, b) => a - b)
+  .map((t) => new Date(t));
 
 /**
  * A fixed-zone window whose edges fall in or beside the hour a DST change skips or repeats in its
  * zone, and an instant within 2.5 hours of the change: where interval arithmetic goes wrong.
  */
 export const dstEdgeCase: fc.Arbitrary<{ window: OracleWindow; now: Date }> = fc
-  .tuple(fc.constantFrom(...DST_CHANGES_BY_ZONE), fc.integer({ min: -150, max: 90 }), fc.integer({ min: 1, max: 180 }), fc.integer({ min: -150, max: 150 }))
+  .tuple(
+    fc.constantFrom(...DST_CHANGES_BY_ZONE),
+    fc.integer({ min: -150, max: 90 }),
+    fc.integer({ min: 1, max: 180 }),
+    fc.integer({ min: -150, max: 150 }),
+  )
   .map(([{ zone, at }, a, len, c]) => {
     const local = (m: number) => DateTime.fromMillis(at.getTime() + m * 60_000, { zone }).toFormat('HH:mm');
     return { window: { start: local(a), end: local(a + len), timezone: zone }, now: new Date(at.getTime() + c * 60_000) };
@@ -188,7 +293,9 @@ const HOLIDAYS = [2026, 2027].flatMap((y) => [...federalHolidays(y)]).map((d) =>
 export const instantArb: fc.Arbitrary<Date> = fc.oneof(
   {
     weight: 1,
-    arbitrary: fc.tuple(fc.constantFrom(...HOLIDAYS), fc.integer({ min: -36 * 60, max: 36 * 60 })).map(([t, m]) => new Date(t.getTime() + m * 60_000)),
+    arbitrary: fc
+      .tuple(fc.constantFrom(...HOLIDAYS), fc.integer({ min: -36 * 60, max: 36 * 60 }))
+      .map(([t, m]) => new Date(t.getTime() + m * 60_000)),
   },
   {
     weight: 3,

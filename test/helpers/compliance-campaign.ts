@@ -59,13 +59,18 @@ export interface Campaign {
 }
 
 const SIM = ['completed', 'no_answer', 'busy', 'failed', 'voicemail', 'opt_out'] as const;
-const simArb = fc
-  .array(fc.constantFrom(...SIM, 'no_answer', 'completed'), { minLength: 1, maxLength: 3 })
-  .map((a) => a.join(','));
+const simArb = fc.array(fc.constantFrom(...SIM, 'no_answer', 'completed'), { minLength: 1, maxLength: 3 }).map((a) => a.join(','));
 
 /** Wide windows mostly (calls get placed), any window sometimes; none now and then (any hour). */
 const batchWindow = fc.oneof(
-  { weight: 5, arbitrary: fc.constantFrom<OracleWindow>({ start: '08:00', end: '21:00', timezone: 'recipient' }, { start: '09:00', end: '20:00', timezone: 'recipient' }, { start: '00:30', end: '23:30', timezone: 'recipient' }) },
+  {
+    weight: 5,
+    arbitrary: fc.constantFrom<OracleWindow>(
+      { start: '08:00', end: '21:00', timezone: 'recipient' },
+      { start: '09:00', end: '20:00', timezone: 'recipient' },
+      { start: '00:30', end: '23:30', timezone: 'recipient' },
+    ),
+  },
   { weight: 2, arbitrary: windowArb },
   { weight: 1, arbitrary: fc.constant(null) },
 );
@@ -73,44 +78,42 @@ const batchWindow = fc.oneof(
 const rarely = <T>(arb: fc.Arbitrary<T>) => fc.oneof({ weight: 5, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: arb });
 
 /** A campaign over 2-8 numbers shared by its contacts, batches and list adds (so they meet). */
-export const campaignArb: fc.Arbitrary<Campaign> = fc
-  .uniqueArray(phoneNumber, { minLength: 2, maxLength: 8 })
-  .chain((pool) => {
-    const contact = fc
-      .tuple(fc.nat(pool.length - 1), fc.option(fc.nat(pool.length - 1), { freq: 2 }), simArb)
-      .chain(([p, alt, sim]) =>
-        contactZoneFor(pool[p], 3).map((tz) => ({ phone: pool[p], alternate: alt === null || alt === p ? null : pool[alt], timezone: tz, sim })),
-      );
-    const batch = fc.record({
-      atStep: fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 6 }) }),
-      contacts: fc.array(contact, { minLength: 1, maxLength: 8 }),
-      window: batchWindow,
-      useAlternate: fc.boolean(),
-      retry: fc.option(
-        fc.record({
-          max_attempts: fc.integer({ min: 1, max: 4 }),
-          delay_seconds: fc.integer({ min: 60, max: 4 * 3600 }),
-          on: fc.subarray(['no_answer', 'busy', 'failed', 'voicemail'], { minLength: 1 }),
-        }),
-        { freq: 3 },
-      ),
-      expiresAfterMinutes: fc.option(fc.integer({ min: 30, max: 3 * 24 * 60 }), { freq: 2 }),
-      profiles: fc.oneof({ weight: 3, arbitrary: fc.constant<OracleProfile[]>([]) }, { weight: 1, arbitrary: profilesArb }),
-    });
-    return fc.record({
-      profiles: profilesArb,
-      start: fc.tuple(fc.constantFrom(...DST_CHANGES), fc.integer({ min: -36 * 60, max: 36 * 60 })).map(([t, m]) => new Date(t.getTime() + m * 60_000)),
-      defaultWindow: rarely(windowArb),
-      enforcedWindow: rarely(batchWindow.filter((w) => w !== null)),
-      cap: fc.option(fc.record({ maxCalls: fc.integer({ min: 1, max: 3 }), periodSeconds: fc.constantFrom(3_600, 4 * 3_600, 86_400) }), { freq: 2 }),
-      batches: fc.array(batch, { minLength: 1, maxLength: 2 }),
-      dncAdds: fc.array(fc.record({ atStep: fc.integer({ min: 1, max: 8 }), pick: fc.nat(pool.length - 1) }), { maxLength: 2 }),
-      steps: fc.array(
-        fc.record({ mode: fc.constantFrom<'next' | 'jump'>('next', 'next', 'jump'), ms: fc.integer({ min: 60_000, max: 8 * 3_600_000 }) }),
-        { minLength: 3, maxLength: 8 },
-      ),
-    });
+export const campaignArb: fc.Arbitrary<Campaign> = fc.uniqueArray(phoneNumber, { minLength: 2, maxLength: 8 }).chain((pool) => {
+  const contact = fc
+    .tuple(fc.nat(pool.length - 1), fc.option(fc.nat(pool.length - 1), { freq: 2 }), simArb)
+    .chain(([p, alt, sim]) =>
+      contactZoneFor(pool[p], 3).map((tz) => ({ phone: pool[p], alternate: alt === null || alt === p ? null : pool[alt], timezone: tz, sim })),
+    );
+  const batch = fc.record({
+    atStep: fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 6 }) }),
+    contacts: fc.array(contact, { minLength: 1, maxLength: 8 }),
+    window: batchWindow,
+    useAlternate: fc.boolean(),
+    retry: fc.option(
+      fc.record({
+        max_attempts: fc.integer({ min: 1, max: 4 }),
+        delay_seconds: fc.integer({ min: 60, max: 4 * 3600 }),
+        on: fc.subarray(['no_answer', 'busy', 'failed', 'voicemail'], { minLength: 1 }),
+      }),
+      { freq: 3 },
+    ),
+    expiresAfterMinutes: fc.option(fc.integer({ min: 30, max: 3 * 24 * 60 }), { freq: 2 }),
+    profiles: fc.oneof({ weight: 3, arbitrary: fc.constant<OracleProfile[]>([]) }, { weight: 1, arbitrary: profilesArb }),
   });
+  return fc.record({
+    profiles: profilesArb,
+    start: fc.tuple(fc.constantFrom(...DST_CHANGES), fc.integer({ min: -36 * 60, max: 36 * 60 })).map(([t, m]) => new Date(t.getTime() + m * 60_000)),
+    defaultWindow: rarely(windowArb),
+    enforcedWindow: rarely(batchWindow.filter((w) => w !== null)),
+    cap: fc.option(fc.record({ maxCalls: fc.integer({ min: 1, max: 3 }), periodSeconds: fc.constantFrom(3_600, 4 * 3_600, 86_400) }), { freq: 2 }),
+    batches: fc.array(batch, { minLength: 1, maxLength: 2 }),
+    dncAdds: fc.array(fc.record({ atStep: fc.integer({ min: 1, max: 8 }), pick: fc.nat(pool.length - 1) }), { maxLength: 2 }),
+    steps: fc.array(
+      fc.record({ mode: fc.constantFrom<'next' | 'jump'>('next', 'next', 'jump'), ms: fc.integer({ min: 60_000, max: 8 * 3_600_000 }) }),
+      { minLength: 3, maxLength: 8 },
+    ),
+  });
+});
 
 /** One placeCall the provider received: the dial log, the checker's ground truth. */
 interface Dial {
@@ -130,7 +133,15 @@ function loggingSimulator(t: TestApp, log: Dial[]): VoiceProvider {
   return {
     ...inner,
     async placeCall(req) {
-      log.push({ seq: log.length + 1, callId: req.callId, batchId: req.batchId, externalId: req.contact.externalId, number: req.to, attempt: req.attempt, at: t.clock.now() });
+      log.push({
+        seq: log.length + 1,
+        callId: req.callId,
+        batchId: req.batchId,
+        externalId: req.contact.externalId,
+        number: req.to,
+        attempt: req.attempt,
+        at: t.clock.now(),
+      });
       return inner.placeCall(req);
     },
   };
@@ -169,7 +180,11 @@ export async function runCampaign(t: TestApp, c: Campaign): Promise<CampaignResu
     frequencyCap: c.cap,
     complianceProfiles: c.profiles,
   });
-  const keyed = await t.gql('mutation($id: ID!) { updateAgent(id: $id, input: { optOutOutcomeKey: "opt_out" }) { id } }', { id: a.agent.id }, a.apiKey);
+  const keyed = await t.gql(
+    'mutation($id: ID!) { updateAgent(id: $id, input: { optOutOutcomeKey: "opt_out" }) { id } }',
+    { id: a.agent.id },
+    a.apiKey,
+  );
   if (keyed.body.errors) throw new Error(`opt-out key: ${JSON.stringify(keyed.body.errors)}`);
 
   const numbers = [...new Set(c.batches.flatMap((b) => b.contacts.flatMap((k) => [k.phone, ...(k.alternate ? [k.alternate] : [])])))];
@@ -187,26 +202,31 @@ export async function runCampaign(t: TestApp, c: Campaign): Promise<CampaignResu
     for (const spec of c.batches.filter((b) => b.atStep === step)) {
       const now = t.clock.now();
       const expiresAt = spec.expiresAfterMinutes === null ? null : new Date(now.getTime() + spec.expiresAfterMinutes * 60_000);
-      const res = await t.gql(CREATE, {
-        input: typedInput(a, {
-          contacts: spec.contacts.map((k, i) => ({
-            contactId: `c${i + 1}`,
-            phoneNumber: k.phone,
-            metadata: { sim: k.sim, ...(k.alternate ? { alternate_phone: k.alternate } : {}) },
-            ...(k.timezone ? { timezone: k.timezone } : {}),
-          })),
-          useAlternateNumber: spec.useAlternate,
-          callbackUrl: 'https://hooks.example.com/calls',
-          ...(spec.window ? { callingWindow: windowInput(spec.window) } : {}),
-          ...(spec.retry ? { retry: { maxAttempts: spec.retry.max_attempts, delaySeconds: spec.retry.delay_seconds, on: spec.retry.on } } : {}),
-          ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {}),
-          ...(spec.profiles.length ? { complianceProfiles: spec.profiles } : {}),
-        }),
-      }, a.apiKey);
+      const res = await t.gql(
+        CREATE,
+        {
+          input: typedInput(a, {
+            contacts: spec.contacts.map((k, i) => ({
+              contactId: `c${i + 1}`,
+              phoneNumber: k.phone,
+              metadata: { sim: k.sim, ...(k.alternate ? { alternate_phone: k.alternate } : {}) },
+              ...(k.timezone ? { timezone: k.timezone } : {}),
+            })),
+            useAlternateNumber: spec.useAlternate,
+            callbackUrl: 'https://hooks.example.com/calls',
+            ...(spec.window ? { callingWindow: windowInput(spec.window) } : {}),
+            ...(spec.retry ? { retry: { maxAttempts: spec.retry.max_attempts, delaySeconds: spec.retry.delay_seconds, on: spec.retry.on } } : {}),
+            ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {}),
+            ...(spec.profiles.length ? { complianceProfiles: spec.profiles } : {}),
+          }),
+        },
+        a.apiKey,
+      );
       const batchId = res.body.data?.createCallBatch?.batchId as string | undefined;
       if (batchId) created.push({ id: batchId, spec, expiresAt });
       // Every contact refused (listed, its window never opens, no zone): an error that says so.
-      else if (JSON.stringify(res.body.errors ?? '').includes('All contacts are invalid')) rejected.push(JSON.stringify(res.body.errors).slice(0, 600));
+      else if (JSON.stringify(res.body.errors ?? '').includes('All contacts are invalid'))
+        rejected.push(JSON.stringify(res.body.errors).slice(0, 600));
       else violations.push(`create at step ${step} failed: ${JSON.stringify(res.body).slice(0, 500)}`);
     }
     for (const add of c.dncAdds.filter((d) => d.atStep === step)) {
@@ -248,7 +268,12 @@ export async function runCampaign(t: TestApp, c: Campaign): Promise<CampaignResu
   const byId = new Map(created.map((b) => [b.id, b.spec]));
   const contactOf = (d: Dial) => byId.get(d.batchId)?.contacts[Number(d.externalId.slice(1)) - 1];
   const exercised = {
-    optOuts: log.filter((d) => contactOf(d)?.sim.split(',').at(Math.min(d.attempt, contactOf(d)!.sim.split(',').length) - 1) === 'opt_out').length,
+    optOuts: log.filter(
+      (d) =>
+        contactOf(d)
+          ?.sim.split(',')
+          .at(Math.min(d.attempt, contactOf(d)!.sim.split(',').length) - 1) === 'opt_out',
+    ).length,
     listed: listed.length,
     ruled: log.filter((d) => oracleRules(d.number, [...c.profiles, ...(byId.get(d.batchId)?.profiles ?? [])]).length > 0).length,
     capped: c.cap ? log.length : 0,
@@ -282,14 +307,19 @@ async function checkCampaign(
     const contact = b.spec.contacts[Number(d.externalId.slice(1)) - 1];
     // 1. Hours: every window in force, open by the wall clock in every zone that applies.
     const windows = [b.spec.window ?? c.defaultWindow, c.enforcedWindow].filter((w): w is OracleWindow => w !== null);
-    if (d.number !== contact.phone && !(b.spec.useAlternate && d.number === contact.alternate)) out.push(`dialled a number not the contact's: ${at(d)}`);
+    if (d.number !== contact.phone && !(b.spec.useAlternate && d.number === contact.alternate))
+      out.push(`dialled a number not the contact's: ${at(d)}`);
     const profiles = [...new Set([...c.profiles, ...b.spec.profiles])];
     const verdict = oracleVerdict(d.number, contact.timezone, windows, d.at, profiles);
-    if (!verdict.open) out.push(`dial outside the hours: ${at(d)}, contact zone ${contact.timezone ?? '-'}: ${verdict.why} [windows ${windows.map(describeWindow).join(' + ')}]`);
+    if (!verdict.open)
+      out.push(
+        `dial outside the hours: ${at(d)}, contact zone ${contact.timezone ?? '-'}: ${verdict.why} [windows ${windows.map(describeWindow).join(' + ')}]`,
+      );
     // 2. Expiry: no dial at or after expires_at.
     if (b.expiresAt && d.at.getTime() >= b.expiresAt.getTime()) out.push(`dial after expires_at ${b.expiresAt.toISOString()}: ${at(d)}`);
     // 3. The do-not-call list: no dial to a number after its add committed.
-    for (const l of listed) if (d.number === l.number && d.seq > l.afterSeq) out.push(`dial to a listed number (listed after dial ${l.afterSeq}): ${at(d)}`);
+    for (const l of listed)
+      if (d.number === l.number && d.seq > l.afterSeq) out.push(`dial to a listed number (listed after dial ${l.afterSeq}): ${at(d)}`);
   }
   // 4. Opt-outs, from the simulator's plan: a dial whose attempt the contact's `sim` answers
   // opt_out is the person asking not to be called; from the next step on (the opt-out commits with
@@ -305,11 +335,14 @@ async function checkCampaign(
     if (!contact || simOf(contact.sim, o.attempt) !== 'opt_out') continue;
     const numbers = [contact.phone, ...(contact.alternate ? [contact.alternate] : [])];
     for (const d of dials) {
-      if (numbers.includes(d.number) && stepOf(d.seq) > stepOf(o.seq)) out.push(`dial to an opted-out person (call ${o.callId} opted out in step ${stepOf(o.seq)}): ${at(d)}`);
+      if (numbers.includes(d.number) && stepOf(d.seq) > stepOf(o.seq))
+        out.push(`dial to an opted-out person (call ${o.callId} opted out in step ${stepOf(o.seq)}): ${at(d)}`);
     }
   }
   // 5. The frequency cap, over the account's dials (all its batches).
-  if (c.cap) for (const { dial, inPeriod } of overCap(dials, c.cap)) out.push(`dial over the cap ${c.cap.maxCalls}/${c.cap.periodSeconds}s (${inPeriod} in the period): ${at(dial)}`);
+  if (c.cap)
+    for (const { dial, inPeriod } of overCap(dials, c.cap))
+      out.push(`dial over the cap ${c.cap.maxCalls}/${c.cap.periodSeconds}s (${inPeriod} in the period): ${at(dial)}`);
   // 5b. A state's calls-per-24-hours limit (Florida, Oklahoma, Maryland: 3) for a dial under us_states,
   // counting every dial of the account to the number.
   for (const d of dials) {
@@ -333,7 +366,8 @@ async function checkCampaign(
   for (const d of dials) placed.set(d.callId, (placed.get(d.callId) ?? 0) + 1);
   for (const h of history) {
     const n = placed.get(h.call_id) ?? 0;
-    if (h.dials - h.withheld !== n) out.push(`call ${h.call_id}: history records ${h.dials} dials (${h.withheld} withheld), the provider received ${n}`);
+    if (h.dials - h.withheld !== n)
+      out.push(`call ${h.call_id}: history records ${h.dials} dials (${h.withheld} withheld), the provider received ${n}`);
   }
   // 7. Exactly one terminal webhook per dialled call.
   const deliveries = await prisma.webhookDelivery.findMany({ where: { batchId: { in: ids } }, select: { payload: true } });

@@ -128,7 +128,11 @@ export function oracleVerdict(
       if (!zones.includes(z)) zones.push(z);
       if (!ruleOpen(rule, z, instant)) {
         const { day, hhmm } = localClock(z, instant);
-        return { open: false, zones, why: `rule ${rule.id} closed in ${z} (local ${day} ${hhmm}${isFederalHoliday(z, instant) ? ', a federal holiday' : ''})` };
+        return {
+          open: false,
+          zones,
+          why: `rule ${rule.id} closed in ${z} (local ${day} ${hhmm}${isFederalHoliday(z, instant) ? ', a federal holiday' : ''})`,
+        };
       }
     }
   }
@@ -152,7 +156,10 @@ export const describeWindow = (w: OracleWindow) => `${w.start}-${w.end} ${w.days
  * Dials over a rolling cap: for each dial, the dials of the same number in the period ending at it
  * (`at - period < t <= at`) must be at most `maxCalls`. Returns the offending dials.
  */
-export function overCap<T extends { number: string; at: Date }>(dials: readonly T[], cap: { maxCalls: number; periodSeconds: number }): Array<{ dial: T; inPeriod: number }> {
+export function overCap<T extends { number: string; at: Date }>(
+  dials: readonly T[],
+  cap: { maxCalls: number; periodSeconds: number },
+): Array<{ dial: T; inPeriod: number }> {
   const byNumber = new Map<string, T[]>();
   for (const d of dials) byNumber.set(d.number, [...(byNumber.get(d.number) ?? []), d]);
   const out: Array<{ dial: T; inPeriod: number }> = [];
@@ -184,10 +191,63 @@ const EVERY_DAY = WEEKDAY;
 const MON_SAT = WEEKDAY.slice(0, 6);
 /** States with rules the checker knows, by area code (NANPA's assignments, written out here). */
 const STATE_AREA_CODES: Readonly<Record<string, readonly string[]>> = {
-  FL: ['239', '305', '321', '324', '352', '386', '407', '448', '561', '645', '656', '689', '727', '728', '754', '772', '786', '813', '850', '863', '904', '941', '954'],
+  FL: [
+    '239',
+    '305',
+    '321',
+    '324',
+    '352',
+    '386',
+    '407',
+    '448',
+    '561',
+    '645',
+    '656',
+    '689',
+    '727',
+    '728',
+    '754',
+    '772',
+    '786',
+    '813',
+    '850',
+    '863',
+    '904',
+    '941',
+    '954',
+  ],
   OK: ['405', '539', '572', '580', '918'],
   MD: ['227', '240', '301', '410', '443', '667'],
-  TX: ['210', '214', '254', '281', '325', '346', '361', '409', '430', '432', '469', '512', '682', '713', '726', '737', '806', '817', '830', '832', '903', '915', '936', '940', '945', '956', '972', '979'],
+  TX: [
+    '210',
+    '214',
+    '254',
+    '281',
+    '325',
+    '346',
+    '361',
+    '409',
+    '430',
+    '432',
+    '469',
+    '512',
+    '682',
+    '713',
+    '726',
+    '737',
+    '806',
+    '817',
+    '830',
+    '832',
+    '903',
+    '915',
+    '936',
+    '940',
+    '945',
+    '956',
+    '972',
+    '979',
+  ],
   LA: ['225', '318', '337', '504', '985'],
   MS: ['228', '601', '662', '769'],
   RI: ['401'],
@@ -199,11 +259,25 @@ const STATE_RULES: Readonly<Record<string, OracleRule>> = {
   OK: { id: 'OK', hours: [{ days: EVERY_DAY, start: '08:00', end: '20:00' }], holidays: false, perDay: 3 },
   MD: { id: 'MD', hours: [{ days: EVERY_DAY, start: '08:00', end: '20:00' }], holidays: false, perDay: 3 },
   // Tex. Bus. & Com. Code § 301.051: 9-21 Monday to Saturday, 12-21 Sunday.
-  TX: { id: 'TX', hours: [{ days: MON_SAT, start: '09:00', end: '21:00' }, { days: ['sun'], start: '12:00', end: '21:00' }], holidays: false },
+  TX: {
+    id: 'TX',
+    hours: [
+      { days: MON_SAT, start: '09:00', end: '21:00' },
+      { days: ['sun'], start: '12:00', end: '21:00' },
+    ],
+    holidays: false,
+  },
   // Louisiana and Mississippi: 8-20, never on Sunday or a holiday; Rhode Island: 9-18 weekdays, 10-17 Saturday.
   LA: { id: 'LA', hours: [{ days: MON_SAT, start: '08:00', end: '20:00' }], holidays: true },
   MS: { id: 'MS', hours: [{ days: MON_SAT, start: '08:00', end: '20:00' }], holidays: true },
-  RI: { id: 'RI', hours: [{ days: WEEKDAY.slice(0, 5), start: '09:00', end: '18:00' }, { days: ['sat'], start: '10:00', end: '17:00' }], holidays: true },
+  RI: {
+    id: 'RI',
+    hours: [
+      { days: WEEKDAY.slice(0, 5), start: '09:00', end: '18:00' },
+      { days: ['sat'], start: '10:00', end: '17:00' },
+    ],
+    holidays: true,
+  },
 };
 /** The US and its territories (the Communications Act's "State" includes them), by libphonenumber's region. */
 const US_REGIONS = new Set(['US', 'PR', 'GU', 'VI', 'AS', 'MP']);
@@ -221,10 +295,12 @@ export function isUsNumber(e164: string): boolean {
 export function oracleRules(number: string, profiles: readonly OracleProfile[]): OracleRule[] {
   if (!isUsNumber(number)) return [];
   const rules: OracleRule[] = [];
-  if (profiles.includes('us_tcpa') || profiles.includes('us_states')) rules.push({ id: 'TCPA', hours: [{ days: EVERY_DAY, start: '08:00', end: '21:00' }], holidays: false });
+  if (profiles.includes('us_tcpa') || profiles.includes('us_states'))
+    rules.push({ id: 'TCPA', hours: [{ days: EVERY_DAY, start: '08:00', end: '21:00' }], holidays: false });
   const state = STATE_OF.get(number.slice(2, 5));
   if (profiles.includes('us_states') && state) rules.push(STATE_RULES[state]);
-  if (profiles.includes('us_federal_holidays')) rules.push({ id: 'federal holidays', hours: [{ days: EVERY_DAY, start: '00:00', end: '24:00' }], holidays: true });
+  if (profiles.includes('us_federal_holidays'))
+    rules.push({ id: 'federal holidays', hours: [{ days: EVERY_DAY, start: '00:00', end: '24:00' }], holidays: true });
   return rules;
 }
 
@@ -244,8 +320,17 @@ export function federalHolidays(year: number): Set<string> {
     return d;
   };
   const days = [
-    DateTime.utc(year, 1, 1), nth(1, 1, 3), nth(2, 1, 3), lastMonday(5), DateTime.utc(year, 6, 19), DateTime.utc(year, 7, 4),
-    nth(9, 1, 1), nth(10, 1, 2), DateTime.utc(year, 11, 11), nth(11, 4, 4), DateTime.utc(year, 12, 25),
+    DateTime.utc(year, 1, 1),
+    nth(1, 1, 3),
+    nth(2, 1, 3),
+    lastMonday(5),
+    DateTime.utc(year, 6, 19),
+    DateTime.utc(year, 7, 4),
+    nth(9, 1, 1),
+    nth(10, 1, 2),
+    DateTime.utc(year, 11, 11),
+    nth(11, 4, 4),
+    DateTime.utc(year, 12, 25),
   ];
   const out = new Set<string>();
   for (const d of days) {

@@ -168,7 +168,11 @@ export async function expectConsistentBatch(deps: AppDeps, batchId: string) {
   for (const c of calls) {
     const evs = byCall.get(c.id) ?? [];
     const endings = evs.filter((e) => TERMINAL.has(e.to_status) && !TERMINAL.has(e.from_status ?? ''));
-    if (TERMINAL.has(c.status)) expect(endings.map((e) => e.to_status), `call ${c.id} endings`).toEqual([c.status]);
+    if (TERMINAL.has(c.status))
+      expect(
+        endings.map((e) => e.to_status),
+        `call ${c.id} endings`,
+      ).toEqual([c.status]);
     // Once per number, or with a retry policy once per attempt (a retry dials the number again).
     // A claimed dial the dial-time check withheld (dial_withheld, or a waiting alternate's
     // alternate_waits without a previous attempt) was not made: it does not count.
@@ -181,8 +185,13 @@ export async function expectConsistentBatch(deps: AppDeps, batchId: string) {
     // Every dial is counted (a fixture may count attempts it made no history for).
     expect(c.attempts, `call ${c.id} attempts`).toBeGreaterThanOrEqual(dials.length);
     // Every status change recorded is one the domain's state machine allows.
-    const illegal = evs.filter((e) => e.from_status !== null && e.from_status !== e.to_status && !canTransitionCall(e.from_status as CallStatus, e.to_status as CallStatus));
-    expect(illegal.map((e) => `${e.from_status} -> ${e.to_status} (${String(e.detail?.event)})`), `call ${c.id} transitions`).toEqual([]);
+    const illegal = evs.filter(
+      (e) => e.from_status !== null && e.from_status !== e.to_status && !canTransitionCall(e.from_status as CallStatus, e.to_status as CallStatus),
+    );
+    expect(
+      illegal.map((e) => `${e.from_status} -> ${e.to_status} (${String(e.detail?.event)})`),
+      `call ${c.id} transitions`,
+    ).toEqual([]);
   }
   const bucket = (s: string) =>
     s === 'pending' || s === 'queued'

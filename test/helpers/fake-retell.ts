@@ -49,10 +49,39 @@ export function fakeOutcome(to: string): FakeOutcome {
       analysisData: { interested: d % 2 === 0, callback_time: `day-${d}`, not_configured: 42 },
     };
   }
-  if (o.kind === 'no_answer') return { answered: false, disconnection: 'dial_no_answer', status: 'no_answer', hangupBy: null, seconds: 30, transcript: null, summary: null, analysisData: null };
-  if (o.kind === 'busy') return { answered: false, disconnection: 'dial_busy', status: 'busy', hangupBy: null, seconds: 5, transcript: null, summary: null, analysisData: null };
+  if (o.kind === 'no_answer')
+    return {
+      answered: false,
+      disconnection: 'dial_no_answer',
+      status: 'no_answer',
+      hangupBy: null,
+      seconds: 30,
+      transcript: null,
+      summary: null,
+      analysisData: null,
+    };
+  if (o.kind === 'busy')
+    return {
+      answered: false,
+      disconnection: 'dial_busy',
+      status: 'busy',
+      hangupBy: null,
+      seconds: 5,
+      transcript: null,
+      summary: null,
+      analysisData: null,
+    };
   // Retell gives this one no timestamps: our record lasts 0 s.
-  return { answered: false, disconnection: 'dial_failed', status: 'failed', hangupBy: 'system', seconds: null, transcript: null, summary: null, analysisData: null };
+  return {
+    answered: false,
+    disconnection: 'dial_failed',
+    status: 'failed',
+    hangupBy: 'system',
+    seconds: null,
+    transcript: null,
+    summary: null,
+    analysisData: null,
+  };
 }
 
 /** The bytes the fake stores as a call's recording. */
@@ -297,7 +326,13 @@ export async function startFakeRetell(opts: { apiKey: string; deliver?: Deliver;
 
   function analyse(call: Json) {
     const o = fakeOutcome(call.to_number);
-    call.call_analysis = { call_summary: o.summary, in_voicemail: false, user_sentiment: 'Positive', call_successful: true, custom_analysis_data: o.analysisData };
+    call.call_analysis = {
+      call_summary: o.summary,
+      in_voicemail: false,
+      user_sentiment: 'Positive',
+      call_successful: true,
+      custom_analysis_data: o.analysisData,
+    };
     awaitingAnalysis.delete(call.call_id);
   }
 
@@ -374,7 +409,9 @@ export async function startFakeRetell(opts: { apiKey: string; deliver?: Deliver;
           Object.assign(
             call,
             { call_status: 'not_connected', disconnection_reason: outcome.disconnection },
-            outcome.seconds !== null ? { start_timestamp: end - outcome.seconds * 1000, end_timestamp: end, duration_ms: outcome.seconds * 1000 } : {},
+            outcome.seconds !== null
+              ? { start_timestamp: end - outcome.seconds * 1000, end_timestamp: end, duration_ms: outcome.seconds * 1000 }
+              : {},
           );
         }
         if (!o.dropEnded?.(call)) sends.push(['call_ended', { ...call }]);

@@ -165,7 +165,8 @@ export async function startFakeVapi(opts: { apiKey: string; auth: WebhookAuth; d
       ended.push(control[1]);
       return send(res, 200, {});
     }
-    if (req.headers.authorization !== `Bearer ${opts.apiKey}`) return error(res, 401, 'Invalid Key. Hot tip, you may be using the private key instead of the public key, or vice versa.');
+    if (req.headers.authorization !== `Bearer ${opts.apiKey}`)
+      return error(res, 401, 'Invalid Key. Hot tip, you may be using the private key instead of the public key, or vice versa.');
     if (req.method === 'POST' && u.pathname === '/call') {
       const body = JSON.parse(raw);
       check(v.createCall, body, 'create request');
@@ -196,7 +197,12 @@ export async function startFakeVapi(opts: { apiKey: string; auth: WebhookAuth; d
       lists += 1;
       const q = (k: string) => u.searchParams.get(k);
       const out = [...calls.values()]
-        .filter((c) => (!q('phoneNumberId') || c.phoneNumberId === q('phoneNumberId')) && (!q('createdAtGe') || c.createdAt >= q('createdAtGe')!) && (!q('createdAtLt') || c.createdAt < q('createdAtLt')!))
+        .filter(
+          (c) =>
+            (!q('phoneNumberId') || c.phoneNumberId === q('phoneNumberId')) &&
+            (!q('createdAtGe') || c.createdAt >= q('createdAtGe')!) &&
+            (!q('createdAtLt') || c.createdAt < q('createdAtLt')!),
+        )
         .sort((a, b) => (a.createdAt < b.createdAt ? 1 : -1))
         .slice(0, Number(q('limit') ?? 100));
       for (const c of out) check(v.call, c, 'list response item');

@@ -14,10 +14,36 @@ import type { SeededAccount } from './app.ts';
  * its order, then the fields added beside it (attempts, next_attempt_at, timezone, retry_reason, primary_phone_number, consent).
  */
 export const CALL_RECORD_KEYS = [
-  'call_id', 'batch_id', 'contact_id', 'external_id', 'phone_number', 'agent_id', 'agent_name', 'version_id', 'version_name',
-  'voice', 'status', 'call_status', 'transcript_status', 'duration_seconds', 'answer_duration_seconds', 'timestamp',
-  'created_at', 'completed_at', 'hangup_by', 'disconnect_reason', 'summary', 'outcomes', 'recording_available',
-  'recording_url', 'llm_transcript', 'attempts', 'next_attempt_at', 'timezone', 'retry_reason', 'primary_phone_number',
+  'call_id',
+  'batch_id',
+  'contact_id',
+  'external_id',
+  'phone_number',
+  'agent_id',
+  'agent_name',
+  'version_id',
+  'version_name',
+  'voice',
+  'status',
+  'call_status',
+  'transcript_status',
+  'duration_seconds',
+  'answer_duration_seconds',
+  'timestamp',
+  'created_at',
+  'completed_at',
+  'hangup_by',
+  'disconnect_reason',
+  'summary',
+  'outcomes',
+  'recording_available',
+  'recording_url',
+  'llm_transcript',
+  'attempts',
+  'next_attempt_at',
+  'timezone',
+  'retry_reason',
+  'primary_phone_number',
   'consent',
 ] as const;
 
@@ -26,7 +52,9 @@ export const CALL_RECORD_KEYS = [
  * account, batch, agent and prompt version (see InsertBatchOptions.agent), seq (1..accepted) and
  * created_at are its batch's; call records are read through batches (call-record-ranges.ts).
  */
-export type CallFields = Partial<Omit<Prisma.CallCreateManyInput, 'id' | 'accountId' | 'batchId' | 'seq' | 'agentId' | 'promptVersionId' | 'createdAt'>>;
+export type CallFields = Partial<
+  Omit<Prisma.CallCreateManyInput, 'id' | 'accountId' | 'batchId' | 'seq' | 'agentId' | 'promptVersionId' | 'createdAt'>
+>;
 export type BatchFields = Partial<Omit<Prisma.BatchCreateManyInput, 'id' | 'accountId' | 'acceptedContacts' | 'createdAt'>>;
 
 export interface InsertBatchOptions {
@@ -126,7 +154,12 @@ export async function insertBatch(deps: AppDeps, seeded: SeededAccount, opts: In
  * Columns of a call that reached `status`, shaped like the worker's output: terminal calls have
  * timings, answered ones a transcript, summary, outcomes and a recording.
  */
-export function callInState(status: CallStatus, i: number, at: Date, outcomes: Record<string, string> = { interested: i % 2 ? 'no' : 'yes' }): CallFields {
+export function callInState(
+  status: CallStatus,
+  i: number,
+  at: Date,
+  outcomes: Record<string, string> = { interested: i % 2 ? 'no' : 'yes' },
+): CallFields {
   const placed = new Date(at.getTime() + i * 1000);
   const duration = 20 + (i % 40);
   const ended = new Date(placed.getTime() + duration * 1000);
@@ -199,7 +232,12 @@ const BUCKET_COLUMN: Record<CounterBucket, 'queued' | 'inProgress' | 'completed'
 };
 
 /** A second agent (with one prompt version) on a seeded account. */
-export async function addAgent(deps: AppDeps, seeded: SeededAccount, name: string, voice = 'verse'): Promise<Pick<SeededAccount, 'agent' | 'version'>> {
+export async function addAgent(
+  deps: AppDeps,
+  seeded: SeededAccount,
+  name: string,
+  voice = 'verse',
+): Promise<Pick<SeededAccount, 'agent' | 'version'>> {
   const agent = await createAgent(deps.db, seeded.account, { name, voice, outcomeKeys: ['interested'] });
   const version = await createPromptVersion(deps.db, seeded.account, { agentId: agent.id, name: 'v1', prompt: `You are ${name}.` });
   return { agent, version };

@@ -41,7 +41,9 @@ const ODD_STRINGS = [
 ];
 
 /** Large but bounded, so a case stays fast (the body cap itself is tested elsewhere). */
-const hugeString = fc.integer({ min: 10_000, max: 150_000 }).chain((n) => fc.constantFrom('x', '\u00e9', '\ud83d\ude00', '\u0000').map((c) => c.repeat(n)));
+const hugeString = fc
+  .integer({ min: 10_000, max: 150_000 })
+  .chain((n) => fc.constantFrom('x', '\u00e9', '\ud83d\ude00', '\u0000').map((c) => c.repeat(n)));
 
 export const hostileString: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: fc.string({ maxLength: 40 }) },
@@ -53,7 +55,10 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
 
 const hostileKey = fc.oneof(
   { weight: 8, arbitrary: fc.string({ maxLength: 12 }) },
-  { weight: 1, arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype', '', '\u0000', '\ud800', 'Phone Number', 'phoneNumber', 'PHONE-NUMBER') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype', '', '\u0000', '\ud800', 'Phone Number', 'phoneNumber', 'PHONE-NUMBER'),
+  },
 );
 
 /** An object or array nested `depth` levels deep. */
@@ -66,12 +71,14 @@ function nested(depth: number, leaf: unknown, array: boolean): unknown {
 const deepValue = fc.tuple(fc.integer({ min: 5, max: 120 }), fc.boolean()).map(([d, arr]) => nested(d, 'leaf', arr));
 
 /** Objects with own `__proto__` / `constructor` keys, as JSON.parse produces them. */
-const pollutingObject = fc.constantFrom(
-  '{"__proto__":{"polluted":true}}',
-  '{"constructor":{"prototype":{"polluted":true}}}',
-  '{"a":{"__proto__":{"isAdmin":true}}}',
-  '{"prototype":1,"ok":2}',
-).map((s) => JSON.parse(s) as unknown);
+const pollutingObject = fc
+  .constantFrom(
+    '{"__proto__":{"polluted":true}}',
+    '{"constructor":{"prototype":{"polluted":true}}}',
+    '{"a":{"__proto__":{"isAdmin":true}}}',
+    '{"prototype":1,"ok":2}',
+  )
+  .map((s) => JSON.parse(s) as unknown);
 
 export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 4, arbitrary: hostileString },
@@ -151,7 +158,12 @@ function contact(i: number, keep: number): fc.Arbitrary<unknown> {
 const contacts = (keep: number) =>
   fc.oneof(
     { weight: 10, arbitrary: fc.integer({ min: 0, max: 6 }).chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => contact(i, keep)))) },
-    { weight: 1, arbitrary: fc.integer({ min: 20, max: 120 }).map((n) => Array.from({ length: n }, (_, i) => ({ contact_id: `bulk${i}`, phone_number: validPhone(i) }))) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .integer({ min: 20, max: 120 })
+        .map((n) => Array.from({ length: n }, (_, i) => ({ contact_id: `bulk${i}`, phone_number: validPhone(i) }))),
+    },
     { weight: 1, arbitrary: hostileValue },
   );
 
@@ -181,14 +193,30 @@ export function createBody(a: SeededAccount, opts: { idempotencyKeys: fc.Arbitra
       start_mode: mutation(fc.constantFrom('immediate', 'scheduled', 'manual', 'Manual', 'later'), keep),
       schedule_date: mutation(fc.constantFrom('2030-02-30', '2030-1-5', '20300115', '2024-02-29', '1970-01-01', '9999-12-31'), keep),
       schedule_time: mutation(fc.constantFrom('24:00', '9:30', '23:59', '02:30', '12:60', '12:30:00'), keep),
-      schedule_timezone: mutation(fc.constantFrom('UTC', 'Europe/Paris', 'Mars/Olympus', 'America/New_York (EST, UTC-05:00)', 'Etc/GMT+14', '(EST, UTC-05:00)'), keep),
+      schedule_timezone: mutation(
+        fc.constantFrom('UTC', 'Europe/Paris', 'Mars/Olympus', 'America/New_York (EST, UTC-05:00)', 'Etc/GMT+14', '(EST, UTC-05:00)'),
+        keep,
+      ),
       concurrency: mutation(fc.integer({ min: -5, max: 100_000 }), keep),
-      callback_url: mutation(fc.constantFrom('https://93.184.216.34/hook', 'http://127.0.0.1/x', 'https://[::1]/x', 'ftp://93.184.216.34/', 'not a url', 'https://10.0.0.1:8443/'), keep),
+      callback_url: mutation(
+        fc.constantFrom(
+          'https://93.184.216.34/hook',
+          'http://127.0.0.1/x',
+          'https://[::1]/x',
+          'ftp://93.184.216.34/',
+          'not a url',
+          'https://10.0.0.1:8443/',
+        ),
+        keep,
+      ),
       deduplicate_by_phone: mutation(fc.constantFrom(true, false, 'yes'), keep),
       recording_enabled: mutation(fc.constantFrom(true, false, null), keep),
       max_duration_seconds_per_call: mutation(fc.integer({ min: -10, max: 100_000 }), keep),
       metadata: mutation(metadataValue, keep),
-      contacts: fc.oneof({ weight: 12, arbitrary: contacts(keep).map((value): Mutation => ({ kind: 'set', value })) }, { weight: 1, arbitrary: fc.constant<Mutation>({ kind: 'drop' }) }),
+      contacts: fc.oneof(
+        { weight: 12, arbitrary: contacts(keep).map((value): Mutation => ({ kind: 'set', value })) },
+        { weight: 1, arbitrary: fc.constant<Mutation>({ kind: 'drop' }) },
+      ),
       idempotency_key: opts.idempotencyKeys.map((value): Mutation => (value === undefined ? { kind: 'drop' } : { kind: 'set', value })),
       unknown_field: mutation(hostileValue, keep),
     });
@@ -214,11 +242,24 @@ export type Wire =
 export const wire: fc.Arbitrary<Wire> = fc.oneof(
   { weight: 16, arbitrary: fc.constant<Wire>({ kind: 'json' }) },
   { weight: 1, arbitrary: fc.nat().map((at): Wire => ({ kind: 'truncate', at })) },
-  { weight: 1, arbitrary: fc.record({ at: fc.nat(), bytes: fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 1, maxLength: 4 }) }).map((g): Wire => ({ kind: 'garbage', ...g })) },
   {
     weight: 1,
     arbitrary: fc
-      .constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=b', 'application/json; charset=latin1', 'application/problem+json', '', null)
+      .record({ at: fc.nat(), bytes: fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 1, maxLength: 4 }) })
+      .map((g): Wire => ({ kind: 'garbage', ...g })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=b',
+        'application/json; charset=latin1',
+        'application/problem+json',
+        '',
+        null,
+      )
       .map((type): Wire => ({ kind: 'content-type', type })),
   },
 );
@@ -246,9 +287,31 @@ const queryValue = fc.oneof(
   {
     weight: 3,
     arbitrary: fc.constantFrom(
-      'pending', 'active', 'completed', 'cancelled', 'queued', 'failed', 'no_answer', 'ready', 'processing', 'PENDING', 'running',
-      '2030-01-01', '2030-02-30', '2030-13-01', '2030-01-01T00:00:00Z', '2030-01-01T25:00:00Z', '2030-01-01 10:00', '2030-01-01T00:00:00+14:00', '1970-01-01', '0000-01-01', '9999-12-31',
-      'agt-missing', 'sched_missing', 'interested', 'yes',
+      'pending',
+      'active',
+      'completed',
+      'cancelled',
+      'queued',
+      'failed',
+      'no_answer',
+      'ready',
+      'processing',
+      'PENDING',
+      'running',
+      '2030-01-01',
+      '2030-02-30',
+      '2030-13-01',
+      '2030-01-01T00:00:00Z',
+      '2030-01-01T25:00:00Z',
+      '2030-01-01 10:00',
+      '2030-01-01T00:00:00+14:00',
+      '1970-01-01',
+      '0000-01-01',
+      '9999-12-31',
+      'agt-missing',
+      'sched_missing',
+      'interested',
+      'yes',
     ),
   },
   { weight: 3, arbitrary: hostileString.filter((s) => s.length < 2_000) },
@@ -256,7 +319,23 @@ const queryValue = fc.oneof(
 );
 
 const queryName = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom('agent_id', 'status', 'created_at_from', 'created_at_to', 'limit', 'page', 'external_id', 'outcome', 'transcript_status', 'start_date', 'end_date', 'page_size') },
+  {
+    weight: 6,
+    arbitrary: fc.constantFrom(
+      'agent_id',
+      'status',
+      'created_at_from',
+      'created_at_to',
+      'limit',
+      'page',
+      'external_id',
+      'outcome',
+      'transcript_status',
+      'start_date',
+      'end_date',
+      'page_size',
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ maxLength: 10 }) },
   { weight: 1, arbitrary: fc.constantFrom('__proto__', 'constructor', 'limit[]', 'page.x', '\u0000') },
 );
@@ -264,6 +343,20 @@ const queryName = fc.oneof(
 /** A query string (without '?'), encoded the way a client would, or raw with broken escapes. */
 export const queryString: fc.Arbitrary<string> = fc.oneof(
   { weight: 8, arbitrary: fc.array(fc.tuple(queryName, queryValue), { maxLength: 6 }).map((pairs) => new URLSearchParams(pairs).toString()) },
-  { weight: 1, arbitrary: fc.constantFrom('%', '%zz', 'limit=%', 'a=%ED%A0%80', 'page=%00', '&&&', '=', 'limit=1&limit=2', 'agent_id[]=x', 'start_date=2030-01-01&start_date=2030-01-02&end_date=2030-01-01') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '%',
+      '%zz',
+      'limit=%',
+      'a=%ED%A0%80',
+      'page=%00',
+      '&&&',
+      '=',
+      'limit=1&limit=2',
+      'agent_id[]=x',
+      'start_date=2030-01-01&start_date=2030-01-02&end_date=2030-01-01',
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ maxLength: 30 }).map((s) => s.replace(/[#\s]/g, '')) },
 );

@@ -36,7 +36,9 @@ function send(u: Upstream, req: http.IncomingMessage, body: Buffer): Promise<Att
     delete headers.connection;
     delete headers['transfer-encoding'];
     // A fresh connection per request: a dead upstream then fails at connect, before anything is sent.
-    const out = http.request({ host: u.host, port: u.port, method: req.method, path: req.url, headers, agent: false }, (res) => resolve({ ok: true, res }));
+    const out = http.request({ host: u.host, port: u.port, method: req.method, path: req.url, headers, agent: false }, (res) =>
+      resolve({ ok: true, res }),
+    );
     out.on('error', (error) => resolve({ ok: false, error }));
     out.end(body);
   });

@@ -20,7 +20,10 @@ export async function statementsOf(db: Database, pattern: RegExp, fn: () => Prom
       else if (pattern.test(text)) seen.push({ text, values: (typeof first === 'string' ? second : first.values) ?? [], settings: [...settings] });
       return original.apply(this, args);
     };
-  const target = (db.pglite ?? db.pool) as unknown as { query: Query; transaction?: (fn: (tx: { query: Query }) => Promise<unknown>) => Promise<unknown> };
+  const target = (db.pglite ?? db.pool) as unknown as {
+    query: Query;
+    transaction?: (fn: (tx: { query: Query }) => Promise<unknown>) => Promise<unknown>;
+  };
   const { query, transaction } = target;
   const record = recorder([]);
   target.query = function (this: unknown, ...args: unknown[]) {

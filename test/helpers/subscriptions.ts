@@ -36,7 +36,11 @@ function streamCore<T>() {
           resolve(hit);
         } else if (finished) {
           cleanup();
-          reject(new Error(`stream ended before ${what}: ${failure ? String((failure as any)?.message ?? JSON.stringify(failure)) : ''} ${JSON.stringify(results.slice(-3))}`));
+          reject(
+            new Error(
+              `stream ended before ${what}: ${failure ? String((failure as any)?.message ?? JSON.stringify(failure)) : ''} ${JSON.stringify(results.slice(-3))}`,
+            ),
+          );
         }
       };
       const timer = setTimeout(() => {
@@ -68,11 +72,7 @@ function streamCore<T>() {
       until: (pred: (v: T) => boolean, timeoutMs = 15_000) =>
         waitFor(() => results.find((r) => !r.errors && r.data && pred(r.data))?.data, timeoutMs, 'a matching value'),
       firstError: (timeoutMs = 10_000) =>
-        waitFor(
-          () => results.find((r) => r.errors)?.errors ?? (failure ? [failure] : undefined),
-          timeoutMs,
-          'an error',
-        ),
+        waitFor(() => results.find((r) => r.errors)?.errors ?? (failure ? [failure] : undefined), timeoutMs, 'an error'),
       done,
     },
   };
@@ -157,6 +157,13 @@ export function sseStream<T = any>(
 }
 
 /** queued + inProgress + completed + failed + cancelled = acceptedContacts, for every value seen. */
-export function sumRuleHolds(p: { queued: number; inProgress: number; completed: number; failed: number; cancelled: number; acceptedContacts: number }): boolean {
+export function sumRuleHolds(p: {
+  queued: number;
+  inProgress: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+  acceptedContacts: number;
+}): boolean {
   return p.queued + p.inProgress + p.completed + p.failed + p.cancelled === p.acceptedContacts;
 }

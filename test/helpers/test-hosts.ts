@@ -52,13 +52,21 @@ const alive = (pid: number) => {
  * run with no namespace left (a run names its namespaces before it makes its links).
  */
 function sweepStale(): void {
-  const namespaces = ip(['netns', 'list']).out.split('\n').map((l) => l.split(' ')[0]!).filter(Boolean);
+  const namespaces = ip(['netns', 'list'])
+    .out.split('\n')
+    .map((l) => l.split(' ')[0]!)
+    .filter(Boolean);
   const nsPattern = new RegExp(`^${PREFIX}-(\\d+)-([0-9a-f]{6})-`);
   for (const ns of namespaces) {
     const m = nsPattern.exec(ns);
     if (m && !alive(Number(m[1])) && ip(['netns', 'pids', ns]).out === '') ip(['netns', 'del', ns]);
   }
-  const liveTags = new Set(ip(['netns', 'list']).out.split('\n').map((l) => nsPattern.exec(l)?.[2]).filter(Boolean));
+  const liveTags = new Set(
+    ip(['netns', 'list'])
+      .out.split('\n')
+      .map((l) => nsPattern.exec(l)?.[2])
+      .filter(Boolean),
+  );
   for (const link of linkNames()) {
     const tag = new RegExp(`^${PREFIX}([0-9a-f]{6})(v\\d+)?$`).exec(link)?.[1];
     if (tag && !liveTags.has(tag)) ip(['link', 'del', link]);
@@ -66,7 +74,10 @@ function sweepStale(): void {
 }
 
 /** Names of the root namespace's links (`eth0@if2` → `eth0`). */
-const linkNames = () => ip(['-o', 'link']).out.split('\n').map((l) => l.split(': ')[1]?.split('@')[0] ?? '');
+const linkNames = () =>
+  ip(['-o', 'link'])
+    .out.split('\n')
+    .map((l) => l.split(': ')[1]?.split('@')[0] ?? '');
 
 /** A /24 of 10.231.0.0/16 that no interface or route of this machine uses yet. */
 function freeSubnet(): string {

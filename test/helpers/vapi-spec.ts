@@ -48,7 +48,8 @@ export function vapiValidators(specPath = VAPI_SPEC_PATH): VapiValidators {
   const schema = (name: string) => ajv.getSchema(`vapi#/components/schemas/${name}`)! as Validator;
   const fix = (s: unknown): object => JSON.parse(JSON.stringify(s).replaceAll('"#/components/', '"vapi#/components/'));
   const listParams = new Map<string, Validator>();
-  for (const p of doc.paths['/call'].get.parameters as Array<{ name: string; schema: object }>) listParams.set(p.name, ajv.compile(fix(p.schema)) as Validator);
+  for (const p of doc.paths['/call'].get.parameters as Array<{ name: string; schema: object }>)
+    listParams.set(p.name, ajv.compile(fix(p.schema)) as Validator);
   const v: VapiValidators = {
     createCall: schema('CreateCallDTO'),
     call: schema('Call'),

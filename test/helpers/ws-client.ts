@@ -19,13 +19,16 @@ export function wsClient(baseUrl: string, authorization?: string): Client {
  */
 export function wsOnce<T = any>(client: Client, query: string, variables?: Record<string, unknown>): Promise<{ data?: T; errors?: any[] }> {
   return new Promise((resolve, reject) => {
-    const unsubscribe = client.subscribe<T>({ query, variables }, {
-      next: (v) => {
-        resolve(v as never);
-        setImmediate(unsubscribe);
+    const unsubscribe = client.subscribe<T>(
+      { query, variables },
+      {
+        next: (v) => {
+          resolve(v as never);
+          setImmediate(unsubscribe);
+        },
+        error: reject,
+        complete: () => {},
       },
-      error: reject,
-      complete: () => {},
-    });
+    );
   });
 }

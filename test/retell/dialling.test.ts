@@ -27,7 +27,11 @@ describe('a create Retell refuses', () => {
     const { batch, calls: inserted } = await insertBatch(t.deps, a, {
       contacts: 2,
       batch: { useAlternateNumber: true },
-      callOverrides: (i) => ({ status: 'queued', phoneNumber: ['+14155550127', '+14155550126'][i], alternatePhone: ['+14155550134', '+14155550144'][i] }),
+      callOverrides: (i) => ({
+        status: 'queued',
+        phoneNumber: ['+14155550127', '+14155550126'][i],
+        alternatePhone: ['+14155550134', '+14155550144'][i],
+      }),
     });
     const w = testWorker(t.deps);
     await w.runOnce();
@@ -41,7 +45,13 @@ describe('a create Retell refuses', () => {
     const { batch: done, calls } = await expectConsistentBatch(t.deps, batch.id);
     expect({ completed: done.completed, failed: done.failed }).toEqual({ completed: 1, failed: 1 });
     const [paid, bad] = inserted.map((c) => calls.find((x) => x.id === c.id)!);
-    expect([paid.status, paid.hangupBy, paid.disconnectReason, paid.attempts, paid.providerCallId]).toEqual(['failed', 'system', 'payment_required', 1, null]);
+    expect([paid.status, paid.hangupBy, paid.disconnectReason, paid.attempts, paid.providerCallId]).toEqual([
+      'failed',
+      'system',
+      'payment_required',
+      1,
+      null,
+    ]);
     expect([bad.status, bad.dialedNumber, bad.attempts, bad.usedAlternate]).toEqual(['completed', '+14155550144', 2, true]);
     const events = await callEvents(t.deps, batch.id);
     const ended = events.find((e) => e.call_id === paid.id && e.to_status === 'failed')!;
@@ -56,7 +66,13 @@ describe('a create Retell refuses', () => {
     // Retell's message for the refused primary is in the history of the alternate dial.
     expect(alternate.detail).toMatchObject({
       number: '+14155550144',
-      previous: { number: '+14155550126', status: 'failed', disconnect_reason: 'dial_rejected', provider_status: 400, provider_message: 'to_number is not a valid E.164 number' },
+      previous: {
+        number: '+14155550126',
+        status: 'failed',
+        disconnect_reason: 'dial_rejected',
+        provider_status: 400,
+        provider_message: 'to_number is not a valid E.164 number',
+      },
     });
     expect(fake.creates.map((c) => c.to_number)).toEqual(['+14155550144']);
     expectNoInvalidBodies(fake);
@@ -71,7 +87,8 @@ describe('dial pacing', () => {
     let now = 1_000_000;
     const w = testWorker(t.deps, { dialPacer: createDialPacer(() => now), pollMs: 20 });
     const { batch } = await insertBatch(t.deps, a, { contacts: 4, callOverrides: (i) => ({ status: 'queued', phoneNumber: `+1415555012${i + 4}` }) });
-    const statuses = async () => (await t.deps.db.prisma.call.findMany({ where: { batchId: batch.id }, orderBy: { seq: 'asc' } })).map((c) => c.status);
+    const statuses = async () =>
+      (await t.deps.db.prisma.call.findMany({ where: { batchId: batch.id }, orderBy: { seq: 'asc' } })).map((c) => c.status);
 
     expect((await w.runOnce()).claimed).toBe(1);
     await w.settle();
@@ -109,7 +126,7 @@ describe('dial pacing', () => {
     expect(fake.creates).toHaveLength(4);
   });
 
-  it('a from-number whose batches have finished no longer holds back dials from the account\'s other numbers', async () => {
+  it("a from-number whose batches have finished no longer holds back dials from the account's other numbers", async () => {
     r = await retellApp({ dialRate: 0.5 });
     const { t, fake, a } = r;
     const now = 1_000_000;
@@ -122,7 +139,11 @@ describe('dial pacing', () => {
     await w.settle();
     // The pacer's clock stands still: the first number's next slot is 2 s away. Another number is free.
     const other = await addDidNumber(t.deps.db, a.account, '+14155550199');
-    const second = await insertBatch(t.deps, a, { contacts: 1, batch: { didNumberId: other.id }, callOverrides: () => ({ status: 'queued', phoneNumber: '+14155550125' }) });
+    const second = await insertBatch(t.deps, a, {
+      contacts: 1,
+      batch: { didNumberId: other.id },
+      callOverrides: () => ({ status: 'queued', phoneNumber: '+14155550125' }),
+    });
     expect((await w.runOnce()).claimed).toBe(1);
     await w.settle();
     expect(fake.creates.map((c) => c.from_number)).toEqual(['+14155550100', '+14155550199']);

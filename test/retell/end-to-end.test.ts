@@ -42,8 +42,14 @@ describe('Retell end to end (fake Retell)', () => {
     r = await retellApp({ config: { LEASE_MS: '600000' } });
     const { t, fake, a } = r;
     const phones = Array.from({ length: 20 }, (_, i) => validPhone(i));
-    const at = (...idx: number[]) => (c: Record<string, any>) => idx.some((i) => c.to_number === phones[i]);
-    const res = await t.request('POST', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { concurrency: 8, contacts: makeContacts(20).map((c, i) => ({ ...c, name: `Contact ${i}`, metadata: { n: i } })) }) });
+    const at =
+      (...idx: number[]) =>
+      (c: Record<string, any>) =>
+        idx.some((i) => c.to_number === phones[i]);
+    const res = await t.request('POST', CALL_BATCHES, {
+      key: a.apiKey,
+      body: batchBody(a, { concurrency: 8, contacts: makeContacts(20).map((c, i) => ({ ...c, name: `Contact ${i}`, metadata: { n: i } })) }),
+    });
     expect(res.status).toBe(201);
     const batchId: string = res.body.data?.id ?? res.body.id ?? res.body.batch_id ?? res.body.data?.batch_id;
 
@@ -54,7 +60,14 @@ describe('Retell end to end (fake Retell)', () => {
     try {
       // Rejected before anything is stored: a forged signature and a stale one.
       const forged = JSON.stringify({ event: 'call_ended', call: { call_id: 'rc_1', metadata: { account_id: a.account.id } } });
-      expect((await t.request('POST', '/providers/retell/webhook', { rawBody: forged, headers: { 'x-retell-signature': await sign(forged, 'wrong-key') } })).status).toBe(401);
+      expect(
+        (
+          await t.request('POST', '/providers/retell/webhook', {
+            rawBody: forged,
+            headers: { 'x-retell-signature': await sign(forged, 'wrong-key') },
+          })
+        ).status,
+      ).toBe(401);
       const stale = `v=${Date.now() - 6 * 60_000},d=${'0'.repeat(64)}`;
       expect((await t.request('POST', '/providers/retell/webhook', { rawBody: forged, headers: { 'x-retell-signature': stale } })).status).toBe(401);
 
@@ -93,7 +106,9 @@ describe('Retell end to end (fake Retell)', () => {
     expect(new Set(fake.creates.map((c) => c.metadata.call_id)).size).toBe(20);
     expect(fake.creates[0]).toMatchObject({ override_agent_id: 'agent_retell_1', override_agent_version: 7, from_number: '+14155550100' });
     // Our voice names are not Retell voice ids: the Retell agent's own voice is kept.
-    expect(fake.creates.every((c) => c.agent_override.agent.voice_id === undefined && c.agent_override.agent.max_call_duration_ms === 60_000)).toBe(true);
+    expect(fake.creates.every((c) => c.agent_override.agent.voice_id === undefined && c.agent_override.agent.max_call_duration_ms === 60_000)).toBe(
+      true,
+    );
     expect(fake.creates.find((c) => c.to_number === phones[3])!.retell_llm_dynamic_variables).toEqual({ n: '3', contact_name: 'Contact 3' });
     expect(fake.delivered.every((s) => s === 204)).toBe(true);
     expectNoInvalidBodies(fake);
@@ -113,7 +128,12 @@ describe('Retell end to end (fake Retell)', () => {
     expect(JSON.stringify(results.body)).not.toContain(fake.url);
     const items: any[] = results.body.data?.items ?? results.body.items ?? results.body.data;
     const answered = items.find((x) => x.phone_number === phones[4]);
-    expect(answered).toMatchObject({ status: 'completed', transcript_status: 'ready', summary: `Spoke with ${phones[4]}.`, outcomes: { interested: 'true', callback_time: 'day-4' } });
+    expect(answered).toMatchObject({
+      status: 'completed',
+      transcript_status: 'ready',
+      summary: `Spoke with ${phones[4]}.`,
+      outcomes: { interested: 'true', callback_time: 'day-4' },
+    });
     const url = new URL(answered.recording_url);
     const wav = await t.app.fetch(new Request(`http://test.local${url.pathname}${url.search}`));
     expect(wav.status).toBe(200);
@@ -148,10 +168,25 @@ describe('Retell end to end (fake Retell)', () => {
     }
     const { calls } = await expectConsistentBatch(t.deps, batch.id);
     const byPrimary = new Map(calls.map((c) => [c.phoneNumber, c]));
-    expect(pickDial(byPrimary.get('+14155550110')!)).toEqual({ attempts: 2, usedAlternate: true, dialedNumber: '+14155550114', ...expectedRecord('+14155550114', { analysed: true }) });
-    expect(pickDial(byPrimary.get('+14155550121')!)).toEqual({ attempts: 2, usedAlternate: true, dialedNumber: '+14155550123', ...expectedRecord('+14155550123', { analysed: true }) });
+    expect(pickDial(byPrimary.get('+14155550110')!)).toEqual({
+      attempts: 2,
+      usedAlternate: true,
+      dialedNumber: '+14155550114',
+      ...expectedRecord('+14155550114', { analysed: true }),
+    });
+    expect(pickDial(byPrimary.get('+14155550121')!)).toEqual({
+      attempts: 2,
+      usedAlternate: true,
+      dialedNumber: '+14155550123',
+      ...expectedRecord('+14155550123', { analysed: true }),
+    });
     // Answered on the primary: the alternate is never dialled.
-    expect(pickDial(byPrimary.get('+14155550134')!)).toEqual({ attempts: 1, usedAlternate: false, dialedNumber: '+14155550134', ...expectedRecord('+14155550134', { analysed: true }) });
+    expect(pickDial(byPrimary.get('+14155550134')!)).toEqual({
+      attempts: 1,
+      usedAlternate: false,
+      dialedNumber: '+14155550134',
+      ...expectedRecord('+14155550134', { analysed: true }),
+    });
     const dials = fake.creates.map((c) => `${c.metadata.call_id}#${c.metadata.attempt}:${c.to_number}`).sort();
     const id = (p: string) => byPrimary.get(p)!.id;
     expect(dials).toEqual(
@@ -166,7 +201,9 @@ describe('Retell end to end (fake Retell)', () => {
     // Our record points at the Retell call that settled it.
     const alt = fake.creates.findIndex((c) => c.to_number === '+14155550114');
     expect(byPrimary.get('+14155550110')!.providerCallId).toBe(`rc_${alt + 1}`);
-    const history = (await callEvents(t.deps, batch.id)).filter((e) => e.call_id === id('+14155550110')).map((e) => `${e.to_status}:${e.detail?.event}`);
+    const history = (await callEvents(t.deps, batch.id))
+      .filter((e) => e.call_id === id('+14155550110'))
+      .map((e) => `${e.to_status}:${e.detail?.event}`);
     expect(history).toEqual(['ringing:dial', 'ringing:dial', 'answered:undefined', 'in_progress:undefined', 'completed:ended']);
     expectNoInvalidBodies(fake);
   }, 60_000);
@@ -180,10 +217,18 @@ describe('a worker stopped gracefully mid-batch', () => {
   it('leaves its Retell calls talking; the next worker adopts them, and no Retell call is placed twice', async () => {
     r = await retellApp({ config: { LEASE_MS: '1000' } });
     const { t, fake, a } = r;
-    const { batch } = await insertBatch(t.deps, a, { contacts: 8, batch: { concurrency: 4 }, callOverrides: (i) => ({ status: 'queued', phoneNumber: validPhone(40 + i) }) });
+    const { batch } = await insertBatch(t.deps, a, {
+      contacts: 8,
+      batch: { concurrency: 4 },
+      callOverrides: (i) => ({ status: 'queued', phoneNumber: validPhone(40 + i) }),
+    });
     let w = testWorker(t.deps);
     w.start();
-    await until(async () => (await t.deps.db.prisma.call.count({ where: { batchId: batch.id, providerCallId: { not: null } } })) === 4, undefined, 'dials');
+    await until(
+      async () => (await t.deps.db.prisma.call.count({ where: { batchId: batch.id, providerCallId: { not: null } } })) === 4,
+      undefined,
+      'dials',
+    );
     await fake.startAll();
     await w.stop({ graceMs: 0 });
     // Nobody hung up on the people on the line.

@@ -2,7 +2,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import YAML from 'yaml';
 import { RETELL_DISCONNECTION_MAP, mapDisconnection } from '../../src/dispatch/voice/retell/disconnection-map.ts';
-import { analysisFromCall, createPhoneCallBody, endResultFromCall, retellMaxCallMs, type RetellCallObject } from '../../src/dispatch/voice/retell/call-mapping.ts';
+import {
+  analysisFromCall,
+  createPhoneCallBody,
+  endResultFromCall,
+  retellMaxCallMs,
+  type RetellCallObject,
+} from '../../src/dispatch/voice/retell/call-mapping.ts';
 import { createRetellProvider, type RetellProviderOptions } from '../../src/dispatch/voice/retell/provider.ts';
 import { DialRejectedError, type PlaceCallRequest, type ProviderCallEvent } from '../../src/dispatch/voice/provider.ts';
 import { fakeOutcome, RETELL_SPEC_PATH, startFakeRetell, validCallObject, validCreateRequest, type FakeRetell } from '../helpers/fake-retell.ts';
@@ -73,7 +79,9 @@ describe('call mapping', () => {
     expect(ours.override_agent_version).toBe(0);
     const retells = createPhoneCallBody(req(1, '+14155550123'), agent);
     expect(retells.agent_override.agent).toEqual({ voice_id: 'retell-Cimo', max_call_duration_ms: 120_000 });
-    expect(createPhoneCallBody(req(1, '+1', { agent: { ...req(1, '').agent, voice: '11labs-Adrian' } }), agent).agent_override.agent.voice_id).toBe('11labs-Adrian');
+    expect(createPhoneCallBody(req(1, '+1', { agent: { ...req(1, '').agent, voice: '11labs-Adrian' } }), agent).agent_override.agent.voice_id).toBe(
+      '11labs-Adrian',
+    );
     expect(retellMaxCallMs(30)).toBe(60_000);
     expect(retellMaxCallMs(3 * 3600)).toBe(7_200_000);
     expect(validCreateRequest(ours)).toBe(true);
@@ -110,8 +118,19 @@ describe('call mapping', () => {
     expect(analysisFromCall({ ...call, call_analysis: undefined }, ['interested'])).toBeNull();
     // Never connected: no transcript, no recording; no timestamps -> 0 s, ended now.
     const now = new Date('2030-01-01T00:00:00Z');
-    const missed = endResultFromCall({ call_id: 'rc_8', call_status: 'not_connected', disconnection_reason: 'dial_failed', recording_url: 'https://x/y.wav' }, { recordingEnabled: true, now });
-    expect(missed).toMatchObject({ status: 'failed', hangupBy: 'system', answeredAt: null, transcript: null, recording: null, endedAt: now, startedAt: now });
+    const missed = endResultFromCall(
+      { call_id: 'rc_8', call_status: 'not_connected', disconnection_reason: 'dial_failed', recording_url: 'https://x/y.wav' },
+      { recordingEnabled: true, now },
+    );
+    expect(missed).toMatchObject({
+      status: 'failed',
+      hangupBy: 'system',
+      answeredAt: null,
+      transcript: null,
+      recording: null,
+      endedAt: now,
+      startedAt: now,
+    });
     expect(missed.detail).toBeUndefined();
     // Voicemail picked up: connected at Retell, but nobody was reached.
     const voicemail = { ...call, call_id: 'rc_7', disconnection_reason: 'voicemail_reached', call_analysis: undefined };
@@ -132,7 +151,11 @@ describe('retell provider against the fake Retell server', () => {
   let fake: FakeRetell;
   afterEach(async () => fake?.close());
 
-  function provider({ events = [], stored = [], ...o }: { events?: { event: string; call: any }[]; stored?: RetellCallObject[] } & Partial<RetellProviderOptions> = {}) {
+  function provider({
+    events = [],
+    stored = [],
+    ...o
+  }: { events?: { event: string; call: any }[]; stored?: RetellCallObject[] } & Partial<RetellProviderOptions> = {}) {
     return createRetellProvider({
       baseURL: fake.url,
       account: async () => ({ apiKey: KEY }),
@@ -205,7 +228,11 @@ describe('retell provider against the fake Retell server', () => {
   it("fails a refused dial with Retell's message: 402 payment_required, 4xx dial_rejected", async () => {
     fake = await startFakeRetell({ apiKey: KEY });
     const p = provider();
-    fake.rejectCreates((b) => (b.to_number.endsWith('6') ? { status: 402, message: 'Trial has ended, please add payment method.' } : { status: 400, message: 'Invalid to_number' }));
+    fake.rejectCreates((b) =>
+      b.to_number.endsWith('6')
+        ? { status: 402, message: 'Trial has ended, please add payment method.' }
+        : { status: 400, message: 'Invalid to_number' },
+    );
     const paid = await p.placeCall(req(6, '+14155550126')).catch((e) => e);
     expect(paid).toBeInstanceOf(DialRejectedError);
     expect(paid).toMatchObject({
@@ -261,7 +288,12 @@ describe('retell provider against the fake Retell server', () => {
     });
     const a = await p.placeCall(req(11, '+14155550124'));
     await fake.finishAll();
-    const pending = p.analyse!({ accountId: 'acc_1', providerCallId: a.providerCallId, outcomeKeys: ['interested', 'callback_time'], wantRecording: false });
+    const pending = p.analyse!({
+      accountId: 'acc_1',
+      providerCallId: a.providerCallId,
+      outcomeKeys: ['interested', 'callback_time'],
+      wantRecording: false,
+    });
     // It waits: the stored analyses were looked through (in vain) before the analysis arrives.
     await until(() => looked > 0, 'a look at the stored analyses');
     await fake.analyzeAll();
@@ -275,8 +307,7 @@ describe('retell provider against the fake Retell server', () => {
     await fake.finishAll({ only: (x) => x.call_id === c.providerCallId, noAnalysis: () => true });
     await fake.finishAll();
     await fake.analyzeAll({ dropAnalyzed: () => true });
-    const ask = (providerCallId: string) =>
-      q.analyse!({ accountId: 'acc_1', providerCallId, outcomeKeys: ['callback_time'], wantRecording: true });
+    const ask = (providerCallId: string) => q.analyse!({ accountId: 'acc_1', providerCallId, outcomeKeys: ['callback_time'], wantRecording: true });
     const withLate = await ask(b.providerCallId);
     expect(withLate).toMatchObject({ summary: 'Spoke with +14155550125.', outcomes: { callback_time: 'day-5' } });
     expect(withLate!.recording).toEqual({ contentType: 'audio/wav', sourceUrl: fake.calls.get(b.providerCallId)!.recording_url });
@@ -372,7 +403,8 @@ describe('retell provider: polling, retries and calls it does not watch', () => 
       asks.set(x.retellCallId!, (asks.get(x.retellCallId!) ?? 0) + 1);
       return x.retellCallId === second.providerCallId ? { status: 429, headers: { 'retry-after': '1' } } : { status: 500 };
     });
-    const ask = (provider: typeof p, providerCallId: string) => provider.analyse!({ accountId: 'acc_1', providerCallId, outcomeKeys: ['callback_time'], wantRecording: false });
+    const ask = (provider: typeof p, providerCallId: string) =>
+      provider.analyse!({ accountId: 'acc_1', providerCallId, outcomeKeys: ['callback_time'], wantRecording: false });
     const started = Date.now();
     const backedOff = ask(p, first.providerCallId);
     const limited = ask(q, second.providerCallId);
@@ -418,7 +450,9 @@ describe('retell provider: polling, retries and calls it does not watch', () => 
     await fake.finishAll();
     await fake.analyzeAll({ dropAnalyzed: () => true });
     const p = base({ analysisGraceMs: 600_000 });
-    expect(await p.lookup!(providerCallId, { callId: 'call_60', accountId: 'acc_1', attempt: 1, recordingEnabled: true })).toMatchObject({ state: 'ended' });
+    expect(await p.lookup!(providerCallId, { callId: 'call_60', accountId: 'acc_1', attempt: 1, recordingEnabled: true })).toMatchObject({
+      state: 'ended',
+    });
     const asked = fake.getCalls;
     expect(await p.analyse!({ accountId: 'acc_1', providerCallId, outcomeKeys: ['callback_time'], wantRecording: true })).toEqual({
       summary: 'Spoke with +14155550147.',
@@ -437,7 +471,16 @@ describe('the fake validates against the OpenAPI file', () => {
     expect(validCreateRequest({ from_number: '+1', to_number: '+2', override_agent_version: 'seven' })).toBe(false);
   });
   it('rejects a call object whose call_analysis Retell would not send', () => {
-    const call = { call_type: 'phone_call', agent_id: 'a', agent_version: 1, from_number: '+1', to_number: '+2', direction: 'outbound', call_id: 'rc_1', call_status: 'ended' };
+    const call = {
+      call_type: 'phone_call',
+      agent_id: 'a',
+      agent_version: 1,
+      from_number: '+1',
+      to_number: '+2',
+      direction: 'outbound',
+      call_id: 'rc_1',
+      call_status: 'ended',
+    };
     expect(validCallObject({ ...call, call_analysis: { call_summary: 'ok', custom_analysis_data: { a: 1 } } })).toBe(true);
     expect(validCallObject({ ...call, call_analysis: { call_summary: 7 } })).toBe(false);
     expect(validCallObject({ ...call, call_analysis: { user_sentiment: 'Delighted' } })).toBe(false);

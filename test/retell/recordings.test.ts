@@ -23,7 +23,10 @@ beforeAll(async () => {
   // RETELL_API_KEY: the key that still reaches Retell after an account switched to the simulator.
   r = await retellApp({ config: { RETELL_API_KEY: RETELL_KEY } });
   const { t, fake, a } = r;
-  const { batch, calls } = await insertBatch(t.deps, a, { contacts: 3, callOverrides: (i) => ({ status: 'queued', phoneNumber: `+1415555013${4 + i}` }) });
+  const { batch, calls } = await insertBatch(t.deps, a, {
+    contacts: 3,
+    callOverrides: (i) => ({ status: 'queued', phoneNumber: `+1415555013${4 + i}` }),
+  });
   callId = calls[0].id;
   otherCalls = calls.slice(1).map((c) => c.id);
   const w = testWorker(t.deps);
@@ -178,11 +181,20 @@ describe('the recording proxy', () => {
     const stalled = await fetchRecording(`${origin}/stall.wav`, { trustedOrigin: origin, timeoutMs: 5_000, idleMs: 200 });
     expect(stalled.ok).toBe(true);
     if (stalled.ok) await expect(new Response(stalled.body).arrayBuffer()).rejects.toThrow();
-    expect(await fetchRecording(`${origin}/silent.wav`, { trustedOrigin: origin, timeoutMs: 200 })).toEqual({ ok: false, error: 'timed out after 200 ms' });
+    expect(await fetchRecording(`${origin}/silent.wav`, { trustedOrigin: origin, timeoutMs: 200 })).toEqual({
+      ok: false,
+      error: 'timed out after 200 ms',
+    });
   });
 
   it('bounds the DNS lookup by the same deadline', async () => {
-    const res = await pinnedRequest({ url: 'https://recordings.example.com/a.wav', method: 'GET', allowPrivate: false, timeoutMs: 100, resolver: () => new Promise(() => undefined) });
+    const res = await pinnedRequest({
+      url: 'https://recordings.example.com/a.wav',
+      method: 'GET',
+      allowPrivate: false,
+      timeoutMs: 100,
+      resolver: () => new Promise(() => undefined),
+    });
     expect(res).toEqual({ ok: false, unsafe: false, timedOut: true, error: 'DNS lookup timed out' });
   });
 });

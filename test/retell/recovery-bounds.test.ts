@@ -76,14 +76,26 @@ describe('recovery against a Retell that hangs or fails', () => {
     const { t, fake, a } = r;
 
     // This worker's own calls: dialled and talking.
-    const own = await insertBatch(t.deps, a, { contacts: 3, batch: { status: 'running' }, callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn(4 + i, i) }) });
+    const own = await insertBatch(t.deps, a, {
+      contacts: 3,
+      batch: { status: 'running' },
+      callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn(4 + i, i) }),
+    });
     const w = testWorker(t.deps);
     const other = testWorker(t.deps);
     w.start();
     try {
-      await until(async () => (await t.deps.db.prisma.call.count({ where: { batchId: own.batch.id, providerCallId: { not: null } } })) === 3, undefined, 'own dials');
+      await until(
+        async () => (await t.deps.db.prisma.call.count({ where: { batchId: own.batch.id, providerCallId: { not: null } } })) === 3,
+        undefined,
+        'own dials',
+      );
       await fake.startAll();
-      await until(async () => (await t.deps.db.prisma.call.count({ where: { batchId: own.batch.id, status: 'in_progress' } })) === 3, undefined, 'own calls answered');
+      await until(
+        async () => (await t.deps.db.prisma.call.count({ where: { batchId: own.batch.id, status: 'in_progress' } })) === 3,
+        undefined,
+        'own calls answered',
+      );
 
       // A dead worker's calls: Retell never answers get-call for half of them; list-calls (their
       // Retell id was never stored) hangs or fails for the others. They are inserted with live
@@ -97,11 +109,18 @@ describe('recovery against a Retell that hangs or fails', () => {
         batch: { status: 'running' },
         callOverrides: (i) =>
           i < ghosts
-            ? { ...lostCall(now, { phone: phoneEndingIn(5, 100 + i), providerCallId: i % 2 ? `rc_ghost_${i}` : null, expiredAgoMs: 60_000 }), ...live }
+            ? {
+                ...lostCall(now, { phone: phoneEndingIn(5, 100 + i), providerCallId: i % 2 ? `rc_ghost_${i}` : null, expiredAgoMs: 60_000 }),
+                ...live,
+              }
             : { ...lostCall(now, { phone: phoneEndingIn(0, 200), providerCallId: null, expiredAgoMs: 30_000 }), ...live },
       });
       const answerable = lost.calls[ghosts];
-      const seeded = fake.seedCall({ from_number: a.did.number, to_number: answerable.phoneNumber, metadata: { call_id: answerable.id, batch_id: lost.batch.id, account_id: a.account.id, attempt: 1 } });
+      const seeded = fake.seedCall({
+        from_number: a.did.number,
+        to_number: answerable.phoneNumber,
+        metadata: { call_id: answerable.id, batch_id: lost.batch.id, account_id: a.account.id, attempt: 1 },
+      });
       await fake.finishAll({ only: (c) => c.call_id === seeded.call_id });
       const ghostIds = new Set(lost.calls.slice(0, ghosts).map((c) => c.id));
       let n = 0;
@@ -128,7 +147,11 @@ describe('recovery against a Retell that hangs or fails', () => {
           const at = t.clock.now().getTime();
           const rows = await t.deps.db.prisma.call.findMany({ where: { batchId: own.batch.id } });
           for (const c of rows) {
-            expect({ owner: c.leaseOwner, status: c.status, leaseLeft: c.leaseExpiresAt!.getTime() > at }).toEqual({ owner: w.id, status: 'in_progress', leaseLeft: true });
+            expect({ owner: c.leaseOwner, status: c.status, leaseLeft: c.leaseExpiresAt!.getTime() > at }).toEqual({
+              owner: w.id,
+              status: 'in_progress',
+              leaseLeft: true,
+            });
           }
           return hangs > 0 && rows.every((c) => c.leaseExpiresAt!.getTime() >= renewedPast);
         },
@@ -139,7 +162,11 @@ describe('recovery against a Retell that hangs or fails', () => {
       expect(fake.stops).toEqual([]);
       expect((await callEvents(t.deps, own.batch.id)).filter((e) => e.detail?.event === 'adopted')).toEqual([]);
       // The lost call Retell could answer for was not starved by the hanging ones...
-      await until(async () => (await t.deps.db.prisma.call.findUniqueOrThrow({ where: { id: answerable.id } })).status === 'no_answer', undefined, 'answerable lost call settled');
+      await until(
+        async () => (await t.deps.db.prisma.call.findUniqueOrThrow({ where: { id: answerable.id } })).status === 'no_answer',
+        undefined,
+        'answerable lost call settled',
+      );
       // ...and the ones Retell cannot tell about are asked again later, not failed as lost.
       const ghostRows = await t.deps.db.prisma.call.findMany({ where: { id: { in: [...ghostIds] } } });
       expect(new Set(ghostRows.map((c) => `${c.status}/${c.leaseOwner}`))).toEqual(new Set(['in_progress/ghost#1']));
@@ -166,7 +193,11 @@ describe('adopting a lost call that is still talking', () => {
       batch: { status: 'running' },
       callOverrides: () => lostCall(now, { phone: phoneEndingIn(5), providerCallId: null, expiredAgoMs: 1_000 }),
     });
-    const seeded = fake.seedCall({ from_number: a.did.number, to_number: calls[0].phoneNumber, metadata: { call_id: calls[0].id, batch_id: batch.id, account_id: a.account.id, attempt: 1 } });
+    const seeded = fake.seedCall({
+      from_number: a.did.number,
+      to_number: calls[0].phoneNumber,
+      metadata: { call_id: calls[0].id, batch_id: batch.id, account_id: a.account.id, attempt: 1 },
+    });
     await t.deps.db.prisma.call.update({ where: { id: calls[0].id }, data: { providerCallId: seeded.call_id } });
     await fake.startAll();
     let failing = true;
@@ -194,7 +225,7 @@ describe('adopting a lost call that is still talking', () => {
     }
     const { calls: done } = await expectConsistentBatch(t.deps, batch.id);
     expect([done[0].status, done[0].disconnectReason]).toEqual(['completed', 'agent_hangup']);
-    }, 90_000);
+  }, 90_000);
 
   it("keeps the call's real dial time: an adopted call already past its max duration is hung up at once", async () => {
     r = await retellApp();
@@ -206,7 +237,11 @@ describe('adopting a lost call that is still talking', () => {
       batch: { status: 'running', maxDurationSeconds: 30 },
       callOverrides: () => lostCall(now, { phone: phoneEndingIn(5), providerCallId: null, expiredAgoMs: 1_000, dialledAgoMs: 60_000 }),
     });
-    const seeded = fake.seedCall({ from_number: a.did.number, to_number: calls[0].phoneNumber, metadata: { call_id: calls[0].id, batch_id: batch.id, account_id: a.account.id, attempt: 1 } });
+    const seeded = fake.seedCall({
+      from_number: a.did.number,
+      to_number: calls[0].phoneNumber,
+      metadata: { call_id: calls[0].id, batch_id: batch.id, account_id: a.account.id, attempt: 1 },
+    });
     await t.deps.db.prisma.call.update({ where: { id: calls[0].id }, data: { providerCallId: seeded.call_id } });
     await fake.startAll();
     const w = testWorker(t.deps);

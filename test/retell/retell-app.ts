@@ -21,7 +21,8 @@ export async function retellApp(opts: { config?: Record<string, string>; postgre
   let t: TestApp | undefined;
   const fake = await startFakeRetell({
     apiKey: RETELL_KEY,
-    deliver: async (body, signature) => (await t!.request('POST', '/providers/retell/webhook', { rawBody: body, headers: { 'x-retell-signature': signature } })).status,
+    deliver: async (body, signature) =>
+      (await t!.request('POST', '/providers/retell/webhook', { rawBody: body, headers: { 'x-retell-signature': signature } })).status,
   });
   t = await createTestApp({
     postgres: opts.postgres,
@@ -35,7 +36,10 @@ export async function retellApp(opts: { config?: Record<string, string>; postgre
     },
   });
   const a = await t.seedAccount({ outcomeKeys: OUTCOME_KEYS, limits: { maxConcurrentCalls: 100 } });
-  await setAccountProvider(t.deps, a.account.id, 'retell', { apiKey: RETELL_KEY, ...(opts.dialRate !== undefined ? { dialRatePerNumber: opts.dialRate } : {}) });
+  await setAccountProvider(t.deps, a.account.id, 'retell', {
+    apiKey: RETELL_KEY,
+    ...(opts.dialRate !== undefined ? { dialRatePerNumber: opts.dialRate } : {}),
+  });
   await t.deps.db.prisma.$executeRaw`UPDATE agents SET provider_agent_id = 'agent_retell_1' WHERE id = ${a.agent.id}`;
   await t.deps.db.prisma.$executeRaw`UPDATE prompt_versions SET provider_agent_version = 7 WHERE id = ${a.version.id}`;
   // Short max duration: a call whose final events were lost is reconciled after a few clock jumps.

@@ -19,7 +19,11 @@ describe('a Retell worker stopped gracefully', () => {
   it('does not wait out its grace period for Retell analyses; the next worker takes them over at once', async () => {
     r = await retellApp({ config: { LEASE_MS, RETELL_ANALYSIS_GRACE_MS: '600000' } });
     const { t, fake, a } = r;
-    const { batch, calls } = await insertBatch(t.deps, a, { contacts: 1, batch: { status: 'running' }, callOverrides: () => ({ status: 'queued', phoneNumber: phoneEndingIn(4) }) });
+    const { batch, calls } = await insertBatch(t.deps, a, {
+      contacts: 1,
+      batch: { status: 'running' },
+      callOverrides: () => ({ status: 'queued', phoneNumber: phoneEndingIn(4) }),
+    });
     const w = testWorker(t.deps);
     w.start();
     await until(() => fake.calls.size === 1, undefined, 'dial');
@@ -52,16 +56,29 @@ describe('a Retell worker stopped gracefully', () => {
   it('expires the leases of the calls it leaves talking: the next worker adopts them without waiting a lease length', async () => {
     r = await retellApp({ config: { LEASE_MS } });
     const { t, fake, a } = r;
-    const { batch } = await insertBatch(t.deps, a, { contacts: 3, batch: { status: 'running' }, callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn(5 + i, i) }) });
+    const { batch } = await insertBatch(t.deps, a, {
+      contacts: 3,
+      batch: { status: 'running' },
+      callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn(5 + i, i) }),
+    });
     const w = testWorker(t.deps);
     w.start();
-    await until(async () => (await t.deps.db.prisma.call.count({ where: { batchId: batch.id, providerCallId: { not: null } } })) === 3, undefined, 'dials');
+    await until(
+      async () => (await t.deps.db.prisma.call.count({ where: { batchId: batch.id, providerCallId: { not: null } } })) === 3,
+      undefined,
+      'dials',
+    );
     await fake.startAll();
-    await until(async () => (await t.deps.db.prisma.call.count({ where: { batchId: batch.id, status: 'in_progress' } })) === 3, undefined, 'answered');
+    await until(
+      async () => (await t.deps.db.prisma.call.count({ where: { batchId: batch.id, status: 'in_progress' } })) === 3,
+      undefined,
+      'answered',
+    );
     await w.stop({ graceMs: 0 });
     expect(fake.stops).toEqual([]);
     const rows = await t.deps.db.prisma.call.findMany({ where: { batchId: batch.id } });
-    for (const c of rows) expect([c.status, c.leaseOwner, c.leaseExpiresAt!.getTime() < t.clock.now().getTime()]).toEqual(['in_progress', w.id, true]);
+    for (const c of rows)
+      expect([c.status, c.leaseOwner, c.leaseExpiresAt!.getTime() < t.clock.now().getTime()]).toEqual(['in_progress', w.id, true]);
 
     // Same clock: no lease had to run out.
     const next = testWorker(t.deps);

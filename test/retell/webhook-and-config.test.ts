@@ -73,7 +73,9 @@ describe('POST /providers/retell/webhook', () => {
     const ts = Date.now() - 6 * 60_000;
     const { symmetric } = await import('../../node_modules/retell-sdk/lib/webhook_auth.js' as string);
     expect((await post(raw, await symmetric.sign(raw, KEY, ts))).status).toBe(401);
-    const rows = await t.deps.db.prisma.$queryRaw<{ id: string }[]>`SELECT id FROM provider_events WHERE id LIKE 'retell:rc_w2%' OR id LIKE 'retell:rc_w3%'`;
+    const rows = await t.deps.db.prisma.$queryRaw<
+      { id: string }[]
+    >`SELECT id FROM provider_events WHERE id LIKE 'retell:rc_w2%' OR id LIKE 'retell:rc_w3%'`;
     expect(rows).toEqual([]);
     expect((await post(raw, good)).status).toBe(204);
   });
@@ -91,7 +93,12 @@ describe('POST /providers/retell/webhook', () => {
       },
     });
     const res = await t.app.fetch(
-      new Request('http://test.local/providers/retell/webhook', { method: 'POST', headers: { 'x-retell-signature': 'v=1,d=00' }, body, duplex: 'half' } as RequestInit),
+      new Request('http://test.local/providers/retell/webhook', {
+        method: 'POST',
+        headers: { 'x-retell-signature': 'v=1,d=00' },
+        body,
+        duplex: 'half',
+      } as RequestInit),
     );
     expect(res.status).toBe(413);
     expect(sent).toBeLessThan(8);

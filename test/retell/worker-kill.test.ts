@@ -49,7 +49,10 @@ describe.skipIf(!TEST_DATABASE_URL)('a Retell worker process killed mid-batch (P
     const seq = (n: number) => inserted[n - 1];
     const row = (n: number) => t.deps.db.prisma.call.findUniqueOrThrow({ where: { id: seq(n).id } });
     const retellCall = (n: number) => [...fake.calls.values()].find((c) => c.metadata.call_id === seq(n).id)!;
-    const isSeq = (...ns: number[]) => (c: Record<string, any>) => ns.some((n) => c.metadata.call_id === seq(n).id);
+    const isSeq =
+      (...ns: number[]) =>
+      (c: Record<string, any>) =>
+        ns.some((n) => c.metadata.call_id === seq(n).id);
 
     // The sixth create is made at Retell but its answer never reaches the worker.
     fake.holdCreatesFrom(6);
@@ -69,14 +72,26 @@ describe.skipIf(!TEST_DATABASE_URL)('a Retell worker process killed mid-batch (P
     };
 
     // Calls 1-4 dialled and their Retell ids stored.
-    await until(async () => (alive(), (await t.deps.db.prisma.call.count({ where: { batchId: batch.id, providerCallId: { not: null } } })) === 4), 60_000, 'first dials');
+    await until(
+      async () => (alive(), (await t.deps.db.prisma.call.count({ where: { batchId: batch.id, providerCallId: { not: null } } })) === 4),
+      60_000,
+      'first dials',
+    );
     // Calls 1 and 2 end; the worker records them and waits for Retell's analysis.
     await fake.finishAll({ only: isSeq(1, 2) });
-    await until(async () => (alive(), [(await row(1)).transcriptStatus, (await row(2)).transcriptStatus].every((s) => s === 'processing')), 20_000, 'calls 1, 2 ended');
+    await until(
+      async () => (alive(), [(await row(1)).transcriptStatus, (await row(2)).transcriptStatus].every((s) => s === 'processing')),
+      20_000,
+      'calls 1, 2 ended',
+    );
     // Their slots go to calls 5 and 6, dialled together: whichever reaches Retell second is created
     // there but its answer is held (so no Retell id is stored); call 3 is answered.
     const stored5 = async () => (await row(5)).providerCallId !== null;
-    await until(async () => (alive(), fake.creates.length === 6 && fake.held === 1 && (await stored5()) !== ((await row(6)).providerCallId !== null)), 20_000, 'calls 5, 6 dialled');
+    await until(
+      async () => (alive(), fake.creates.length === 6 && fake.held === 1 && (await stored5()) !== ((await row(6)).providerCallId !== null)),
+      20_000,
+      'calls 5, 6 dialled',
+    );
     const [stored, held] = (await stored5()) ? [5, 6] : [6, 5];
     await fake.startAll(isSeq(3));
     await until(async () => (alive(), (await row(3)).status === 'in_progress'), 20_000, 'call 3 answered');

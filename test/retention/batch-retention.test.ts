@@ -28,7 +28,10 @@ afterAll(() => t.close());
 /** Creates a batch over REST (one contact per `sim` outcome) and runs it to its end with the worker. */
 async function runBatch(sims: string[], overrides: Record<string, unknown> = {}): Promise<string> {
   const contacts = sims.map((sim, i) => ({ contact_id: `c${i + 1}`, phone_number: `+1415555${String(2000 + i)}`, metadata: { sim } }));
-  const res = await t.request('POST', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { contacts, callback_url: HOOK, recording_enabled: true, ...overrides }) });
+  const res = await t.request('POST', CALL_BATCHES, {
+    key: a.apiKey,
+    body: batchBody(a, { contacts, callback_url: HOOK, recording_enabled: true, ...overrides }),
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   const id: string = res.body.data.batch_id;
   await testWorker(t.deps).drain();
@@ -67,7 +70,10 @@ describe('batch retention', () => {
     // Old but still owed to its receiver: one delivery pending.
     const owing = await runBatch(['completed', 'no_answer']);
     await deliverAll(owing);
-    await t.deps.db.prisma.webhookDelivery.updateMany({ where: { batchId: owing, eventType: 'batch.completed' }, data: { status: 'pending', deliveredAt: null } });
+    await t.deps.db.prisma.webhookDelivery.updateMany({
+      where: { batchId: owing, eventType: 'batch.completed' },
+      data: { status: 'pending', deliveredAt: null },
+    });
     // Old but one call's analysis is still outstanding.
     const analysing = await runBatch(['completed', 'completed']);
     await deliverAll(analysing);
@@ -81,8 +87,17 @@ describe('batch retention', () => {
     // Running since before the others (written here: no worker runs after this).
     const { batch: running } = await insertBatch(t.deps, a, { contacts: 3, status: 'running', createdAt: at(-DAY) });
 
-    const doneAt = await t.deps.db.prisma.batch.findMany({ where: { id: { in: [old, cancelled, owing, analysing, recent] } }, select: { id: true, status: true, completedAt: true } });
-    expect(Object.fromEntries(doneAt.map((b) => [b.id, b.status]))).toEqual({ [old]: 'completed', [cancelled]: 'cancelled', [owing]: 'completed', [analysing]: 'completed', [recent]: 'completed' });
+    const doneAt = await t.deps.db.prisma.batch.findMany({
+      where: { id: { in: [old, cancelled, owing, analysing, recent] } },
+      select: { id: true, status: true, completedAt: true },
+    });
+    expect(Object.fromEntries(doneAt.map((b) => [b.id, b.status]))).toEqual({
+      [old]: 'completed',
+      [cancelled]: 'cancelled',
+      [owing]: 'completed',
+      [analysing]: 'completed',
+      [recent]: 'completed',
+    });
     for (const b of doneAt) expect(b.completedAt!.getTime()).toBeLessThanOrEqual(b.id === recent ? at(DAY).getTime() : T0.getTime());
 
     const oldCalls = await callIdsOf(old);
@@ -136,7 +151,10 @@ describe('batch retention', () => {
     expect(await node(old)).toEqual(await node(unknown));
     expect((await node(recent)).data.node).toEqual({ id: recent });
     const callQ = 'query($id: ID!) { call(id: $id) { id } }';
-    expect((await t.gql(callQ, { id: oldCalls[0] }, a.apiKey)).body.errors?.[0]).toMatchObject({ message: 'Call not found', extensions: { code: 'NOT_FOUND' } });
+    expect((await t.gql(callQ, { id: oldCalls[0] }, a.apiKey)).body.errors?.[0]).toMatchObject({
+      message: 'Call not found',
+      extensions: { code: 'NOT_FOUND' },
+    });
     const records = await t.request('GET', '/api/v1/public/call-records?start_date=2031-03-01&end_date=2031-03-02&page_size=200', { key: a.apiKey });
     expect(records.status).toBe(200);
     const listed = new Set(records.body.data.items.map((c: { batch_id: string }) => c.batch_id));

@@ -30,7 +30,8 @@ async function runBatch(sims: string[]): Promise<string> {
 }
 
 type Item = { call_id: string; recording_available: boolean | null; recording_url: string | null; status: string };
-const callsOf = async (batchId: string): Promise<Item[]> => (await t.request('GET', `${CALL_BATCHES}/${batchId}/calls`, { key: a.apiKey })).body.data.items;
+const callsOf = async (batchId: string): Promise<Item[]> =>
+  (await t.request('GET', `${CALL_BATCHES}/${batchId}/calls`, { key: a.apiKey })).body.data.items;
 const recordingsOf = async (batchId: string) =>
   (await t.deps.db.prisma.recording.findMany({ where: { call: { batchId } }, select: { callId: true } })).map((r) => r.callId).sort();
 

@@ -36,7 +36,8 @@ async function events(rows: [received: number, processed: number | null][]): Pro
   });
   return ids;
 }
-const remaining = async (ids: string[]) => new Set((await t.deps.db.prisma.providerEvent.findMany({ where: { id: { in: ids } }, select: { id: true } })).map((e) => e.id));
+const remaining = async (ids: string[]) =>
+  new Set((await t.deps.db.prisma.providerEvent.findMany({ where: { id: { in: ids } }, select: { id: true } })).map((e) => e.id));
 
 describe('provider event retention', () => {
   it('deletes events processed, or received and never processed, before the retention; keeps the rest', async () => {
@@ -66,10 +67,20 @@ describe('the retention loop', () => {
     t.clock.set(NOW);
     const [event] = await events([[30, 30]]);
     // Ended 40 days ago: the batch goes, and with it its calls.
-    const { batch: old } = await insertBatch(t.deps, a, { contacts: 2, status: 'completed', createdAt: daysAgo(41), callOverrides: () => ({ status: 'completed' }) });
+    const { batch: old } = await insertBatch(t.deps, a, {
+      contacts: 2,
+      status: 'completed',
+      createdAt: daysAgo(41),
+      callOverrides: () => ({ status: 'completed' }),
+    });
     await t.deps.db.prisma.batch.update({ where: { id: old.id }, data: { completedAt: daysAgo(40) } });
     // Ended 20 days ago: the batch stays, its 15-day-old recording goes.
-    const { batch: kept, calls } = await insertBatch(t.deps, a, { contacts: 1, status: 'completed', createdAt: daysAgo(21), callOverrides: () => ({ status: 'completed', recordingAvailable: true }) });
+    const { batch: kept, calls } = await insertBatch(t.deps, a, {
+      contacts: 1,
+      status: 'completed',
+      createdAt: daysAgo(21),
+      callOverrides: () => ({ status: 'completed', recordingAvailable: true }),
+    });
     await t.deps.db.prisma.batch.update({ where: { id: kept.id }, data: { completedAt: daysAgo(20) } });
     await t.deps.db.prisma.$executeRaw`
       INSERT INTO recordings (call_id, account_id, content_type, data, created_at)
@@ -88,7 +99,12 @@ describe('the retention loop', () => {
 
     const text = await t.deps.metrics.registry.metrics();
     const counted = (table: string) => Number(new RegExp(`^callbatch_retention_deleted_total\\{table="${table}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
-    expect({ batches: counted('batches'), calls: counted('calls'), recordings: counted('recordings'), provider_events: counted('provider_events') }).toEqual({
+    expect({
+      batches: counted('batches'),
+      calls: counted('calls'),
+      recordings: counted('recordings'),
+      provider_events: counted('provider_events'),
+    }).toEqual({
       batches: 1,
       calls: 2,
       recordings: 1,

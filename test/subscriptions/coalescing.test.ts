@@ -134,9 +134,14 @@ describe('a batch channel', () => {
   it('keeps the newest value by progress_seq, however late an older one arrives', async () => {
     const sent: BatchSnapshot[] = [];
     const host: ChannelHost = { db: t.deps.db, counters: { batchReads: 0, fanOuts: 0 }, toAccount: (s) => sent.push(s), fannedOut: () => {} };
-    const ch = new BatchChannel(host, 'b1', () => 0, (e) => {
-      throw e;
-    });
+    const ch = new BatchChannel(
+      host,
+      'b1',
+      () => 0,
+      (e) => {
+        throw e;
+      },
+    );
     try {
       ch.offer(progress(5, 5));
       ch.offer(progress(3, 3));

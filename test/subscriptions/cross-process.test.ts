@@ -66,9 +66,11 @@ describe.skipIf(!TEST_DATABASE_URL)('a worker in another process', () => {
     const started = await t.gql('mutation($id: ID!) { startBatch(id: $id) { status } }', { id }, a.apiKey);
     expect(started.body.errors).toBeUndefined();
 
-    const last = await s.until((v) => v.batchProgress.status === 'completed', 30_000).catch((e) => {
-      throw new Error(`${e.message}\nworker stderr: ${childErr}`);
-    });
+    const last = await s
+      .until((v) => v.batchProgress.status === 'completed', 30_000)
+      .catch((e) => {
+        throw new Error(`${e.message}\nworker stderr: ${childErr}`);
+      });
     expect(last.batchProgress).toMatchObject({ queued: 0, inProgress: 0, acceptedContacts: 15 });
     expect(last.batchProgress.completed + last.batchProgress.failed).toBe(15);
     expect(s.values().every((v) => sumRuleHolds(v.batchProgress))).toBe(true);

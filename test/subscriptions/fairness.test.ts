@@ -81,7 +81,10 @@ beforeAll(async () => {
   // A's batches change all the time (a webhook delivered: the callbacks counter), whoever watches.
   writer = (async () => {
     while (writing) {
-      await t.deps.db.prisma.$executeRawUnsafe(`UPDATE batches SET callbacks = callbacks + 1, updated_at = now() WHERE id = ANY($1::text[])`, aBatches);
+      await t.deps.db.prisma.$executeRawUnsafe(
+        `UPDATE batches SET callbacks = callbacks + 1, updated_at = now() WHERE id = ANY($1::text[])`,
+        aBatches,
+      );
       await new Promise((r) => setTimeout(r, 50));
     }
   })();
@@ -246,7 +249,11 @@ describe("another tenant's requests", () => {
 
 describe('what one subscription holds', () => {
   it('a call stream keeps at most STREAM_MAX_PENDING calls for a consumer that does not read, the latest ones', async () => {
-    const q = new LatestByKeyQueue<{ id: string; v: number }>((c) => c.id, () => {}, { maxPending: STREAM_MAX_PENDING });
+    const q = new LatestByKeyQueue<{ id: string; v: number }>(
+      (c) => c.id,
+      () => {},
+      { maxPending: STREAM_MAX_PENDING },
+    );
     for (let v = 0; v < 3; v++) for (let i = 0; i < 5 * STREAM_MAX_PENDING; i++) q.push({ id: `call${i}`, v });
     expect(q.size).toBe(STREAM_MAX_PENDING);
     // The calls that changed last, each in its latest state.

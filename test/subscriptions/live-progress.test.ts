@@ -61,7 +61,13 @@ const registered = (kind: 'callSubscribers' | 'accountSubscribers', before: numb
 
 const finished = (p: Progress) => p.queued === 0 && p.inProgress === 0 && p.status === 'completed';
 
-async function createBatch(acc: SeededAccount, n: number, startMode: 'manual' | 'immediate', prefix = 'c', extra: Record<string, unknown> = {}): Promise<string> {
+async function createBatch(
+  acc: SeededAccount,
+  n: number,
+  startMode: 'manual' | 'immediate',
+  prefix = 'c',
+  extra: Record<string, unknown> = {},
+): Promise<string> {
   const res = await t.request('POST', CALL_BATCHES, {
     key: acc.apiKey,
     body: batchBody(acc, { start_mode: startMode, concurrency: 4, contacts: makeContacts(n, prefix), ...extra }),
@@ -121,7 +127,11 @@ describe('batchProgress over graphql-ws', () => {
     const id = await createBatch(a, 2, 'manual');
     const client = wsClient(url, `Bearer ${a.apiKey}`);
     type WithBatch = { batchProgress: { status: string; batch: { status: string; completedAt: string | null; acceptedContacts: number } } };
-    const s = wsStream<WithBatch>(client, 'subscription($id: ID!) { batchProgress(batchId: $id) { status batch { status completedAt acceptedContacts } } }', { id });
+    const s = wsStream<WithBatch>(
+      client,
+      'subscription($id: ID!) { batchProgress(batchId: $id) { status batch { status completedAt acceptedContacts } } }',
+      { id },
+    );
     const first = await s.until(() => true);
     expect(first.batchProgress.batch).toEqual({ status: 'paused', completedAt: null, acceptedContacts: 2 });
     const cancelled = await t.gql('mutation($id: ID!) { cancelBatch(id: $id) { completedAt } }', { id }, a.apiKey);
@@ -199,7 +209,16 @@ describe('callUpdated over graphql-ws', () => {
 describe('callUpdated replay', () => {
   it('a subscriber joining after the calls changed first gets their latest state, so a page read before subscribing misses nothing', async () => {
     const id = await createBatch(a, 5, 'immediate', 'late');
-    const settled = () => t.deps.db.prisma.call.count({ where: { batchId: id, OR: [{ status: { in: ['pending', 'queued', 'ringing', 'answered', 'in_progress'] } }, { transcriptStatus: { in: ['pending', 'processing'] } }] } });
+    const settled = () =>
+      t.deps.db.prisma.call.count({
+        where: {
+          batchId: id,
+          OR: [
+            { status: { in: ['pending', 'queued', 'ringing', 'answered', 'in_progress'] } },
+            { transcriptStatus: { in: ['pending', 'processing'] } },
+          ],
+        },
+      });
     await expect.poll(settled, { timeout: 30_000 }).toBe(0);
     const all = await t.deps.db.prisma.call.findMany({ where: { batchId: id } });
     // The replay holds the calls that changed in the 30 s before the batch's last change (docs/api.md):
@@ -211,7 +230,9 @@ describe('callUpdated replay', () => {
     const calls = wsStream<{ callUpdated: any }>(client, CALLS, { id });
     try {
       for (const c of dbCalls) {
-        await calls.until((v) => v.callUpdated.callId === c.id && v.callUpdated.status === c.status && v.callUpdated.transcriptStatus === c.transcriptStatus);
+        await calls.until(
+          (v) => v.callUpdated.callId === c.id && v.callUpdated.status === c.status && v.callUpdated.transcriptStatus === c.transcriptStatus,
+        );
       }
       expect(new Set(calls.values().map((v) => v.callUpdated.callId)).size).toBe(dbCalls.length);
     } finally {
@@ -337,7 +358,14 @@ describe('subscriptions over SSE (Accept: text/event-stream)', () => {
       expect(first).toMatchObject({ status: 'paused', queued: 2, callbacks: 0 });
       // An event of this batch delivered: nothing changes but batches.callbacks.
       await t.deps.db.prisma.$transaction((tx) =>
-        enqueueWebhook(tx, { accountId: a.account.id, batchId: id, callbackUrl: rx.url, type: 'batch.started', data: { batch_id: id }, at: t.clock.now() }),
+        enqueueWebhook(tx, {
+          accountId: a.account.id,
+          batchId: id,
+          callbackUrl: rx.url,
+          type: 'batch.started',
+          data: { batch_id: id },
+          at: t.clock.now(),
+        }),
       );
       expect(await deliverDue(t.deps)).toMatchObject([{ result: 'delivered' }]);
       const next = (await s.until((v) => v.batchProgress.callbacks === 1)).batchProgress;

@@ -79,7 +79,9 @@ describe('a revoked key ends what it opened', () => {
       await expectLive(stream, a, a.creatorKey);
       // Revoked through the first instance; the socket is on the second.
       await revoke(a.watchedKeyId);
-      await expect(Promise.race([stream.done, new Promise((_, no) => setTimeout(() => no(new Error('still open')), ENDED_WITHIN_MS))])).resolves.toBeUndefined();
+      await expect(
+        Promise.race([stream.done, new Promise((_, no) => setTimeout(() => no(new Error('still open')), ENDED_WITHIN_MS))]),
+      ).resolves.toBeUndefined();
       expect(closeCode).toBe(4403);
       const seen = stream.results.length;
       await createBatch(a, a.creatorKey);
@@ -117,7 +119,9 @@ describe('a revoked key ends what it opened', () => {
       await expectLive(sse, a, a.creatorKey);
       await adminGql('mutation($id: ID!) { adminUpdateAccount(id: $id, input: { apiAccessEnabled: false }) { id } }', { id: a.account.id });
       await sse.firstError(ENDED_WITHIN_MS);
-      await expect(Promise.race([ws.done, new Promise((_, no) => setTimeout(() => no(new Error('still open')), ENDED_WITHIN_MS))])).resolves.toBeUndefined();
+      await expect(
+        Promise.race([ws.done, new Promise((_, no) => setTimeout(() => no(new Error('still open')), ENDED_WITHIN_MS))]),
+      ).resolves.toBeUndefined();
       expect(closeCode).toBe(4403);
     } finally {
       ws.close();

@@ -42,7 +42,11 @@ function setup() {
   };
   const subscribe = sharedEventResults();
   const start = async () =>
-    (await subscribe({ schema, document: parse('subscription { tick { n } }'), contextValue: { socketOperation } })) as AsyncIterableIterator<ExecutionResult>;
+    (await subscribe({
+      schema,
+      document: parse('subscription { tick { n } }'),
+      contextValue: { socketOperation },
+    })) as AsyncIterableIterator<ExecutionResult>;
   return { events, written, start, isClosed: () => closed, refuse: () => (refuse = true) };
 }
 

@@ -47,7 +47,10 @@ describe(`subscriptions per API key (MAX_SUBSCRIPTIONS_PER_KEY ${MAX})`, () => {
       await Promise.all(open.map((s) => s.response));
       const refused = sse(a.apiKey);
       const errors = await refused.firstError();
-      expect(errors[0]).toMatchObject({ message: `At most ${MAX} subscriptions and sockets at once per API key`, extensions: { code: 'RATE_LIMITED' } });
+      expect(errors[0]).toMatchObject({
+        message: `At most ${MAX} subscriptions and sockets at once per API key`,
+        extensions: { code: 'RATE_LIMITED' },
+      });
       refused.close();
       expect(await socketClose(a.apiKey)).toBe(4429);
       // Another key is not affected.

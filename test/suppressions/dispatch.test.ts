@@ -27,7 +27,10 @@ describe('dial time', () => {
     const { batch } = await insertBatch(t.deps, a, { contacts: 4, callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn(4, i) }) });
     expect((await suppress([phoneEndingIn(4, 1), phoneEndingIn(4, 3)])).body.data.added).toBe(2);
     // Another account's list does not touch this account's calls.
-    const { batch: foreign } = await insertBatch(t.deps, other, { contacts: 1, callOverrides: () => ({ status: 'queued', phoneNumber: phoneEndingIn(4, 0) }) });
+    const { batch: foreign } = await insertBatch(t.deps, other, {
+      contacts: 1,
+      callOverrides: () => ({ status: 'queued', phoneNumber: phoneEndingIn(4, 0) }),
+    });
 
     await worker.runOnce();
     await worker.settle();
@@ -112,6 +115,11 @@ describe('alternate number', () => {
       ['queued', 'ringing'],
       ['ringing', 'no_answer'],
     ]);
-    expect(events[1].detail).toMatchObject({ event: 'ended', number: primary(0), disconnect_reason: 'no_answer', alternate_not_dialled: 'suppressed' });
+    expect(events[1].detail).toMatchObject({
+      event: 'ended',
+      number: primary(0),
+      disconnect_reason: 'no_answer',
+      alternate_not_dialled: 'suppressed',
+    });
   });
 });

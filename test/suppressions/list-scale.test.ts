@@ -50,7 +50,6 @@ const list = (query: string, key = a.apiKey) => t.request('GET', `${PATH}${query
 const numbers = (body: { data: { items: { phone_number: string }[] } }) => body.data.items.map((i) => i.phone_number);
 const expected = (from: number, n: number) => Array.from({ length: n }, (_, k) => numberAt(from + k));
 
-
 describe('the do-not-call list at 200,000 numbers', () => {
   it('reads a page at any depth by cursor, through timestamp ties, and ends with next_cursor null', async () => {
     // A cursor two pages and a half before the end, inside a group of numbers sharing a timestamp.
@@ -86,12 +85,12 @@ describe('the do-not-call list at 200,000 numbers', () => {
     expect(past.body.error).toEqual({
       code: 'MISSING_PARAMETER',
       details: [
-        'query.page: Input should be less than or equal to 51 at limit 200: pages reach the first 10000 numbers; read further with cursor (a page\'s next_cursor)',
+        "query.page: Input should be less than or equal to 51 at limit 200: pages reach the first 10000 numbers; read further with cursor (a page's next_cursor)",
       ],
     });
     const gql = await t.gql('{ suppressions(page: 5000, limit: 200) { items { phoneNumber } } }', {}, a.apiKey);
     expect(gql.body.errors[0].extensions.details).toEqual([
-      'page: Input should be less than or equal to 51 at limit 200: pages reach the first 10000 numbers; read further with cursor (a page\'s next_cursor)',
+      "page: Input should be less than or equal to 51 at limit 200: pages reach the first 10000 numbers; read further with cursor (a page's next_cursor)",
     ]);
     const both = await list(`?page=2&cursor=${deepest.body.data.next_cursor}`);
     expect(both.body.error.details).toEqual(['query.cursor: Use either page or cursor, not both']);
@@ -158,7 +157,10 @@ describe('the do-not-call list at 200,000 numbers', () => {
     const small = await t.seedAccount();
     await t.request('POST', PATH, { key: small.apiKey, body: { phone_numbers: ['+14155550111'] } });
     // The counter stands in for a full list: the cap must read it, not count the list (1 number).
-    await runStatement(t.deps.db, 'UPDATE suppression_counts SET count = $2 WHERE account_id = $1', [small.account.id, MAX_SUPPRESSIONS_PER_ACCOUNT - 1]);
+    await runStatement(t.deps.db, 'UPDATE suppression_counts SET count = $2 WHERE account_id = $1', [
+      small.account.id,
+      MAX_SUPPRESSIONS_PER_ACCOUNT - 1,
+    ]);
     const over = await t.request('POST', PATH, { key: small.apiKey, body: { phone_numbers: ['+14155550112', '+14155550113'] } });
     expect(over.status).toBe(422);
     expect(over.body).toEqual({ detail: `The do-not-call list holds at most ${MAX_SUPPRESSIONS_PER_ACCOUNT} numbers per account` });
@@ -171,9 +173,14 @@ describe('the do-not-call list at 200,000 numbers', () => {
   });
 
   it('answers another tenant while deep pages are read', async () => {
-    const cursors = [1, 2, 3, 4, 5].map((k) => encodeCursor({ createdAtMs: createdAtOf(ROWS - k * 300), phoneNumber: numberAt(ROWS - k * 300), page: 2 }));
+    const cursors = [1, 2, 3, 4, 5].map((k) =>
+      encodeCursor({ createdAtMs: createdAtOf(ROWS - k * 300), phoneNumber: numberAt(ROWS - k * 300), page: 2 }),
+    );
     const started = performance.now();
-    const [me, ...pages] = await Promise.all([t.request('GET', '/api/v1/public/me', { key: other.apiKey }), ...cursors.map((c) => list(`?limit=200&cursor=${c}`))]);
+    const [me, ...pages] = await Promise.all([
+      t.request('GET', '/api/v1/public/me', { key: other.apiKey }),
+      ...cursors.map((c) => list(`?limit=200&cursor=${c}`)),
+    ]);
     expect(me.status).toBe(200);
     expect(pages.map((p) => p.body.data.items.length)).toEqual([200, 200, 200, 200, 200]);
     // Five deep pages of the unfixed list froze PGlite for seconds; now they cost five pages.

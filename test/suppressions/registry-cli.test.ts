@@ -33,7 +33,9 @@ async function cli(args: string[]) {
 async function listed(numbers: string[]): Promise<boolean[]> {
   const db = await openDatabase({ dataDir: dir });
   try {
-    const rows = await runStatement<{ l: boolean }>(db, 'SELECT registry_listed(n) AS l FROM unnest($1::text[]) WITH ORDINALITY u(n, i) ORDER BY i', [numbers]);
+    const rows = await runStatement<{ l: boolean }>(db, 'SELECT registry_listed(n) AS l FROM unnest($1::text[]) WITH ORDINALITY u(n, i) ORDER BY i', [
+      numbers,
+    ]);
     return rows.map((r) => r.l);
   } finally {
     await db.close();

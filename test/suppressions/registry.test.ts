@@ -51,7 +51,11 @@ async function runAll(worker: ReturnType<typeof testWorker>, sim: ReturnType<typ
 }
 
 async function listed(numbers: string[]): Promise<boolean[]> {
-  const rows = await runStatement<{ listed: boolean }>(t.deps.db, 'SELECT registry_listed(n) AS listed FROM unnest($1::text[]) WITH ORDINALITY AS u(n, i) ORDER BY i', [numbers]);
+  const rows = await runStatement<{ listed: boolean }>(
+    t.deps.db,
+    'SELECT registry_listed(n) AS listed FROM unnest($1::text[]) WITH ORDINALITY AS u(n, i) ORDER BY i',
+    [numbers],
+  );
   return rows.map((r) => r.listed);
 }
 
@@ -76,7 +80,13 @@ describe('registry import', () => {
     expect(r.badLineSamples.map((b) => b.line)).toEqual([7, 8, 9, 10, 11]);
     expect(r.badLineSamples[4].text.length).toBe(64);
     expect(await listed(['+12015550123', '+12015550124', '+12015550125', '+12125550000', '+12125559999', '+12015550126', '+442015550123'])).toEqual([
-      true, true, true, true, true, false, false,
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
     ]);
   });
 
@@ -122,7 +132,11 @@ describe('create scrub', () => {
       { index: 3, external_id: 'c3', field: 'phone_number', message: REGISTRY_CONTACT_MESSAGE },
     ]);
     const calls = await t.deps.db.prisma.call.findMany({ where: { batchId: res.body.data.batch_id }, orderBy: { seq: 'asc' } });
-    expect(calls.map((c) => [c.externalId, c.alternatePhone])).toEqual([['c1', null], ['c4', null], ['c5', null]]);
+    expect(calls.map((c) => [c.externalId, c.alternatePhone])).toEqual([
+      ['c1', null],
+      ['c4', null],
+      ['c5', null],
+    ]);
 
     const exempted = await t.request('POST', CALL_BATCHES, { key: exempt.apiKey, body: batchBody(exempt, { contacts }) });
     expect(exempted.body.data.validation_errors.map((e: { external_id: string }) => e.external_id)).toEqual(['c2']);
@@ -136,7 +150,9 @@ describe('create scrub', () => {
       { contact_id: 'no-consent', phone_number: '+14155550201' },
     ];
     const res = await t.request('POST', CALL_BATCHES, { key: exempt.apiKey, body: batchBody(exempt, { contacts }) });
-    expect(res.body.data.validation_errors).toEqual([{ index: 1, external_id: 'same-day', field: 'phone_number', message: REASSIGNED_CONTACT_MESSAGE }]);
+    expect(res.body.data.validation_errors).toEqual([
+      { index: 1, external_id: 'same-day', field: 'phone_number', message: REASSIGNED_CONTACT_MESSAGE },
+    ]);
   });
 });
 
@@ -167,7 +183,12 @@ describe('dial time', () => {
     const worker = testWorker(t.deps, { providers: sim.registry });
     const { batch } = await insertBatch(t.deps, exempt, {
       contacts: 1,
-      callOverrides: () => ({ status: 'queued', phoneNumber: '+14155550407', consentSource: 'web_form', consentAt: new Date('2026-01-01T00:00:00Z') }),
+      callOverrides: () => ({
+        status: 'queued',
+        phoneNumber: '+14155550407',
+        consentSource: 'web_form',
+        consentAt: new Date('2026-01-01T00:00:00Z'),
+      }),
     });
     await importReassignedNumbers(t.deps.db, stream('4155550407,2026-03-01\n'));
     await runAll(worker, sim);

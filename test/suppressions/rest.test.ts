@@ -39,7 +39,9 @@ describe('POST /suppressions', () => {
     expect(typed.status).toBe(422);
     expect(typed.body.error.details).toEqual(['body.phone_numbers.1: Input should be a valid string', 'body.reason: Input should be a valid string']);
     expect((await add({})).body.error.details).toEqual(['body.phone_numbers: Field required']);
-    expect((await add({ phone_numbers: [] })).body.error.details).toEqual(['body.phone_numbers: List should have at least 1 item after validation, not 0']);
+    expect((await add({ phone_numbers: [] })).body.error.details).toEqual([
+      'body.phone_numbers: List should have at least 1 item after validation, not 0',
+    ]);
     const many = await add({ phone_numbers: Array.from({ length: 1001 }, (_, i) => validPhone(i)) });
     expect(many.status).toBe(422);
     expect(many.body.error.details).toEqual(['body.phone_numbers: List should have at most 1000 items after validation, not 1001']);
@@ -78,9 +80,17 @@ describe('DELETE /suppressions/{phone_number}', () => {
 
 describe('GraphQL', () => {
   it('adds, lists and removes with the same rules', async () => {
-    const added = await t.gql('mutation($n:[String!]!){ addSuppressions(phoneNumbers:$n, reason:"gql"){ added alreadyListed } }', { n: [validPhone(50), 'bad'] }, other.apiKey);
+    const added = await t.gql(
+      'mutation($n:[String!]!){ addSuppressions(phoneNumbers:$n, reason:"gql"){ added alreadyListed } }',
+      { n: [validPhone(50), 'bad'] },
+      other.apiKey,
+    );
     expect(added.body.errors[0].extensions.details).toEqual(['phoneNumbers.1: Invalid phone number']);
-    const ok = await t.gql('mutation($n:[String!]!){ addSuppressions(phoneNumbers:$n){ added alreadyListed } }', { n: [validPhone(50)] }, other.apiKey);
+    const ok = await t.gql(
+      'mutation($n:[String!]!){ addSuppressions(phoneNumbers:$n){ added alreadyListed } }',
+      { n: [validPhone(50)] },
+      other.apiKey,
+    );
     expect(ok.body.data.addSuppressions).toEqual({ added: 1, alreadyListed: 0 });
     const page = await t.gql('{ suppressions(limit: 10){ items { phoneNumber source } pagination { total } } }', {}, other.apiKey);
     expect(page.body.data.suppressions).toEqual({ items: [{ phoneNumber: validPhone(50), source: 'api' }], pagination: { total: 1 } });

@@ -19,7 +19,14 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const vars = (over: Record<string, unknown> = {}, settings: Record<string, unknown> = {}) => ({ id: a.account.id, p: 'vapi', k: KEY, r: null, s: { ...SETTINGS, ...settings }, ...over });
+const vars = (over: Record<string, unknown> = {}, settings: Record<string, unknown> = {}) => ({
+  id: a.account.id,
+  p: 'vapi',
+  k: KEY,
+  r: null,
+  s: { ...SETTINGS, ...settings },
+  ...over,
+});
 
 describe('provider set vapi', () => {
   it('needs the admin token and stores the config sealed', async () => {
@@ -76,15 +83,26 @@ describe('POST /providers/vapi/webhook', () => {
   it('stores an authenticated message once, refuses unauthenticated ones, acknowledges the rest', async () => {
     expect((await t.gql(SET, vars(), ADMIN_TOKEN)).body.errors).toBeUndefined();
     const message = (type: string, extra: Record<string, unknown> = {}) =>
-      JSON.stringify({ message: { type, ...extra, call: { id: 'vc_1', assistantOverrides: { metadata: { account_id: a.account.id, call_id: 'call_x', attempt: 1 } } } } });
+      JSON.stringify({
+        message: {
+          type,
+          ...extra,
+          call: { id: 'vc_1', assistantOverrides: { metadata: { account_id: a.account.id, call_id: 'call_x', attempt: 1 } } },
+        },
+      });
     const post = (body: string, secret = 'whsec_1', at = Date.now()) =>
-      t.request('POST', '/providers/vapi/webhook', { rawBody: body, headers: { 'content-type': 'application/json', 'x-timestamp': String(at), 'x-signature': vapiHmacSignature(secret, String(at), body) } });
+      t.request('POST', '/providers/vapi/webhook', {
+        rawBody: body,
+        headers: { 'content-type': 'application/json', 'x-timestamp': String(at), 'x-signature': vapiHmacSignature(secret, String(at), body) },
+      });
     const ended = message('status-update', { status: 'ended', endedReason: 'customer-busy' });
     expect((await post(ended)).status).toBe(204);
     expect((await post(ended)).status).toBe(204);
     expect((await post(ended, 'wrong')).status).toBe(401);
     expect((await post(ended, 'whsec_1', Date.now() - 10 * 60_000)).status).toBe(401);
-    expect((await t.request('POST', '/providers/vapi/webhook', { rawBody: ended, headers: { 'content-type': 'application/json' } })).status).toBe(401);
+    expect((await t.request('POST', '/providers/vapi/webhook', { rawBody: ended, headers: { 'content-type': 'application/json' } })).status).toBe(
+      401,
+    );
     expect((await post(message('transcript', { transcript: 'hi' }))).status).toBe(204);
     const rows = await t.deps.db.prisma.$queryRaw<{ id: string; call_id: string }[]>`SELECT id, call_id FROM provider_events WHERE provider = 'vapi'`;
     expect(rows).toEqual([{ id: 'vapi:vc_1:status-update:ended', call_id: 'call_x' }]);

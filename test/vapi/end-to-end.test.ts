@@ -9,7 +9,18 @@ import type { DispatchWorker } from '../../src/dispatch/worker.ts';
 import { handleVapiServerMessage } from '../../src/dispatch/voice/vapi/webhook.ts';
 import { vapiAccounts } from '../../src/dispatch/voice/vapi/from-config.ts';
 import { vapiHmacSignature } from '../../src/dispatch/voice/vapi/signature.ts';
-import { batchSettled, expectedRecord, expectNoInvalidBodies, pickRecord, sleep, until, VAPI_ASSISTANT, VAPI_NUMBER_ID, vapiApp, type VapiApp } from './vapi-app.ts';
+import {
+  batchSettled,
+  expectedRecord,
+  expectNoInvalidBodies,
+  pickRecord,
+  sleep,
+  until,
+  VAPI_ASSISTANT,
+  VAPI_NUMBER_ID,
+  vapiApp,
+  type VapiApp,
+} from './vapi-app.ts';
 
 let r: VapiApp | undefined;
 afterEach(async () => {
@@ -38,8 +49,14 @@ describe('Vapi end to end (fake Vapi)', () => {
     r = await vapiApp({ config: { LEASE_MS: '600000' } });
     const { t, fake, a } = r;
     const phones = Array.from({ length: 20 }, (_, i) => validPhone(i));
-    const at = (...idx: number[]) => (c: Record<string, any>) => idx.some((i) => c.customer.number === phones[i]);
-    const res = await t.request('POST', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { concurrency: 8, contacts: makeContacts(20).map((c, i) => ({ ...c, name: `Contact ${i}`, metadata: { n: i } })) }) });
+    const at =
+      (...idx: number[]) =>
+      (c: Record<string, any>) =>
+        idx.some((i) => c.customer.number === phones[i]);
+    const res = await t.request('POST', CALL_BATCHES, {
+      key: a.apiKey,
+      body: batchBody(a, { concurrency: 8, contacts: makeContacts(20).map((c, i) => ({ ...c, name: `Contact ${i}`, metadata: { n: i } })) }),
+    });
     expect(res.status).toBe(201);
     const batchId: string = res.body.data?.id ?? res.body.id ?? res.body.batch_id ?? res.body.data?.batch_id;
 
@@ -50,7 +67,13 @@ describe('Vapi end to end (fake Vapi)', () => {
     try {
       // Refused before anything is stored: a forged signature, a stale one, none at all.
       const accounts = vapiAccounts(t.deps);
-      const forged = JSON.stringify({ message: { type: 'status-update', status: 'ended', call: { id: 'x', assistantOverrides: { metadata: { account_id: a.account.id, call_id: 'c' } } } } });
+      const forged = JSON.stringify({
+        message: {
+          type: 'status-update',
+          status: 'ended',
+          call: { id: 'x', assistantOverrides: { metadata: { account_id: a.account.id, call_id: 'c' } } },
+        },
+      });
       const now = String(Date.now());
       const stale = String(Date.now() - 6 * 60_000);
       const answer = (h: Record<string, string>) => handleVapiServerMessage(t.deps, accounts, forged, JSON.parse(forged), new Headers(h));
@@ -89,8 +112,15 @@ describe('Vapi end to end (fake Vapi)', () => {
     // One Vapi call per contact, none twice, though two creates lost their answer.
     expect(fake.creates).toHaveLength(20);
     expect(new Set(fake.creates.map((c) => c.assistantOverrides.metadata.call_id)).size).toBe(20);
-    expect(fake.creates[0]).toMatchObject({ assistantId: VAPI_ASSISTANT, phoneNumberId: VAPI_NUMBER_ID, assistantOverrides: { maxDurationSeconds: 30 } });
-    expect(fake.creates.find((c) => c.customer.number === phones[3])!.assistantOverrides.variableValues).toEqual({ n: '3', contact_name: 'Contact 3' });
+    expect(fake.creates[0]).toMatchObject({
+      assistantId: VAPI_ASSISTANT,
+      phoneNumberId: VAPI_NUMBER_ID,
+      assistantOverrides: { maxDurationSeconds: 30 },
+    });
+    expect(fake.creates.find((c) => c.customer.number === phones[3])!.assistantOverrides.variableValues).toEqual({
+      n: '3',
+      contact_name: 'Contact 3',
+    });
     expect(fake.delivered.every((s) => s === 204)).toBe(true);
     expectNoInvalidBodies(fake);
     const stored = await t.deps.db.prisma.$queryRaw<{ event_type: string; n: number }[]>`
@@ -107,7 +137,12 @@ describe('Vapi end to end (fake Vapi)', () => {
     expect(results.status).toBe(200);
     expect(JSON.stringify(results.body)).not.toContain(fake.url);
     const items: any[] = results.body.data?.items ?? results.body.items ?? results.body.data;
-    expect(items.find((x) => x.phone_number === phones[4])).toMatchObject({ status: 'completed', transcript_status: 'ready', summary: `Spoke with ${phones[4]}.`, outcomes: { interested: 'true', callback_time: 'day-4' } });
+    expect(items.find((x) => x.phone_number === phones[4])).toMatchObject({
+      status: 'completed',
+      transcript_status: 'ready',
+      summary: `Spoke with ${phones[4]}.`,
+      outcomes: { interested: 'true', callback_time: 'day-4' },
+    });
     expect(items.find((x) => x.phone_number === phones[0])).toMatchObject({ status: 'no_answer', recording_url: null, transcript_status: null });
   }, 120_000);
 });
@@ -118,10 +153,18 @@ describe('a worker stopped gracefully mid-batch', () => {
     const { t, fake, a } = r;
     const { insertBatch } = await import('../helpers/fixtures.ts');
     const { callEvents } = await import('../helpers/dispatch.ts');
-    const { batch } = await insertBatch(t.deps, a, { contacts: 8, batch: { concurrency: 4 }, callOverrides: (i) => ({ status: 'queued', phoneNumber: validPhone(40 + i) }) });
+    const { batch } = await insertBatch(t.deps, a, {
+      contacts: 8,
+      batch: { concurrency: 4 },
+      callOverrides: (i) => ({ status: 'queued', phoneNumber: validPhone(40 + i) }),
+    });
     let w = testWorker(t.deps);
     w.start();
-    await until(async () => (await t.deps.db.prisma.call.count({ where: { batchId: batch.id, providerCallId: { not: null } } })) === 4, undefined, 'dials');
+    await until(
+      async () => (await t.deps.db.prisma.call.count({ where: { batchId: batch.id, providerCallId: { not: null } } })) === 4,
+      undefined,
+      'dials',
+    );
     await fake.startAll();
     await w.stop({ graceMs: 0 });
     // Nobody hung up on the people on the line.

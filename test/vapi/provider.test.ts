@@ -5,7 +5,13 @@ import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DialRejectedError, type PlaceCallRequest, type ProviderCallEvent } from '../../src/dispatch/voice/provider.ts';
 import { mapEndedReason, VAPI_ENDED_REASON_MAP } from '../../src/dispatch/voice/vapi/ended-reason-map.ts';
-import { analysisFromCall, createCallBody, endResultFromCall, vapiMaxDurationSeconds, type VapiCallObject } from '../../src/dispatch/voice/vapi/call-mapping.ts';
+import {
+  analysisFromCall,
+  createCallBody,
+  endResultFromCall,
+  vapiMaxDurationSeconds,
+  type VapiCallObject,
+} from '../../src/dispatch/voice/vapi/call-mapping.ts';
 import { verifyVapiRequest, vapiHmacSignature } from '../../src/dispatch/voice/vapi/signature.ts';
 import { eventFromMessage, type VapiStoredEvent } from '../../src/dispatch/voice/vapi/stored-events.ts';
 import { createVapiProvider, type VapiProviderOptions } from '../../src/dispatch/voice/vapi/provider.ts';
@@ -41,7 +47,9 @@ describe('endedReason map', () => {
     for (const k of Object.keys(VAPI_ENDED_REASON_MAP)) expect(published).toContain(k);
     for (const reason of published.filter((r) => !Object.hasOwn(VAPI_ENDED_REASON_MAP, r))) {
       // Everything unlisted is a failure of some part (error, fault, failed, …) or a call that never ran.
-      expect(reason).toMatch(/error|fault|fail|invalid|not-found|not-valid|timed-out|shutdown|deleted|bypass|websocket|permission|assistant-request|limit|sip|twilio|vonage|telnyx|disconnect|hungup|connect/);
+      expect(reason).toMatch(
+        /error|fault|fail|invalid|not-found|not-valid|timed-out|shutdown|deleted|bypass|websocket|permission|assistant-request|limit|sip|twilio|vonage|telnyx|disconnect|hungup|connect/,
+      );
       expect(mapEndedReason(reason, true)).toEqual({ status: 'failed', hangupBy: 'system', disconnectReason: reason });
     }
   });
@@ -51,7 +59,12 @@ describe('endedReason map', () => {
     expect(mapEndedReason('customer-did-not-answer', false)).toMatchObject({ status: 'no_answer', hangupBy: null });
     expect(mapEndedReason('customer-busy', false)).toMatchObject({ status: 'busy', hangupBy: null });
     expect(mapEndedReason('exceeded-max-duration', true)).toMatchObject({ status: 'completed', hangupBy: 'system' });
-    expect(mapEndedReason('voicemail', false)).toEqual({ status: 'no_answer', hangupBy: 'system', disconnectReason: 'voicemail', detail: { provider_reason: 'voicemail' } });
+    expect(mapEndedReason('voicemail', false)).toEqual({
+      status: 'no_answer',
+      hangupBy: 'system',
+      disconnectReason: 'voicemail',
+      detail: { provider_reason: 'voicemail' },
+    });
     expect(mapEndedReason('manually-canceled', true)).toMatchObject({ status: 'completed', hangupBy: 'system' });
     expect(mapEndedReason('manually-canceled', false)).toMatchObject({ status: 'no_answer', hangupBy: 'system' });
     expect(mapEndedReason('something-newer', true)).toEqual({ status: 'failed', hangupBy: 'system', disconnectReason: 'something-newer' });
@@ -97,27 +110,46 @@ describe('call mapping', () => {
       recording: { contentType: 'audio/wav', sourceUrl: 'https://storage.vapi.ai/v1.wav' },
     });
     expect(endResultFromCall(answered, { recordingEnabled: false, now }).recording).toBeNull();
-    const unanswered = endResultFromCall({ id: 'v2', status: 'ended', endedReason: 'customer-busy', artifact: { transcript: '' } }, { recordingEnabled: true, now });
+    const unanswered = endResultFromCall(
+      { id: 'v2', status: 'ended', endedReason: 'customer-busy', artifact: { transcript: '' } },
+      { recordingEnabled: true, now },
+    );
     expect(unanswered).toMatchObject({ status: 'busy', answeredAt: null, transcript: null, recording: null, startedAt: now, endedAt: now });
     // Failed mid-call: it had a conversation, kept.
-    const midCall = endResultFromCall({ ...answered, endedReason: 'call.in-progress.error-vapifault-openai-llm-failed' }, { recordingEnabled: true, now });
+    const midCall = endResultFromCall(
+      { ...answered, endedReason: 'call.in-progress.error-vapifault-openai-llm-failed' },
+      { recordingEnabled: true, now },
+    );
     expect(midCall).toMatchObject({ status: 'failed', hangupBy: 'system', transcript: 'AI: hi' });
   });
   it("keeps only our agent's outcome keys from structuredData, as strings", () => {
-    const a = analysisFromCall({ analysis: { summary: 'Spoke.', structuredData: { interested: true, callback_time: { day: 2 }, other: 1, gone: null } } }, ['interested', 'callback_time', 'gone', 'absent']);
+    const a = analysisFromCall(
+      { analysis: { summary: 'Spoke.', structuredData: { interested: true, callback_time: { day: 2 }, other: 1, gone: null } } },
+      ['interested', 'callback_time', 'gone', 'absent'],
+    );
     expect(a).toEqual({ summary: 'Spoke.', outcomes: { interested: 'true', callback_time: '{"day":2}' } });
     expect(analysisFromCall({ analysis: {} }, ['x'])).toBeNull();
     expect(analysisFromCall({ analysis: { summary: '  ', structuredData: {} } }, ['x'])).toEqual({ summary: null, outcomes: {} });
   });
   it('reads status-update and end-of-call-report messages, ignores the rest', () => {
-    const call = { id: 'v1', assistantOverrides: { metadata: { call_id: 'c1', account_id: 'a', attempt: 2, extra: 'x' } }, assistant: { huge: true } };
+    const call = {
+      id: 'v1',
+      assistantOverrides: { metadata: { call_id: 'c1', account_id: 'a', attempt: 2, extra: 'x' } },
+      assistant: { huge: true },
+    };
     expect(eventFromMessage({ type: 'status-update', status: 'in-progress', timestamp: 1_767_225_600_000, call })).toMatchObject({
       type: 'status-update',
       status: 'in-progress',
       at: 1_767_225_600_000,
       call: { id: 'v1', status: 'in-progress', assistantOverrides: { metadata: { call_id: 'c1', account_id: 'a', attempt: 2 } } },
     });
-    const report = eventFromMessage({ type: 'end-of-call-report', endedReason: 'customer-busy', artifact: { transcript: 't' }, analysis: { summary: 's' }, call })!;
+    const report = eventFromMessage({
+      type: 'end-of-call-report',
+      endedReason: 'customer-busy',
+      artifact: { transcript: 't' },
+      analysis: { summary: 's' },
+      call,
+    })!;
     expect(report.call).toMatchObject({ status: 'ended', endedReason: 'customer-busy', artifact: { transcript: 't' }, analysis: { summary: 's' } });
     // Only the fields we read are kept.
     expect(JSON.stringify(report)).not.toContain('huge');
@@ -135,7 +167,9 @@ describe('server-URL authentication', () => {
       expect(verifyVapiRequest(auth, body, new Headers({ 'x-timestamp': ts, 'x-signature': vapiHmacSignature(SECRET, ts, body) }), now)).toBe(true);
     }
     const ts = String(now);
-    expect(verifyVapiRequest(auth, body + ' ', new Headers({ 'x-timestamp': ts, 'x-signature': vapiHmacSignature(SECRET, ts, body) }), now)).toBe(false);
+    expect(verifyVapiRequest(auth, body + ' ', new Headers({ 'x-timestamp': ts, 'x-signature': vapiHmacSignature(SECRET, ts, body) }), now)).toBe(
+      false,
+    );
     expect(verifyVapiRequest(auth, body, new Headers({ 'x-timestamp': ts, 'x-signature': vapiHmacSignature('other', ts, body) }), now)).toBe(false);
     const old = String(now - 6 * 60_000);
     expect(verifyVapiRequest(auth, body, new Headers({ 'x-timestamp': old, 'x-signature': vapiHmacSignature(SECRET, old, body) }), now)).toBe(false);
@@ -204,7 +238,12 @@ describe('Vapi provider against the fake Vapi', () => {
     expect(events.map((e) => e.type)).toEqual(['answered', 'ended']);
     const ended = events[1] as Extract<ProviderCallEvent, { type: 'ended' }> & { providerCallId: string };
     const o = fakeVapiOutcome('+14155550124');
-    expect(ended.result).toMatchObject({ status: 'completed', hangupBy: o.hangupBy, transcript: o.transcript, recording: { contentType: 'audio/wav' } });
+    expect(ended.result).toMatchObject({
+      status: 'completed',
+      hangupBy: o.hangupBy,
+      transcript: o.transcript,
+      recording: { contentType: 'audio/wav' },
+    });
     expect(ended.providerCallId).toBe(providerCallId);
     const a = await p.analyse!({ accountId: 'acc_1', providerCallId, outcomeKeys: ['interested', 'callback_time'], wantRecording: false });
     expect(a).toEqual({ summary: o.summary, outcomes: { interested: 'true', callback_time: 'day-4' } });
@@ -240,11 +279,18 @@ describe('Vapi provider against the fake Vapi', () => {
     expect(fake.creates).toHaveLength(1);
     const bad = await p.placeCall(req(2, '+14155550128')).catch((e) => e);
     expect(bad).toBeInstanceOf(DialRejectedError);
-    expect(bad).toMatchObject({ disconnectReason: 'dial_rejected', detail: { provider: 'vapi', provider_status: 400, provider_message: 'customer.number must be a valid phone number' } });
+    expect(bad).toMatchObject({
+      disconnectReason: 'dial_rejected',
+      detail: { provider: 'vapi', provider_status: 400, provider_message: 'customer.number must be a valid phone number' },
+    });
     expect(await p.placeCall(req(3, '+14155550129')).catch((e) => e)).toMatchObject({ disconnectReason: 'provider_auth_failed' });
     // Not configured: no create at all.
-    expect(await p.placeCall(req(4, '+14155550124', { accountId: 'acc_none' })).catch((e) => e)).toMatchObject({ disconnectReason: 'provider_not_configured' });
-    expect(await p.placeCall(req(5, '+14155550124', { from: '+14155550199' })).catch((e) => e)).toMatchObject({ disconnectReason: 'provider_not_configured' });
+    expect(await p.placeCall(req(4, '+14155550124', { accountId: 'acc_none' })).catch((e) => e)).toMatchObject({
+      disconnectReason: 'provider_not_configured',
+    });
+    expect(await p.placeCall(req(5, '+14155550124', { from: '+14155550199' })).catch((e) => e)).toMatchObject({
+      disconnectReason: 'provider_not_configured',
+    });
     expect(fake.creates).toHaveLength(1);
   });
 
@@ -287,7 +333,10 @@ describe('Vapi provider against the fake Vapi', () => {
     await p.placeCall(req(1, '+14155550120'));
     await fake.finishAll({ dropReport: () => true });
     await waitFor(() => events.some((e) => e.type === 'ended'), { what: 'ended' });
-    expect((events.at(-1) as Extract<ProviderCallEvent, { type: 'ended' }>).result).toMatchObject({ status: 'no_answer', disconnectReason: 'customer-did-not-answer' });
+    expect((events.at(-1) as Extract<ProviderCallEvent, { type: 'ended' }>).result).toMatchObject({
+      status: 'no_answer',
+      disconnectReason: 'customer-did-not-answer',
+    });
   });
 
   it('looks calls up (in flight, ended, unknown) and finds a dial by our ids and attempt', async () => {

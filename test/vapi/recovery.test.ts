@@ -4,7 +4,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { callEvents, expectConsistentBatch, phoneEndingIn, testWorker } from '../helpers/dispatch.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
-import { batchSettled, expectedRecord, expectNoInvalidBodies, pickRecord, until, VAPI_ASSISTANT, VAPI_NUMBER_ID, vapiApp, type VapiApp } from './vapi-app.ts';
+import {
+  batchSettled,
+  expectedRecord,
+  expectNoInvalidBodies,
+  pickRecord,
+  until,
+  VAPI_ASSISTANT,
+  VAPI_NUMBER_ID,
+  vapiApp,
+  type VapiApp,
+} from './vapi-app.ts';
 
 let r: VapiApp | undefined;
 afterEach(async () => {

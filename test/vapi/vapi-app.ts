@@ -21,7 +21,9 @@ export interface VapiApp {
   close(): Promise<void>;
 }
 
-export async function vapiApp(opts: { config?: Record<string, string>; postgres?: boolean; dialRate?: number; auth?: WebhookAuth } = {}): Promise<VapiApp> {
+export async function vapiApp(
+  opts: { config?: Record<string, string>; postgres?: boolean; dialRate?: number; auth?: WebhookAuth } = {},
+): Promise<VapiApp> {
   const auth = opts.auth ?? { mode: 'hmac', secret: 'whsec_vapi_0123456789' };
   // eslint-disable-next-line prefer-const -- the fake's callback closes over them before they are assigned
   let t: TestApp | undefined, accounts: ReturnType<typeof vapiAccounts> | undefined;

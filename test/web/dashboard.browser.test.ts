@@ -314,7 +314,9 @@ describe('dashboard', () => {
       .poll(drained, { timeout: 30_000 })
       .toBe(true)
       .catch(async (e: unknown) => {
-        throw new Error(`the cancelled batch did not drain: ${JSON.stringify(await serverCounts())}\n${server!.stdout().slice(-4_000)}`, { cause: e });
+        throw new Error(`the cancelled batch did not drain: ${JSON.stringify(await serverCounts())}\n${server!.stdout().slice(-4_000)}`, {
+          cause: e,
+        });
       });
     await expect.poll(() => counts(page), { timeout: 15_000 }).toMatchObject({ queued: 0, inProgress: 0 });
     const final = await counts(page);
@@ -383,7 +385,9 @@ describe('dashboard', () => {
       expect(await overflow()).toBe(0);
       await page.evaluate((b) => (location.hash = `#/batch/${b}`), id);
       await expect.poll(() => page.locator('.view[data-status]').getAttribute('data-status'), { timeout: 30_000 }).toBe('completed');
-      await expect.poll(() => page.locator('table.calls tbody tr:has(.s-completed) td:nth-child(6)').allTextContents(), { timeout: 15_000 }).toContain('ready');
+      await expect
+        .poll(() => page.locator('table.calls tbody tr:has(.s-completed) td:nth-child(6)').allTextContents(), { timeout: 15_000 })
+        .toContain('ready');
       await page.locator('table.calls tbody tr:has(.s-completed)').first().click();
       await expect.poll(() => page.getByTestId('call-summary').textContent()).toBeTruthy();
       expect(await overflow()).toBe(0);
@@ -403,7 +407,9 @@ describe('dashboard', () => {
     const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     const row = (page: Page, contact: string) => page.locator(`table.calls tbody tr[data-call-id]:has-text("${contact}")`);
     const attemptRows = (page: Page) =>
-      page.locator('[data-testid="call-attempts"] tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].slice(0, 3).map((td) => (td as HTMLElement).innerText.replace(/\s+/g, ' ').trim())));
+      page
+        .locator('[data-testid="call-attempts"] tbody tr')
+        .evaluateAll((trs) => trs.map((tr) => [...tr.children].slice(0, 3).map((td) => (td as HTMLElement).innerText.replace(/\s+/g, ' ').trim())));
 
     // An hour between attempts: the calls that were not answered stay waiting while the page is read.
     const expires = new Date(Date.now() + 2 * 86_400_000).toISOString();
@@ -455,14 +461,19 @@ describe('dashboard', () => {
     await expect.poll(() => page.getByTestId('live').getAttribute('data-state')).toBe('live');
     await page.locator('.view > .toolbar .ops').getByRole('button', { name: 'Start' }).click();
     await expect.poll(() => row(page, 'd-busy').locator('.s-completed').count(), { timeout: 30_000 }).toBe(1);
-    await expect.poll(() => attemptRows(page), { timeout: 15_000 }).toEqual([
-      ['1', phone(203), 'busy'],
-      ['2', phone(203), 'completed agent hangup'],
-    ]);
+    await expect
+      .poll(() => attemptRows(page), { timeout: 15_000 })
+      .toEqual([
+        ['1', phone(203), 'busy'],
+        ['2', phone(203), 'completed agent hangup'],
+      ]);
     expect(await page.locator('.call-detail dl.facts:not(.outcomes)').textContent()).toContain('2 of 3');
     expect(await row(page, 'd-busy').getByTestId('retry-wait').count()).toBe(0);
     // The second dial came after the delay.
-    const history = await api('POST', '/graphql', { query: `query($id: ID!) { call(id: $id) { attempts { startedAt endedAt } } }`, variables: { id: await row(page, 'd-busy').getAttribute('data-call-id') } });
+    const history = await api('POST', '/graphql', {
+      query: `query($id: ID!) { call(id: $id) { attempts { startedAt endedAt } } }`,
+      variables: { id: await row(page, 'd-busy').getAttribute('data-call-id') },
+    });
     const [first, second] = history.body.data.call.attempts;
     expect(Date.parse(second.startedAt) - Date.parse(first.endedAt)).toBeGreaterThanOrEqual(1_000);
     await page.screenshot({ path: path.join(OUTPUT, 'dashboard-retry-done.png') });
@@ -472,7 +483,7 @@ describe('dashboard', () => {
     await page.close();
   }, 120_000);
 
-  it('says when a call waits for its calling window, in the contact\'s own time', async () => {
+  it("says when a call waits for its calling window, in the contact's own time", async () => {
     // Open only on a day that is not today in UTC: the call waits until then, 09:00 UTC.
     const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
     const tomorrow = DAYS[(new Date().getUTCDay() + 6 + 1) % 7];
@@ -530,7 +541,11 @@ describe('dashboard', () => {
     // Found in any form; removed after a confirm.
     await page.getByTestId('dnc-search').fill('+1 (415) 555-0189');
     await page.getByTestId('dnc-search').press('Enter');
-    await expect.poll(() => page.locator('table.suppressions tbody tr[data-phone-number]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-phone-number')))).toEqual(['+14155550189']);
+    await expect
+      .poll(() =>
+        page.locator('table.suppressions tbody tr[data-phone-number]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-phone-number'))),
+      )
+      .toEqual(['+14155550189']);
     expect(await page.evaluate(() => location.hash)).toContain('number=');
     let asked = '';
     page.once('dialog', (d) => {
@@ -558,7 +573,9 @@ describe('dashboard', () => {
   }, 60_000);
 
   it('pages the do-not-call list by cursor: older to the end, newer back through the pages read, first page', async () => {
-    const added = (await api('POST', '/api/v1/public/suppressions', { phone_numbers: Array.from({ length: 140 }, (_, i) => `+1415666${String(1000 + i)}`) })).body;
+    const added = (
+      await api('POST', '/api/v1/public/suppressions', { phone_numbers: Array.from({ length: 140 }, (_, i) => `+1415666${String(1000 + i)}`) })
+    ).body;
     expect(added.data.added).toBe(140);
     const total: number = (await api('GET', '/api/v1/public/suppressions?limit=1')).body.data.pagination.total;
     const pages = Math.ceil(total / 50);
@@ -568,13 +585,15 @@ describe('dashboard', () => {
     // The list's reads, as sent (the document goes by its hash): the paged reads with no page number.
     const reads: Record<string, unknown>[] = [];
     page.on('request', (r) => {
-      const body = r.method() === 'POST' && r.url().endsWith('/graphql') ? (JSON.parse(r.postData() ?? '{}') as { variables?: Record<string, unknown> }) : {};
+      const body =
+        r.method() === 'POST' && r.url().endsWith('/graphql') ? (JSON.parse(r.postData() ?? '{}') as { variables?: Record<string, unknown> }) : {};
       if (body.variables && 'limit' in body.variables && !('page' in body.variables)) reads.push(body.variables);
     });
     await connect(page);
     await page.getByTestId('nav-do-not-call').click();
     const pageLabel = () => page.getByTestId('dnc-page').textContent();
-    const rows = () => page.locator('table.suppressions tbody tr[data-phone-number]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-phone-number')!));
+    const rows = () =>
+      page.locator('table.suppressions tbody tr[data-phone-number]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-phone-number')!));
     await expect.poll(pageLabel).toBe(`Page 1 of ${pages}`);
     expect(await page.getByTestId('dnc-newer').isDisabled()).toBe(true);
 

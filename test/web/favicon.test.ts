@@ -8,7 +8,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-describe('the pages\' icon', () => {
+describe("the pages' icon", () => {
   it('the dashboard and the API reference link an inline SVG icon that their policy allows', async () => {
     for (const path of ['/', '/dashboard', '/docs']) {
       const res = await t.app.fetch(new Request(`http://test.local${path}`));

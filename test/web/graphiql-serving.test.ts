@@ -35,7 +35,9 @@ describe('GraphiQL serving', () => {
     for (const a of new Set([...html.matchAll(/\/graphiql\/assets\/[\w-]+\.(?:js|css|ico)/g)].map((m) => m[0]))) {
       const res = await send(a);
       expect(res.status).toBe(200);
-      expect(res.headers.get('content-type')).toMatch(a.endsWith('.css') ? /^text\/css/ : a.endsWith('.ico') ? /^image\/x-icon/ : /^text\/javascript/);
+      expect(res.headers.get('content-type')).toMatch(
+        a.endsWith('.css') ? /^text\/css/ : a.endsWith('.ico') ? /^image\/x-icon/ : /^text\/javascript/,
+      );
       expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
       expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(1000);
       const etag = res.headers.get('etag')!;

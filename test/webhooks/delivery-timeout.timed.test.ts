@@ -22,7 +22,14 @@ describe('webhook delivery to a hung receiver', () => {
       rx.setHandler(() => 'hang');
       const { batch } = await insertWebhookBatch(t.deps, a, { callbackUrl: rx.url });
       await t.deps.db.prisma.$transaction((tx) =>
-        enqueueWebhook(tx, { accountId: a.account.id, batchId: batch.id, callbackUrl: rx.url, type: 'batch.started', data: { batch_id: batch.id, status: 'running' }, at: t.clock.now() }),
+        enqueueWebhook(tx, {
+          accountId: a.account.id,
+          batchId: batch.id,
+          callbackUrl: rx.url,
+          type: 'batch.started',
+          data: { batch_id: batch.id, status: 'running' },
+          at: t.clock.now(),
+        }),
       );
       const started = Date.now();
       const [timedOut] = await deliverDue(t.deps, { random: () => 0, limit: 50 });

@@ -154,8 +154,18 @@ describe('webhook delivery', () => {
     await rx.start();
     t.clock.advance(300_000);
     expect((await run()).map((o) => o.result)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
-    expect(rx.bodies().map((b) => b.id).sort()).toEqual([...ids].sort());
-    expect(rx.bodies().map((b) => b.type).sort()).toEqual(['batch.completed', 'batch.started', 'call.completed', 'call.failed']);
+    expect(
+      rx
+        .bodies()
+        .map((b) => b.id)
+        .sort(),
+    ).toEqual([...ids].sort());
+    expect(
+      rx
+        .bodies()
+        .map((b) => b.type)
+        .sort(),
+    ).toEqual(['batch.completed', 'batch.started', 'call.completed', 'call.failed']);
     expect(await callbacks(batch.id)).toBe(4);
   });
 
@@ -271,12 +281,21 @@ describe('webhook delivery', () => {
     const call = calls[0]!;
     await t.deps.db.prisma.call.update({
       where: { id: call.id },
-      data: { status: 'completed', transcriptStatus: 'ready', summary: 'ok', outcomes: { interested: 'yes' }, recordingAvailable: true, completedAt: t.clock.now() },
+      data: {
+        status: 'completed',
+        transcriptStatus: 'ready',
+        summary: 'ok',
+        outcomes: { interested: 'yes' },
+        recordingAvailable: true,
+        completedAt: t.clock.now(),
+      },
     });
     // Base64 through SQL, as the dispatch worker stores audio (PGlite takes no bytea parameters).
     await t.deps.db.prisma.$executeRaw`
       INSERT INTO recordings (call_id, account_id, content_type, data) VALUES (${call.id}, ${a.account.id}, 'audio/wav', decode(${Buffer.from('RIFF....WAVEfmt ').toString('base64')}, 'base64'))`;
-    const [id] = await withSqlTransaction(t.deps.db, (tx) => enqueueCallWebhooks(tx, t.deps, [{ type: 'call.completed', callId: call.id }], t.clock.now()));
+    const [id] = await withSqlTransaction(t.deps.db, (tx) =>
+      enqueueCallWebhooks(tx, t.deps, [{ type: 'call.completed', callId: call.id }], t.clock.now()),
+    );
     const play = async (url: string) => {
       const res = await t.app.fetch(new Request(url));
       return { status: res.status, type: res.headers.get('content-type') };
@@ -380,25 +399,47 @@ describe('webhook delivery', () => {
     expect(b.callbacks).toBe(1);
     expect(b.webhookDeliveries.totalCount).toBe(2);
     const [n1, n2] = b.webhookDeliveries.edges.map((e: any) => e.node);
-    expect(n1).toMatchObject({ id: failing, eventType: 'batch.started', status: 'pending', attempts: 1, lastStatusCode: 502, lastError: 'HTTP 502: bad gateway', deliveredAt: null, url: rx.url });
+    expect(n1).toMatchObject({
+      id: failing,
+      eventType: 'batch.started',
+      status: 'pending',
+      attempts: 1,
+      lastStatusCode: 502,
+      lastError: 'HTTP 502: bad gateway',
+      deliveredAt: null,
+      url: rx.url,
+    });
     expect(Date.parse(n1.nextAttemptAt)).toBe(t.clock.now().getTime() + 5_000);
     expect(n2).toMatchObject({ id: ok, status: 'delivered', attempts: 1, lastStatusCode: 200, nextAttemptAt: null });
     expect(n2.deliveredAt).toMatch(/Z$/);
     expect(n2.payload).toMatchObject({ id: ok, type: 'batch.completed' });
 
-    const filtered = await t.gql(`query($id: ID!) { batch(id: $id) { webhookDeliveries(status: delivered) { edges { node { id } } } } }`, { id: batch.id }, a.apiKey);
+    const filtered = await t.gql(
+      `query($id: ID!) { batch(id: $id) { webhookDeliveries(status: delivered) { edges { node { id } } } } }`,
+      { id: batch.id },
+      a.apiKey,
+    );
     expect(filtered.body.data.batch.webhookDeliveries.edges.map((e: any) => e.node.id)).toEqual([ok]);
   });
 
   it('records an attempt it could not sign (unreadable secret) as a failure, sending nothing', async () => {
     const other = await t.seedAccount();
-    await t.deps.db.prisma.account.update({ where: { id: other.account.id }, data: { webhookSecret: 'enc1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' } });
+    await t.deps.db.prisma.account.update({
+      where: { id: other.account.id },
+      data: { webhookSecret: 'enc1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
+    });
     const { batch } = await insertWebhookBatch(t.deps, other, { callbackUrl: rx.url });
     const id = (await t.deps.db.prisma.$transaction((tx) =>
       enqueueWebhook(tx, { accountId: other.account.id, batchId: batch.id, callbackUrl: rx.url, type: 'batch.started', data: {}, at: t.clock.now() }),
     ))!;
     expect(await run()).toEqual([
-      { id, result: 'retry', statusCode: null, error: 'not sent: webhook secret: cannot decrypt (was APP_SECRET changed?)', nextAttemptAt: expect.any(Date) },
+      {
+        id,
+        result: 'retry',
+        statusCode: null,
+        error: 'not sent: webhook secret: cannot decrypt (was APP_SECRET changed?)',
+        nextAttemptAt: expect.any(Date),
+      },
     ]);
     expect(rx.received).toHaveLength(0);
     expect(await delivery(id)).toMatchObject({ status: 'pending', attempts: 1, lastError: expect.stringContaining('cannot decrypt') });

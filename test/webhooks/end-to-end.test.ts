@@ -33,7 +33,10 @@ describe('webhooks end to end', () => {
   it('a batch run sends batch.started, call.* per call and batch.completed, signed and shaped like REST', async () => {
     // Simulator: 0 no answer, 1 busy, 2 failed, 3 and 4 completed.
     const contacts = [0, 1, 2, 3, 4].map((d, i) => ({ contact_id: `c${d}`, phone_number: phoneEndingIn(d, i) }));
-    const created = await t.request('POST', CALL_BATCHES, { key: a.apiKey, body: batchBody(a, { contacts, callback_url: rx.url, recording_enabled: true }) });
+    const created = await t.request('POST', CALL_BATCHES, {
+      key: a.apiKey,
+      body: batchBody(a, { contacts, callback_url: rx.url, recording_enabled: true }),
+    });
     expect(created.status).toBe(201);
     const batchId = created.body.data.batch_id;
 
@@ -54,7 +57,12 @@ describe('webhooks end to end', () => {
     expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
     for (const e of events) expect(e.data.batch_id).toBe(batchId);
 
-    expect(events.filter((e) => e.type === 'call.failed').map((e) => e.data.reason).sort()).toEqual(['busy', 'failed', 'no_answer']);
+    expect(
+      events
+        .filter((e) => e.type === 'call.failed')
+        .map((e) => e.data.reason)
+        .sort(),
+    ).toEqual(['busy', 'failed', 'no_answer']);
     const started = events.find((e) => e.type === 'batch.started')!;
     expect(started.data).toMatchObject({ status: 'running', started_at: expect.stringMatching(/Z$/), completed_at: null });
     const done = events.find((e) => e.type === 'batch.completed')!;
@@ -81,7 +89,12 @@ describe('webhooks end to end', () => {
     // Each answered call is announced once, before or with its analysis in the outbox.
     const completedIds = events.filter((e) => e.type === 'call.completed').map((e) => e.data.call_id);
     expect(new Set(completedIds).size).toBe(2);
-    expect(completedIds.sort()).toEqual(events.filter((e) => e.type === 'call.analyzed').map((e) => e.data.call_id).sort());
+    expect(completedIds.sort()).toEqual(
+      events
+        .filter((e) => e.type === 'call.analyzed')
+        .map((e) => e.data.call_id)
+        .sort(),
+    );
     // Unanswered calls are call.failed at their end, with nothing from an analysis.
     for (const e of events.filter((x) => x.type === 'call.failed')) {
       expect(e.data).toMatchObject({ summary: null, outcomes: null, recording_url: null, transcript_status: null });
@@ -129,11 +142,17 @@ describe('webhooks end to end', () => {
     const byContact = (id: string) => rx.bodies().filter((e) => e.type.startsWith('call.') && e.data.contact_id === id);
     const answered = byContact('x0');
     expect(answered.map((e) => e.type).sort()).toEqual(['call.analyzed', 'call.completed']);
-    for (const e of answered) expect(e.data).toMatchObject({ status: 'completed', hangup_by: 'system', disconnect_reason: 'cancelled', transcript_status: 'ready' });
-    expect(byContact('x1').map((e) => [e.type, e.data.status, e.data.reason, e.data.disconnect_reason])).toEqual([['call.failed', 'failed', 'failed', 'cancelled']]);
+    for (const e of answered)
+      expect(e.data).toMatchObject({ status: 'completed', hangup_by: 'system', disconnect_reason: 'cancelled', transcript_status: 'ready' });
+    expect(byContact('x1').map((e) => [e.type, e.data.status, e.data.reason, e.data.disconnect_reason])).toEqual([
+      ['call.failed', 'failed', 'failed', 'cancelled'],
+    ]);
     expect(byContact('x2')).toEqual([]);
     // Deliveries run concurrently, so arrival order is not event order: ids are time-ordered (docs/webhooks.md).
-    const batchEvents = rx.bodies().filter((e) => e.type.startsWith('batch.')).sort((x, y) => (x.id < y.id ? -1 : 1));
+    const batchEvents = rx
+      .bodies()
+      .filter((e) => e.type.startsWith('batch.'))
+      .sort((x, y) => (x.id < y.id ? -1 : 1));
     expect(batchEvents.map((e) => [e.type, e.data.status])).toEqual([
       ['batch.started', 'running'],
       ['batch.cancelled', 'cancelled'],

@@ -29,7 +29,14 @@ describe.runIf(TEST_DATABASE_URL)('killed delivery worker process', () => {
     const { batch } = await insertWebhookBatch(t.deps, a, { callbackUrl: rx.url, calls: 0 });
     await t.deps.db.prisma.batch.update({ where: { id: batch.id }, data: { status: 'completed' } });
     const id = (await t.deps.db.prisma.$transaction((tx) =>
-      enqueueWebhook(tx, { accountId: a.account.id, batchId: batch.id, callbackUrl: rx.url, type: 'batch.completed', data: { batch_id: batch.id }, at: t.clock.now() }),
+      enqueueWebhook(tx, {
+        accountId: a.account.id,
+        batchId: batch.id,
+        callbackUrl: rx.url,
+        type: 'batch.completed',
+        data: { batch_id: batch.id },
+        at: t.clock.now(),
+      }),
     ))!;
 
     const server = await startServerProcess({

@@ -23,13 +23,27 @@ describe('webhook outbox', () => {
     const at = t.clock.now();
     await t.deps.db.prisma.$transaction(async (tx) => {
       await tx.batch.update({ where: { id: batch.id }, data: { status: 'running', startedAt: at } });
-      const id = await enqueueWebhook(tx, { accountId: a.account.id, batchId: batch.id, callbackUrl: batch.callbackUrl, type: 'batch.started', data: { batch_id: batch.id }, at });
+      const id = await enqueueWebhook(tx, {
+        accountId: a.account.id,
+        batchId: batch.id,
+        callbackUrl: batch.callbackUrl,
+        type: 'batch.started',
+        data: { batch_id: batch.id },
+        at,
+      });
       expect(id).toMatch(/^msg_/);
     });
     await expect(
       t.deps.db.prisma.$transaction(async (tx) => {
         await tx.batch.update({ where: { id: batch.id }, data: { status: 'cancelled' } });
-        await enqueueWebhook(tx, { accountId: a.account.id, batchId: batch.id, callbackUrl: batch.callbackUrl, type: 'batch.cancelled', data: {}, at });
+        await enqueueWebhook(tx, {
+          accountId: a.account.id,
+          batchId: batch.id,
+          callbackUrl: batch.callbackUrl,
+          type: 'batch.cancelled',
+          data: {},
+          at,
+        });
         throw new Error('crash before commit');
       }),
     ).rejects.toThrow('crash before commit');
@@ -45,13 +59,33 @@ describe('webhook outbox', () => {
     const { batch } = await insertWebhookBatch(t.deps, a, { callbackUrl: null });
     const at = t.clock.now();
     await t.deps.db.prisma.$transaction(async (tx) => {
-      expect(await enqueueWebhook(tx, { accountId: a.account.id, batchId: batch.id, callbackUrl: null, type: 'batch.started', data: {}, at })).toBeNull();
+      expect(
+        await enqueueWebhook(tx, { accountId: a.account.id, batchId: batch.id, callbackUrl: null, type: 'batch.started', data: {}, at }),
+      ).toBeNull();
       // Even when the caller believes there is a URL, the batch row decides.
-      expect(await enqueueWebhook(tx, { accountId: a.account.id, batchId: batch.id, callbackUrl: 'https://stale.example.com', type: 'batch.started', data: {}, at })).toBeNull();
+      expect(
+        await enqueueWebhook(tx, {
+          accountId: a.account.id,
+          batchId: batch.id,
+          callbackUrl: 'https://stale.example.com',
+          type: 'batch.started',
+          data: {},
+          at,
+        }),
+      ).toBeNull();
     });
     const other = await insertWebhookBatch(t.deps, a, { callbackUrl: 'https://hooks.example.com/in' });
     await t.deps.db.prisma.$transaction(async (tx) => {
-      expect(await enqueueWebhook(tx, { accountId: 'acc_someone_else', batchId: other.batch.id, callbackUrl: 'https://x.example.com', type: 'batch.started', data: {}, at })).toBeNull();
+      expect(
+        await enqueueWebhook(tx, {
+          accountId: 'acc_someone_else',
+          batchId: other.batch.id,
+          callbackUrl: 'https://x.example.com',
+          type: 'batch.started',
+          data: {},
+          at,
+        }),
+      ).toBeNull();
     });
     expect(await rows(batch.id)).toHaveLength(0);
     expect(await rows(other.batch.id)).toHaveLength(0);
@@ -61,7 +95,10 @@ describe('webhook outbox', () => {
     const { batch, calls } = await insertWebhookBatch(t.deps, a, { callbackUrl: 'https://hooks.example.com/in', calls: 3 });
     const at = t.clock.now();
     await withSqlTransaction(t.deps.db, async (tx) => {
-      await tx.query(`UPDATE batches SET status = 'running', started_at = $2::timestamptz, queued = 0, completed = 1, failed = 1, in_progress = 1 WHERE id = $1`, [batch.id, at.toISOString()]);
+      await tx.query(
+        `UPDATE batches SET status = 'running', started_at = $2::timestamptz, queued = 0, completed = 1, failed = 1, in_progress = 1 WHERE id = $1`,
+        [batch.id, at.toISOString()],
+      );
       await tx.query(
         `UPDATE calls SET status = 'completed', hangup_by = 'user', disconnect_reason = 'normal', duration_seconds = 42, answer_duration_seconds = 30,
                 "timestamp" = $2::timestamptz, completed_at = $2::timestamptz, transcript_status = 'ready', summary = 'Wants a demo',
@@ -69,7 +106,10 @@ describe('webhook outbox', () => {
           WHERE id = $1`,
         [calls[0]!.id, at.toISOString()],
       );
-      await tx.query(`UPDATE calls SET status = 'no_answer', disconnect_reason = 'no_answer', completed_at = $2::timestamptz WHERE id = $1`, [calls[1]!.id, at.toISOString()]);
+      await tx.query(`UPDATE calls SET status = 'no_answer', disconnect_reason = 'no_answer', completed_at = $2::timestamptz WHERE id = $1`, [
+        calls[1]!.id,
+        at.toISOString(),
+      ]);
       await enqueueBatchWebhooks(tx, [{ type: 'batch.started', batchId: batch.id }], at);
       const ids = await enqueueCallWebhooks(
         tx,
@@ -86,7 +126,16 @@ describe('webhook outbox', () => {
     expect(queued.map((r) => r.eventType)).toEqual(['batch.started', 'call.completed', 'call.analyzed', 'call.failed']);
     const started = queued[0]!.payload as any;
     expect(Object.keys(started.data).sort()).toEqual([...BATCH_DETAILS_FIELDS].sort());
-    expect(started.data).toMatchObject({ batch_id: batch.id, status: 'running', start_mode: 'immediate', timezone: 'Europe/Berlin', started_at: at.toISOString(), completed_at: null, in_progress: 1, callbacks: 0 });
+    expect(started.data).toMatchObject({
+      batch_id: batch.id,
+      status: 'running',
+      start_mode: 'immediate',
+      timezone: 'Europe/Berlin',
+      started_at: at.toISOString(),
+      completed_at: null,
+      in_progress: 1,
+      callbacks: 0,
+    });
     const completed = queued[1]!.payload as any;
     expect(Object.keys(completed.data).sort()).toEqual([...CALL_RECORD_FIELDS].sort());
     expect(completed.data).toMatchObject({
@@ -131,15 +180,42 @@ describe('webhook outbox', () => {
     const types = async () => (await callRows()).map((r) => r.eventType);
 
     // The answered call ends with its analysis to come; the other one ends unanswered.
-    await apply({ ...ref(answered.id), from: 'in_progress', to: 'completed', events: [{ from: 'in_progress', to: 'completed', at }], set: { completedAt: at, durationSeconds: 40, transcriptStatus: 'pending', llmTranscript: 'Agent: hi' } });
-    await apply({ ...ref(unanswered.id), from: 'in_progress', to: 'no_answer', events: [{ from: 'in_progress', to: 'no_answer', at }], set: { completedAt: at, disconnectReason: 'no_answer' }, releaseLease: true });
+    await apply({
+      ...ref(answered.id),
+      from: 'in_progress',
+      to: 'completed',
+      events: [{ from: 'in_progress', to: 'completed', at }],
+      set: { completedAt: at, durationSeconds: 40, transcriptStatus: 'pending', llmTranscript: 'Agent: hi' },
+    });
+    await apply({
+      ...ref(unanswered.id),
+      from: 'in_progress',
+      to: 'no_answer',
+      events: [{ from: 'in_progress', to: 'no_answer', at }],
+      set: { completedAt: at, disconnectReason: 'no_answer' },
+      releaseLease: true,
+    });
     expect(await types()).toEqual(['call.failed']);
     // Analysis starts, the recording arrives with it: still nothing for the answered call.
     const wav = { contentType: 'audio/wav', data: new Uint8Array([82, 73, 70, 70]) };
-    await apply({ ...ref(answered.id), from: 'completed', to: 'completed', events: [], set: { transcriptStatus: 'processing', recordingAvailable: true }, recording: wav });
+    await apply({
+      ...ref(answered.id),
+      from: 'completed',
+      to: 'completed',
+      events: [],
+      set: { transcriptStatus: 'processing', recordingAvailable: true },
+      recording: wav,
+    });
     expect(await types()).toEqual(['call.failed']);
     // The analysis settles: the call is announced now, with everything, then the analysis.
-    await apply({ ...ref(answered.id), from: 'completed', to: 'completed', events: [], set: { transcriptStatus: 'ready', summary: 'Wants a demo', outcomes: { interested: 'yes' } }, releaseLease: true });
+    await apply({
+      ...ref(answered.id),
+      from: 'completed',
+      to: 'completed',
+      events: [],
+      set: { transcriptStatus: 'ready', summary: 'Wants a demo', outcomes: { interested: 'yes' } },
+      releaseLease: true,
+    });
     const queued = await callRows();
     expect(queued.map((r) => r.eventType)).toEqual(['call.failed', 'call.completed', 'call.analyzed']);
     // The batch closed when its last call ended, before the analysis settled.

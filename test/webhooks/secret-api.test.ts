@@ -55,7 +55,13 @@ describe('webhooks secret CLI', () => {
   const dataDir = tempDataDir('cbs-webhooks-cli-');
   const saved = { ...process.env };
   beforeAll(() => {
-    Object.assign(process.env, { DATA_DIR: dataDir, LOG_LEVEL: 'silent', SEED_DEMO: 'false', PORT: '1', ADMIN_TOKEN: 'webhooks-cli-admin-token-0123' });
+    Object.assign(process.env, {
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      SEED_DEMO: 'false',
+      PORT: '1',
+      ADMIN_TOKEN: 'webhooks-cli-admin-token-0123',
+    });
     delete process.env.DATABASE_URL;
     delete process.env.CLI_SERVER_URL;
   });

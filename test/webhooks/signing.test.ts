@@ -34,7 +34,11 @@ describe('Standard Webhooks signing', () => {
     const secret = generateSecret();
     const now = new Date();
     const ref = new Webhook(secret);
-    const headers = { 'webhook-id': 'msg_v', 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': ref.sign('msg_v', now, body) };
+    const headers = {
+      'webhook-id': 'msg_v',
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': ref.sign('msg_v', now, body),
+    };
     expect(verifyWebhook(secret, headers, body)).toEqual(JSON.parse(body));
     expect(verifyWebhook([generateSecret(), secret], new Headers(headers), Buffer.from(body))).toEqual(JSON.parse(body));
     expect(() => verifyWebhook(secret, headers, body.replace('started', 'stopped'))).toThrow(WebhookVerificationError);

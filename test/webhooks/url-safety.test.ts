@@ -5,7 +5,10 @@ import { isBlockedAddress, parseCallbackUrl, validateCallbackUrl, type Resolver 
 
 const strict = { config: loadConfig({}) };
 const lenient = { config: loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'true' }) };
-const resolvesTo = (...addresses: string[]): Resolver => async () => addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+const resolvesTo =
+  (...addresses: string[]): Resolver =>
+  async () =>
+    addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
 
 async function detail(p: Promise<unknown>): Promise<string> {
   try {
@@ -21,9 +24,27 @@ async function detail(p: Promise<unknown>): Promise<string> {
 describe('callback URL safety', () => {
   it('classifies addresses', () => {
     for (const a of [
-      '127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.100.100.200', '0.0.0.0',
-      '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fd00:ec2::254', 'fc00::1', '::ffff:127.0.0.1', '::ffff:7f00:1',
-      '::ffff:10.0.0.1', '64:ff9b::a9fe:a9fe', '2002:c0a8:0101::1', 'ff02::1',
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '172.31.255.255',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.100.100.200',
+      '0.0.0.0',
+      '224.0.0.1',
+      '255.255.255.255',
+      '::1',
+      '::',
+      'fe80::1',
+      'fd00:ec2::254',
+      'fc00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '::ffff:10.0.0.1',
+      '64:ff9b::a9fe:a9fe',
+      '2002:c0a8:0101::1',
+      'ff02::1',
     ]) {
       expect(isBlockedAddress(a), a).toBe(true);
     }
@@ -46,7 +67,9 @@ describe('callback URL safety', () => {
     );
     expect(await detail(validateCallbackUrl(strict, 'http://[::1]/hook'))).toMatch(/^callback_url must not point to a private/);
     expect(await detail(validateCallbackUrl(strict, 'http://169.254.169.254/latest/meta-data'))).toMatch(/169\.254\.169\.254/);
-    expect(await detail(validateCallbackUrl(strict, 'http://localhost:3000/hook'))).toBe('callback_url must name a public host (localhost is local or internal)');
+    expect(await detail(validateCallbackUrl(strict, 'http://localhost:3000/hook'))).toBe(
+      'callback_url must name a public host (localhost is local or internal)',
+    );
     expect(await detail(validateCallbackUrl(strict, 'http://metadata.google.internal/x'))).toMatch(/internal/);
     expect(await detail(validateCallbackUrl(strict, 'gopher://example.com'))).toBe('callback_url must use http or https');
     expect(

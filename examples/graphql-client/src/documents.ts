@@ -4,34 +4,69 @@ import { graphql } from './gql/index.ts';
 
 export const AccountAndAgents = graphql(`
   query AccountAndAgents {
-    me { name }
-    agents { id name promptVersions { id name } }
+    me {
+      name
+    }
+    agents {
+      id
+      name
+      promptVersions {
+        id
+        name
+      }
+    }
   }
 `);
 
 export const RecentBatches = graphql(`
   query RecentBatches($limit: Int!) {
     batches(limit: $limit) {
-      items { id status startMode acceptedContacts completed failed createdAt }
-      pagination { total }
+      items {
+        id
+        status
+        startMode
+        acceptedContacts
+        completed
+        failed
+        createdAt
+      }
+      pagination {
+        total
+      }
     }
   }
 `);
 
 export const CreateManualBatch = graphql(`
   mutation CreateManualBatch($input: CreateCallBatchInput!) {
-    createCallBatch(input: $input) { batchId status acceptedContacts rejectedContacts }
+    createCallBatch(input: $input) {
+      batchId
+      status
+      acceptedContacts
+      rejectedContacts
+    }
   }
 `);
 
 export const StartBatch = graphql(`
   mutation StartBatch($id: ID!) {
-    startBatch(id: $id) { id status }
+    startBatch(id: $id) {
+      id
+      status
+    }
   }
 `);
 
 export const BatchProgress = graphql(`
   subscription BatchProgress($batchId: ID!) {
-    batchProgress(batchId: $batchId) { status queued inProgress completed failed cancelled acceptedContacts }
+    batchProgress(batchId: $batchId) {
+      status
+      queued
+      inProgress
+      completed
+      failed
+      cancelled
+      acceptedContacts
+    }
   }
 `);

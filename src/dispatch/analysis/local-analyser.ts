@@ -100,8 +100,7 @@ export function analyseLocally(input: AnalysisInput): AnalysisResult {
     else if (isOptOutKey(k)) outcomes[key] = optOutSignal(userText);
     else if (k.includes('interest')) outcomes[key] = interest === 'yes' ? 'interested' : 'not_interested';
     else if (k.includes('callback')) outcomes[key] = callback === 'yes' ? 'yes' : 'no';
-    else if (k.includes('sentiment'))
-      outcomes[key] = interest === 'yes' ? 'positive' : input.hangupBy === 'user' ? 'negative' : 'neutral';
+    else if (k.includes('sentiment')) outcomes[key] = interest === 'yes' ? 'positive' : input.hangupBy === 'user' ? 'negative' : 'neutral';
     else outcomes[key] = FALLBACK_VALUES[fnv1a32(`${input.transcript}\u0000${key}`) % FALLBACK_VALUES.length];
   }
   return { summary, outcomes };

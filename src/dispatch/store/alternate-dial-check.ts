@@ -21,11 +21,7 @@ import { numberZoneTable } from '../../services/batches/number-zone-table.ts';
  * within the horizon, or it has no zone); or, its window being closed now, the opening to wait for.
  */
 export type AlternateDialCheck =
-  | 'ok'
-  | typeof SUPPRESSED_DISCONNECT_REASON
-  | typeof FREQUENCY_CAP_SKIP
-  | typeof ALTERNATE_NEVER_OPENS
-  | { opensAt: Date; closesAt: Date };
+  'ok' | typeof SUPPRESSED_DISCONNECT_REASON | typeof FREQUENCY_CAP_SKIP | typeof ALTERNATE_NEVER_OPENS | { opensAt: Date; closesAt: Date };
 
 export const ALTERNATE_NEVER_OPENS = 'calling_window';
 
@@ -36,7 +32,14 @@ interface CapRow {
 
 export async function checkAlternateDial(
   deps: Pick<AppDeps, 'db'>,
-  c: { accountId: string; callId: string; phoneNumber: string; now: Date; windows: readonly CallingWindow[]; profiles?: readonly ComplianceProfile[] },
+  c: {
+    accountId: string;
+    callId: string;
+    phoneNumber: string;
+    now: Date;
+    windows: readonly CallingWindow[];
+    profiles?: readonly ComplianceProfile[];
+  },
 ): Promise<AlternateDialCheck> {
   const judged: { frequency: FrequencyLimit[] } = { frequency: [] };
   const check = await accountChecks(deps, c, judged);
@@ -48,7 +51,14 @@ export async function checkAlternateDial(
 
 async function accountChecks(
   deps: Pick<AppDeps, 'db'>,
-  c: { accountId: string; callId: string; phoneNumber: string; now: Date; windows: readonly CallingWindow[]; profiles?: readonly ComplianceProfile[] },
+  c: {
+    accountId: string;
+    callId: string;
+    phoneNumber: string;
+    now: Date;
+    windows: readonly CallingWindow[];
+    profiles?: readonly ComplianceProfile[];
+  },
   judged: { frequency: FrequencyLimit[] },
 ): Promise<AlternateDialCheck> {
   // One primary-key lookup each; an account without a cap needs nothing more.
@@ -62,7 +72,13 @@ async function accountChecks(
   );
   if (row?.suppressed) return SUPPRESSED_DISCONNECT_REASON;
   // Before the cap, which counts the dial: a dial not made now must not be counted.
-  const permit = dialPermission(numberZoneTable(), { number: c.phoneNumber, contactZone: row?.contact_timezone ?? null, windows: c.windows, profiles: c.profiles, now: c.now });
+  const permit = dialPermission(numberZoneTable(), {
+    number: c.phoneNumber,
+    contactZone: row?.contact_timezone ?? null,
+    windows: c.windows,
+    profiles: c.profiles,
+    now: c.now,
+  });
   judged.frequency = permit.checks.frequency;
   if (!permit.allowed) {
     return permit.reason === 'calling_window' ? { opensAt: permit.opensAt!, closesAt: permit.closesAt! } : ALTERNATE_NEVER_OPENS;

@@ -93,7 +93,15 @@ export interface RetryTime {
   windowClosesAt: Date | null;
 }
 
-export function retryWrite(ref: CallRef, owner: string, from: CallStatus, result: CallEndResult, number: string, attempt: number, next: RetryTime): CallWrite {
+export function retryWrite(
+  ref: CallRef,
+  owner: string,
+  from: CallStatus,
+  result: CallEndResult,
+  number: string,
+  attempt: number,
+  next: RetryTime,
+): CallWrite {
   const nextAttemptAt = next.at;
   return {
     ...ref,
@@ -147,7 +155,12 @@ export function alternateDialWrite(
           number: alternate,
           attempt,
           alternate: true,
-          previous: { number: previous.number, status: previous.result.status, disconnect_reason: previous.result.disconnectReason, ...previous.result.detail },
+          previous: {
+            number: previous.number,
+            status: previous.result.status,
+            disconnect_reason: previous.result.disconnectReason,
+            ...previous.result.detail,
+          },
         },
       },
     ],
@@ -246,7 +259,14 @@ export function dialWithheldWrite(
     owner,
     from,
     to: 'queued',
-    events: [{ from, to: 'queued', at: c.at, detail: { event: 'dial_withheld', number: c.number, reason: c.reason, next_attempt_at: c.next.at.toISOString(), ...c.detail } }],
+    events: [
+      {
+        from,
+        to: 'queued',
+        at: c.at,
+        detail: { event: 'dial_withheld', number: c.number, reason: c.reason, next_attempt_at: c.next.at.toISOString(), ...c.detail },
+      },
+    ],
     set: { nextAttemptAt: c.next.at, windowClosesAt: c.next.windowClosesAt ?? undefined, waitReason: c.reason, attemptsIncrement: -1 },
     releaseLease: true,
     webhooks: false,
@@ -281,7 +301,14 @@ export function alternateWaitWrite(
           reason: 'calling_window',
           next_attempt_at: c.next.at.toISOString(),
           ...(c.previous
-            ? { previous: { number: c.previous.number, status: c.previous.result.status, disconnect_reason: c.previous.result.disconnectReason, ...c.previous.result.detail } }
+            ? {
+                previous: {
+                  number: c.previous.number,
+                  status: c.previous.result.status,
+                  disconnect_reason: c.previous.result.disconnectReason,
+                  ...c.previous.result.detail,
+                },
+              }
             : {}),
         },
       },

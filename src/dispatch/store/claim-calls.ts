@@ -184,7 +184,14 @@ export function claimParams(
 }
 
 /** The allocation of a second pass: the slots that batches coming up short left, shared by the others. */
-function refill(demands: BatchDemand[], first: Map<string, number>, rows: ClaimRow[], free: number, budget: number, rotate: number): Map<string, number> {
+function refill(
+  demands: BatchDemand[],
+  first: Map<string, number>,
+  rows: ClaimRow[],
+  free: number,
+  budget: number,
+  rotate: number,
+): Map<string, number> {
   const taken = new Map<string, number>();
   for (const r of rows) taken.set(r.batch_id, (taken.get(r.batch_id) ?? 0) + 1);
   const short = (id: string) => first.has(id) && (taken.get(id) ?? 0) < first.get(id)!;
@@ -229,10 +236,16 @@ export async function claimCalls(deps: Pick<AppDeps, 'db'> & WebhookDeps, input:
     const wanted = [...unlimited.values()].reduce((s, n) => s + n, 0);
     const now = input.clock();
     const expires = new Date(now.getTime() + input.leaseMs);
-    const frequencyCap = frequencyCapOf({ frequencyCapMaxCalls: acc[0].frequency_cap_max_calls, frequencyCapPeriodSeconds: acc[0].frequency_cap_period_seconds });
+    const frequencyCap = frequencyCapOf({
+      frequencyCapMaxCalls: acc[0].frequency_cap_max_calls,
+      frequencyCapPeriodSeconds: acc[0].frequency_cap_period_seconds,
+    });
     const windowed = new Set(batches.filter((b) => b.windowed).map((b) => b.id));
     const claimSql = (alloc: Map<string, number>) =>
-      tx.query<ClaimRow>(CLAIM_SQL, claimParams(alloc, { accountId: input.accountId, workerId: input.workerId, now, leaseExpiresAt: expires, frequencyCap, windowed }));
+      tx.query<ClaimRow>(
+        CLAIM_SQL,
+        claimParams(alloc, { accountId: input.accountId, workerId: input.workerId, now, leaseExpiresAt: expires, frequencyCap, windowed }),
+      );
     const fair = allocateSlots(demands, free, input.budget, input.rotate ?? 0);
     const limited = input.limitAllocation ? input.limitAllocation(fair) : fair;
     const alloc = new Map([...limited].filter(([id, n]) => n > 0 && n <= (fair.get(id) ?? 0)));
@@ -253,24 +266,26 @@ export async function claimCalls(deps: Pick<AppDeps, 'db'> & WebhookDeps, input:
     await enqueueCallWebhooks(tx, deps, endedDialled, now);
     // A batch whose last waiting calls were all suppressed has nothing left to dial: close it now.
     if (suppressedBatches.length > 0) await closeFinishedBatches(tx, suppressedBatches, now);
-    const claimed: ClaimedCall[] = rows.filter((r) => !r.suppressed).map((r) => ({
-      id: r.id,
-      batchId: r.batch_id,
-      accountId: r.account_id,
-      seq: r.seq,
-      phoneNumber: r.phone_number,
-      alternatePhone: r.alternate_phone,
-      externalId: r.external_id,
-      name: r.name,
-      metadata: r.metadata ?? {},
-      attempts: r.attempts,
-      timezone: r.timezone,
-      contactTimezone: r.contact_timezone,
-      dialledNumber: r.dialled_number,
-      usedAlternate: r.alternate,
-      windowsVersion: r.windows_version,
-      dialledAt: now,
-    }));
+    const claimed: ClaimedCall[] = rows
+      .filter((r) => !r.suppressed)
+      .map((r) => ({
+        id: r.id,
+        batchId: r.batch_id,
+        accountId: r.account_id,
+        seq: r.seq,
+        phoneNumber: r.phone_number,
+        alternatePhone: r.alternate_phone,
+        externalId: r.external_id,
+        name: r.name,
+        metadata: r.metadata ?? {},
+        attempts: r.attempts,
+        timezone: r.timezone,
+        contactTimezone: r.contact_timezone,
+        dialledNumber: r.dialled_number,
+        usedAlternate: r.alternate,
+        windowsVersion: r.windows_version,
+        dialledAt: now,
+      }));
     const dialledBatches = new Set(claimed.map((c) => c.batchId));
     const firstDial = batches.filter((b) => b.started_at === null && dialledBatches.has(b.id)).map((b) => b.id);
     await enqueueBatchEvents(tx, 'batch.started', firstDial, now);
@@ -290,4 +305,3 @@ export async function startDueBatches(deps: Pick<AppDeps, 'db'>, now: Date): Pro
   );
   return rows.map((r) => ({ id: r.id, accountId: r.account_id, startMode: r.start_mode }));
 }
-

@@ -10,7 +10,8 @@ import type { FrequencyLimit } from '../../domain/dial-permission.ts';
 import { withSqlTransaction } from '../../db/sql-transaction.ts';
 import { runStatement } from '../../db/sql-statement.ts';
 
-const RECORD_DIAL = 'INSERT INTO number_dials (account_id, phone_number, dialled_at, call_id) VALUES ($1, $2, $3::timestamptz, $4) ON CONFLICT DO NOTHING';
+const RECORD_DIAL =
+  'INSERT INTO number_dials (account_id, phone_number, dialled_at, call_id) VALUES ($1, $2, $3::timestamptz, $4) ON CONFLICT DO NOTHING';
 
 /** `ok`, or when enough dials leave the period for this one to be made. */
 export type FrequencyVerdict = 'ok' | { until: Date; rule: string };

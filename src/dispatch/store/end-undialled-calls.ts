@@ -48,10 +48,12 @@ export async function endUndialledCalls(deps: Pick<AppDeps, 'db'> & WebhookDeps,
         limit: CALLS_PER_BATCH_PER_TURN,
       });
       if (n === 0) return 0;
-      await tx.query(
-        `UPDATE batches SET queued = queued + $2::int, cancelled = cancelled + $3::int, updated_at = $4::timestamptz WHERE id = $1`,
-        [b.id, (CANCEL_WAITING.queued ?? 0) * n, (CANCEL_WAITING.cancelled ?? 0) * n, now.toISOString()],
-      );
+      await tx.query(`UPDATE batches SET queued = queued + $2::int, cancelled = cancelled + $3::int, updated_at = $4::timestamptz WHERE id = $1`, [
+        b.id,
+        (CANCEL_WAITING.queued ?? 0) * n,
+        (CANCEL_WAITING.cancelled ?? 0) * n,
+        now.toISOString(),
+      ]);
       await closeFinishedBatches(tx, [b.id], now);
       return n;
     });

@@ -132,30 +132,26 @@ SELECT c.id, c.batch_id, c.account_id, c.status, c.lease_owner, c.lease_expires_
 /** Dialled calls whose worker stopped renewing the lease (excluding calls the caller is handling itself). */
 export async function findLostCalls(deps: Pick<AppDeps, 'db'>, now: Date, excludeIds: string[], limit = 200): Promise<LostCall[]> {
   const rows = await runStatement<{
-      id: string;
-      batch_id: string;
-      account_id: string;
-      status: CallStatus;
-      lease_owner: string;
-      lease_expires_at: Date;
-      provider_call_id: string | null;
-      provider: string;
-      dialled_at: Date | null;
-      attempts: number;
-      phone_number: string;
-      dialed_number: string | null;
-      alternate_phone: string | null;
-      used_alternate: boolean;
-      timezone: string | null;
-      external_id: string;
-      name: string | null;
-      metadata: Record<string, unknown> | null;
-      windows_version: number;
-    }>(
-      deps.db,
-      LOST_CALLS_SQL,
-      [now.toISOString(), excludeIds, limit],
-  );
+    id: string;
+    batch_id: string;
+    account_id: string;
+    status: CallStatus;
+    lease_owner: string;
+    lease_expires_at: Date;
+    provider_call_id: string | null;
+    provider: string;
+    dialled_at: Date | null;
+    attempts: number;
+    phone_number: string;
+    dialed_number: string | null;
+    alternate_phone: string | null;
+    used_alternate: boolean;
+    timezone: string | null;
+    external_id: string;
+    name: string | null;
+    metadata: Record<string, unknown> | null;
+    windows_version: number;
+  }>(deps.db, LOST_CALLS_SQL, [now.toISOString(), excludeIds, limit]);
   return rows.map((r) => ({
     id: r.id,
     batchId: r.batch_id,
@@ -254,19 +250,19 @@ export async function takeOverStaleAnalysis(
   limit = 200,
 ): Promise<AnalysisCandidate[]> {
   const rows = await runStatement<{
-      id: string;
-      batch_id: string;
-      account_id: string;
-      status: CallStatus;
-      hangup_by: string | null;
-      llm_transcript: string | null;
-      name: string | null;
-      metadata: Record<string, unknown> | null;
-      transcript_status: string | null;
-      provider_call_id: string | null;
-    }>(
-      deps.db,
-      `WITH sel AS (
+    id: string;
+    batch_id: string;
+    account_id: string;
+    status: CallStatus;
+    hangup_by: string | null;
+    llm_transcript: string | null;
+    name: string | null;
+    metadata: Record<string, unknown> | null;
+    transcript_status: string | null;
+    provider_call_id: string | null;
+  }>(
+    deps.db,
+    `WITH sel AS (
          SELECT id FROM calls
           WHERE status IN ('completed', 'failed', 'no_answer', 'busy', 'cancelled') AND lease_expires_at < $1::timestamptz
           LIMIT $4 FOR UPDATE SKIP LOCKED
@@ -279,7 +275,7 @@ export async function takeOverStaleAnalysis(
          RETURNING c.id, c.batch_id, c.account_id, c.status, c.hangup_by, c.llm_transcript, c.name, c.metadata, c.transcript_status, c.provider_call_id
        )
        SELECT * FROM upd WHERE transcript_status IN ('pending', 'processing')`,
-      [now.toISOString(), workerId, new Date(now.getTime() + leaseMs).toISOString(), limit],
+    [now.toISOString(), workerId, new Date(now.getTime() + leaseMs).toISOString(), limit],
   );
   return rows.map((r) => ({
     id: r.id,
@@ -297,8 +293,6 @@ export async function takeOverStaleAnalysis(
 /** Batches' current statuses (the worker hangs up in-flight calls of cancelled batches). */
 export async function batchStatuses(deps: Pick<AppDeps, 'db'>, batchIds: string[]): Promise<Map<string, string>> {
   if (batchIds.length === 0) return new Map();
-  const rows = await runStatement<{ id: string; status: string }>(deps.db, 'SELECT id, status FROM batches WHERE id = ANY($1::text[])', [
-    batchIds,
-  ]);
+  const rows = await runStatement<{ id: string; status: string }>(deps.db, 'SELECT id, status FROM batches WHERE id = ANY($1::text[])', [batchIds]);
   return new Map(rows.map((r) => [r.id, r.status]));
 }

@@ -7,7 +7,14 @@
 import type { AppDeps } from '../../deps.ts';
 import { runStatement } from '../../db/sql-statement.ts';
 import { withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
-import { effectiveWindows, nextOpening, NO_WINDOW_DISCONNECT_REASON, recipientZonesOf, storedWindow, type CallingWindow } from '../../domain/calling-window.ts';
+import {
+  effectiveWindows,
+  nextOpening,
+  NO_WINDOW_DISCONNECT_REASON,
+  recipientZonesOf,
+  storedWindow,
+  type CallingWindow,
+} from '../../domain/calling-window.ts';
 import { CANCEL_WAITING, cancelWaitingCalls } from '../../services/calls/cancel-waiting-calls.ts';
 import { closeFinishedBatches } from '../../services/calls/call-transitions.ts';
 import { UNFINISHED_BATCH_STATUSES } from '../../domain/batch-state.ts';
@@ -92,11 +99,7 @@ interface SweptBatch {
  */
 async function sweepBatch(deps: Pick<AppDeps, 'db'> & WebhookDeps, batch: SweptBatch, windows: CallingWindow[], now: Date): Promise<WindowSweep> {
   const batchId = batch.id;
-  const closed = await runStatement<ClosedCall>(deps.db, CLOSED_WINDOW_CALLS_SQL, [
-    batchId,
-    now.toISOString(),
-    CALLS_PER_BATCH_PER_TURN,
-  ]);
+  const closed = await runStatement<ClosedCall>(deps.db, CLOSED_WINDOW_CALLS_SQL, [batchId, now.toISOString(), CALLS_PER_BATCH_PER_TURN]);
   if (closed.length === 0) return { moved: 0, cancelled: 0 };
   const groups = new Map<string, string[]>();
   const table = numberZoneTable();
@@ -128,7 +131,8 @@ async function sweepBatch(deps: Pick<AppDeps, 'db'> & WebhookDeps, batch: SweptB
     );
     result.moved += moved[0]?.n ?? 0;
   }
-  if (never.length > 0) result.cancelled = await withSqlTransaction(deps.db, (tx) => cancelUnplaceable(tx, deps, batchId, never, now, batch.windowsVersion));
+  if (never.length > 0)
+    result.cancelled = await withSqlTransaction(deps.db, (tx) => cancelUnplaceable(tx, deps, batchId, never, now, batch.windowsVersion));
   return result;
 }
 
@@ -137,7 +141,14 @@ async function sweepBatch(deps: Pick<AppDeps, 'db'> & WebhookDeps, batch: SweptB
  * how many. With `windowsVersion`, only while the batch's windows are still that version and not
  * being reset.
  */
-export async function cancelUnplaceable(tx: SqlTx, webhooks: WebhookDeps, batchId: string, ids: string[], now: Date, windowsVersion?: number): Promise<number> {
+export async function cancelUnplaceable(
+  tx: SqlTx,
+  webhooks: WebhookDeps,
+  batchId: string,
+  ids: string[],
+  now: Date,
+  windowsVersion?: number,
+): Promise<number> {
   const n = await cancelWaitingCalls(tx, webhooks, {
     batchId,
     now,
@@ -148,10 +159,12 @@ export async function cancelUnplaceable(tx: SqlTx, webhooks: WebhookDeps, batchI
     windowsVersion,
   });
   if (n === 0) return 0;
-  await tx.query(
-    `UPDATE batches SET queued = queued + $2::int, cancelled = cancelled + $3::int, updated_at = $4::timestamptz WHERE id = $1`,
-    [batchId, (CANCEL_WAITING.queued ?? 0) * n, (CANCEL_WAITING.cancelled ?? 0) * n, now.toISOString()],
-  );
+  await tx.query(`UPDATE batches SET queued = queued + $2::int, cancelled = cancelled + $3::int, updated_at = $4::timestamptz WHERE id = $1`, [
+    batchId,
+    (CANCEL_WAITING.queued ?? 0) * n,
+    (CANCEL_WAITING.cancelled ?? 0) * n,
+    now.toISOString(),
+  ]);
   await closeFinishedBatches(tx, [batchId], now);
   return n;
 }

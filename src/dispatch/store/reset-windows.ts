@@ -115,10 +115,18 @@ async function resetTurn(tx: SqlTx, deps: WebhookDeps, batchId: string, limit: n
   const placed: { id: string; timezone: string | null; next: string | null; closes: string | null }[] = [];
   const never: string[] = [];
   for (const r of rows) {
-    const call: WaitingCall = { status: r.status, phoneNumber: r.phone_number, timezone: r.timezone, nextAttemptAt: r.next_attempt_at, waitReason: r.wait_reason, contactZone: r.contact_timezone };
+    const call: WaitingCall = {
+      status: r.status,
+      phoneNumber: r.phone_number,
+      timezone: r.timezone,
+      nextAttemptAt: r.next_attempt_at,
+      waitReason: r.wait_reason,
+      contactZone: r.contact_timezone,
+    };
     const p = replaceWaitingCall(call, input, openingOf);
     if (p === null) never.push(r.id);
-    else placed.push({ id: r.id, timezone: p.timezone, next: p.nextAttemptAt?.toISOString() ?? null, closes: p.windowClosesAt?.toISOString() ?? null });
+    else
+      placed.push({ id: r.id, timezone: p.timezone, next: p.nextAttemptAt?.toISOString() ?? null, closes: p.windowClosesAt?.toISOString() ?? null });
   }
   await writePlacements(tx, placed, now);
   const cancelled = never.length > 0 ? await cancelUnplaceable(tx, deps, batchId, never, now) : 0;

@@ -184,7 +184,7 @@ export class WriteQueue {
 
   private async commit(group: Pending[]) {
     const transient = this.opts.isTransient ?? isDatabaseUnreachable;
-    for (let attempt = 1, unreachable = 0; ; ) {
+    for (let attempt = 1, unreachable = 0; ;) {
       const writes = group.map((p) => p.write);
       let result: ApplyCallWritesResult;
       try {

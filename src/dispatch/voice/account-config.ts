@@ -30,7 +30,10 @@ export function providerAccountConfig(modules: readonly VoiceProviderModule[], p
 
 function flatSettings(settings: unknown): ProviderAccountInput['settings'] {
   if (settings === null || settings === undefined) return null;
-  const bad = () => requestValidation([`settings: Input should be an object of at most ${MAX_SETTINGS} strings (up to ${SETTING_CHARS} characters), numbers or booleans`]);
+  const bad = () =>
+    requestValidation([
+      `settings: Input should be an object of at most ${MAX_SETTINGS} strings (up to ${SETTING_CHARS} characters), numbers or booleans`,
+    ]);
   if (typeof settings !== 'object' || Array.isArray(settings)) throw bad();
   const entries = Object.entries(settings);
   if (entries.length > MAX_SETTINGS) throw bad();

@@ -178,14 +178,10 @@ export function createSimulatorProvider(opts: SimulatorOptions): VoiceProvider {
         return finish(call, { status: 'failed', hangupBy: 'system', disconnectReason: 'dial_failed', transcript: null });
       case 'busy':
         ring(call);
-        return after(call, ringMs, () =>
-          finish(call, { status: 'busy', hangupBy: null, disconnectReason: 'busy', transcript: null }),
-        );
+        return after(call, ringMs, () => finish(call, { status: 'busy', hangupBy: null, disconnectReason: 'busy', transcript: null }));
       case 'no_answer':
         ring(call);
-        return after(call, callMs, () =>
-          finish(call, { status: 'no_answer', hangupBy: null, disconnectReason: 'no_answer', transcript: null }),
-        );
+        return after(call, callMs, () => finish(call, { status: 'no_answer', hangupBy: null, disconnectReason: 'no_answer', transcript: null }));
       case 'voicemail':
         // Voicemail picks up, but nobody was reached: no answer event, transcript or recording.
         ring(call);

@@ -39,7 +39,10 @@ export function firstSentence(text: string): string {
 function spokenGoal(prompt: string): string {
   const s = truncateText(firstSentence(prompt), MAX_GOAL_LENGTH)!;
   if (!s) return "I'm calling with a quick update.";
-  const firstPerson = s.replace(/^you are\b/i, "I'm").replace(/^you're\b/i, "I'm").replace(/^your\b/i, 'My');
+  const firstPerson = s
+    .replace(/^you are\b/i, "I'm")
+    .replace(/^you're\b/i, "I'm")
+    .replace(/^your\b/i, 'My');
   const sentence = /[.!?]$/.test(firstPerson) ? firstPerson : `${firstPerson}.`;
   return firstPerson === s ? `I'm calling about this: ${sentence}` : sentence;
 }

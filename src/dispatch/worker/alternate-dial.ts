@@ -23,7 +23,14 @@ export async function dialAlternateIfAllowed(s: WorkerState, call: LiveCall, pre
   // Counted as a dial in flight, so settling and shutdown wait for the check.
   s.book.dialsInFlight += 1;
   try {
-    check = await checkAlternateDial(s.deps, { accountId: call.accountId, callId: call.callId, phoneNumber: call.alternatePhone!, now: s.clock.now(), windows: call.ctx.windows, profiles: call.ctx.profiles });
+    check = await checkAlternateDial(s.deps, {
+      accountId: call.accountId,
+      callId: call.callId,
+      phoneNumber: call.alternatePhone!,
+      now: s.clock.now(),
+      windows: call.ctx.windows,
+      profiles: call.ctx.profiles,
+    });
   } catch (err) {
     // Unknown counts as listed: a missed alternate is better than a dialled refused number.
     s.log.warn({ err, callId: call.callId }, 'do-not-call check of the alternate number failed; not dialled');
@@ -44,7 +51,14 @@ export async function dialAlternateIfAllowed(s: WorkerState, call: LiveCall, pre
 
 async function dialAlternate(s: WorkerState, call: LiveCall, previous: CallEndResult, seam: SessionSeam): Promise<void> {
   const alternate = call.alternatePhone!;
-  const write = alternateDialWrite(callRef(call), s.settings.id, call.status, { number: call.number, result: previous }, alternate, call.attempts + 1);
+  const write = alternateDialWrite(
+    callRef(call),
+    s.settings.id,
+    call.status,
+    { number: call.number, result: previous },
+    alternate,
+    call.attempts + 1,
+  );
   const previousNumber = call.number;
   call.number = alternate;
   call.usedAlternate = true;
@@ -56,6 +70,10 @@ async function dialAlternate(s: WorkerState, call: LiveCall, previous: CallEndRe
   // The durable record of this dial commits before the dial: a crash in between never redials.
   const ok = await enqueueWrite(s, write, call.ctx.callbackUrl);
   if (!ok) return dropLostCall(s, call, 'alternate dial');
-  if (s.logTransitions) s.log.info({ callId: call.callId, batchId: call.batchId, number: alternate, previousNumber, previousStatus: previous.status }, 'dialling alternate number');
+  if (s.logTransitions)
+    s.log.info(
+      { callId: call.callId, batchId: call.batchId, number: alternate, previousNumber, previousStatus: previous.status },
+      'dialling alternate number',
+    );
   await placeCall(s, call, seam);
 }

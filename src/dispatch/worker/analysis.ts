@@ -133,7 +133,10 @@ async function analyseGroup(s: WorkerState, jobs: AnalysisJob[]): Promise<void> 
 export async function recoverAnalyses(s: WorkerState, now: Date): Promise<number> {
   const stale = await takeOverStaleAnalysis(s.deps, s.settings.id, now, s.settings.leaseMs);
   if (stale.length === 0) return 0;
-  await loadBatchSettings(s, stale.map((c) => c.batchId));
+  await loadBatchSettings(
+    s,
+    stale.map((c) => c.batchId),
+  );
   for (const c of stale) {
     const ctx = s.caches.contexts.get(c.batchId);
     const provider = ctx ? knownProvider(s, ctx.provider) : null;

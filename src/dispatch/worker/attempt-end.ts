@@ -67,7 +67,8 @@ export function withheldWait(s: WorkerState, call: LiveCall, next: RetryTime, re
   checkTransition(s, call, from, 'queued');
   call.status = 'queued';
   const write = dialWithheldWrite(callRef(call), s.settings.id, from, { number: call.number, at: s.clock.now(), next, reason, detail });
-  if (s.logTransitions) s.log.info({ callId: call.callId, batchId: call.batchId, number: call.number, reason, opensAt: next.at }, 'dial withheld until its opening');
+  if (s.logTransitions)
+    s.log.info({ callId: call.callId, batchId: call.batchId, number: call.number, reason, opensAt: next.at }, 'dial withheld until its opening');
   return enqueueWrite(s, write, call.ctx.callbackUrl).then((ok) => {
     s.book.ending.delete(call.callId);
     if (!ok) s.log.warn({ callId: call.callId, batchId: call.batchId }, 'withheld dial not recorded: call no longer leased by this worker');
@@ -92,7 +93,8 @@ export function waitForAlternate(s: WorkerState, call: LiveCall, next: RetryTime
     next,
     ...(previous ? { previous: { number: call.number, result: previous } } : { undial: true }),
   });
-  if (s.logTransitions) s.log.info({ callId: call.callId, batchId: call.batchId, number: alternate, opensAt: next.at }, 'alternate number waits for its calling window');
+  if (s.logTransitions)
+    s.log.info({ callId: call.callId, batchId: call.batchId, number: alternate, opensAt: next.at }, 'alternate number waits for its calling window');
   return enqueueWrite(s, write, call.ctx.callbackUrl).then((ok) => {
     s.book.ending.delete(call.callId);
     if (!ok) s.log.warn({ callId: call.callId, batchId: call.batchId }, 'alternate wait not recorded: call no longer leased by this worker');

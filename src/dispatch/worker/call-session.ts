@@ -70,7 +70,8 @@ export function dialClaimed(s: WorkerState, c: ClaimedCall): Promise<void> {
     contact: { externalId: c.externalId, name: c.name, metadata: c.metadata },
   });
   s.book.live.set(call.callId, call);
-  if (s.logTransitions) s.log.info({ callId: c.id, batchId: c.batchId, from: 'queued', to: 'ringing', number: c.dialledNumber, attempt: c.attempts }, 'call transition');
+  if (s.logTransitions)
+    s.log.info({ callId: c.id, batchId: c.batchId, from: 'queued', to: 'ringing', number: c.dialledNumber, attempt: c.attempts }, 'call transition');
   // The claim picks calls by the window slots stored at create (or at a retry, a sweep, a lease's
   // recovery); whether the dial may be made is decided here, for every dial - first, retry,
   // waiting alternate, a lost worker's call put back - by the one function: the number's own zones
@@ -116,7 +117,13 @@ async function withinFrequencyLimits(s: WorkerState, call: LiveCall, permit: Dia
   // Counted as a dial in flight, so settling and shutdown wait for the check.
   s.book.dialsInFlight += 1;
   try {
-    verdict = await checkDialFrequency(s.deps, { accountId: call.accountId, callId: call.callId, phoneNumber: call.number, now: call.dialledAt, limits: permit.checks.frequency });
+    verdict = await checkDialFrequency(s.deps, {
+      accountId: call.accountId,
+      callId: call.callId,
+      phoneNumber: call.number,
+      now: call.dialledAt,
+      limits: permit.checks.frequency,
+    });
   } catch (err) {
     s.log.warn({ err, callId: call.callId }, 'frequency check of a compliance rule failed; not dialled');
     verdict = { until: new Date(s.clock.now().getTime() + FREQUENCY_CHECK_RETRY_MS), rule: 'check_failed' };
@@ -186,4 +193,3 @@ function callEnded(s: WorkerState, call: LiveCall, result: CallEndResult): void 
   }
   finishAttempt(s, call, result);
 }
-

@@ -52,7 +52,10 @@ async function claimFor(s: WorkerState, only?: string[]): Promise<ClaimRound> {
     if (r.claimed.length === 0) continue;
     try {
       forgetStaleWindows(s, r.claimed);
-      await loadBatchSettings(s, r.claimed.map((c) => c.batchId));
+      await loadBatchSettings(
+        s,
+        r.claimed.map((c) => c.batchId),
+      );
     } catch (err) {
       s.log.error({ err }, 'could not load batch settings for claimed calls; their leases will lapse and be recovered');
       continue;

@@ -14,13 +14,19 @@ export function afterCommit(s: WorkerState, writes: CallWrite[], result: ApplyCa
     if (w.to === 'queued' && counterBucket(w.from) === 'in_progress') s.deps.metrics.retriesScheduled.inc();
     if (s.logTransitions) {
       for (const e of w.events) {
-        s.log.info({ callId: w.callId, batchId: w.batchId, accountId: w.accountId, from: e.from, to: e.to, at: e.at, ...e.detail }, 'call transition');
+        s.log.info(
+          { callId: w.callId, batchId: w.batchId, accountId: w.accountId, from: e.from, to: e.to, at: e.at, ...e.detail },
+          'call transition',
+        );
       }
       if (w.set.transcriptStatus) s.log.info({ callId: w.callId, batchId: w.batchId, transcriptStatus: w.set.transcriptStatus }, 'call analysis');
     }
   }
   for (const b of result.finishedBatches) {
-    s.log.info({ batchId: b.id, status: b.status, completedAt: b.completedAt }, b.status === 'cancelled' ? 'cancelled batch drained' : 'batch completed');
+    s.log.info(
+      { batchId: b.id, status: b.status, completedAt: b.completedAt },
+      b.status === 'cancelled' ? 'cancelled batch drained' : 'batch completed',
+    );
     s.caches.contexts.delete(b.id);
   }
   if (freed.size > 0) claimSoonFor(s, freed);

@@ -24,12 +24,26 @@ function cacheOf(ctx: DispatchContext, now: Date): DialCache {
 
 /** dialPermission for the number `call` is about to dial, now. */
 export function judgeDial(call: LiveCall, now: Date): DialAnswer {
-  return dialPermission(numberZoneTable(), { number: call.number, contactZone: call.contactZone ?? null, windows: call.ctx.windows, profiles: call.ctx.profiles, now, cache: cacheOf(call.ctx, now) });
+  return dialPermission(numberZoneTable(), {
+    number: call.number,
+    contactZone: call.contactZone ?? null,
+    windows: call.ctx.windows,
+    profiles: call.ctx.profiles,
+    now,
+    cache: cacheOf(call.ctx, now),
+  });
 }
 
 /** The entry of the dial `call` is about to make (its number, attempt and alternate flag as set now). */
 export function dialAuditFor(call: LiveCall, answer: DialAnswer, at: Date): DialAudit {
-  return dialAuditOf(numberZoneTable(), { answer, number: call.number, contactZone: call.contactZone ?? null, at, attempt: call.attempts, alternate: call.usedAlternate });
+  return dialAuditOf(numberZoneTable(), {
+    answer,
+    number: call.number,
+    contactZone: call.contactZone ?? null,
+    at,
+    attempt: call.attempts,
+    alternate: call.usedAlternate,
+  });
 }
 
 /** Longest a claimed dial's entry waits for the call's next write before it commits on its own. */

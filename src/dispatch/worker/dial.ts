@@ -16,7 +16,11 @@ const PROVIDER_ID_DEFER_MS = 250;
 
 /** The provider, subscribed to: its events reach this worker's calls. */
 export function subscribedProvider(s: WorkerState, p: VoiceProvider, seam: SessionSeam): VoiceProvider {
-  if (!s.caches.subscriptions.has(p)) s.caches.subscriptions.set(p, p.onEvent((e) => seam.event(e)));
+  if (!s.caches.subscriptions.has(p))
+    s.caches.subscriptions.set(
+      p,
+      p.onEvent((e) => seam.event(e)),
+    );
   return p;
 }
 
@@ -114,4 +118,3 @@ export function forfeitDial(s: WorkerState, call: LiveCall): void {
   s.log.warn({ callId: call.callId, batchId: call.batchId }, 'lease not confirmed before the dial; not dialled');
   stopWatching(s, call);
 }
-

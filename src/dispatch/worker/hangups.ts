@@ -38,7 +38,12 @@ async function settleUnendedHangup(s: WorkerState, call: LiveCall, now: Date, se
   const patient = now.getTime() - hangup.since.getTime() <= s.settings.leaseMs * HANGUP_PATIENCE_LEASES;
   if (call.provider?.lookup && call.providerCallId && patient) {
     hangup.checking = true;
-    const ref: ProviderCallRef = { callId: call.callId, accountId: call.accountId, attempt: call.attempts, recordingEnabled: call.ctx.recordingEnabled };
+    const ref: ProviderCallRef = {
+      callId: call.callId,
+      accountId: call.accountId,
+      attempt: call.attempts,
+      recordingEnabled: call.ctx.recordingEnabled,
+    };
     const found = await call.provider.lookup(call.providerCallId, ref).catch((err: unknown) => {
       s.log.warn({ err, callId: call.callId }, 'provider record of a hung-up call not read; asking again later');
       return { state: 'unknown' } as const;
@@ -59,5 +64,7 @@ async function settleUnendedHangup(s: WorkerState, call: LiveCall, now: Date, se
 export async function requestHangup(s: WorkerState, call: LiveCall, reason: HangupReason): Promise<void> {
   if (!call.provider || !call.providerCallId || !(await mayAct(s, call, { during: 'hang-up' }))) return;
   const holdsNow = () => leaseCovers(s, call);
-  await call.provider.hangup(call.providerCallId, reason, { accountId: call.accountId, holdsNow }).catch((err) => s.log.warn({ err, callId: call.callId }, 'hangup failed'));
+  await call.provider
+    .hangup(call.providerCallId, reason, { accountId: call.accountId, holdsNow })
+    .catch((err) => s.log.warn({ err, callId: call.callId }, 'hangup failed'));
 }

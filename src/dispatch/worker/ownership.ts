@@ -30,7 +30,7 @@ export async function mayAct(s: WorkerState, call: LiveCall, o: { during: string
   if (leaseCovers(s, call)) return true;
   s.book.confirming += 1;
   try {
-    for (let failures = 0; s.book.live.get(call.callId) === call; ) {
+    for (let failures = 0; s.book.live.get(call.callId) === call;) {
       const expiresAt = s.clock.now().getTime() + s.settings.leaseMs;
       try {
         const dial = o.dial ? { status: call.status, attempts: call.attempts } : undefined;

@@ -54,7 +54,10 @@ export async function recoverLostCalls(s: WorkerState, now: Date): Promise<numbe
   const lost = await findLostCalls(s.deps, now, [...heldCallIds(s), ...waiting]);
   if (lost.length === 0) return 0;
   forgetStaleWindows(s, lost);
-  await loadBatchSettings(s, lost.map((l) => l.batchId)).catch((err) => s.log.warn({ err }, 'could not load batch settings of lost calls'));
+  await loadBatchSettings(
+    s,
+    lost.map((l) => l.batchId),
+  ).catch((err) => s.log.warn({ err }, 'could not load batch settings of lost calls'));
   const budget = deadlineIn(s.scheduler, s.settings.recoveryBudgetMs);
   const writes: CallWrite[] = [];
   const hangups = new Map<string, () => Promise<void>>();
@@ -88,7 +91,8 @@ export async function recoverLostCalls(s: WorkerState, now: Date): Promise<numbe
   afterCommit(s, writes, result);
   for (const [callId, hangup] of hangups) if (result.applied.has(callId)) void hangup();
   for (const l of lost) {
-    if (result.applied.has(l.id)) s.log.warn({ callId: l.id, batchId: l.batchId, previousWorker: l.leaseOwner, status: l.status }, 'recovered call of a lost worker');
+    if (result.applied.has(l.id))
+      s.log.warn({ callId: l.id, batchId: l.batchId, previousWorker: l.leaseOwner, status: l.status }, 'recovered call of a lost worker');
   }
   return result.applied.size + adopted;
 }
@@ -145,7 +149,9 @@ async function recoverCall(s: WorkerState, l: LostCall, now: Date, budget: Deadl
         // Its events go to the process that died; nobody could record the rest of it. Hung up
         // once it is settled here: until then the worker that dialled it may still be alive.
         const hangup = () =>
-          provider.hangup(providerCallId!, 'shutdown', { accountId: l.accountId }).catch((err) => s.log.warn({ err, callId: l.id }, 'could not hang up a lost call'));
+          provider
+            .hangup(providerCallId!, 'shutdown', { accountId: l.accountId })
+            .catch((err) => s.log.warn({ err, callId: l.id }, 'could not hang up a lost call'));
         return { write: lostCallWrite(r, l, now, s.settings.id), hangup };
       }
     } catch (err) {
@@ -161,7 +167,14 @@ async function recoverCall(s: WorkerState, l: LostCall, now: Date, budget: Deadl
 }
 
 /** Takes over a lost call the provider still has in flight: new lease, then watched like our own. */
-async function adopt(s: WorkerState, l: LostCall, ctx: DispatchContext, provider: VoiceProvider, providerCallId: string, answeredAt: Date | null): Promise<boolean> {
+async function adopt(
+  s: WorkerState,
+  l: LostCall,
+  ctx: DispatchContext,
+  provider: VoiceProvider,
+  providerCallId: string,
+  answeredAt: Date | null,
+): Promise<boolean> {
   // The lease runs from now, not from the start of a round that may have taken a while.
   const now = s.clock.now();
   const id = s.settings.id;
@@ -197,7 +210,10 @@ async function adopt(s: WorkerState, l: LostCall, ctx: DispatchContext, provider
   s.book.liveByProviderCall.set(providerCallId, call);
   // Answered while nobody was watching.
   if (!call.answered && answeredAt) markAnswered(s, call, answeredAt);
-  s.log.warn({ callId: l.id, batchId: l.batchId, previousWorker: l.leaseOwner, providerCallId, status: call.status }, 'adopted in-flight call of a lost worker');
+  s.log.warn(
+    { callId: l.id, batchId: l.batchId, previousWorker: l.leaseOwner, providerCallId, status: call.status },
+    'adopted in-flight call of a lost worker',
+  );
   try {
     await provider.adopt!(providerCallId, placeCallRequest(call), { answered: call.answered, dialledAt: call.dialledAt, owner: id });
   } catch (err) {

@@ -52,7 +52,10 @@ export async function windDown(s: WorkerState, graceMs: number): Promise<void> {
     if (handOver.length > 0) {
       s.log.warn({ calls: handOver.length }, 'leaving calls in flight to the next worker (adopted by its next recovery)');
       for (const call of handOver) stopWatching(s, call);
-      await handOverLeases(s, handOver.map((c) => c.callId));
+      await handOverLeases(
+        s,
+        handOver.map((c) => c.callId),
+      );
     }
     if (s.book.live.size > 0) {
       const now = s.clock.now();
@@ -89,7 +92,8 @@ export async function drain(s: WorkerState, timeoutMs: number): Promise<void> {
       const quietBefore = !busy();
       const r = await exclusive(s, () => tick(s, true));
       await settle(s);
-      const idle = r.claimed === 0 && !r.more && r.settled === 0 && r.requeued === 0 && r.analysisRecovered === 0 && r.started === 0 && r.expired === 0;
+      const idle =
+        r.claimed === 0 && !r.more && r.settled === 0 && r.requeued === 0 && r.analysisRecovered === 0 && r.started === 0 && r.expired === 0;
       if (quietBefore && idle && !busy()) return;
       if (limit.passed) {
         throw new Error(`drain timed out with ${book.live.size} calls in flight and ${book.analysing.size} analyses outstanding`);

@@ -12,11 +12,13 @@ import { COMPLIANCE_PROFILES, COMPLIANCE_RULES, PROFILE_INCLUDES, type Complianc
 /** How many profiles a setting may list (each at most once). */
 export const MAX_COMPLIANCE_PROFILES = COMPLIANCE_PROFILES.length;
 
-export const isComplianceProfile = (v: unknown): v is ComplianceProfile => typeof v === 'string' && (COMPLIANCE_PROFILES as readonly string[]).includes(v);
+export const isComplianceProfile = (v: unknown): v is ComplianceProfile =>
+  typeof v === 'string' && (COMPLIANCE_PROFILES as readonly string[]).includes(v);
 
 /** What is wrong with a list of profiles, as `[index or null, reason]`; none for a valid one. */
 export function complianceProfilesProblems(list: readonly unknown[]): Array<[number | null, string]> {
-  if (list.length > MAX_COMPLIANCE_PROFILES) return [[null, `List should have at most ${MAX_COMPLIANCE_PROFILES} items after validation, not ${list.length}`]];
+  if (list.length > MAX_COMPLIANCE_PROFILES)
+    return [[null, `List should have at most ${MAX_COMPLIANCE_PROFILES} items after validation, not ${list.length}`]];
   const out: Array<[number | null, string]> = [];
   list.forEach((v, i) => {
     if (!isComplianceProfile(v)) out.push([i, `Input should be ${COMPLIANCE_PROFILES.map((p) => `'${p}'`).join(', ')}`]);

@@ -19,9 +19,9 @@ export type ComplianceProfile = (typeof COMPLIANCE_PROFILES)[number];
 
 /** What each profile means (docs and GraphQL descriptions read it). */
 export const PROFILE_DESCRIPTIONS: Readonly<Record<ComplianceProfile, string>> = {
-  us_tcpa: 'US numbers: calls only 08:00-21:00 in the called party\'s local time (TCPA).',
-  us_states: 'us_tcpa plus the state rules of the number\'s state (by area code): hours, no-call days, calls per 24 hours.',
-  us_federal_holidays: 'US numbers: no calls on federal holidays (5 U.S.C. 6103) in the called party\'s local date.',
+  us_tcpa: "US numbers: calls only 08:00-21:00 in the called party's local time (TCPA).",
+  us_states: "us_tcpa plus the state rules of the number's state (by area code): hours, no-call days, calls per 24 hours.",
+  us_federal_holidays: "US numbers: no calls on federal holidays (5 U.S.C. 6103) in the called party's local date.",
 };
 
 /** Profiles a profile brings with it: state rules never apply without the federal floor. */
@@ -67,7 +67,8 @@ export const COMPLIANCE_RULES: readonly ComplianceRule[] = [
     profile: 'us_tcpa',
     jurisdiction: 'US',
     hours: [{ days: ALL, start: '08:00', end: '21:00' }],
-    source: '47 U.S.C. § 227(c); 47 C.F.R. § 64.1200(c)(1) (no telephone solicitation before 8 a.m. or after 9 p.m. local time at the called party\'s location); also 16 C.F.R. § 310.4(c)',
+    source:
+      "47 U.S.C. § 227(c); 47 C.F.R. § 64.1200(c)(1) (no telephone solicitation before 8 a.m. or after 9 p.m. local time at the called party's location); also 16 C.F.R. § 310.4(c)",
     review: 'statute',
   },
   {
@@ -92,7 +93,8 @@ export const COMPLIANCE_RULES: readonly ComplianceRule[] = [
     profile: 'us_states',
     jurisdiction: 'FL',
     frequency: { maxCalls: 3, periodSeconds: DAY },
-    source: 'Fla. Stat. § 501.616(6)(b) (no more than three commercial telephone solicitation calls from any number to a person over a 24-hour period on the same subject matter)',
+    source:
+      'Fla. Stat. § 501.616(6)(b) (no more than three commercial telephone solicitation calls from any number to a person over a 24-hour period on the same subject matter)',
     review: 'secondary',
     note: 'Subject matter is not known to the service: every call of the account to the number counts.',
   },
@@ -138,7 +140,8 @@ export const COMPLIANCE_RULES: readonly ComplianceRule[] = [
       { days: MON_SAT, start: '09:00', end: '21:00' },
       { days: ['sun'], start: '12:00', end: '21:00' },
     ],
-    source: 'Tex. Bus. & Com. Code § 301.051 (not before 9 a.m. or after 9 p.m. on a weekday or Saturday, nor before noon or after 9 p.m. on a Sunday)',
+    source:
+      'Tex. Bus. & Com. Code § 301.051 (not before 9 a.m. or after 9 p.m. on a weekday or Saturday, nor before noon or after 9 p.m. on a Sunday)',
     review: 'secondary',
   },
   {
@@ -147,7 +150,8 @@ export const COMPLIANCE_RULES: readonly ComplianceRule[] = [
     jurisdiction: 'LA',
     hours: [{ days: MON_SAT, start: '08:00', end: '20:00' }],
     noCallDays: ['us_federal'],
-    source: 'La. Pub. Serv. Comm\'n General Order R-29617 § V(A)(2); La. R.S. 45:811 (no calls on Sundays or legal holidays, nor between 8 p.m. and 8 a.m.)',
+    source:
+      "La. Pub. Serv. Comm'n General Order R-29617 § V(A)(2); La. R.S. 45:811 (no calls on Sundays or legal holidays, nor between 8 p.m. and 8 a.m.)",
     review: 'secondary',
     note: 'Legal holidays of La. R.S. 1:55 beyond the federal ones (and days the governor proclaims) are not in the calendar yet.',
   },
@@ -160,9 +164,10 @@ export const COMPLIANCE_RULES: readonly ComplianceRule[] = [
       { days: ['sat'], start: '10:00', end: '17:00' },
     ],
     noCallDays: ['us_federal'],
-    source: 'R.I. Gen. Laws § 5-61-3.6 with § 5-61-2 ("hours of operation": 9 a.m.-6 p.m. weekdays, 10 a.m.-5 p.m. Saturdays, never on Sundays or legal holidays)',
+    source:
+      'R.I. Gen. Laws § 5-61-3.6 with § 5-61-2 ("hours of operation": 9 a.m.-6 p.m. weekdays, 10 a.m.-5 p.m. Saturdays, never on Sundays or legal holidays)',
     review: 'secondary',
-    note: 'Rhode Island\'s own holidays (Victory Day, and others of R.I. Gen. Laws § 25-1-1) are not in the calendar yet.',
+    note: "Rhode Island's own holidays (Victory Day, and others of R.I. Gen. Laws § 25-1-1) are not in the calendar yet.",
   },
   {
     id: 'us_ms.hours',
@@ -170,7 +175,7 @@ export const COMPLIANCE_RULES: readonly ComplianceRule[] = [
     jurisdiction: 'MS',
     hours: [{ days: MON_SAT, start: '08:00', end: '20:00' }],
     noCallDays: ['us_federal'],
-    source: 'Miss. Code Ann. § 77-3-725 (8 a.m.-8 p.m., no calls on Sunday); legal holidays per the state\'s restricted-call-date practice',
+    source: "Miss. Code Ann. § 77-3-725 (8 a.m.-8 p.m., no calls on Sunday); legal holidays per the state's restricted-call-date practice",
     review: 'secondary',
   },
 ];

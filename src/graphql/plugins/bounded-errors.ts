@@ -65,16 +65,20 @@ function boundResult({ result, setResult }: { result: ExecutionResult; setResult
 /** First among the plugins: a plugin that stops an execution early still has its result bounded. */
 export function useBoundedErrors(): Plugin {
   return {
-    onParse: () => ({ result, replaceParseResult }) => {
-      if (!(result instanceof GraphQLError)) return;
-      const bounded = boundedError(result);
-      if (bounded !== result) replaceParseResult(bounded);
-    },
-    onValidate: () => ({ result, setResult }) => {
-      if (!result.length || !result.every((e) => e instanceof GraphQLError)) return;
-      const bounded = boundedErrors(result);
-      if (bounded !== result) setResult([...bounded]);
-    },
+    onParse:
+      () =>
+      ({ result, replaceParseResult }) => {
+        if (!(result instanceof GraphQLError)) return;
+        const bounded = boundedError(result);
+        if (bounded !== result) replaceParseResult(bounded);
+      },
+    onValidate:
+      () =>
+      ({ result, setResult }) => {
+        if (!result.length || !result.every((e) => e instanceof GraphQLError)) return;
+        const bounded = boundedErrors(result);
+        if (bounded !== result) setResult([...bounded]);
+      },
     onExecute: () => ({ onExecuteDone: (payload) => handleStreamOrSingleExecutionResult(payload, boundResult) }),
     onSubscribe: () => ({ onSubscribeResult: (payload) => handleStreamOrSingleExecutionResult(payload, boundResult) }),
   };

@@ -34,7 +34,7 @@ function contactTypes(schema: GraphQLSchema): ContactTypes {
   if (!item || !list) throw new Error(`The schema has no ${CONTACT_INPUT_TYPE} or ${CONTACT_LIST_TYPE}`);
   const holders = new Set<GraphQLNamedType>();
   const inputs = Object.values(schema.getTypeMap()).filter(isInputObjectType);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const type of inputs) {
       if (holders.has(type)) continue;

@@ -174,7 +174,7 @@ function measureSet(w: Walk, set: SelectionSetNode, type: GraphQLNamedType | und
     } else {
       const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? w.fragments.get(selection.name.value) : selection;
       if (!fragment) continue;
-      const condition = fragment.typeCondition ? w.schema.getType(fragment.typeCondition.name.value) ?? undefined : type;
+      const condition = fragment.typeCondition ? (w.schema.getType(fragment.typeCondition.name.value) ?? undefined) : type;
       total = add(total, measureSet(w, fragment.selectionSet, condition));
     }
   }
@@ -203,9 +203,21 @@ export function measureDocument(
 ): DocumentMeasure {
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
-  const w: Walk = { schema, fragments, variables: opts.variables ?? {}, context: opts.context ?? {}, measured: new Map(), active: new Set(), read: new Set() };
+  const w: Walk = {
+    schema,
+    fragments,
+    variables: opts.variables ?? {},
+    context: opts.context ?? {},
+    measured: new Map(),
+    active: new Set(),
+    read: new Set(),
+  };
   const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
-  const selected = opts.operationName ? operations.find((o) => o.name?.value === opts.operationName) : operations.length === 1 ? operations[0] : undefined;
+  const selected = opts.operationName
+    ? operations.find((o) => o.name?.value === opts.operationName)
+    : operations.length === 1
+      ? operations[0]
+      : undefined;
   let selections = 0;
   let operation: DocumentCost | undefined;
   for (const d of document.definitions) {

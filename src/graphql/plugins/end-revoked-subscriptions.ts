@@ -18,7 +18,11 @@ export const REVOKED_MESSAGE = 'The API key no longer authenticates (revoked, or
  * its next value. Nothing is attached to a long-lived promise per value (a race against one would
  * keep a reaction per value delivered for as long as the subscription lives).
  */
-function revocable(source: AsyncIterable<ExecutionResult>): { stream: AsyncIterableIterator<ExecutionResult>; revoke: () => void; untrackWith: (untrack: () => void) => void } {
+function revocable(source: AsyncIterable<ExecutionResult>): {
+  stream: AsyncIterableIterator<ExecutionResult>;
+  revoke: () => void;
+  untrackWith: (untrack: () => void) => void;
+} {
   const it = source[Symbol.asyncIterator]();
   let done = false;
   let revoked = false;

@@ -35,7 +35,14 @@ const SUGGESTION = / ?Did you mean [^?]*\?$/;
 export function withoutSuggestion<E extends Error>(error: E): E | GraphQLError {
   const message = error.message.replace(SUGGESTION, '');
   if (message === error.message || !(error instanceof GraphQLError)) return error;
-  return new GraphQLError(message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, originalError: error.originalError, extensions: error.extensions });
+  return new GraphQLError(message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+    originalError: error.originalError,
+    extensions: error.extensions,
+  });
 }
 
 /**

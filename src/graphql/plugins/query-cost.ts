@@ -143,7 +143,8 @@ function exceeded(r: DocumentCost, limits: QueryLimits, shapeOnly = false): Comp
 }
 
 function introspectionProblem(cost: DocumentCost): string | null {
-  if (cost.introspectionRoots > MAX_INTROSPECTION_ROOTS) return `Introspection: at most ${MAX_INTROSPECTION_ROOTS} __schema/__type fields per operation`;
+  if (cost.introspectionRoots > MAX_INTROSPECTION_ROOTS)
+    return `Introspection: at most ${MAX_INTROSPECTION_ROOTS} __schema/__type fields per operation`;
   if (cost.introspectionLists > MAX_INTROSPECTION_LIST_NESTING) return `Introspection lists nested more than ${MAX_INTROSPECTION_LIST_NESTING} deep`;
   return null;
 }
@@ -161,7 +162,10 @@ export interface MeasureCache {
 const MEASURES_PER_DOCUMENT = 64;
 
 export function createMeasureCache(): MeasureCache {
-  const byDocument = new WeakMap<DocumentNode, { schema: GraphQLSchema; variables: Map<string, string[] | null>; measures: Map<string, DocumentMeasure> }>();
+  const byDocument = new WeakMap<
+    DocumentNode,
+    { schema: GraphQLSchema; variables: Map<string, string[] | null>; measures: Map<string, DocumentMeasure> }
+  >();
   // An absent variable ([]) differs from a null one ([null]): the argument's default applies only to the first.
   const keyOf = (operation: string, names: string[], variables: Record<string, unknown> | null | undefined): string | undefined => {
     try {
@@ -213,7 +217,10 @@ export interface CostInput {
 export function costRefusal(input: CostInput, limits: QueryLimits, cache?: MeasureCache, documentOnly = false): AppError | null {
   const { operation, selections, variables } = cache ? cache.measure(input) : measureDocument(input.schema, input.document, input);
   if (selections > MAX_VALIDATED_SELECTIONS) {
-    return new AppError('QUERY_TOO_COMPLEX', `Document selects too many fields: ${selections} with fragments expanded exceeds the maximum of ${MAX_VALIDATED_SELECTIONS}`);
+    return new AppError(
+      'QUERY_TOO_COMPLEX',
+      `Document selects too many fields: ${selections} with fragments expanded exceeds the maximum of ${MAX_VALIDATED_SELECTIONS}`,
+    );
   }
   if (!operation) return null;
   if (documentOnly && input.document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION).length > 1) return null;
@@ -273,7 +280,13 @@ export function documentTooLarge(maxBytes: number): GraphQLError {
 }
 
 function executionInput(args: ExecutionArgs): CostInput {
-  return { schema: args.schema, document: args.document, operationName: args.operationName, variables: args.variableValues as Record<string, unknown> | null, context: args.contextValue };
+  return {
+    schema: args.schema,
+    document: args.document,
+    operationName: args.operationName,
+    variables: args.variableValues as Record<string, unknown> | null,
+    context: args.contextValue,
+  };
 }
 
 /** Tells Pothos's per-resolver check (builder.ts) that this operation was measured within the limits. */

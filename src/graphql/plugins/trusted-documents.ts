@@ -27,7 +27,11 @@ export function useTrustedDocuments(schema: GraphQLSchema, documents: TrustedDoc
   return usePersistedOperations({
     allowArbitraryOperations: true,
     skipDocumentValidation: true,
-    getPersistedOperation: (key) => (key.length === TRUSTED_DOCUMENT_ID_LENGTH ? trusted.byHash.get(key) ?? null : null),
-    customErrors: { notFound, keyNotFound: () => createGraphQLError('Send a document (`query`) or a persisted document hash', { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } }) },
+    getPersistedOperation: (key) => (key.length === TRUSTED_DOCUMENT_ID_LENGTH ? (trusted.byHash.get(key) ?? null) : null),
+    customErrors: {
+      notFound,
+      keyNotFound: () =>
+        createGraphQLError('Send a document (`query`) or a persisted document hash', { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } }),
+    },
   }) as Plugin;
 }

@@ -36,7 +36,8 @@ export const AccountType = builder.prismaObject('Account', {
     apiAccessEnabled: t.exposeBoolean('apiAccessEnabled'),
     interruptionEnabled: t.exposeBoolean('interruptionEnabled'),
     registryConsentExempt: t.exposeBoolean('registryConsentExempt', {
-      description: 'Whether contacts with a consent record are spared the national do-not-call registry (never a number reassigned after the consent)',
+      description:
+        'Whether contacts with a consent record are spared the national do-not-call registry (never a number reassigned after the consent)',
     }),
     recordingEnabled: t.exposeBoolean('recordingEnabled'),
     voices: t.exposeStringList('voices'),
@@ -105,7 +106,8 @@ const accountInputFields = (t: Parameters<Parameters<typeof builder.inputType>[1
   interruptionEnabled: t.boolean(),
   recordingEnabled: t.boolean(),
   registryConsentExempt: t.boolean({
-    description: 'true: a contact with a consent record is not refused for a number on the national do-not-call registry (TCPA prior express consent); default false',
+    description:
+      'true: a contact with a consent record is not refused for a number on the national do-not-call registry (TCPA prior express consent); default false',
   }),
   voices: t.stringList(),
   defaultCallingWindow: t.field({ type: CallingWindowInput, description: 'A batch without a window of its own gets this one; null clears it' }),
@@ -116,7 +118,8 @@ const accountInputFields = (t: Parameters<Parameters<typeof builder.inputType>[1
   frequencyCap: t.field({ type: FrequencyCapInput, description: 'null clears the cap; absent leaves it as it is' }),
   complianceProfiles: t.field({
     type: [ComplianceProfileEnum],
-    description: 'Compliance profiles for every batch of the account; [] opts out of the service default; null returns to it; absent leaves it as it is',
+    description:
+      'Compliance profiles for every batch of the account; [] opts out of the service default; null returns to it; absent leaves it as it is',
   }),
 });
 
@@ -136,15 +139,13 @@ const AdminUpdateAccountInput = builder.inputType('AdminUpdateAccountInput', {
   }),
 });
 
-const CreatedAccount = builder
-  .objectRef<{ account: Account; apiKey: string; apiKeyId: string }>('CreatedAccount')
-  .implement({
-    fields: (t) => ({
-      account: t.field({ type: AccountType, resolve: (r) => r.account }),
-      apiKey: t.exposeString('apiKey', { description: 'Shown once; only its hash is stored' }),
-      apiKeyId: t.exposeString('apiKeyId'),
-    }),
-  });
+const CreatedAccount = builder.objectRef<{ account: Account; apiKey: string; apiKeyId: string }>('CreatedAccount').implement({
+  fields: (t) => ({
+    account: t.field({ type: AccountType, resolve: (r) => r.account }),
+    apiKey: t.exposeString('apiKey', { description: 'Shown once; only its hash is stored' }),
+    apiKeyId: t.exposeString('apiKeyId'),
+  }),
+});
 
 const IssuedApiKey = builder.objectRef<{ id: string; apiKey: string }>('IssuedApiKey').implement({
   fields: (t) => ({ id: t.exposeID('id'), apiKey: t.exposeString('apiKey') }),
@@ -165,7 +166,13 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: AdminCreateAccountInput, required: true }) },
     authScopes: { admin: true },
     resolve: async (_r, { input }, ctx) => {
-      return createAccount(ctx.deps.db, { ...nonNull(input), ...windowsOf(input), limits: input.limits ? nonNull(input.limits) : undefined, frequencyCap: input.frequencyCap, complianceProfiles: input.complianceProfiles });
+      return createAccount(ctx.deps.db, {
+        ...nonNull(input),
+        ...windowsOf(input),
+        limits: input.limits ? nonNull(input.limits) : undefined,
+        frequencyCap: input.frequencyCap,
+        complianceProfiles: input.complianceProfiles,
+      });
     },
   }),
   adminUpdateAccount: t.field({
@@ -176,7 +183,13 @@ builder.mutationFields((t) => ({
       const account = await updateAccount(
         ctx.deps.db,
         String(id),
-        { ...nonNull(input), ...windowsOf(input), limits: input.limits ? nonNull(input.limits) : undefined, frequencyCap: input.frequencyCap, complianceProfiles: input.complianceProfiles },
+        {
+          ...nonNull(input),
+          ...windowsOf(input),
+          limits: input.limits ? nonNull(input.limits) : undefined,
+          frequencyCap: input.frequencyCap,
+          complianceProfiles: input.complianceProfiles,
+        },
         ctx.deps.clock.now(),
       );
       // This process sees the change at once; others within API_KEY_CACHE_MS.

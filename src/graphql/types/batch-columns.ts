@@ -9,12 +9,27 @@ import type { GraphQLContext } from '../context.ts';
 
 /** The CallBatch fields that read their columns this way. */
 export const BATCH_DETAIL_FIELDS: ReadonlySet<string> = new Set([
-  'startMode', 'scheduledAt', 'timezone', 'concurrency', 'acceptedContacts', 'rejectedContacts', 'callbacks',
-  'startedAt', 'completedAt', 'retry', 'expiresAt', 'callingWindow',
+  'startMode',
+  'scheduledAt',
+  'timezone',
+  'concurrency',
+  'acceptedContacts',
+  'rejectedContacts',
+  'callbacks',
+  'startedAt',
+  'completedAt',
+  'retry',
+  'expiresAt',
+  'callingWindow',
 ]);
 
 /** `read` of the row when it holds `columns`, else of the batch's detail columns; no promise in the first case. */
-export function withBatchColumns<R>(row: { id: string }, columns: readonly BatchDetailColumn[], ctx: GraphQLContext, read: (row: BatchDetails) => R): R | Promise<R> {
+export function withBatchColumns<R>(
+  row: { id: string },
+  columns: readonly BatchDetailColumn[],
+  ctx: GraphQLContext,
+  read: (row: BatchDetails) => R,
+): R | Promise<R> {
   if (columns.every((c) => c in row)) return read(row as BatchDetails);
   return ctx.loaders.batchDetails.load(row.id).then((details) => {
     if (!details) throw batchNotFound();

@@ -51,7 +51,11 @@ const CreateWarningType = builder.objectRef<CreateWarning>('CreateWarning').impl
     code: t.exposeString('code', { description: `One of ${WARNING_CODES.join(', ')}` }),
     message: t.exposeString('message'),
     contactCount: t.exposeInt('contactCount', { nullable: true, description: 'Contacts concerned in all; null for a warning about the batch' }),
-    contacts: t.field({ type: [CreateWarningContact], description: `The first ${MAX_WARNING_CONTACTS} contacts concerned, in submission order`, resolve: (w) => w.contacts }),
+    contacts: t.field({
+      type: [CreateWarningContact],
+      description: `The first ${MAX_WARNING_CONTACTS} contacts concerned, in submission order`,
+      resolve: (w) => w.contacts,
+    }),
     contactsLeftOut: t.exposeInt('contactsLeftOut', { description: 'Contacts concerned but not listed' }),
   }),
 });
@@ -70,7 +74,8 @@ const CreateCallBatchPayload = builder.objectRef<CreateBatchResult>('CreateCallB
     validationErrors: t.field({ type: [ContactValidationError], resolve: (r) => r.validationErrors }),
     warnings: t.field({
       type: [CreateWarningType],
-      description: 'Beside the contract\'s fields: contacts or settings that will not call as the request reads (empty when none); an idempotent replay returns the create\'s own',
+      description:
+        "Beside the contract's fields: contacts or settings that will not call as the request reads (empty when none); an idempotent replay returns the create's own",
       resolve: (r) => r.warnings,
     }),
     concurrency: t.exposeInt('concurrency', { description: 'Effective concurrency' }),
@@ -90,13 +95,17 @@ const StartModeEnum = builder.enumType('CallBatchStartMode', { values: ['manual'
 const ContactStatusEnum = builder.enumType('CallBatchContactStatus', { values: ['pending', 'queued'] as const });
 
 const ContactConsentInput = builder.inputType('ContactConsentInput', {
-  description:
-    'A contact\'s consent record (docs/campaigns.md "Consent records"): stored with its call, returned on it and in the CSV export.',
+  description: 'A contact\'s consent record (docs/campaigns.md "Consent records"): stored with its call, returned on it and in the CSV export.',
   fields: (t) => ({
-    source: t.string({ required: true, description: `Where consent was given: a label of at most ${MAX_CONSENT_SOURCE_LENGTH} letters, digits, spaces and _ . : / - (e.g. ${CONSENT_SOURCES.slice(0, 4).join(', ')})` }),
+    source: t.string({
+      required: true,
+      description: `Where consent was given: a label of at most ${MAX_CONSENT_SOURCE_LENGTH} letters, digits, spaces and _ . : / - (e.g. ${CONSENT_SOURCES.slice(0, 4).join(', ')})`,
+    }),
     timestamp: t.string({ required: true, description: 'When consent was given: ISO 8601 with a time zone, not in the future' }),
     text: t.string({ description: `The wording consented to, at most ${MAX_CONSENT_TEXT_LENGTH} characters` }),
-    reference: t.string({ description: `Where the proof is kept (URL, document or recording id), at most ${MAX_CONSENT_REFERENCE_LENGTH} characters` }),
+    reference: t.string({
+      description: `Where the proof is kept (URL, document or recording id), at most ${MAX_CONSENT_REFERENCE_LENGTH} characters`,
+    }),
   }),
 });
 
@@ -107,8 +116,11 @@ const CallBatchContactInput = builder.inputType(CONTACT_INPUT_TYPE, {
     phoneNumber: t.string({ required: true }),
     metadata: t.field({ type: 'JSON', description: 'Keys are normalised (e.g. `First Name` -> `first_name`)' }),
     status: t.field({ type: ContactStatusEnum, description: 'Initial call status; default `queued` unless `pending`' }),
-    timezone: t.string({ description: "IANA zone of the contact: its calling window must be open here as well as in every zone of the number dialled (a geographic zone; fixed offsets such as EST are refused)" }),
-    consent: t.field({ type: ContactConsentInput, description: 'The contact\'s consent record' }),
+    timezone: t.string({
+      description:
+        'IANA zone of the contact: its calling window must be open here as well as in every zone of the number dialled (a geographic zone; fixed offsets such as EST are refused)',
+    }),
+    consent: t.field({ type: ContactConsentInput, description: "The contact's consent record" }),
   }),
 });
 
@@ -131,7 +143,12 @@ const CallBatchContactList = builder.scalarType(CONTACT_LIST_TYPE, {
     if (issues.length) {
       const listed = new CappedIssues(CREATE_BATCH_FIELD_ORDER, MAX_LISTED_ISSUES);
       listed.addAll(issues);
-      throw new GraphQLError(listed.list().map((i) => formatIssue(i)).join('; '));
+      throw new GraphQLError(
+        listed
+          .list()
+          .map((i) => formatIssue(i))
+          .join('; '),
+      );
     }
     // The reader recorded an issue for every missing or mistyped field, so none is left.
     return contacts as ContactRequest[];
@@ -151,12 +168,14 @@ const CallBatchRetryInput = builder.inputType('CallBatchRetryInput', {
   fields: (t) => ({
     maxAttempts: t.int({ required: true, description: `Dials per call at most, the alternate number included (1-${MAX_ATTEMPTS_LIMIT})` }),
     on: t.field({ type: [RetryOutcomeEnum], description: `Default ${DEFAULT_RETRY_ON.join(', ')}` }),
-    delaySeconds: t.int({ description: `Wait before the next attempt, ${RETRY_DELAY_MIN_SECONDS}-${RETRY_DELAY_MAX_SECONDS} (default ${DEFAULT_RETRY_DELAY_SECONDS})` }),
+    delaySeconds: t.int({
+      description: `Wait before the next attempt, ${RETRY_DELAY_MIN_SECONDS}-${RETRY_DELAY_MAX_SECONDS} (default ${DEFAULT_RETRY_DELAY_SECONDS})`,
+    }),
   }),
 });
 
 const CreateCallBatchInput = builder.inputType('CreateCallBatchInput', {
-  description: 'The contract\'s create request in camelCase. With idempotencyKey it behaves as PUT, without it as POST.',
+  description: "The contract's create request in camelCase. With idempotencyKey it behaves as PUT, without it as POST.",
   fields: (t) => ({
     agentId: t.string(),
     agentName: t.string(),
@@ -183,11 +202,13 @@ const CreateCallBatchInput = builder.inputType('CreateCallBatchInput', {
     expiresAt: t.field({ type: 'DateTime', description: 'A call not placed by then is never placed (it ends cancelled, disconnectReason expired)' }),
     callingWindow: t.field({
       type: CallingWindowInput,
-      description: "Local hours and days in which calls are placed; without it, the account's default window (if any). The account's enforced window narrows it.",
+      description:
+        "Local hours and days in which calls are placed; without it, the account's default window (if any). The account's enforced window narrows it.",
     }),
     complianceProfiles: t.field({
       type: [ComplianceProfileEnum],
-      description: "Compliance profiles for this batch's calls besides the account's (or the service default): their rules narrow the windows, the most restrictive wins",
+      description:
+        "Compliance profiles for this batch's calls besides the account's (or the service default): their rules narrow the windows, the most restrictive wins",
     }),
   }),
 });

@@ -14,13 +14,7 @@ import type { Batch, Call } from '../../generated/prisma/client.ts';
 import { CALL_STATUSES } from '../../domain/call-state.ts';
 import { getBatch, withDetailColumns } from '../../services/batches/get-batch.ts';
 import { getCall } from '../../services/calls/get-call.ts';
-import {
-  BATCH_LIST_STATUS_FILTERS,
-  batchesForConnection,
-  countBatches,
-  listBatches,
-  type BatchFilter,
-} from '../../services/batches/list-batches.ts';
+import { BATCH_LIST_STATUS_FILTERS, batchesForConnection, countBatches, listBatches, type BatchFilter } from '../../services/batches/list-batches.ts';
 import {
   callFilterIssues,
   callFilterWhere,
@@ -30,12 +24,7 @@ import {
   type CallFilter,
 } from '../../services/calls/list-batch-calls.ts';
 import { batchResults, type BatchResults } from '../../services/batches/batch-results.ts';
-import {
-  callRecordsForConnection,
-  countCallRecords,
-  listCallRecords,
-  type CallRecordsInput,
-} from '../../services/calls/list-call-records.ts';
+import { callRecordsForConnection, countCallRecords, listCallRecords, type CallRecordsInput } from '../../services/calls/list-call-records.ts';
 import {
   BATCH_CALLS_PAGE,
   BATCH_LIST_PAGE,
@@ -147,7 +136,11 @@ function batchFilter(f: BatchFilterArg | null | undefined): BatchFilter {
   return { ...f, agentId: f?.agentId == null ? null : String(f.agentId) };
 }
 
-function recordsFilter(f: { startDate: string; endDate: string; agentIds?: (string | number)[] | null }): Omit<CallRecordsInput, 'page' | 'pageSize'> {
+function recordsFilter(f: {
+  startDate: string;
+  endDate: string;
+  agentIds?: (string | number)[] | null;
+}): Omit<CallRecordsInput, 'page' | 'pageSize'> {
   return { startDate: f.startDate, endDate: f.endDate, agentIds: f.agentIds?.map(String) };
 }
 
@@ -242,7 +235,7 @@ builder.queryFields((t) => ({
 
   callRecords: t.field({
     type: CallPage,
-    description: "Calls of every batch of the account created within the UTC days, newest first",
+    description: 'Calls of every batch of the account created within the UTC days, newest first',
     args: {
       filter: t.arg({ type: CallRecordFilter, required: true }),
       page: t.arg.int({ defaultValue: 1, description: '1-indexed' }),
@@ -272,8 +265,7 @@ builder.queryFields((t) => ({
     maxSize: CALL_RECORDS_PAGE.maxLimit,
     defaultSize: CALL_RECORDS_PAGE.defaultLimit,
     totalCount: async (_conn, args, ctx) => countCallRecords(ctx.deps, await ctx.account(), recordsFilter(args.filter)),
-    resolve: async (query, _root, args, ctx) =>
-      callRecordsForConnection(ctx.deps, await ctx.account(), recordsFilter(args.filter), query),
+    resolve: async (query, _root, args, ctx) => callRecordsForConnection(ctx.deps, await ctx.account(), recordsFilter(args.filter), query),
   }),
 }));
 

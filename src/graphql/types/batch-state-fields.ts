@@ -50,7 +50,10 @@ export function batchStateFields(builderOfType: object, opts: { prismaSelect?: b
   // loader; anywhere else it has no resolver (graphql/plain-reads.ts).
   const detail = <F extends DetailField>(field: F) =>
     opts.prismaSelect
-      ? { resolve: (b: BatchState, _args: object, ctx: GraphQLContext) => withBatchColumns(b as BatchState & { id: string }, [field], ctx, (r) => r[field]) }
+      ? {
+          resolve: (b: BatchState, _args: object, ctx: GraphQLContext) =>
+            withBatchColumns(b as BatchState & { id: string }, [field], ctx, (r) => r[field]),
+        }
       : { ...READS_OWN_PROPERTY, resolve: (b: BatchState) => b[field] };
   return {
     status: t.string({ ...READS_OWN_PROPERTY, resolve: (b) => b.status }),

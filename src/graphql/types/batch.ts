@@ -84,13 +84,15 @@ export const CallBatchType = builder.prismaObject('Batch', {
     callingWindow: t.field({
       type: CallingWindowType,
       nullable: true,
-      description: "Local hours and days in which its calls are placed (its own window or the account's default); null: none of its own (enforcedCallingWindow may still narrow it)",
+      description:
+        "Local hours and days in which its calls are placed (its own window or the account's default); null: none of its own (enforcedCallingWindow may still narrow it)",
       resolve: (b, _a, ctx) => withBatchColumns(b, ['callingWindow'], ctx, (r) => storedWindow(r.callingWindow)),
     }),
     enforcedCallingWindow: t.field({
       type: CallingWindowType,
       nullable: true,
-      description: "The account's enforced window (it follows the account's while the batch is unfinished): calls are placed only when both windows are open",
+      description:
+        "The account's enforced window (it follows the account's while the batch is unfinished): calls are placed only when both windows are open",
       select: { enforcedWindow: true },
       resolve: (b) => storedWindow(b.enforcedWindow),
     }),
@@ -104,7 +106,8 @@ export const CallBatchType = builder.prismaObject('Batch', {
       complexity: OUTCOME_BREAKDOWN_COMPLEXITY,
       resolve: (batch, _args, ctx, info) => {
         // A subscription would run the count on every event while paying for it once.
-        if (info.operation.operation === 'subscription') throw new AppError('BAD_REQUEST', 'outcomeBreakdown is not available in subscriptions; query it instead');
+        if (info.operation.operation === 'subscription')
+          throw new AppError('BAD_REQUEST', 'outcomeBreakdown is not available in subscriptions; query it instead');
         return ctx.deps.outcomes.of(batch.id);
       },
     }),

@@ -10,7 +10,6 @@ import { attemptsFromHistory, waitsForRetry, type CallAttempt } from '../../doma
 import { waitReasonOf } from '../../domain/wait-reason.ts';
 import { CallWaitReason } from './wait-reason.ts';
 
-
 /** A call's batch is the account's (it was read through it), so a missing one is a bug, not a 404. */
 async function labelsOf(ctx: GraphQLContext, batchId: string): Promise<BatchLabels> {
   const labels = await ctx.loaders.batchLabels.load(batchId);
@@ -39,7 +38,9 @@ const CallAttemptType = builder.objectRef<CallAttempt>('CallAttempt').implement(
     number: t.exposeInt('number', { description: '1-based' }),
     phoneNumber: t.exposeString('phoneNumber', { description: 'The number dialled' }),
     alternate: t.exposeBoolean('alternate', { description: "Whether this dial went to the contact's alternate number" }),
-    status: t.exposeString('status', { description: "How the attempt ended (`no_answer` with disconnectReason `voicemail` for voicemail); the call's status while it runs" }),
+    status: t.exposeString('status', {
+      description: "How the attempt ended (`no_answer` with disconnectReason `voicemail` for voicemail); the call's status while it runs",
+    }),
     disconnectReason: t.exposeString('disconnectReason', { nullable: true }),
     hangupBy: t.exposeString('hangupBy', { nullable: true }),
     startedAt: t.expose('startedAt', { type: 'DateTime' }),
@@ -56,7 +57,7 @@ export interface CallConsent {
 }
 
 const CallConsentType = builder.objectRef<CallConsent>('CallConsent').implement({
-  description: 'The contact\'s consent record, as given at create (REST `consent`)',
+  description: "The contact's consent record, as given at create (REST `consent`)",
   fields: (t) => ({
     source: t.exposeString('source', { description: 'Where consent was given (e.g. web_form)' }),
     timestamp: t.expose('timestamp', { type: 'DateTime', description: 'When consent was given' }),
@@ -131,7 +132,8 @@ export const CallType = builder.prismaObject('Call', {
     nextAttemptAt: t.expose('nextAttemptAt', {
       type: 'DateTime',
       nullable: true,
-      description: 'When a waiting call is next tried: its retry, its calling window opening, or the frequency cap letting it through; null otherwise',
+      description:
+        'When a waiting call is next tried: its retry, its calling window opening, or the frequency cap letting it through; null otherwise',
     }),
     timezone: t.exposeString('timezone', {
       nullable: true,

@@ -90,7 +90,9 @@ const CreateAgentInput = builder.inputType('CreateAgentInput', {
     recordingEnabled: t.boolean(),
     outcomeKeys: t.stringList(),
     providerAgentId: t.string(),
-    optOutOutcomeKey: t.string({ description: "One of outcomeKeys: a call whose analysis sets it to yes (or true) puts the contact's numbers on the do-not-call list" }),
+    optOutOutcomeKey: t.string({
+      description: "One of outcomeKeys: a call whose analysis sets it to yes (or true) puts the contact's numbers on the do-not-call list",
+    }),
     optOutDetection: t.boolean({ description: 'Default true: the outcome `opt_out` and the phrase list detect opt-outs too (docs/campaigns.md)' }),
   }),
 });
@@ -134,7 +136,8 @@ builder.mutationFields((t) => ({
     type: 'Agent',
     description: "Changes an agent's settings (its opt-out outcome key and detection)",
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateAgentInput, required: true }) },
-    resolve: async (_q, _r, { id, input }, ctx) => updateAgent(ctx.deps.db, await ctx.account(), String(id), {
+    resolve: async (_q, _r, { id, input }, ctx) =>
+      updateAgent(ctx.deps.db, await ctx.account(), String(id), {
         optOutOutcomeKey: input.optOutOutcomeKey,
         optOutDetection: input.optOutDetection ?? undefined,
       }),

@@ -4,7 +4,12 @@ import { builder } from '../builder.ts';
 import { AppError } from '../../errors.ts';
 import { CallType } from './call.ts';
 import { CallBatchType } from './batch.ts';
-import { MAX_AUDIT_ENTRIES_PER_CALL, type DialAllowedBy as DialAllowedByValue, type DialAudit, type DialAuditWindow } from '../../domain/dial-audit.ts';
+import {
+  MAX_AUDIT_ENTRIES_PER_CALL,
+  type DialAllowedBy as DialAllowedByValue,
+  type DialAudit,
+  type DialAuditWindow,
+} from '../../domain/dial-audit.ts';
 import {
   complianceReport,
   MAX_REPORT_BLOCKED_ROWS,
@@ -58,10 +63,17 @@ export const DialAuditType = builder.objectRef<DialAudit>('DialAudit').implement
       resolve: (a) => a.zones.map((zone, i) => ({ zone, localTime: a.localTimes[i] ?? '' })),
     }),
     windows: t.field({ type: [DialAuditWindowType], resolve: (a) => a.windows }),
-    windowClosesAt: t.expose('closesAt', { type: 'DateTime', nullable: true, description: 'When the window the dial was placed in closes; null without a window' }),
+    windowClosesAt: t.expose('closesAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the window the dial was placed in closes; null without a window',
+    }),
     rules: t.exposeStringList('rules', { description: 'Compliance profile rule ids applied; empty when no profile is in force' }),
     rulesVersion: t.exposeString('rulesVersion', { nullable: true, description: "The rule table's version when a profile was in force" }),
-    lists: t.exposeStringList('lists', { description: 'Lists the number was checked against: `account_do_not_call`, and for a +1 number `us_national_dnc_registry` and `us_reassigned_numbers`' }),
+    lists: t.exposeStringList('lists', {
+      description:
+        'Lists the number was checked against: `account_do_not_call`, and for a +1 number `us_national_dnc_registry` and `us_reassigned_numbers`',
+    }),
   }),
 });
 
@@ -85,10 +97,12 @@ const BlockedCountType = builder.objectRef<BlockedCount>('BlockedDials').impleme
   description: 'Calls held back or ended undialled for one reason',
   fields: (t) => ({
     stage: t.exposeString('stage', {
-      description: '`ended` (ended undialled), `waiting` (held back now), `withheld` (a claimed dial the check at the dial refused) or `alternate` (its alternate number was not dialled)',
+      description:
+        '`ended` (ended undialled), `waiting` (held back now), `withheld` (a claimed dial the check at the dial refused) or `alternate` (its alternate number was not dialled)',
     }),
     reason: t.exposeString('reason', {
-      description: 'ended: suppressed, no_calling_window, expired; waiting and withheld: calling_window, frequency_cap; alternate: suppressed, calling_window, frequency_cap',
+      description:
+        'ended: suppressed, no_calling_window, expired; waiting and withheld: calling_window, frequency_cap; alternate: suppressed, calling_window, frequency_cap',
     }),
     calls: t.exposeInt('calls'),
   }),
@@ -119,7 +133,8 @@ builder.objectField(CallBatchType, 'complianceReport', (t) =>
     description: 'Dials per local hour per zone and blocked calls by reason, aggregated now; not in subscriptions',
     complexity: COMPLIANCE_REPORT_COMPLEXITY,
     resolve: (batch, _a, ctx, info) => {
-      if (info.operation.operation === 'subscription') throw new AppError('BAD_REQUEST', 'complianceReport is not available in subscriptions; query it instead');
+      if (info.operation.operation === 'subscription')
+        throw new AppError('BAD_REQUEST', 'complianceReport is not available in subscriptions; query it instead');
       return complianceReport(ctx.deps, batch.id);
     },
   }),

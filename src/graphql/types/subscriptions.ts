@@ -11,8 +11,7 @@ import type { CallSnapshot } from '../../events/call-tracker.ts';
 import { recordingUrl } from '../../services/calls/recording-url.ts';
 
 const BatchProgressType = builder.objectRef<BatchSnapshot>('BatchProgress').implement({
-  description:
-    "A batch's status and counters as one row read: queued + inProgress + completed + failed + cancelled = acceptedContacts",
+  description: "A batch's status and counters as one row read: queued + inProgress + completed + failed + cancelled = acceptedContacts",
   fields: (t) => ({
     batchId: t.exposeID('id'),
     ...batchStateFields(t),
@@ -54,8 +53,15 @@ const CallUpdateType = builder.objectRef<CallSnapshot>('CallUpdate').implement({
     }),
     llmTranscript: t.exposeString('llmTranscript', { nullable: true, complexity: HEAVY_TEXT_COMPLEXITY }),
     attemptCount: t.exposeInt('attemptCount', { description: 'Dials made so far, the alternate number included' }),
-    nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', nullable: true, description: 'When a waiting call is next tried: its retry, or its calling window opening; null otherwise' }),
-    timezone: t.exposeString('timezone', { nullable: true, description: 'The zones its calling window is judged in, comma-separated; null without a window' }),
+    nextAttemptAt: t.expose('nextAttemptAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When a waiting call is next tried: its retry, or its calling window opening; null otherwise',
+    }),
+    timezone: t.exposeString('timezone', {
+      nullable: true,
+      description: 'The zones its calling window is judged in, comma-separated; null without a window',
+    }),
     waitReason: t.field({
       type: CallWaitReason,
       nullable: true,
@@ -95,7 +101,7 @@ builder.subscriptionFields((t) => ({
   }),
   accountBatches: t.field({
     type: BatchProgressType,
-    description: "Every batch of the account that is created or whose status or counters change, from now on",
+    description: 'Every batch of the account that is created or whose status or counters change, from now on',
     subscribe: async (_root, _args, ctx) => ctx.deps.events.hub().accountBatches(await ctx.account()),
     resolve: (snapshot) => snapshot,
   }),

@@ -14,7 +14,9 @@ const SuppressionType = builder.objectRef<Suppression>('Suppression').implement(
   fields: (t) => ({
     phoneNumber: t.exposeString('phoneNumber', { description: 'E.164' }),
     reason: t.exposeString('reason', { nullable: true }),
-    source: t.exposeString('source', { description: '`api` (an API key, REST or GraphQL), `cli` (the operator token), or `call:<call_id>` for an opt-out' }),
+    source: t.exposeString('source', {
+      description: '`api` (an API key, REST or GraphQL), `cli` (the operator token), or `call:<call_id>` for an opt-out',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
@@ -23,7 +25,10 @@ const SuppressionPage = builder.objectRef<SuppressionList>('SuppressionPage').im
   fields: (t) => ({
     items: t.field({ type: [SuppressionType], resolve: (p) => p.items }),
     pagination: t.field({ type: PaginationType, resolve: (p) => p.pagination }),
-    nextCursor: t.exposeString('nextCursor', { nullable: true, description: 'Pass as `cursor` for the next page (any depth); null on the last page' }),
+    nextCursor: t.exposeString('nextCursor', {
+      nullable: true,
+      description: 'Pass as `cursor` for the next page (any depth); null on the last page',
+    }),
   }),
 });
 
@@ -40,7 +45,10 @@ builder.queryFields((t) => ({
     description: "The account's do-not-call list, newest first",
     args: {
       phoneNumber: t.arg.string({ description: 'Only this number (any form the phone rules read)' }),
-      page: t.arg.int({ defaultValue: 1, description: `1-indexed; pages reach the first ${MAX_SUPPRESSIONS_OFFSET} numbers (read further with cursor)` }),
+      page: t.arg.int({
+        defaultValue: 1,
+        description: `1-indexed; pages reach the first ${MAX_SUPPRESSIONS_OFFSET} numbers (read further with cursor)`,
+      }),
       limit: t.arg.int({ defaultValue: SUPPRESSIONS_PAGE.defaultLimit, description: `Page size, at most ${SUPPRESSIONS_PAGE.maxLimit}` }),
       cursor: t.arg.string({ description: "A page's nextCursor: the page after it, at any depth (page stays 1)" }),
     },

@@ -6,7 +6,13 @@ export const CallWaitReason = builder.enumType('CallWaitReason', {
   description: 'Why a waiting call is not dialled before nextAttemptAt',
   values: {
     CALLING_WINDOW: { value: 'calling_window', description: 'Not placed yet: its calling window is closed; nextAttemptAt is when it opens' },
-    RETRY: { value: 'retry', description: 'Put back in line by the retry policy (retryReason says why); nextAttemptAt is its next attempt, at an open window' },
-    FREQUENCY_CAP: { value: 'frequency_cap', description: "Its number reached the account's frequency cap; nextAttemptAt is when a dial leaves the period" },
+    RETRY: {
+      value: 'retry',
+      description: 'Put back in line by the retry policy (retryReason says why); nextAttemptAt is its next attempt, at an open window',
+    },
+    FREQUENCY_CAP: {
+      value: 'frequency_cap',
+      description: "Its number reached the account's frequency cap; nextAttemptAt is when a dial leaves the period",
+    },
   } satisfies Record<string, { value: WaitReason; description: string }>,
 });

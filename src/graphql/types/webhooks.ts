@@ -5,7 +5,8 @@ import { displayUrl, redeliverWebhook } from '../../services/webhooks/deliveries
 import { rotateWebhookSecret, webhookSecret, type WebhookSecretInfo } from '../../services/webhooks/secrets.ts';
 
 const WebhookDeliveryStatus = builder.enumType('WebhookDeliveryStatus', {
-  description: 'pending: due or waiting for a retry; delivered: a 2xx was received; failed: attempts exhausted; disabled: the endpoint answered 410 Gone',
+  description:
+    'pending: due or waiting for a retry; delivered: a 2xx was received; failed: attempts exhausted; disabled: the endpoint answered 410 Gone',
   values: DELIVERY_STATUSES,
 });
 

@@ -188,7 +188,8 @@ export function buildOpenApiDocument(routes: RestRoute[]) {
         apiKey: {
           type: 'http',
           scheme: 'bearer',
-          description: 'The account\'s API key (`sk_…`): `Authorization: Bearer sk_…` on every request. A missing or unknown key is 401 `{"detail":"Invalid API key"}`.',
+          description:
+            'The account\'s API key (`sk_…`): `Authorization: Bearer sk_…` on every request. A missing or unknown key is 401 `{"detail":"Invalid API key"}`.',
         },
       },
       headers: {

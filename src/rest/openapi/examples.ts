@@ -32,7 +32,12 @@ export const createRequestExample = {
       name: 'Ann',
       phone_number: '+14155550124',
       metadata: { 'First Name': 'Ann' },
-      consent: { source: 'web_form', timestamp: '2026-10-02T16:20:00Z', text: 'I agree that Acme may call me about my demo request.', reference: 'form-submission-88412' },
+      consent: {
+        source: 'web_form',
+        timestamp: '2026-10-02T16:20:00Z',
+        text: 'I agree that Acme may call me about my demo request.',
+        reference: 'form-submission-88412',
+      },
     },
     { contact_id: 'c-2', phone_number: '+1415555' },
   ],
@@ -133,7 +138,12 @@ export const callRecordExample: CallRecord = {
   timezone: 'America/New_York',
   retry_reason: null,
   primary_phone_number: '+14155550124',
-  consent: { source: 'web_form', timestamp: '2026-10-02T16:20:00.000Z', text: 'I agree that Acme may call me about my demo request.', reference: 'form-submission-88412' },
+  consent: {
+    source: 'web_form',
+    timestamp: '2026-10-02T16:20:00.000Z',
+    text: 'I agree that Acme may call me about my demo request.',
+    reference: 'form-submission-88412',
+  },
 };
 
 export const paginationExample = (total: number): Pagination => ({ page: 1, limit: 50, total, has_more: total > 50 });

@@ -7,8 +7,16 @@ export type JsonSchema = { [keyword: string]: unknown };
 /** A reference to a schema under components/schemas. */
 export const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 
-export const str = (description?: string, extra: JsonSchema = {}): JsonSchema => ({ type: 'string', ...extra, ...(description ? { description } : {}) });
-export const int = (description?: string, extra: JsonSchema = {}): JsonSchema => ({ type: 'integer', ...extra, ...(description ? { description } : {}) });
+export const str = (description?: string, extra: JsonSchema = {}): JsonSchema => ({
+  type: 'string',
+  ...extra,
+  ...(description ? { description } : {}),
+});
+export const int = (description?: string, extra: JsonSchema = {}): JsonSchema => ({
+  type: 'integer',
+  ...extra,
+  ...(description ? { description } : {}),
+});
 export const bool = (description?: string): JsonSchema => ({ type: 'boolean', ...(description ? { description } : {}) });
 export const count = (description?: string): JsonSchema => int(description, { minimum: 0 });
 export const timestamp = (description = 'ISO 8601 UTC timestamp with milliseconds'): JsonSchema => str(description, { format: 'date-time' });

@@ -6,7 +6,6 @@ import { accountExample } from '../openapi/examples.ts';
 
 const FETCHED = 'Account details fetched successfully';
 
-
 export const accountRoutes: RestRoute[] = [
   {
     method: 'GET',
@@ -20,7 +19,8 @@ export const accountRoutes: RestRoute[] = [
       operationId: 'getAccount',
       tag: 'Account',
       summary: "The key's account and its limits",
-      description: 'The account the bearer key belongs to, with the limits a create and the rate limit apply (`max_batch_size`, `rate_limit_per_minute`, …).',
+      description:
+        'The account the bearer key belongs to, with the limits a create and the rate limit apply (`max_batch_size`, `rate_limit_per_minute`, …).',
       success: [{ status: 200, messages: [FETCHED] }],
       data: ref('Account'),
       example: accountExample,

@@ -49,7 +49,7 @@ export const batchExportRoutes: RestRoute[] = [
         {
           name: 'include',
           description:
-            '`dial_audit`: one more column after the call record\'s, the call\'s dial audit as a JSON array (the items of GET …/calls/{call_id}/dial-audit; at most 50 per call). Not part of the original contract',
+            "`dial_audit`: one more column after the call record's, the call's dial audit as a JSON array (the items of GET …/calls/{call_id}/dial-audit; at most 50 per call). Not part of the original contract",
           schema: oneOfStrings(OPTIONAL_CSV_COLUMNS),
         },
       ],

@@ -5,12 +5,7 @@ import { batchDetails } from '../../services/representations.ts';
 import { ref } from '../openapi/json-schema.ts';
 import { batchDetailsExample } from '../openapi/examples.ts';
 import type { RouteDoc } from '../openapi/route-doc.ts';
-import type {
-  RestCancelBatchMutation,
-  RestPauseBatchMutation,
-  RestResumeBatchMutation,
-  RestStartBatchMutation,
-} from '../../codegen/graphql.ts';
+import type { RestCancelBatchMutation, RestPauseBatchMutation, RestResumeBatchMutation, RestStartBatchMutation } from '../../codegen/graphql.ts';
 
 const BASE = '/api/v1/public/call-batches/:batch_id';
 
@@ -35,7 +30,8 @@ function doc(op: keyof typeof MESSAGES): RouteDoc {
     operationId: `${op}Batch`,
     tag: 'Batch operations',
     summary: SUMMARIES[op],
-    description: 'Beyond the published contract. Takes no body. Answers the batch details, as GET /call-batches/{batch_id}. An operation the batch\'s state does not allow is 409 INVALID_STATE.',
+    description:
+      "Beyond the published contract. Takes no body. Answers the batch details, as GET /call-batches/{batch_id}. An operation the batch's state does not allow is 409 INVALID_STATE.",
     success: [{ status: 200, messages: [MESSAGES[op]] }],
     data: ref('BatchDetails'),
     example: batchDetailsExample,

@@ -11,7 +11,6 @@ import type { RouteDoc } from '../openapi/route-doc.ts';
 
 const PATH = '/api/v1/public/call-batches';
 
-
 const CREATED = 'Call batch created successfully';
 const CREATED_WITH_ERRORS = 'Call batch created with validation errors';
 const EXISTS = 'Call batch already exists for this idempotency key';

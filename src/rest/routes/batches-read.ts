@@ -55,7 +55,6 @@ const dayParam = (name: string, description: string): QueryParamDoc => ({
 });
 const callsPage = (total: number) => ({ items: [callRecordExample], pagination: paginationExample(total) });
 
-
 function batchesVariables({ query }: RouteInput): RestBatchesQueryVariables {
   const q = new QueryReader(query);
   const agentId = q.string('agent_id');
@@ -156,7 +155,8 @@ export const batchesReadRoutes: RestRoute[] = [
       operationId: 'getCallBatch',
       tag: 'Batches',
       summary: 'A batch with its counters',
-      description: "The batch's settings, its status and the count of its calls in each state. A batch of another account is 404, as one that does not exist.",
+      description:
+        "The batch's settings, its status and the count of its calls in each state. A batch of another account is 404, as one that does not exist.",
       success: [{ status: 200, messages: [MESSAGES.details] }],
       data: ref('BatchDetails'),
       example: batchDetailsExample,
@@ -178,7 +178,11 @@ export const batchesReadRoutes: RestRoute[] = [
       tag: 'Calls',
       summary: "A batch's calls, in submission order",
       description: 'Each call as a call record; `status` and `external_id` narrow the page.',
-      query: [callStatusParam, { name: 'external_id', description: "Only the calls of this contact_id", schema: str() }, ...pageParams('limit', BATCH_CALLS_PAGE)],
+      query: [
+        callStatusParam,
+        { name: 'external_id', description: 'Only the calls of this contact_id', schema: str() },
+        ...pageParams('limit', BATCH_CALLS_PAGE),
+      ],
       success: [{ status: 200, messages: [MESSAGES.calls] }],
       data: pageOf('CallRecord'),
       example: callsPage(1),
@@ -203,14 +207,15 @@ export const batchesReadRoutes: RestRoute[] = [
       operationId: 'getBatchResults',
       tag: 'Calls',
       summary: "A batch's calls with their AI results (summary, outcomes, transcript, recording)",
-      description: 'With `outcome`, the page reads every call of the batch: 429 also when the account or the server runs too many such reads at once.',
-      query: [
-        ...resultFilterParams,
-        ...pageParams('limit', BATCH_RESULTS_PAGE),
-      ],
+      description:
+        'With `outcome`, the page reads every call of the batch: 429 also when the account or the server runs too many such reads at once.',
+      query: [...resultFilterParams, ...pageParams('limit', BATCH_RESULTS_PAGE)],
       success: [{ status: 200, messages: [MESSAGES.results] }],
       data: pageOf('CallRecord', {
-        status: oneOfStrings(['pending', 'completed', 'cancelled'], '`pending` while any call awaits a result, `completed` when all are in, `cancelled` for a cancelled batch'),
+        status: oneOfStrings(
+          ['pending', 'completed', 'cancelled'],
+          '`pending` while any call awaits a result, `completed` when all are in, `cancelled` for a cancelled batch',
+        ),
       }),
       example: { status: 'pending', ...callsPage(1) },
       errors: ['NOT_FOUND'],

@@ -24,7 +24,10 @@ export const complianceRoutes: RestRoute[] = [
     respond: ({ call }: RestCallDialAuditQuery, { params }) => {
       // The call is read by its id under the key's account; one of another batch is not this path's.
       if (call.batchId !== params.batch_id) throw notFound('Call not found');
-      return { message: MESSAGES.audit, data: { call_id: call.id, batch_id: call.batchId, items: call.dialAudit.map(dialAuditEntryOut) } satisfies DialAuditOut };
+      return {
+        message: MESSAGES.audit,
+        data: { call_id: call.id, batch_id: call.batchId, items: call.dialAudit.map(dialAuditEntryOut) } satisfies DialAuditOut,
+      };
     },
     doc: {
       operationId: 'getCallDialAudit',

@@ -52,7 +52,8 @@ function checkLengths(input: AccountInput): void {
     if (w) details.push(...callingWindowProblems({ ...w, timezone: w.timezone ?? RECIPIENT_ZONE }).map(([f, reason]) => `${field}.${f}: ${reason}`));
   }
   if (input.frequencyCap) details.push(...frequencyCapIssues(input.frequencyCap).map((i) => formatIssue(i)));
-  for (const [index, reason] of complianceProfilesProblems(input.complianceProfiles ?? [])) details.push(`complianceProfiles${index === null ? '' : `.${index}`}: ${reason}`);
+  for (const [index, reason] of complianceProfilesProblems(input.complianceProfiles ?? []))
+    details.push(`complianceProfiles${index === null ? '' : `.${index}`}: ${reason}`);
   if (details.length) throw requestValidation(details);
 }
 
@@ -67,8 +68,7 @@ function windowData(w: CallingWindowRequest | null | undefined) {
 
 function accountData(input: AccountInput) {
   checkLengths(input);
-  const defined = <T extends object>(o: T) =>
-    Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as Partial<T>;
+  const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as Partial<T>;
   const cap = input.frequencyCap;
   return {
     ...defined({
@@ -90,7 +90,9 @@ function accountData(input: AccountInput) {
     // null clears the cap: not dropped like the other absent fields.
     ...(cap === undefined ? {} : { frequencyCapMaxCalls: cap?.maxCalls ?? null, frequencyCapPeriodSeconds: cap?.periodSeconds ?? null }),
     // null: back to the service default, not dropped like the other absent fields.
-    ...(input.complianceProfiles === undefined ? {} : { complianceProfiles: input.complianceProfiles === null ? Prisma.DbNull : [...input.complianceProfiles] }),
+    ...(input.complianceProfiles === undefined
+      ? {}
+      : { complianceProfiles: input.complianceProfiles === null ? Prisma.DbNull : [...input.complianceProfiles] }),
   };
 }
 

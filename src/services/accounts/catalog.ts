@@ -46,7 +46,8 @@ function agentLengthDetails(input: AgentInput): string[] {
     // Past the count limit only its refusal is added: one detail per key spread a caller-sized list.
     ...keys.slice(0, MAX_OUTCOME_KEYS).map((key, i) => [`outcomeKeys.${i}`, key, MAX_OUTCOME_KEY_LENGTH] as const),
   ]);
-  if (keys.length > MAX_OUTCOME_KEYS) details.push(`outcomeKeys: List should have at most ${MAX_OUTCOME_KEYS} items after validation, not ${keys.length}`);
+  if (keys.length > MAX_OUTCOME_KEYS)
+    details.push(`outcomeKeys: List should have at most ${MAX_OUTCOME_KEYS} items after validation, not ${keys.length}`);
   return details;
 }
 

@@ -21,7 +21,12 @@ const FINDERS: { [K in NodeKind]: Finder<K> } = {
 };
 
 /** One statement for all the ids; the rows in the order of `ids`, null where the account has none. */
-export async function ownedByIds<K extends NodeKind>(db: Database, accountId: string, kind: K, ids: readonly string[]): Promise<(OwnedRows[K] | null)[]> {
+export async function ownedByIds<K extends NodeKind>(
+  db: Database,
+  accountId: string,
+  kind: K,
+  ids: readonly string[],
+): Promise<(OwnedRows[K] | null)[]> {
   return inIdOrder(ids, await FINDERS[kind](db, { id: { in: [...new Set(ids)] }, accountId }));
 }
 

@@ -40,7 +40,11 @@ export async function accountForProviderCall(deps: Pick<AppDeps, 'db'>, provider
 }
 
 /** The provider's agent id and version for our agent and prompt version (null fields: the number's default agent). */
-export async function providerAgentRef(deps: Pick<AppDeps, 'db'>, agentId: string, promptVersionId: string): Promise<{ agentId: string | null; agentVersion: number | null }> {
+export async function providerAgentRef(
+  deps: Pick<AppDeps, 'db'>,
+  agentId: string,
+  promptVersionId: string,
+): Promise<{ agentId: string | null; agentVersion: number | null }> {
   const rows = await deps.db.prisma.$queryRaw<{ provider_agent_id: string | null; provider_agent_version: number | null }[]>`
     SELECT a.provider_agent_id, p.provider_agent_version
       FROM agents a LEFT JOIN prompt_versions p ON p.id = ${promptVersionId} AND p.agent_id = a.id

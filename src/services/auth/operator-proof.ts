@@ -15,7 +15,10 @@ export const CHALLENGE_PATTERN = /^[A-Za-z0-9_-]{22,128}$/;
 export const newChallenge = (): string => crypto.randomBytes(24).toString('base64url');
 
 export function operatorProof(token: string, challenge: string): string {
-  return crypto.createHmac('sha256', token).update(DOMAIN + challenge).digest('base64url');
+  return crypto
+    .createHmac('sha256', token)
+    .update(DOMAIN + challenge)
+    .digest('base64url');
 }
 
 /** Whether `answer` is the proof of `token` for `challenge` (constant time). */

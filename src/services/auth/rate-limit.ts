@@ -110,12 +110,9 @@ export function accountRateLimited(state: RateLimitState): AppError {
 }
 
 export function authFailuresRateLimited(state: RateLimitState): AppError {
-  return new AppError(
-    'RATE_LIMITED',
-    'Too many requests',
-    [`Too many failed authentication attempts; retry in ${state.resetSeconds} s`],
-    { 'Retry-After': String(state.resetSeconds) },
-  );
+  return new AppError('RATE_LIMITED', 'Too many requests', [`Too many failed authentication attempts; retry in ${state.resetSeconds} s`], {
+    'Retry-After': String(state.resetSeconds),
+  });
 }
 
 export function anonymousRateLimited(state: RateLimitState): AppError {

@@ -15,7 +15,6 @@ import { CANCEL_WAITING, cancelWaitingCalls } from '../calls/cancel-waiting-call
 import { enqueueBatchEvents } from '../webhooks/enqueue-batch-events.ts';
 import { withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
 
-
 /** Statuses an operation accepts, and the one it leads to (from the domain rule). */
 function transition(op: BatchOperation): { from: BatchStatus[]; to: BatchStatus } {
   const from = BATCH_STATUSES.filter((s) => applyBatchOperation(s, op).ok);

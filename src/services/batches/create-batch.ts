@@ -11,7 +11,13 @@ import { checkCreateBatchFields, checkCreateBatchRequest } from '../../domain/cr
 import { contactCountProblem, type StartMode } from '../../domain/create-batch-fields.ts';
 import type { CreateBatchInput, CreateBatchRequest } from '../../domain/create-batch-types.ts';
 import { newId } from '../../domain/ids.ts';
-import { AGENT_CANNOT_DETECT_OPT_OUTS_MESSAGE, CreateWarnings, NO_PROTECTIVE_WINDOW_MESSAGE, startAfterExpiryIssue, type CreateWarning } from '../../domain/create-warnings.ts';
+import {
+  AGENT_CANNOT_DETECT_OPT_OUTS_MESSAGE,
+  CreateWarnings,
+  NO_PROTECTIVE_WINDOW_MESSAGE,
+  startAfterExpiryIssue,
+  type CreateWarning,
+} from '../../domain/create-warnings.ts';
 import { canDetectOptOuts } from '../../domain/opt-out.ts';
 import { allContactsInvalid, invalidFields, unprocessable } from '../../errors.ts';
 import type { Account } from '../../generated/prisma/client.ts';
@@ -59,7 +65,11 @@ export async function createBatch(
   // Counted before any contact is checked: per-contact work on a list of millions ran out of heap.
   const tooMany = contactCountProblem(request.contacts.length, account.maxBatchSize);
   if (tooMany) throw unprocessable(tooMany);
-  const checkOptions = { maxCallDurationSeconds: account.maxCallDurationSeconds, now: deps.clock.now(), retryMinDelaySeconds: deps.config.RETRY_MIN_DELAY_SECONDS };
+  const checkOptions = {
+    maxCallDurationSeconds: account.maxCallDurationSeconds,
+    now: deps.clock.now(),
+    retryMinDelaySeconds: deps.config.RETRY_MIN_DELAY_SECONDS,
+  };
   // With a callback_url the contacts may be screened before anything is written (a refused URL
   // yields to all of them being invalid): checked all at once first.
   if (request.callbackUrl != null) {
@@ -101,7 +111,13 @@ interface ContactsChecking {
   all(): void;
 }
 
-async function createChecked(deps: AppDeps, account: Account, input: CreateBatchInput, opts: CreateBatchOptions, contacts: ContactsChecking | null): Promise<CreateBatchResult> {
+async function createChecked(
+  deps: AppDeps,
+  account: Account,
+  input: CreateBatchInput,
+  opts: CreateBatchOptions,
+  contacts: ContactsChecking | null,
+): Promise<CreateBatchResult> {
   const mark = opts.mark;
   const late = startAfterExpiryIssue(input.startMode, input.scheduledAt, input.expiresAt);
   if (late) throw invalidFields([late]);
@@ -123,7 +139,15 @@ async function createChecked(deps: AppDeps, account: Account, input: CreateBatch
   const chunks = { firstChunkSize: opts.insert?.chunkSize ? chunkSize : Math.min(FIRST_CALL_CHUNK_SIZE, chunkSize), chunkSize };
   // The account's profiles (or the service default) and the batch's own: the most restrictive wins.
   const profiles = profilesInForce(accountProfiles(account) ?? deps.config.DEFAULT_COMPLIANCE_PROFILES, input.complianceProfiles);
-  const screenContext = (lookup: SqlTx) => ({ accountId: account.id, windows, now: deps.clock.now(), ...chunks, lookup, registryConsentExempt: account.registryConsentExempt, profiles });
+  const screenContext = (lookup: SqlTx) => ({
+    accountId: account.id,
+    windows,
+    now: deps.clock.now(),
+    ...chunks,
+    lookup,
+    registryConsentExempt: account.registryConsentExempt,
+    profiles,
+  });
   const screen = (lookup: SqlTx) => screenContacts(input, screenContext(lookup));
   if (input.callbackUrl !== null) await validateCallbackUrlAfterContacts(deps, input.callbackUrl, () => screen(autocommit(deps.db)));
 
@@ -154,12 +178,29 @@ async function createChecked(deps: AppDeps, account: Account, input: CreateBatch
     // COPYs in this transaction when none is free.
     const warnings = batchWarnings(windows, profiles, settings);
     const screened = screenContacts(input, { ...screenContext(spareConnectionOr(deps.db, tx)), warnings, checkContactsUpTo: contacts?.upTo });
-    const owner = { accountId: account.id, batchId: result.batchId, agentId: result.agentId, promptVersionId: result.versionId, createdAt: result.createdAt };
+    const owner = {
+      accountId: account.id,
+      batchId: result.batchId,
+      agentId: result.agentId,
+      promptVersionId: result.versionId,
+      createdAt: result.createdAt,
+    };
     const accepted = await insertCalls(tx, owner, screened.chunks, { ...opts.insert, mark });
     // Nothing was copied: the rollback costs nothing.
     if (accepted === 0) throw allContactsInvalid(screened.rejected);
-    Object.assign(result, { acceptedContacts: accepted, rejectedContacts: screened.rejected.length, validationErrors: screened.rejected, warnings: warnings.list() });
-    await tx.query(SET_CONTACT_COUNTS_SQL, [result.batchId, accepted, screened.rejected.length, JSON.stringify(screened.rejected), JSON.stringify(result.warnings)]);
+    Object.assign(result, {
+      acceptedContacts: accepted,
+      rejectedContacts: screened.rejected.length,
+      validationErrors: screened.rejected,
+      warnings: warnings.list(),
+    });
+    await tx.query(SET_CONTACT_COUNTS_SQL, [
+      result.batchId,
+      accepted,
+      screened.rejected.length,
+      JSON.stringify(screened.rejected),
+      JSON.stringify(result.warnings),
+    ]);
     await catchUpEnforcedWindow(tx, result.batchId, account.id, result.createdAt);
     mark?.('counts');
     return true;
@@ -246,7 +287,8 @@ function batchWindows(account: Account, input: CreateBatchInput): BatchWindows {
 function batchWarnings(windows: BatchWindows, profiles: readonly string[], settings: BatchSettings): CreateWarnings {
   const warnings = new CreateWarnings();
   // A profile (us_tcpa, the service default) keeps US calls to decent hours: that protects.
-  if (windows.own === null && windows.enforced === null && profiles.length === 0) warnings.about('no_protective_window', NO_PROTECTIVE_WINDOW_MESSAGE);
+  if (windows.own === null && windows.enforced === null && profiles.length === 0)
+    warnings.about('no_protective_window', NO_PROTECTIVE_WINDOW_MESSAGE);
   const agent = settings.agent;
   if (!canDetectOptOuts({ key: agent.optOutOutcomeKey, detection: agent.optOutDetection })) {
     warnings.about('agent_cannot_detect_opt_outs', AGENT_CANNOT_DETECT_OPT_OUTS_MESSAGE);

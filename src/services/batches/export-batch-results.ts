@@ -46,10 +46,34 @@ export interface ResultsExport {
 }
 
 const CALL_COLUMNS = [
-  'id', 'seq', 'batchId', 'externalId', 'phoneNumber', 'dialedNumber', 'agentId', 'status', 'transcriptStatus',
-  'durationSeconds', 'answerDurationSeconds', 'timestamp', 'createdAt', 'completedAt', 'hangupBy', 'disconnectReason',
-  'summary', 'outcomes', 'recordingAvailable', 'llmTranscript', 'promptVersionId', 'attempts', 'nextAttemptAt', 'timezone',
-  'consentSource', 'consentAt', 'consentText', 'consentReference',
+  'id',
+  'seq',
+  'batchId',
+  'externalId',
+  'phoneNumber',
+  'dialedNumber',
+  'agentId',
+  'status',
+  'transcriptStatus',
+  'durationSeconds',
+  'answerDurationSeconds',
+  'timestamp',
+  'createdAt',
+  'completedAt',
+  'hangupBy',
+  'disconnectReason',
+  'summary',
+  'outcomes',
+  'recordingAvailable',
+  'llmTranscript',
+  'promptVersionId',
+  'attempts',
+  'nextAttemptAt',
+  'timezone',
+  'consentSource',
+  'consentAt',
+  'consentText',
+  'consentReference',
 ] as const;
 const SELECT_LIST = Prisma.raw(selectList(CALL_COLUMNS, 'c'));
 
@@ -146,7 +170,10 @@ export async function openResultsExport(
         versionId: c.promptVersionId,
         recordingUrl: recordingUrlOf(deps, c),
         retryReason: reasons.get(c.id) ?? null,
-        consent: c.consentSource === null || c.consentAt === null ? null : { source: c.consentSource, timestamp: c.consentAt, text: c.consentText, reference: c.consentReference },
+        consent:
+          c.consentSource === null || c.consentAt === null
+            ? null
+            : { source: c.consentSource, timestamp: c.consentAt, text: c.consentText, reference: c.consentReference },
       }));
       return { rows, last: calls.length < EXPORT_PAGE_ROWS };
     },

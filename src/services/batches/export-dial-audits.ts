@@ -20,7 +20,11 @@ export function withDialAudits(deps: Pick<AppDeps, 'db'>, accountId: string, exp
     async nextPage() {
       const page = await exp.nextPage();
       if (page.rows.length === 0) return page;
-      const audits = await dialAuditsByCallIds(deps.db, accountId, page.rows.map((r) => r.id));
+      const audits = await dialAuditsByCallIds(
+        deps.db,
+        accountId,
+        page.rows.map((r) => r.id),
+      );
       return { ...page, rows: page.rows.map((r, i): AuditedRow => ({ ...r, dialAudit: audits[i] })) };
     },
   };

@@ -99,7 +99,10 @@ export type BatchDetails = Pick<Batch, 'id' | BatchDetailColumn>;
  * a batch read without them. Only these columns: a whole row holds its validation errors too.
  */
 export async function batchDetailsByIds(db: Database, accountId: string, ids: readonly string[]): Promise<(BatchDetails | null)[]> {
-  return inIdOrder(ids, await db.prisma.batch.findMany({ where: { id: { in: [...new Set(ids)] }, accountId }, select: { id: true, ...DETAIL_COLUMNS } }));
+  return inIdOrder(
+    ids,
+    await db.prisma.batch.findMany({ where: { id: { in: [...new Set(ids)] }, accountId }, select: { id: true, ...DETAIL_COLUMNS } }),
+  );
 }
 
 /** The selection with the detail columns added; a query without one reads every column anyway. */
@@ -123,7 +126,11 @@ export async function getBatch(deps: AppDeps, account: Account, batchId: string,
     const rows = await runStatement<Batch>(deps.db, statement, [batchId, account.id]);
     batch = rows[0] ?? null;
   } else {
-    batch = (await deps.db.prisma.batch.findFirst({ ...query, ...(select && { select }), where: { id: batchId, accountId: account.id } })) as Batch | null;
+    batch = (await deps.db.prisma.batch.findFirst({
+      ...query,
+      ...(select && { select }),
+      where: { id: batchId, accountId: account.id },
+    })) as Batch | null;
   }
   if (!batch) throw batchNotFound();
   return batch;

@@ -57,9 +57,28 @@ export interface InsertCallsOptions {
 }
 
 const CALL_COLUMNS = [
-  'id', 'seq', 'account_id', 'batch_id', 'agent_id', 'prompt_version_id', 'created_at', 'updated_at', 'external_id', 'name',
-  'phone_number', 'alternate_phone', 'metadata', 'status', 'timezone', 'next_attempt_at', 'window_closes_at',
-  'contact_timezone', 'consent_source', 'consent_at', 'consent_text', 'consent_reference',
+  'id',
+  'seq',
+  'account_id',
+  'batch_id',
+  'agent_id',
+  'prompt_version_id',
+  'created_at',
+  'updated_at',
+  'external_id',
+  'name',
+  'phone_number',
+  'alternate_phone',
+  'metadata',
+  'status',
+  'timezone',
+  'next_attempt_at',
+  'window_closes_at',
+  'contact_timezone',
+  'consent_source',
+  'consent_at',
+  'consent_text',
+  'consent_reference',
 ] as const;
 
 /**
@@ -77,8 +96,12 @@ export async function insertCalls(
 ): Promise<number> {
   // The fields every row of the batch shares, between its seq and its external id.
   const shared = new CopyBinary(256)
-    .text(owner.accountId).text(owner.batchId).text(owner.agentId).text(owner.promptVersionId)
-    .timestamptz(owner.createdAt).timestamptz(owner.createdAt)
+    .text(owner.accountId)
+    .text(owner.batchId)
+    .text(owner.agentId)
+    .text(owner.promptVersionId)
+    .timestamptz(owner.createdAt)
+    .timestamptz(owner.createdAt)
     .fields();
   let inFlight: Promise<unknown> | null = null;
   let chunk = 0;
@@ -126,13 +149,24 @@ function chunkRows(calls: NewCall[], before: number, shared: Uint8Array): Uint8A
   const out = new CopyBinary(calls.length * (ROW_BYTES + shared.length));
   for (let i = 0; i < calls.length; i++) {
     const { contact, status, window } = calls[i];
-    out.row(CALL_COLUMNS.length).text(ids[i]).int4(before + i + 1).raw(shared);
+    out
+      .row(CALL_COLUMNS.length)
+      .text(ids[i])
+      .int4(before + i + 1)
+      .raw(shared);
     out.text(contact.externalId).text(contact.name).text(contact.phoneNumber).text(contact.alternatePhone);
     out.jsonb(JSON.stringify(contact.metadata)).text(status);
-    out.text(window?.timezone ?? null).timestamptz(window?.nextAttemptAt ?? null).timestamptz(window?.windowClosesAt ?? null);
+    out
+      .text(window?.timezone ?? null)
+      .timestamptz(window?.nextAttemptAt ?? null)
+      .timestamptz(window?.windowClosesAt ?? null);
     out.text(window?.contactTimezone ?? null);
     const consent = contact.consent ?? null;
-    out.text(consent?.source ?? null).timestamptz(consent?.at ?? null).text(consent?.text ?? null).text(consent?.reference ?? null);
+    out
+      .text(consent?.source ?? null)
+      .timestamptz(consent?.at ?? null)
+      .text(consent?.text ?? null)
+      .text(consent?.reference ?? null);
   }
   return out.end();
 }

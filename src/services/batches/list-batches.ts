@@ -93,9 +93,16 @@ export async function listBatches(
     where: batchConditions(account, input),
     // BATCH_ORDER
     orderBy: 'b.created_at DESC, b.id DESC',
-    seek: { columns: [{ expr: 'b.created_at', type: 'timestamptz' }, { expr: 'b.id', type: 'text' }], op: '<' },
+    seek: {
+      columns: [
+        { expr: 'b.created_at', type: 'timestamptz' },
+        { expr: 'b.id', type: 'text' },
+      ],
+      op: '<',
+    },
     relations: {
-      findPage: async (skip, take) => (await deps.db.prisma.batch.findMany({ ...query, where: batchWhere(account, input), orderBy: BATCH_ORDER, skip, take })) as Batch[],
+      findPage: async (skip, take) =>
+        (await deps.db.prisma.batch.findMany({ ...query, where: batchWhere(account, input), orderBy: BATCH_ORDER, skip, take })) as Batch[],
       count: () => deps.db.prisma.batch.count({ where: batchWhere(account, input) }),
     },
   };
@@ -132,7 +139,10 @@ export async function batchesForConnection(
     return (await deps.db.prisma.batch.findMany({ ...query, where: batchWhere(account, filter), orderBy: BATCH_ORDER })) as Batch[];
   }
   const ids = await idsFromCursor(deps, account, filter, cursor.id, take, skip ?? 0);
-  return loadInOrder(ids, async (page) => (await deps.db.prisma.batch.findMany({ ...selection, where: { accountId: account.id, id: { in: page } } })) as Batch[]);
+  return loadInOrder(
+    ids,
+    async (page) => (await deps.db.prisma.batch.findMany({ ...selection, where: { accountId: account.id, id: { in: page } } })) as Batch[],
+  );
 }
 
 /**

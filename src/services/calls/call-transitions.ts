@@ -268,7 +268,9 @@ function applyParams(writes: CallWrite[], now: Date): unknown[] {
     // Zone names hold no comma (IANA names); string_to_array splits them back.
     audits.map(({ a }) => a.zones.join(',')),
     audits.map(({ a }) => iso(a.closesAt)),
-    audits.map(({ a }) => JSON.stringify({ local_times: a.localTimes, windows: a.windows, rules: a.rules, rules_version: a.rulesVersion, lists: a.lists })),
+    audits.map(({ a }) =>
+      JSON.stringify({ local_times: a.localTimes, windows: a.windows, rules: a.rules, rules_version: a.rulesVersion, lists: a.lists }),
+    ),
   ];
 }
 
@@ -280,7 +282,11 @@ export async function applyCallWritesTx(tx: SqlTx, deps: WebhookDeps, writes: Ca
   if (batchIds.length > 1) await tx.query('SELECT id FROM batches WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE', [batchIds]);
   const rows = await tx.query<{ kind: 'call' | 'batch'; id: string }>(APPLY_SQL, applyParams(writes, now));
   const applied = new Set(rows.filter((r) => r.kind === 'call').map((r) => r.id));
-  await addOptOuts(tx, writes.filter((w) => w.optOut && applied.has(w.callId)).map((w) => w.callId), now);
+  await addOptOuts(
+    tx,
+    writes.filter((w) => w.optOut && applied.has(w.callId)).map((w) => w.callId),
+    now,
+  );
   await enqueueCallWriteWebhooks(tx, deps, writes, applied, now);
   const drained = rows.filter((r) => r.kind === 'batch').map((r) => r.id);
   const finishedBatches = drained.length > 0 ? await closeFinishedBatches(tx, drained.sort(), now) : [];
@@ -293,11 +299,7 @@ export async function applyCallWritesTx(tx: SqlTx, deps: WebhookDeps, writes: Ca
  * autocommit statement; otherwise the statement, the locks, the webhooks and the opt-outs share a
  * transaction.
  */
-export async function applyCallWrites(
-  deps: Pick<AppDeps, 'db'> & WebhookDeps,
-  writes: CallWrite[],
-  now: Date,
-): Promise<ApplyCallWritesResult> {
+export async function applyCallWrites(deps: Pick<AppDeps, 'db'> & WebhookDeps, writes: CallWrite[], now: Date): Promise<ApplyCallWritesResult> {
   if (writes.length === 0) return { applied: new Set(), finishedBatches: [] };
   const oneBatch = writes.every((w) => w.batchId === writes[0].batchId);
   if (oneBatch && writes.every((w) => w.webhooks === false && !w.optOut)) {
@@ -312,5 +314,4 @@ export async function applyCallWrites(
   return withSqlTransaction(deps.db, (tx) => applyCallWritesTx(tx, deps, writes, now));
 }
 
-const sweepBatches = (deps: Pick<AppDeps, 'db'>, ids: string[], now: Date) =>
-  withSqlTransaction(deps.db, (tx) => closeFinishedBatches(tx, ids, now));
+const sweepBatches = (deps: Pick<AppDeps, 'db'>, ids: string[], now: Date) => withSqlTransaction(deps.db, (tx) => closeFinishedBatches(tx, ids, now));

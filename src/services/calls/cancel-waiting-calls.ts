@@ -50,9 +50,24 @@ export async function cancelWaitingCalls(tx: SqlTx, webhooks: WebhookDeps, c: Ca
        RETURNING 1
      )
      SELECT count(*)::int AS n, array_agg(id) FILTER (WHERE attempts > 0) AS dialled FROM upd`,
-    [c.batchId, c.now.toISOString(), c.accountId ?? null, c.statuses, c.event, c.disconnectReason, c.limit ?? null, c.callIds ?? null, c.windowsVersion ?? null],
+    [
+      c.batchId,
+      c.now.toISOString(),
+      c.accountId ?? null,
+      c.statuses,
+      c.event,
+      c.disconnectReason,
+      c.limit ?? null,
+      c.callIds ?? null,
+      c.windowsVersion ?? null,
+    ],
   );
   const dialled = rows[0]?.dialled ?? [];
-  await enqueueCallWebhooks(tx, webhooks, dialled.map((callId) => ({ type: 'call.cancelled' as const, callId })), c.now);
+  await enqueueCallWebhooks(
+    tx,
+    webhooks,
+    dialled.map((callId) => ({ type: 'call.cancelled' as const, callId })),
+    c.now,
+  );
   return rows[0]?.n ?? 0;
 }

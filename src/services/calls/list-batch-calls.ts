@@ -126,7 +126,12 @@ export async function pageOfBatchCalls(
 ): Promise<{ items: Call[]; pagination: Pagination }> {
   const source = where
     ? callsSource(deps, { where, orderBy: 'c.seq' }, null, query)
-    : callsSource(deps, { where: callConditions(batch.id, filter), orderBy: 'c.seq' }, { where: callWhere(batch.id, filter), orderBy: CALL_ORDER }, query);
+    : callsSource(
+        deps,
+        { where: callConditions(batch.id, filter), orderBy: 'c.seq' },
+        { where: callWhere(batch.id, filter), orderBy: CALL_ORDER },
+        query,
+      );
   const known = total ?? (hasFilter(filter) ? null : callCount(batch));
   const { items, total: matched } = await readPage(deps.db, source, req, query, known);
   return { items, pagination: pagination(req, matched) };

@@ -25,7 +25,10 @@ export function recordingUrl(
 }
 
 /** A call's recording link, or null when it has no recording. */
-export function recordingUrlOf(deps: Pick<AppDeps, 'config' | 'appSecret' | 'clock'>, call: { id: string; recordingAvailable: boolean | null }): string | null {
+export function recordingUrlOf(
+  deps: Pick<AppDeps, 'config' | 'appSecret' | 'clock'>,
+  call: { id: string; recordingAvailable: boolean | null },
+): string | null {
   return call.recordingAvailable ? recordingUrl(deps, call.id) : null;
 }
 

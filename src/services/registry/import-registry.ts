@@ -72,7 +72,11 @@ export async function registryClock(db: Database): Promise<Date> {
   return new Date(row.now);
 }
 
-export async function importRegistryNumbers(db: Database, bytes: AsyncIterable<Uint8Array>, opts: RegistryImportOptions): Promise<RegistryImportResult> {
+export async function importRegistryNumbers(
+  db: Database,
+  bytes: AsyncIterable<Uint8Array>,
+  opts: RegistryImportOptions,
+): Promise<RegistryImportResult> {
   if (opts.mode === 'full' && !opts.since) throw new Error('a full import needs its start (registryClock)');
   const offset = (opts.firstLine ?? 1) - 1;
   const result: RegistryImportResult = { lines: 0, numbers: 0, badLines: 0, badLineSamples: [], blocks: 0, areaCodes: [] };
@@ -108,7 +112,8 @@ export async function importRegistryNumbers(db: Database, bytes: AsyncIterable<U
       areaCodes.add(Math.floor(p / 1000));
     }
     await withSqlTransaction(db, async (tx) => {
-      if (opts.mode !== 'remove') return tx.query(MERGE[opts.mode], opts.mode === 'full' ? [prefixes, hex, opts.since!.toISOString()] : [prefixes, hex]);
+      if (opts.mode !== 'remove')
+        return tx.query(MERGE[opts.mode], opts.mode === 'full' ? [prefixes, hex, opts.since!.toISOString()] : [prefixes, hex]);
       await tx.query(REMOVE, [prefixes, hex]);
       return tx.query(DROP_EMPTY, [prefixes]);
     });
@@ -154,7 +159,11 @@ export interface ReassignedImportResult {
  * Reassigned-number results, one `<number>,<YYYY-MM-DD>` a line (a header line without digits is
  * skipped): each number keeps the latest reassignment date it was given.
  */
-export async function importReassignedNumbers(db: Database, bytes: AsyncIterable<Uint8Array>, opts: { firstLine?: number } = {}): Promise<ReassignedImportResult> {
+export async function importReassignedNumbers(
+  db: Database,
+  bytes: AsyncIterable<Uint8Array>,
+  opts: { firstLine?: number } = {},
+): Promise<ReassignedImportResult> {
   const offset = (opts.firstLine ?? 1) - 1;
   const result: ReassignedImportResult = { lines: 0, numbers: 0, badLines: 0, badLineSamples: [] };
   let held = new Map<number, string>();

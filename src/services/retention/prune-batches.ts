@@ -120,7 +120,12 @@ async function deleteBatch(deps: Deps, batchId: string, cutoff: Date, size: Chun
   let deliveries = 0;
   let after: { at: string; id: string } = { at: '-infinity', id: '' };
   await inChunks(async () => {
-    const [r] = await runStatement<{ n: number; last_at: Date | null; last_id: string | null }>(deps.db, DELIVERIES_SQL, [batchId, after.at, after.id, size.deliveries]);
+    const [r] = await runStatement<{ n: number; last_at: Date | null; last_id: string | null }>(deps.db, DELIVERIES_SQL, [
+      batchId,
+      after.at,
+      after.id,
+      size.deliveries,
+    ]);
     deliveries += r?.n ?? 0;
     if (!r || r.n < size.deliveries) return false;
     after = { at: new Date(r.last_at!).toISOString(), id: r.last_id! };

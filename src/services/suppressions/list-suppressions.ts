@@ -8,7 +8,17 @@ import { fixedStatement, runStatement } from '../../db/sql-statement.ts';
 import { withSqlTransaction } from '../../db/sql-transaction.ts';
 import { suppressionNumber } from '../../domain/suppressions.ts';
 import type { Account, Suppression } from '../../generated/prisma/client.ts';
-import { offsetOf, pageIssues, pageRequest, SUPPRESSIONS_PAGE, throwIfIssues, type FieldIssue, type PageArgs, type PageRequest, type Pagination } from '../pagination.ts';
+import {
+  offsetOf,
+  pageIssues,
+  pageRequest,
+  SUPPRESSIONS_PAGE,
+  throwIfIssues,
+  type FieldIssue,
+  type PageArgs,
+  type PageRequest,
+  type Pagination,
+} from '../pagination.ts';
 import { decodeCursor, encodeCursor, type ListPosition } from './list-cursor.ts';
 
 /** Rows an offset page may skip: at most this many index entries walked before the page. */

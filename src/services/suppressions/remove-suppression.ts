@@ -11,7 +11,10 @@ export const SUPPRESSION_NOT_FOUND = 'Phone number is not on the do-not-call lis
 export async function removeSuppression(deps: AppDeps, account: Account, phoneNumber: string): Promise<string> {
   const r = suppressionNumber(phoneNumber);
   if ('reason' in r) throw notFound(SUPPRESSION_NOT_FOUND);
-  const rows = await runStatement(deps.db, 'DELETE FROM suppressions WHERE account_id = $1 AND phone_number = $2 RETURNING 1', [account.id, r.number]);
+  const rows = await runStatement(deps.db, 'DELETE FROM suppressions WHERE account_id = $1 AND phone_number = $2 RETURNING 1', [
+    account.id,
+    r.number,
+  ]);
   if (rows.length === 0) throw notFound(SUPPRESSION_NOT_FOUND);
   return r.number;
 }

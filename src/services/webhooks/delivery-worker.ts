@@ -141,7 +141,10 @@ export async function recordDelivered(deps: AppDeps, items: { d: LeasedDelivery;
   const now = deps.clock.now();
   const input = JSON.stringify(items.map((i) => ({ id: i.d.id, code: i.status })));
   return withSqlTransaction(deps.db, async (tx) => {
-    await lockBatchRows(tx, items.map((i) => i.d.batchId));
+    await lockBatchRows(
+      tx,
+      items.map((i) => i.d.batchId),
+    );
     const rows = await tx.query<{ id: string }>(DELIVERED_SQL, [input, now.toISOString()]);
     return new Set(rows.map((r) => r.id));
   });
@@ -199,10 +202,11 @@ async function recordGone(deps: AppDeps, d: LeasedDelivery, owner: string): Prom
       [d.batchId, d.url, note],
     );
     // No new events are queued for this batch from now on (the outbox reads callback_url).
-    await tx.query(
-      `UPDATE batches SET callback_url = NULL, updated_at = $3::timestamptz WHERE id = $1 AND callback_url = $2`,
-      [d.batchId, d.url, now],
-    );
+    await tx.query(`UPDATE batches SET callback_url = NULL, updated_at = $3::timestamptz WHERE id = $1 AND callback_url = $2`, [
+      d.batchId,
+      d.url,
+      now,
+    ]);
     return true;
   });
 }
@@ -290,10 +294,7 @@ async function failed(
 }
 
 /** Leases what is due now (up to `limit`) and sends it, all in parallel; resolves when all are recorded. */
-export async function deliverDue(
-  deps: AppDeps,
-  opts: Partial<DeliveryOptions> & { limit?: number } = {},
-): Promise<AttemptOutcome[]> {
+export async function deliverDue(deps: AppDeps, opts: Partial<DeliveryOptions> & { limit?: number } = {}): Promise<AttemptOutcome[]> {
   const o: DeliveryOptions = { owner: opts.owner ?? newWorkerOwner(deps), resolver: opts.resolver, random: opts.random };
   const leased = await leaseDueDeliveries(deps, o.owner, opts.limit ?? deps.config.WEBHOOK_CONCURRENCY);
   const secrets: SecretCache = new Map();

@@ -23,13 +23,7 @@ export interface CallChange {
   webhooks?: boolean;
 }
 
-export async function enqueueCallWriteWebhooks(
-  tx: SqlTx,
-  deps: WebhookDeps,
-  writes: CallChange[],
-  applied: Set<string>,
-  at: Date,
-): Promise<void> {
+export async function enqueueCallWriteWebhooks(tx: SqlTx, deps: WebhookDeps, writes: CallChange[], applied: Set<string>, at: Date): Promise<void> {
   const events: { type: CallEventType; callId: string }[] = [];
   for (const w of writes) {
     if (!applied.has(w.callId) || w.webhooks === false) continue;

@@ -80,11 +80,7 @@ SELECT id, account_id AS "accountId", agent_id AS "agentId", prompt_version_id A
  * call the helper AFTER the status/counter update). Batches without a callback_url cost one
  * indexed read and queue nothing.
  */
-export async function enqueueBatchWebhooks(
-  tx: WebhookTx,
-  events: { type: BatchEventType; batchId: string }[],
-  at: Date,
-): Promise<string[]> {
+export async function enqueueBatchWebhooks(tx: WebhookTx, events: { type: BatchEventType; batchId: string }[], at: Date): Promise<string[]> {
   if (events.length === 0) return [];
   const ids = [...new Set(events.map((e) => e.batchId))];
   const batches = await runSql(tx)<BatchDetailsSource & { accountId: string }>(BATCH_SQL, [JSON.stringify(ids)]);
@@ -142,7 +138,12 @@ export async function enqueueCallWebhooks(
     const c = byId.get(e.callId);
     if (!c) return [];
     const { retryDetail, ...fields } = c;
-    const record = callRecord({ ...fields, phoneNumber: numberDialled(c), recordingUrl: recordingUrlOf(deps, c), retryReason: retryDetail == null ? null : retryReason(retryDetail) });
+    const record = callRecord({
+      ...fields,
+      phoneNumber: numberDialled(c),
+      recordingUrl: recordingUrlOf(deps, c),
+      retryReason: retryDetail == null ? null : retryReason(retryDetail),
+    });
     return [row(c.accountId, c.batchId, e.type, callEventData(e.type, record), at)];
   });
   return insertRows(tx, rows, at);

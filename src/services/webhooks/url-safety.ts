@@ -167,10 +167,7 @@ const CREATION_DNS_TIMEOUT_MS = 2000;
  * Creation-time check: throws `unprocessable('callback_url …')` (a 422 `detail`). A host that does
  * not resolve right now is accepted: DNS may be briefly down, and every delivery re-checks it.
  */
-export async function validateCallbackUrl(
-  deps: Pick<AppDeps, 'config'> & { resolver?: Resolver },
-  raw: string,
-): Promise<void> {
+export async function validateCallbackUrl(deps: Pick<AppDeps, 'config'> & { resolver?: Resolver }, raw: string): Promise<void> {
   const allowPrivate = deps.config.WEBHOOK_ALLOW_PRIVATE;
   let target: ParsedTarget;
   try {

@@ -22,7 +22,10 @@ export function agentPicker(onChange: () => void): AgentPicker {
 
   function showVersions() {
     const agent = agents.find((a) => a.id === agentSelect.value);
-    replace(versionSelect, (agent?.promptVersions ?? []).map((v) => h('option', { value: v.id }, v.name)));
+    replace(
+      versionSelect,
+      (agent?.promptVersions ?? []).map((v) => h('option', { value: v.id }, v.name)),
+    );
     onChange();
   }
   agentSelect.addEventListener('change', showVersions);
@@ -33,7 +36,10 @@ export function agentPicker(onChange: () => void): AgentPicker {
     versionId: () => versionSelect.value,
     show(list) {
       agents = list;
-      replace(agentSelect, agents.length ? agents.map((a) => h('option', { value: a.id }, a.name)) : h('option', { value: '' }, 'No agents on this account'));
+      replace(
+        agentSelect,
+        agents.length ? agents.map((a) => h('option', { value: a.id }, a.name)) : h('option', { value: '' }, 'No agents on this account'),
+      );
       showVersions();
     },
     unavailable() {

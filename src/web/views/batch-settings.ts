@@ -40,8 +40,21 @@ export function batchSettings(defaultConcurrency: number): BatchSettings {
   const dateInput = h('input', { type: 'date', name: 'date', value: date });
   const timeInput = h('input', { type: 'time', name: 'time', value: time });
   const zoneInput = h('input', { type: 'text', name: 'zone', value: localZone(), size: 22, 'aria-label': 'Time zone (IANA)' });
-  const schedule = h('fieldset', { class: 'schedule', hidden: true }, h('legend', null, 'Schedule'), h('label', null, 'Date ', dateInput), h('label', null, 'Time ', timeInput), h('label', null, 'Time zone ', zoneInput));
-  const concurrency = h('input', { type: 'number', name: 'concurrency', min: 1, placeholder: String(defaultConcurrency), 'aria-label': 'Concurrency' });
+  const schedule = h(
+    'fieldset',
+    { class: 'schedule', hidden: true },
+    h('legend', null, 'Schedule'),
+    h('label', null, 'Date ', dateInput),
+    h('label', null, 'Time ', timeInput),
+    h('label', null, 'Time zone ', zoneInput),
+  );
+  const concurrency = h('input', {
+    type: 'number',
+    name: 'concurrency',
+    min: 1,
+    placeholder: String(defaultConcurrency),
+    'aria-label': 'Concurrency',
+  });
   const interruption = h('input', { type: 'checkbox', name: 'interruption', checked: true });
   const alternate = h('input', { type: 'checkbox', name: 'alternate' });
   const dedupe = h('input', { type: 'checkbox', name: 'dedupe' });
@@ -50,7 +63,12 @@ export function batchSettings(defaultConcurrency: number): BatchSettings {
   for (const i of modeInputs) i.addEventListener('change', () => (schedule.hidden = mode() !== 'scheduled'));
 
   const els = [
-    h('fieldset', { class: 'modes' }, h('legend', null, 'Start'), modeInputs.map((input, i) => h('label', null, input, ' ', START_MODES[i][1]))),
+    h(
+      'fieldset',
+      { class: 'modes' },
+      h('legend', null, 'Start'),
+      modeInputs.map((input, i) => h('label', null, input, ' ', START_MODES[i][1])),
+    ),
     schedule,
     h(
       'div',

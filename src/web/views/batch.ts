@@ -73,7 +73,11 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
   const attempts = callAttempts(ctx);
   /** The batch's attempt limit, once the batch is read (null: no retry policy, or not read yet). */
   const maxAttempts = () => batch?.retry?.maxAttempts ?? null;
-  const detail = h('aside', { class: 'call-detail', 'data-testid': 'call-detail' }, h('p', { class: 'muted' }, 'Select a call to read its summary, outcomes and transcript.'));
+  const detail = h(
+    'aside',
+    { class: 'call-detail', 'data-testid': 'call-detail' },
+    h('p', { class: 'muted' }, 'Select a call to read its summary, outcomes and transcript.'),
+  );
   const callsSummary = h('span', { class: 'muted' });
 
   const go = (p: number, s: string) => {
@@ -96,7 +100,16 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
   const el = h(
     'section',
     { class: 'view' },
-    h('div', { class: 'toolbar' }, h('a', { href: '#/batches', class: 'back' }, '← Batches'), title, badge, h('span', { class: 'spacer' }), exportButton, ops.el),
+    h(
+      'div',
+      { class: 'toolbar' },
+      h('a', { href: '#/batches', class: 'back' }, '← Batches'),
+      title,
+      badge,
+      h('span', { class: 'spacer' }),
+      exportButton,
+      ops.el,
+    ),
     h('div', { class: 'panel progress-panel' }, h('div', { class: 'bar-row' }, bar.el, pct, paceText), counters.el, facts),
     outcomes.el,
     h(
@@ -105,14 +118,32 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
       h(
         'div',
         { class: 'calls-pane' },
-        h('div', { class: 'toolbar' }, h('h2', null, 'Calls'), filter, callsSummary, h('span', { class: 'spacer' }), h('button', { type: 'button', class: 'small', onclick: () => void loadCalls().catch(callsFailed) }, 'Refresh')),
+        h(
+          'div',
+          { class: 'toolbar' },
+          h('h2', null, 'Calls'),
+          filter,
+          callsSummary,
+          h('span', { class: 'spacer' }),
+          h('button', { type: 'button', class: 'small', onclick: () => void loadCalls().catch(callsFailed) }, 'Refresh'),
+        ),
         h(
           'div',
           { class: 'table-wrap' },
           h(
             'table',
             { class: 'grid calls', 'data-testid': 'calls' },
-            h('thead', null, h('tr', null, ['#', 'Contact', 'Phone', 'Status', 'Duration', 'Transcript', 'Ended'].map((t) => h('th', { class: t === '#' || t === 'Duration' ? 'num' : null }, t)))),
+            h(
+              'thead',
+              null,
+              h(
+                'tr',
+                null,
+                ['#', 'Contact', 'Phone', 'Status', 'Duration', 'Transcript', 'Ended'].map((t) =>
+                  h('th', { class: t === '#' || t === 'Duration' ? 'num' : null }, t),
+                ),
+              ),
+            ),
             tbody,
           ),
         ),
@@ -122,7 +153,12 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
     ),
   );
 
-  function applyProgress(p: Pick<DashboardProgressFragment, 'status' | 'queued' | 'inProgress' | 'completed' | 'failed' | 'cancelled' | 'acceptedContacts' | 'callbacks' | 'startedAt' | 'completedAt'>) {
+  function applyProgress(
+    p: Pick<
+      DashboardProgressFragment,
+      'status' | 'queued' | 'inProgress' | 'completed' | 'failed' | 'cancelled' | 'acceptedContacts' | 'callbacks' | 'startedAt' | 'completedAt'
+    >,
+  ) {
     setStatus(badge, p.status);
     bar.update(p);
     setText(pct, `${Math.floor(percent(done(p), p.acceptedContacts))}%`);
@@ -151,7 +187,10 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
   }
 
   function renderFacts(b: DashboardBatchFragment) {
-    const fact = (label: string, value: string | number, testId?: string) => [h('dt', null, label), h('dd', { 'data-testid': testId }, String(value))];
+    const fact = (label: string, value: string | number, testId?: string) => [
+      h('dt', null, label),
+      h('dd', { 'data-testid': testId }, String(value)),
+    ];
     replace(
       facts,
       fact('Agent', b.agent.name),
@@ -226,13 +265,24 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
   function batchFailed(e: unknown) {
     failed(e);
     if (disposed || batch || !el.isConnected) return;
-    replace(facts, h('dt', null, 'Not loaded'), h('dd', { 'data-testid': 'load-error' }, h('button', { type: 'button', class: 'small', onclick: () => loadBatch().catch(batchFailed) }, 'Try again')));
+    replace(
+      facts,
+      h('dt', null, 'Not loaded'),
+      h(
+        'dd',
+        { 'data-testid': 'load-error' },
+        h('button', { type: 'button', class: 'small', onclick: () => loadBatch().catch(batchFailed) }, 'Try again'),
+      ),
+    );
   }
 
   function callsFailed(e: unknown) {
     failed(e);
     if (disposed || calls.size > 0) return;
-    replace(tbody, retryRow(7, 'The calls', () => loadCalls().catch(callsFailed)));
+    replace(
+      tbody,
+      retryRow(7, 'The calls', () => loadCalls().catch(callsFailed)),
+    );
   }
 
   async function readPage() {
@@ -289,30 +339,38 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
   }
 
   const unsubscribers = [
-    ctx.api.subscribe(DashboardBatchProgressDocument, { batchId: id }, {
-      next: ({ batchProgress }) => {
-        live.seen(batchProgress);
-        applyProgress(batchProgress);
+    ctx.api.subscribe(
+      DashboardBatchProgressDocument,
+      { batchId: id },
+      {
+        next: ({ batchProgress }) => {
+          live.seen(batchProgress);
+          applyProgress(batchProgress);
+        },
+        error: failed,
       },
-      error: failed,
-    }),
-    ctx.api.subscribe(DashboardCallUpdatedDocument, { batchId: id }, {
-      next: ({ callUpdated }) => {
-        const c = fromUpdate(callUpdated);
-        const shown = calls.get(c.id);
-        if (shown && newer(c, shown.call) === c) {
-          shown.call = c;
-          replace(shown.tr, ...callCells(c, maxAttempts()));
-          if (selected === c.id) showCall(c.id);
-        } else if (!shown && pageReads > 0) {
-          if (early.size < MAX_EARLY_UPDATES) early.set(c.id, c);
-          else scheduleCallsReload();
-        }
-        if (statusFilter && (shown ? c.status !== statusFilter : c.status === statusFilter)) scheduleCallsReload();
-        if (c.outcomes) outcomes.changed();
+    ),
+    ctx.api.subscribe(
+      DashboardCallUpdatedDocument,
+      { batchId: id },
+      {
+        next: ({ callUpdated }) => {
+          const c = fromUpdate(callUpdated);
+          const shown = calls.get(c.id);
+          if (shown && newer(c, shown.call) === c) {
+            shown.call = c;
+            replace(shown.tr, ...callCells(c, maxAttempts()));
+            if (selected === c.id) showCall(c.id);
+          } else if (!shown && pageReads > 0) {
+            if (early.size < MAX_EARLY_UPDATES) early.set(c.id, c);
+            else scheduleCallsReload();
+          }
+          if (statusFilter && (shown ? c.status !== statusFilter : c.status === statusFilter)) scheduleCallsReload();
+          if (c.outcomes) outcomes.changed();
+        },
+        error: failed,
       },
-      error: failed,
-    }),
+    ),
     ctx.api.onReconnect(() => {
       loadBatch().catch(batchFailed);
       scheduleCallsReload();
@@ -338,4 +396,3 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
     },
   };
 }
-

@@ -75,7 +75,13 @@ export function batchesView(ctx: AppContext, params: URLSearchParams): View {
         h(
           'thead',
           null,
-          h('tr', null, ['Batch', 'Created', 'Status', 'Progress', 'Queued', 'In progress', 'Completed', 'Failed', 'Cancelled', ''].map((t, i) => h('th', { class: i >= 4 && i <= 8 ? 'num' : null }, t))),
+          h(
+            'tr',
+            null,
+            ['Batch', 'Created', 'Status', 'Progress', 'Queued', 'In progress', 'Completed', 'Failed', 'Cancelled', ''].map((t, i) =>
+              h('th', { class: i >= 4 && i <= 8 ? 'num' : null }, t),
+            ),
+          ),
         ),
         tbody,
       ),
@@ -150,7 +156,11 @@ export function batchesView(ctx: AppContext, params: URLSearchParams): View {
             rows.set(b.id, r);
             return r.tr;
           })
-        : h('tr', null, h('td', { colspan: 10, class: 'empty' }, status ? 'No batches match this filter.' : 'No batches yet. Create one from a CSV file.')),
+        : h(
+            'tr',
+            null,
+            h('td', { colspan: 10, class: 'empty' }, status ? 'No batches match this filter.' : 'No batches yet. Create one from a CSV file.'),
+          ),
     );
     setText(summary, `${pagination.total} batch${pagination.total === 1 ? '' : 'es'}`);
     const pages = Math.max(1, Math.ceil(pagination.total / PAGE_SIZE));
@@ -170,16 +180,20 @@ export function batchesView(ctx: AppContext, params: URLSearchParams): View {
     }, 1000);
   }
 
-  const unsubscribe = ctx.api.subscribe(DashboardAccountBatchesDocument, {}, {
-    next: ({ accountBatches: p }) => {
-      live.seen(p);
-      const r = rows.get(p.batchId);
-      if (r) r.update(p);
-      // A batch this page doesn't show yet: a new one belongs on the first page.
-      else if (page === 1) scheduleReload();
+  const unsubscribe = ctx.api.subscribe(
+    DashboardAccountBatchesDocument,
+    {},
+    {
+      next: ({ accountBatches: p }) => {
+        live.seen(p);
+        const r = rows.get(p.batchId);
+        if (r) r.update(p);
+        // A batch this page doesn't show yet: a new one belongs on the first page.
+        else if (page === 1) scheduleReload();
+      },
+      error: ctx.showError,
     },
-    error: ctx.showError,
-  });
+  );
   const offReconnect = ctx.api.onReconnect(() => scheduleReload());
 
   /** A page that could not be read says so in place, with a way to try again (never an empty table). */

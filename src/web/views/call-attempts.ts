@@ -22,7 +22,15 @@ function attemptsTable(attempts: Attempt[]): HTMLElement {
   return h(
     'table',
     { class: 'grid attempts-table' },
-    h('thead', null, h('tr', null, ['#', 'Number', 'Result', 'Started / ended'].map((t) => h('th', { class: t === '#' ? 'num' : null }, t)))),
+    h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        ['#', 'Number', 'Result', 'Started / ended'].map((t) => h('th', { class: t === '#' ? 'num' : null }, t)),
+      ),
+    ),
     h(
       'tbody',
       null,

@@ -25,9 +25,24 @@ const heldByCap = (c: CallView) => c.waitReason === 'FREQUENCY_CAP';
 
 /** Under the status: when and why a waiting call waits. */
 function waitNote(c: CallView, maxAttempts: number | null): HTMLElement | null {
-  if (waitsForRetry(c)) return h('div', { class: 'retry-wait small muted', 'data-testid': 'retry-wait', title: `Next attempt ${dateTime(c.nextAttemptAt)}` }, retryWaitText(c, maxAttempts));
-  if (waitsForWindow(c)) return h('div', { class: 'retry-wait small muted', 'data-testid': 'window-wait', title: `Window opens ${dateTime(c.nextAttemptAt)}` }, windowWaitText(c));
-  if (heldByCap(c)) return h('div', { class: 'retry-wait small muted', 'data-testid': 'cap-wait', title: `Held until ${dateTime(c.nextAttemptAt)}` }, `frequency cap: held until ${compactDateTime(c.nextAttemptAt)}`);
+  if (waitsForRetry(c))
+    return h(
+      'div',
+      { class: 'retry-wait small muted', 'data-testid': 'retry-wait', title: `Next attempt ${dateTime(c.nextAttemptAt)}` },
+      retryWaitText(c, maxAttempts),
+    );
+  if (waitsForWindow(c))
+    return h(
+      'div',
+      { class: 'retry-wait small muted', 'data-testid': 'window-wait', title: `Window opens ${dateTime(c.nextAttemptAt)}` },
+      windowWaitText(c),
+    );
+  if (heldByCap(c))
+    return h(
+      'div',
+      { class: 'retry-wait small muted', 'data-testid': 'cap-wait', title: `Held until ${dateTime(c.nextAttemptAt)}` },
+      `frequency cap: held until ${compactDateTime(c.nextAttemptAt)}`,
+    );
   return null;
 }
 
@@ -40,12 +55,7 @@ export function callCells(c: CallView, maxAttempts: number | null): HTMLElement[
     h('td', { class: 'num muted' }, c.seq),
     h('td', null, c.name ? [c.name, h('div', { class: 'muted small mono' }, c.externalId)] : h('span', { class: 'mono' }, c.externalId)),
     h('td', { class: 'mono small' }, c.phoneNumber),
-    h(
-      'td',
-      null,
-      statusBadge(c.status),
-      waitNote(c, maxAttempts),
-    ),
+    h('td', null, statusBadge(c.status), waitNote(c, maxAttempts)),
     h('td', { class: 'num' }, duration(c.durationSeconds)),
     h('td', { class: 'small' }, c.transcriptStatus ?? '—'),
     h('td', { class: 'small nowrap', title: dateTime(c.completedAt) }, compactDateTime(c.completedAt)),
@@ -81,13 +91,21 @@ export function callDetail(c: CallView, maxAttempts: number | null, attempts: HT
     h('h3', null, 'Attempts'),
     attempts,
     h('h3', null, 'Summary'),
-    c.summary ? h('p', { 'data-testid': 'call-summary' }, c.summary) : h('p', { class: 'muted' }, c.transcriptStatus === 'processing' ? 'Being analysed…' : 'No summary.'),
+    c.summary
+      ? h('p', { 'data-testid': 'call-summary' }, c.summary)
+      : h('p', { class: 'muted' }, c.transcriptStatus === 'processing' ? 'Being analysed…' : 'No summary.'),
     h('h3', null, 'Outcomes'),
     outcomes.length
-      ? h('dl', { class: 'facts outcomes' }, outcomes.map(([k, v]) => [h('dt', null, k), h('dd', null, String(v))]))
+      ? h(
+          'dl',
+          { class: 'facts outcomes' },
+          outcomes.map(([k, v]) => [h('dt', null, k), h('dd', null, String(v))]),
+        )
       : h('p', { class: 'muted' }, 'None yet.'),
     h('h3', null, 'Recording'),
-    c.recordingUrl ? h('audio', { controls: true, preload: 'none', src: sameOrigin(c.recordingUrl), 'data-testid': 'recording' }) : h('p', { class: 'muted' }, 'No recording.'),
+    c.recordingUrl
+      ? h('audio', { controls: true, preload: 'none', src: sameOrigin(c.recordingUrl), 'data-testid': 'recording' })
+      : h('p', { class: 'muted' }, 'No recording.'),
     h('h3', null, 'Transcript'),
     c.llmTranscript ? h('pre', { class: 'transcript' }, c.llmTranscript) : h('p', { class: 'muted' }, 'No transcript.'),
   ];

@@ -23,7 +23,11 @@ function formatHelp(): HTMLElement {
     'details',
     { class: 'muted small' },
     h('summary', null, 'CSV format'),
-    h('p', null, 'First line: column names. phone_number is required; contact_id and name are recognised; any other column becomes contact metadata. Comma, semicolon or tab separated.'),
+    h(
+      'p',
+      null,
+      'First line: column names. phone_number is required; contact_id and name are recognised; any other column becomes contact metadata. Comma, semicolon or tab separated.',
+    ),
     h('pre', null, SAMPLE),
   );
 }

@@ -21,8 +21,29 @@ function issuesTable(issues: RowIssue[]): HTMLElement {
   return h(
     'table',
     { class: 'grid issues', 'data-testid': 'csv-issues' },
-    h('thead', null, h('tr', null, ['Line', 'Contact', 'Field', 'Problem'].map((t) => h('th', null, t)))),
-    h('tbody', null, issues.map((i) => h('tr', null, h('td', { class: 'num' }, i.line), h('td', { class: 'mono' }, i.contactId ?? '—'), h('td', null, i.field), h('td', null, i.message)))),
+    h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        ['Line', 'Contact', 'Field', 'Problem'].map((t) => h('th', null, t)),
+      ),
+    ),
+    h(
+      'tbody',
+      null,
+      issues.map((i) =>
+        h(
+          'tr',
+          null,
+          h('td', { class: 'num' }, i.line),
+          h('td', { class: 'mono' }, i.contactId ?? '—'),
+          h('td', null, i.field),
+          h('td', null, i.message),
+        ),
+      ),
+    ),
   );
 }
 
@@ -36,14 +57,30 @@ function sampleTable(p: ContactsFromCsv): HTMLElement {
       h('td', { class: 'mono' }, c.contactId),
       h('td', null, c.name ?? ''),
       h('td', { class: 'mono' }, c.phoneNumber),
-      h('td', { class: 'small muted' }, c.metadata ? Object.entries(c.metadata).map(([k, v]) => `${k}=${v}`).join(', ') : ''),
+      h(
+        'td',
+        { class: 'small muted' },
+        c.metadata
+          ? Object.entries(c.metadata)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(', ')
+          : '',
+      ),
     ),
   );
   const more = p.contacts.length - PREVIEW_ROWS;
   return h(
     'table',
     { class: 'grid sample' },
-    h('thead', null, h('tr', null, ['Line', 'Contact', 'Name', 'Phone', 'Metadata'].map((t) => h('th', null, t)))),
+    h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        ['Line', 'Contact', 'Name', 'Phone', 'Metadata'].map((t) => h('th', null, t)),
+      ),
+    ),
     h('tbody', null, rows, more > 0 ? h('tr', null, h('td', { colspan: 5, class: 'muted' }, `… and ${more} more`)) : null),
   );
 }

@@ -23,12 +23,29 @@ function rejectionsTable(rejections: Created['validationErrors'], lines: number[
   return h(
     'table',
     { class: 'grid issues', 'data-testid': 'validation-errors' },
-    h('thead', null, h('tr', null, ['CSV line', 'Contact', 'Field', 'Reason'].map((t) => h('th', null, t)))),
+    h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        ['CSV line', 'Contact', 'Field', 'Reason'].map((t) => h('th', null, t)),
+      ),
+    ),
     h(
       'tbody',
       null,
       // The server counts contacts from 1.
-      rejections.map((v) => h('tr', null, h('td', { class: 'num' }, lines[v.index - 1] ?? '?'), h('td', { class: 'mono' }, v.externalId), h('td', null, v.field), h('td', null, v.message))),
+      rejections.map((v) =>
+        h(
+          'tr',
+          null,
+          h('td', { class: 'num' }, lines[v.index - 1] ?? '?'),
+          h('td', { class: 'mono' }, v.externalId),
+          h('td', null, v.field),
+          h('td', null, v.message),
+        ),
+      ),
     ),
   );
 }

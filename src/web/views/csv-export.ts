@@ -15,7 +15,11 @@ function save(blob: Blob, name: string): void {
 }
 
 export function csvExportButton(ctx: AppContext, batchId: string): HTMLButtonElement {
-  const button = h('button', { type: 'button', class: 'small', 'data-testid': 'export-csv', title: 'Download every call of this batch with its results' }, 'Export CSV');
+  const button = h(
+    'button',
+    { type: 'button', class: 'small', 'data-testid': 'export-csv', title: 'Download every call of this batch with its results' },
+    'Export CSV',
+  );
   button.onclick = async () => {
     button.disabled = true;
     button.textContent = 'Exporting…';

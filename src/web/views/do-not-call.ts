@@ -74,7 +74,13 @@ export function doNotCallView(ctx: AppContext, params: URLSearchParams): View {
     'data-testid': 'dnc-numbers',
     spellcheck: 'false',
   });
-  const reason = h('input', { type: 'text', name: 'reason', maxlength: 500, placeholder: 'e.g. asked not to be called', 'data-testid': 'dnc-reason' });
+  const reason = h('input', {
+    type: 'text',
+    name: 'reason',
+    maxlength: 500,
+    placeholder: 'e.g. asked not to be called',
+    'data-testid': 'dnc-reason',
+  });
   const addButton = h('button', { type: 'submit', class: 'primary', 'data-testid': 'dnc-add' }, 'Add to list');
   const addResult = h('div', { class: 'dnc-result', 'data-testid': 'dnc-add-result', 'aria-live': 'polite' });
   const addForm = h(
@@ -85,7 +91,11 @@ export function doNotCallView(ctx: AppContext, params: URLSearchParams): View {
     h('label', { class: 'stacked' }, h('span', null, 'Reason ', h('span', { class: 'muted' }, '(optional)')), reason),
     h('div', { class: 'actions' }, addButton),
     addResult,
-    h('p', { class: 'muted small' }, 'Calls to these numbers are never placed: a contact with one is rejected when a batch is created, and a call not yet dialled is cancelled.'),
+    h(
+      'p',
+      { class: 'muted small' },
+      'Calls to these numbers are never placed: a contact with one is rejected when a batch is created, and a call not yet dialled is cancelled.',
+    ),
   );
 
   async function add() {
@@ -118,7 +128,11 @@ export function doNotCallView(ctx: AppContext, params: URLSearchParams): View {
         replace(
           addResult,
           h('p', { class: 'error-text' }, 'Nothing was added. Fix these lines and try again:'),
-          h('ul', { class: 'error-text', 'data-testid': 'dnc-add-errors' }, e.details.map((d) => h('li', null, lineProblem(d, lines)))),
+          h(
+            'ul',
+            { class: 'error-text', 'data-testid': 'dnc-add-errors' },
+            e.details.map((d) => h('li', null, lineProblem(d, lines))),
+          ),
         );
       } else {
         replace(addResult);
@@ -134,7 +148,14 @@ export function doNotCallView(ctx: AppContext, params: URLSearchParams): View {
   });
 
   // Finding one number.
-  const searchInput = h('input', { type: 'search', name: 'number', value: search, placeholder: 'Find a number', 'aria-label': 'Find a number', 'data-testid': 'dnc-search' });
+  const searchInput = h('input', {
+    type: 'search',
+    name: 'number',
+    value: search,
+    placeholder: 'Find a number',
+    'aria-label': 'Find a number',
+    'data-testid': 'dnc-search',
+  });
   const searchForm = h(
     'form',
     { class: 'dnc-search', role: 'search' },
@@ -200,10 +221,22 @@ export function doNotCallView(ctx: AppContext, params: URLSearchParams): View {
     const older = suppressions.nextCursor;
     replace(
       pager,
-      h('button', { type: 'button', class: 'small', disabled: onFirstPage(), 'data-testid': 'dnc-first', onclick: () => showPage(() => cursors.splice(1)) }, 'First page'),
-      h('button', { type: 'button', class: 'small', disabled: onFirstPage(), 'data-testid': 'dnc-newer', onclick: () => showPage(() => cursors.pop()) }, '← Newer'),
+      h(
+        'button',
+        { type: 'button', class: 'small', disabled: onFirstPage(), 'data-testid': 'dnc-first', onclick: () => showPage(() => cursors.splice(1)) },
+        'First page',
+      ),
+      h(
+        'button',
+        { type: 'button', class: 'small', disabled: onFirstPage(), 'data-testid': 'dnc-newer', onclick: () => showPage(() => cursors.pop()) },
+        '← Newer',
+      ),
       h('span', { class: 'muted', 'data-testid': 'dnc-page' }, `Page ${pagination.page} of ${pages}`),
-      h('button', { type: 'button', class: 'small', disabled: older === null, 'data-testid': 'dnc-older', onclick: () => showPage(() => cursors.push(older)) }, 'Older →'),
+      h(
+        'button',
+        { type: 'button', class: 'small', disabled: older === null, 'data-testid': 'dnc-older', onclick: () => showPage(() => cursors.push(older)) },
+        'Older →',
+      ),
     );
   }
 
@@ -211,7 +244,10 @@ export function doNotCallView(ctx: AppContext, params: URLSearchParams): View {
   function loadFailed(e: unknown) {
     if (disposed) return;
     ctx.showError(e);
-    replace(tbody, retryRow(COLUMNS, 'The list', () => load().catch(loadFailed), 'load-error'));
+    replace(
+      tbody,
+      retryRow(COLUMNS, 'The list', () => load().catch(loadFailed), 'load-error'),
+    );
   }
 
   const el = h(
@@ -232,7 +268,15 @@ export function doNotCallView(ctx: AppContext, params: URLSearchParams): View {
           h(
             'table',
             { class: 'grid suppressions', 'data-testid': 'suppressions' },
-            h('thead', null, h('tr', null, ['Number', 'Reason', 'Source', 'Added', ''].map((t) => h('th', null, t)))),
+            h(
+              'thead',
+              null,
+              h(
+                'tr',
+                null,
+                ['Number', 'Reason', 'Source', 'Added', ''].map((t) => h('th', null, t)),
+              ),
+            ),
             tbody,
           ),
         ),

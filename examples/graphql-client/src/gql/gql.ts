@@ -15,40 +15,40 @@ import * as types from './graphql';
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
-    "\n  query AccountAndAgents {\n    me { name }\n    agents { id name promptVersions { id name } }\n  }\n": typeof types.AccountAndAgentsDocument,
-    "\n  query RecentBatches($limit: Int!) {\n    batches(limit: $limit) {\n      items { id status startMode acceptedContacts completed failed createdAt }\n      pagination { total }\n    }\n  }\n": typeof types.RecentBatchesDocument,
-    "\n  mutation CreateManualBatch($input: CreateCallBatchInput!) {\n    createCallBatch(input: $input) { batchId status acceptedContacts rejectedContacts }\n  }\n": typeof types.CreateManualBatchDocument,
-    "\n  mutation StartBatch($id: ID!) {\n    startBatch(id: $id) { id status }\n  }\n": typeof types.StartBatchDocument,
-    "\n  subscription BatchProgress($batchId: ID!) {\n    batchProgress(batchId: $batchId) { status queued inProgress completed failed cancelled acceptedContacts }\n  }\n": typeof types.BatchProgressDocument,
+    "\n  query AccountAndAgents {\n    me {\n      name\n    }\n    agents {\n      id\n      name\n      promptVersions {\n        id\n        name\n      }\n    }\n  }\n": typeof types.AccountAndAgentsDocument,
+    "\n  query RecentBatches($limit: Int!) {\n    batches(limit: $limit) {\n      items {\n        id\n        status\n        startMode\n        acceptedContacts\n        completed\n        failed\n        createdAt\n      }\n      pagination {\n        total\n      }\n    }\n  }\n": typeof types.RecentBatchesDocument,
+    "\n  mutation CreateManualBatch($input: CreateCallBatchInput!) {\n    createCallBatch(input: $input) {\n      batchId\n      status\n      acceptedContacts\n      rejectedContacts\n    }\n  }\n": typeof types.CreateManualBatchDocument,
+    "\n  mutation StartBatch($id: ID!) {\n    startBatch(id: $id) {\n      id\n      status\n    }\n  }\n": typeof types.StartBatchDocument,
+    "\n  subscription BatchProgress($batchId: ID!) {\n    batchProgress(batchId: $batchId) {\n      status\n      queued\n      inProgress\n      completed\n      failed\n      cancelled\n      acceptedContacts\n    }\n  }\n": typeof types.BatchProgressDocument,
 };
 const documents: Documents = {
-    "\n  query AccountAndAgents {\n    me { name }\n    agents { id name promptVersions { id name } }\n  }\n": types.AccountAndAgentsDocument,
-    "\n  query RecentBatches($limit: Int!) {\n    batches(limit: $limit) {\n      items { id status startMode acceptedContacts completed failed createdAt }\n      pagination { total }\n    }\n  }\n": types.RecentBatchesDocument,
-    "\n  mutation CreateManualBatch($input: CreateCallBatchInput!) {\n    createCallBatch(input: $input) { batchId status acceptedContacts rejectedContacts }\n  }\n": types.CreateManualBatchDocument,
-    "\n  mutation StartBatch($id: ID!) {\n    startBatch(id: $id) { id status }\n  }\n": types.StartBatchDocument,
-    "\n  subscription BatchProgress($batchId: ID!) {\n    batchProgress(batchId: $batchId) { status queued inProgress completed failed cancelled acceptedContacts }\n  }\n": types.BatchProgressDocument,
+    "\n  query AccountAndAgents {\n    me {\n      name\n    }\n    agents {\n      id\n      name\n      promptVersions {\n        id\n        name\n      }\n    }\n  }\n": types.AccountAndAgentsDocument,
+    "\n  query RecentBatches($limit: Int!) {\n    batches(limit: $limit) {\n      items {\n        id\n        status\n        startMode\n        acceptedContacts\n        completed\n        failed\n        createdAt\n      }\n      pagination {\n        total\n      }\n    }\n  }\n": types.RecentBatchesDocument,
+    "\n  mutation CreateManualBatch($input: CreateCallBatchInput!) {\n    createCallBatch(input: $input) {\n      batchId\n      status\n      acceptedContacts\n      rejectedContacts\n    }\n  }\n": types.CreateManualBatchDocument,
+    "\n  mutation StartBatch($id: ID!) {\n    startBatch(id: $id) {\n      id\n      status\n    }\n  }\n": types.StartBatchDocument,
+    "\n  subscription BatchProgress($batchId: ID!) {\n    batchProgress(batchId: $batchId) {\n      status\n      queued\n      inProgress\n      completed\n      failed\n      cancelled\n      acceptedContacts\n    }\n  }\n": types.BatchProgressDocument,
 };
 
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query AccountAndAgents {\n    me { name }\n    agents { id name promptVersions { id name } }\n  }\n"): typeof import('./graphql').AccountAndAgentsDocument;
+export function graphql(source: "\n  query AccountAndAgents {\n    me {\n      name\n    }\n    agents {\n      id\n      name\n      promptVersions {\n        id\n        name\n      }\n    }\n  }\n"): typeof import('./graphql').AccountAndAgentsDocument;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query RecentBatches($limit: Int!) {\n    batches(limit: $limit) {\n      items { id status startMode acceptedContacts completed failed createdAt }\n      pagination { total }\n    }\n  }\n"): typeof import('./graphql').RecentBatchesDocument;
+export function graphql(source: "\n  query RecentBatches($limit: Int!) {\n    batches(limit: $limit) {\n      items {\n        id\n        status\n        startMode\n        acceptedContacts\n        completed\n        failed\n        createdAt\n      }\n      pagination {\n        total\n      }\n    }\n  }\n"): typeof import('./graphql').RecentBatchesDocument;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  mutation CreateManualBatch($input: CreateCallBatchInput!) {\n    createCallBatch(input: $input) { batchId status acceptedContacts rejectedContacts }\n  }\n"): typeof import('./graphql').CreateManualBatchDocument;
+export function graphql(source: "\n  mutation CreateManualBatch($input: CreateCallBatchInput!) {\n    createCallBatch(input: $input) {\n      batchId\n      status\n      acceptedContacts\n      rejectedContacts\n    }\n  }\n"): typeof import('./graphql').CreateManualBatchDocument;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  mutation StartBatch($id: ID!) {\n    startBatch(id: $id) { id status }\n  }\n"): typeof import('./graphql').StartBatchDocument;
+export function graphql(source: "\n  mutation StartBatch($id: ID!) {\n    startBatch(id: $id) {\n      id\n      status\n    }\n  }\n"): typeof import('./graphql').StartBatchDocument;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  subscription BatchProgress($batchId: ID!) {\n    batchProgress(batchId: $batchId) { status queued inProgress completed failed cancelled acceptedContacts }\n  }\n"): typeof import('./graphql').BatchProgressDocument;
+export function graphql(source: "\n  subscription BatchProgress($batchId: ID!) {\n    batchProgress(batchId: $batchId) {\n      status\n      queued\n      inProgress\n      completed\n      failed\n      cancelled\n      acceptedContacts\n    }\n  }\n"): typeof import('./graphql').BatchProgressDocument;
 
 
 export function graphql(source: string) {

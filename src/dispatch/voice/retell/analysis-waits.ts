@@ -5,7 +5,15 @@
 // transcript_status becomes failed). A failing get-call is asked again with exponential backoff
 // (or when Retry-After says), not every poll.
 import type { ProviderAnalysis, ProviderAnalysisRequest } from '../provider.ts';
-import { analysisFromCall, hasAnalysis, isAnsweredCall, isFinalCall, recordingOf, type RetellAnalysisSource, type RetellCallObject } from './call-mapping.ts';
+import {
+  analysisFromCall,
+  hasAnalysis,
+  isAnsweredCall,
+  isFinalCall,
+  recordingOf,
+  type RetellAnalysisSource,
+  type RetellCallObject,
+} from './call-mapping.ts';
 import type { RetellClients } from './clients.ts';
 import { retryAfterMs } from './dial-errors.ts';
 

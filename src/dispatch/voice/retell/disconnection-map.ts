@@ -62,7 +62,10 @@ export type RetellDisconnectionReason = keyof typeof RETELL_DISCONNECTION_MAP;
 export function mapDisconnection(
   reason: string | null | undefined,
 ): DisconnectionOutcome & { disconnectReason: string; detail?: { provider_reason: string } } {
-  if (!reason || !Object.hasOwn(RETELL_DISCONNECTION_MAP, reason)) return { status: 'failed', hangupBy: 'system', disconnectReason: reason || 'unknown' };
+  if (!reason || !Object.hasOwn(RETELL_DISCONNECTION_MAP, reason))
+    return { status: 'failed', hangupBy: 'system', disconnectReason: reason || 'unknown' };
   const { status, hangupBy, disconnectReason }: DisconnectionOutcome = RETELL_DISCONNECTION_MAP[reason as RetellDisconnectionReason];
-  return disconnectReason ? { status, hangupBy, disconnectReason, detail: { provider_reason: reason } } : { status, hangupBy, disconnectReason: reason };
+  return disconnectReason
+    ? { status, hangupBy, disconnectReason, detail: { provider_reason: reason } }
+    : { status, hangupBy, disconnectReason: reason };
 }

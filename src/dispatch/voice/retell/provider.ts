@@ -237,7 +237,9 @@ export function createRetellProvider(opts: RetellProviderOptions): VoiceProvider
       }
       // Gated like a create: a worker paused after its last confirmation sends nothing (gated-fetch.ts).
       const gated = ref?.holdsNow ? { fetchOptions: { [SEND_GATE]: ref.holdsNow } as never } : undefined;
-      await client(key).call.stop(providerCallId, gated).catch((err) => onError(err, 'stop-call'));
+      await client(key)
+        .call.stop(providerCallId, gated)
+        .catch((err) => onError(err, 'stop-call'));
       if (call) schedule();
     },
 

@@ -14,12 +14,20 @@ export function storeRetellEvent(deps: Pick<AppDeps, 'db' | 'clock'>, e: RetellS
 }
 
 /** Claims the unprocessed events of these (our) call ids, oldest phase first (see takeProviderEvents). */
-export async function takeRetellEvents(deps: Pick<AppDeps, 'db' | 'clock'>, callIds: string[], owners?: (string | null)[]): Promise<RetellStoredEvent[]> {
+export async function takeRetellEvents(
+  deps: Pick<AppDeps, 'db' | 'clock'>,
+  callIds: string[],
+  owners?: (string | null)[],
+): Promise<RetellStoredEvent[]> {
   const events = await takeProviderEvents<RetellStoredEvent>(deps, 'retell', callIds, owners);
   return events.sort((a, b) => (ORDER[a.event] ?? 9) - (ORDER[b.event] ?? 9));
 }
 
 /** The call objects of one kind of event stored for these Retell calls, consumed or not. */
-export async function storedRetellCalls(deps: Pick<AppDeps, 'db'>, retellCallIds: string[], event: (typeof RETELL_EVENTS)[number]): Promise<RetellCallObject[]> {
+export async function storedRetellCalls(
+  deps: Pick<AppDeps, 'db'>,
+  retellCallIds: string[],
+  event: (typeof RETELL_EVENTS)[number],
+): Promise<RetellCallObject[]> {
   return (await storedProviderEvents<RetellStoredEvent>(deps, 'retell', retellCallIds, event)).map((e) => e.call);
 }

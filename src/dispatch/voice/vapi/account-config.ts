@@ -51,13 +51,15 @@ export function vapiAccountConfig(input: ProviderAccountInput): VapiAccountConfi
   const s = input.settings ?? {};
   const faults: string[] = [];
   if (!input.apiKey?.trim()) faults.push('apiKey: Field required');
-  for (const k of Object.keys(s)) if (!(SETTINGS as readonly string[]).includes(k)) faults.push(`settings.${k.slice(0, 40)}: Vapi takes ${SETTINGS.join(', ')}`);
+  for (const k of Object.keys(s))
+    if (!(SETTINGS as readonly string[]).includes(k)) faults.push(`settings.${k.slice(0, 40)}: Vapi takes ${SETTINGS.join(', ')}`);
   const numbers = phoneNumberIds(s.phoneNumbers, faults);
   if (!VAPI_WEBHOOK_AUTH.includes(s.webhookAuth as VapiWebhookAuth)) faults.push("settings.webhookAuth: Input should be 'hmac' or 'secret'");
   const secret = typeof s.webhookSecret === 'string' ? s.webhookSecret : '';
   if (!secret.trim() || secret.length > MAX_ID_LENGTH) faults.push(`settings.webhookSecret: Field required (at most ${MAX_ID_LENGTH} characters)`);
   const assistant = s.assistantId;
-  if (assistant !== undefined && (typeof assistant !== 'string' || !assistant.trim() || assistant.length > MAX_ID_LENGTH)) faults.push('settings.assistantId: a Vapi assistant id');
+  if (assistant !== undefined && (typeof assistant !== 'string' || !assistant.trim() || assistant.length > MAX_ID_LENGTH))
+    faults.push('settings.assistantId: a Vapi assistant id');
   const rate = checkedDialRate(input.dialRatePerNumber);
   if (faults.length) throw requestValidation(faults);
   return {

@@ -5,7 +5,15 @@
 // GET /call/{id}: its analysis if present, else none (the call's transcript_status becomes
 // failed). A failing GET is asked again with exponential backoff (or when Retry-After says).
 import type { ProviderAnalysis, ProviderAnalysisRequest } from '../provider.ts';
-import { analysisFromCall, hasAnalysis, isAnsweredCall, isFinalCall, recordingOf, type VapiAnalysisSource, type VapiCallObject } from './call-mapping.ts';
+import {
+  analysisFromCall,
+  hasAnalysis,
+  isAnsweredCall,
+  isFinalCall,
+  recordingOf,
+  type VapiAnalysisSource,
+  type VapiCallObject,
+} from './call-mapping.ts';
 import type { VapiClients } from './clients.ts';
 import { retryAfterMs } from './dial-errors.ts';
 

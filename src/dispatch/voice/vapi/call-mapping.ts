@@ -20,7 +20,11 @@ export interface VapiCallObject {
   endedReason?: string | null;
   phoneNumberId?: string | null;
   assistantOverrides?: { metadata?: Record<string, unknown> | null } | null;
-  artifact?: { transcript?: string | null; recordingUrl?: string | null; recording?: { mono?: { combinedUrl?: string | null } | null } | null } | null;
+  artifact?: {
+    transcript?: string | null;
+    recordingUrl?: string | null;
+    recording?: { mono?: { combinedUrl?: string | null } | null } | null;
+  } | null;
   analysis?: { summary?: string | null; structuredData?: Record<string, unknown> | null } | null;
   monitor?: { controlUrl?: string | null } | null;
 }
@@ -184,7 +188,9 @@ export function compactCall(c: JsonObject): VapiCallObject {
     endedAt: asString(c.endedAt),
     endedReason: asString(c.endedReason),
     phoneNumberId: asString(c.phoneNumberId),
-    assistantOverrides: { metadata: meta ? { call_id: meta.call_id, batch_id: meta.batch_id, account_id: meta.account_id, attempt: meta.attempt } : null },
+    assistantOverrides: {
+      metadata: meta ? { call_id: meta.call_id, batch_id: meta.batch_id, account_id: meta.account_id, attempt: meta.attempt } : null,
+    },
     artifact: artifact
       ? {
           transcript: asString(artifact.transcript),

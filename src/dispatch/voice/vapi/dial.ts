@@ -24,7 +24,11 @@ const MAX_PAGES = 10;
 const CLOCK_SKEW_MS = 60_000;
 
 /** The Vapi call of this dial (our call id and attempt) among the calls of `phoneNumberId` created since `since`. */
-export async function findDial(c: VapiClient, dial: { callId: string; attempt: number; phoneNumberId?: string | null }, since: Date): Promise<VapiCallObject | null> {
+export async function findDial(
+  c: VapiClient,
+  dial: { callId: string; attempt: number; phoneNumberId?: string | null },
+  since: Date,
+): Promise<VapiCallObject | null> {
   const createdAtGe = new Date(since.getTime() - CLOCK_SKEW_MS).toISOString();
   let createdAtLt: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
@@ -62,7 +66,13 @@ function gateClosed(err: unknown): boolean {
   return err instanceof VapiError && err.cause instanceof GateClosedError;
 }
 
-export async function createDial(clients: VapiClients, apiKey: string, req: PlaceCallRequest, ref: VapiDialRef, retries: DialRetries): Promise<VapiCallObject> {
+export async function createDial(
+  clients: VapiClients,
+  apiKey: string,
+  req: PlaceCallRequest,
+  ref: VapiDialRef,
+  retries: DialRetries,
+): Promise<VapiCallObject> {
   const body = createCallBody(req, ref);
   const dial = { callId: req.callId, attempt: req.attempt, phoneNumberId: ref.phoneNumberId };
   let firstSentAt: Date | null = null;

@@ -35,7 +35,10 @@ export function vapiAccounts(deps: Pick<AppDeps, 'db' | 'appSecret'>): (accountI
   return cachedFor((accountId) => vapiConfigForAccount(deps, accountId));
 }
 
-export function vapiFromConfig(deps: Pick<AppDeps, 'config' | 'clock' | 'logger' | 'db' | 'appSecret'>, overrides: Partial<VapiProviderOptions> = {}): VoiceProvider {
+export function vapiFromConfig(
+  deps: Pick<AppDeps, 'config' | 'clock' | 'logger' | 'db' | 'appSecret'>,
+  overrides: Partial<VapiProviderOptions> = {},
+): VoiceProvider {
   const c = deps.config;
   const log = deps.logger.child({ component: 'vapi' });
   return createVapiProvider({

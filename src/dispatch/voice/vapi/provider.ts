@@ -111,7 +111,15 @@ export function createVapiProvider(opts: VapiProviderOptions): VoiceProvider {
     const a = accountId ?? (await opts.accountForCall?.(vapiCallId)) ?? null;
     return a ? keyFor(a) : null;
   }
-  const analyses = new VapiAnalysisWaits({ client, keyFor, reports: opts.reports, now: opts.now, graceMs: opts.analysisGraceMs ?? graceMs, backoffMs, onError });
+  const analyses = new VapiAnalysisWaits({
+    client,
+    keyFor,
+    reports: opts.reports,
+    now: opts.now,
+    graceMs: opts.analysisGraceMs ?? graceMs,
+    backoffMs,
+    onError,
+  });
 
   const emit = (vapiCallId: string, e: ProviderCallEvent) => {
     for (const l of [...listeners]) {
@@ -192,7 +200,12 @@ export function createVapiProvider(opts: VapiProviderOptions): VoiceProvider {
     timer.unref?.();
   }
 
-  function watch(vapiCallId: string, req: PlaceCallRequest, apiKey: string, state: { answered: boolean; placedAt: Date; owner: string | null; controlUrl: string | null }) {
+  function watch(
+    vapiCallId: string,
+    req: PlaceCallRequest,
+    apiKey: string,
+    state: { answered: boolean; placedAt: Date; owner: string | null; controlUrl: string | null },
+  ) {
     live.set(vapiCallId, { vapiCallId, req, apiKey, ...state, hangupRequested: false, endedSeenAt: null, checkedAt: 0 });
     schedule();
   }
@@ -220,15 +233,26 @@ export function createVapiProvider(opts: VapiProviderOptions): VoiceProvider {
       if (!phoneNumberId) throw fail(`phone number for ${req.from}`);
       const assistantId = (await opts.assistant(req.agent.id)) ?? account.assistantId;
       if (!assistantId) throw fail('assistant (agent provider id or account assistantId)');
-      const c = await createDial(client, account.apiKey, req, { assistantId, phoneNumberId }, {
-        maxAttempts,
-        backoffMs,
-        stopped: () => closed,
-        now: opts.now,
-        mayCreate: ownership ? () => ownership.confirmDial() : undefined,
-        holdsNow: ownership ? () => ownership.holdsNow() : undefined,
+      const c = await createDial(
+        client,
+        account.apiKey,
+        req,
+        { assistantId, phoneNumberId },
+        {
+          maxAttempts,
+          backoffMs,
+          stopped: () => closed,
+          now: opts.now,
+          mayCreate: ownership ? () => ownership.confirmDial() : undefined,
+          holdsNow: ownership ? () => ownership.holdsNow() : undefined,
+        },
+      );
+      watch(c.id, req, account.apiKey, {
+        answered: false,
+        placedAt: opts.now(),
+        owner: ownership?.owner ?? null,
+        controlUrl: c.monitor?.controlUrl ?? null,
       });
-      watch(c.id, req, account.apiKey, { answered: false, placedAt: opts.now(), owner: ownership?.owner ?? null, controlUrl: c.monitor?.controlUrl ?? null });
       return { providerCallId: c.id };
     },
 
@@ -243,7 +267,12 @@ export function createVapiProvider(opts: VapiProviderOptions): VoiceProvider {
       try {
         const url = await controlUrlOf(providerCallId, key);
         if (!url) throw new Error(`Vapi call ${providerCallId} has no monitor.controlUrl (live control disabled?)`);
-        const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'end-call' }), signal: AbortSignal.timeout(timeoutMs) };
+        const init = {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ type: 'end-call' }),
+          signal: AbortSignal.timeout(timeoutMs),
+        };
         // Gated like a create: a worker paused after its last confirmation sends nothing.
         const res = ref?.holdsNow ? await gatedFetch(url, { ...init, [SEND_GATE]: ref.holdsNow } as RequestInit) : await fetch(url, init);
         if (!res.ok) throw new Error(`Vapi end-call answered ${res.status}`);

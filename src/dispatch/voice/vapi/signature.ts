@@ -28,7 +28,12 @@ export function vapiHmacSignature(secret: string, timestamp: string, rawBody: st
   return createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex');
 }
 
-export function verifyVapiRequest(auth: { mode: VapiWebhookAuth; secret: string }, rawBody: string, headers: Pick<Headers, 'get'>, nowMs: number): boolean {
+export function verifyVapiRequest(
+  auth: { mode: VapiWebhookAuth; secret: string },
+  rawBody: string,
+  headers: Pick<Headers, 'get'>,
+  nowMs: number,
+): boolean {
   if (!auth.secret) return false;
   if (auth.mode === 'secret') {
     const legacy = headers.get('x-vapi-secret');

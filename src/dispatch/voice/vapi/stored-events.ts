@@ -34,7 +34,12 @@ export function eventFromMessage(m: Record<string, unknown>): VapiStoredEvent | 
   if (!call || typeof call.id !== 'string' || !call.id) return null;
   if (m.type === 'status-update') {
     if (typeof m.status !== 'string') return null;
-    return { type: 'status-update', status: m.status, at: epochMs(m.timestamp), call: compactCall({ ...call, status: m.status, endedReason: m.endedReason ?? call.endedReason }) };
+    return {
+      type: 'status-update',
+      status: m.status,
+      at: epochMs(m.timestamp),
+      call: compactCall({ ...call, status: m.status, endedReason: m.endedReason ?? call.endedReason }),
+    };
   }
   return {
     type: 'end-of-call-report',

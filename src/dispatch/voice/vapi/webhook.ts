@@ -19,7 +19,8 @@ export interface VapiWebhookAnswer {
   detail?: string;
 }
 
-const objectOr = (v: unknown): Record<string, unknown> | null => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
+const objectOr = (v: unknown): Record<string, unknown> | null =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
 
 export function vapiWebhookRoute(deps: ProviderDeps): ProviderRoute {
   // One cache of account credentials per API process, not one read (and decryption) per message.

@@ -39,9 +39,16 @@ export const callRecord = closed<CallRecord>(
     recording_url: nullable(str('Signed, expiring link to the recording')),
     llm_transcript: nullable(str('Full call transcript')),
     attempts: count('Dials made so far, the alternate number included'),
-    next_attempt_at: nullable(timestamp('When a waiting call is next tried: its retry, its calling window opening, or the frequency cap letting it through; null otherwise')),
+    next_attempt_at: nullable(
+      timestamp('When a waiting call is next tried: its retry, its calling window opening, or the frequency cap letting it through; null otherwise'),
+    ),
     timezone: nullable(str('The zones its calling window is judged in, comma-separated (a number can have several); null without a window')),
-    retry_reason: nullable(oneOfStrings(['no_answer', 'busy', 'failed', 'voicemail'], 'Why a call waiting for a retry waits: how its last attempt ended; null unless it waits for one')),
+    retry_reason: nullable(
+      oneOfStrings(
+        ['no_answer', 'busy', 'failed', 'voicemail'],
+        'Why a call waiting for a retry waits: how its last attempt ended; null unless it waits for one',
+      ),
+    ),
     primary_phone_number: str("The contact's primary number: `phone_number` is the number dialled, the alternate one when it was used"),
     consent: nullable(
       closed<ConsentOut>(
@@ -51,7 +58,7 @@ export const callRecord = closed<CallRecord>(
           text: nullable(str('The wording consented to')),
           reference: nullable(str('Where the proof is kept')),
         },
-        "The contact's consent record as given at create (docs/campaigns.md \"Consent records\"); null without one",
+        'The contact\'s consent record as given at create (docs/campaigns.md "Consent records"); null without one',
       ),
     ),
   },

@@ -38,7 +38,11 @@ export const complianceReport = closed<ComplianceReportOut>({
     type: 'array',
     maxItems: 2400,
     description: 'By zone and local hour; a dial judged in several zones counts in each',
-    items: closed<ComplianceReportOut['dials_by_local_hour'][number]>({ zone: str('IANA zone'), hour: int('Local hour, 0-23', { minimum: 0, maximum: 23 }), dials: count() }),
+    items: closed<ComplianceReportOut['dials_by_local_hour'][number]>({
+      zone: str('IANA zone'),
+      hour: int('Local hour, 0-23', { minimum: 0, maximum: 23 }),
+      dials: count(),
+    }),
   },
   truncated: bool('dials_by_local_hour left rows out'),
   blocked: {
@@ -46,8 +50,13 @@ export const complianceReport = closed<ComplianceReportOut>({
     maxItems: 50,
     description: 'Calls held back or ended undialled',
     items: closed<ComplianceReportOut['blocked'][number]>({
-      stage: oneOfStrings(BLOCKED_STAGES, '`ended` undialled, `waiting` held back now, `withheld` a claimed dial refused at the dial, `alternate` number not dialled'),
-      reason: str('ended: suppressed, no_calling_window, expired; waiting and withheld: calling_window, frequency_cap; alternate: suppressed, calling_window, frequency_cap'),
+      stage: oneOfStrings(
+        BLOCKED_STAGES,
+        '`ended` undialled, `waiting` held back now, `withheld` a claimed dial refused at the dial, `alternate` number not dialled',
+      ),
+      reason: str(
+        'ended: suppressed, no_calling_window, expired; waiting and withheld: calling_window, frequency_cap; alternate: suppressed, calling_window, frequency_cap',
+      ),
       calls: count(),
     }),
   },

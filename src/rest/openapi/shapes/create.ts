@@ -1,7 +1,13 @@
 // The create: its request (with and without an idempotency key), a contact, and its result with the
 // rejected contacts and warnings.
 import { COMPLIANCE_PROFILES, COMPLIANCE_RULES_VERSION } from '../../../domain/compliance/rules-v1.ts';
-import { CONSENT_SOURCE_PATTERN, CONSENT_SOURCES, MAX_CONSENT_REFERENCE_LENGTH, MAX_CONSENT_SOURCE_LENGTH, MAX_CONSENT_TEXT_LENGTH } from '../../../domain/consent.ts';
+import {
+  CONSENT_SOURCE_PATTERN,
+  CONSENT_SOURCES,
+  MAX_CONSENT_REFERENCE_LENGTH,
+  MAX_CONSENT_SOURCE_LENGTH,
+  MAX_CONSENT_TEXT_LENGTH,
+} from '../../../domain/consent.ts';
 import { OPENING_HORIZON_DAYS, RECIPIENT_ZONE } from '../../../domain/calling-window.ts';
 import {
   DEFAULT_RETRY_DELAY_SECONDS,
@@ -77,7 +83,7 @@ export const contact: JsonSchema = {
   type: 'object',
   required: ['contact_id', 'phone_number'],
   properties: {
-    contact_id: str("Your id for the contact; returned as external_id", { minLength: 1, maxLength: MAX_NAME_LENGTH }),
+    contact_id: str('Your id for the contact; returned as external_id', { minLength: 1, maxLength: MAX_NAME_LENGTH }),
     name: nullable(name('Display name')),
     phone_number: str('Digits with country code; a number that cannot be dialled rejects this contact only', {
       minLength: PHONE_NUMBER_MIN_LENGTH,
@@ -85,10 +91,16 @@ export const contact: JsonSchema = {
     }),
     metadata: metadata('Key-value data for the agent; keys such as `Phone Number` and `phoneNumber` are treated alike'),
     status: nullable(oneOfStrings(CONTACT_STATUSES, 'Initial status; default pending')),
-    timezone: nullable(str("IANA zone of the contact: its calling window must be open here as well as in every zone of the number dialled (a geographic zone; fixed offsets such as EST are refused)", { maxLength: 64, examples: ['America/Chicago'] })),
+    timezone: nullable(
+      str(
+        'IANA zone of the contact: its calling window must be open here as well as in every zone of the number dialled (a geographic zone; fixed offsets such as EST are refused)',
+        { maxLength: 64, examples: ['America/Chicago'] },
+      ),
+    ),
     consent: nullable({
       type: 'object',
-      description: 'The contact\'s consent record (docs/campaigns.md "Consent records"): stored with the call, returned on its reads and in the CSV export',
+      description:
+        'The contact\'s consent record (docs/campaigns.md "Consent records"): stored with the call, returned on its reads and in the CSV export',
       required: ['source', 'timestamp'],
       properties: {
         source: str('Where consent was given: letters, digits, spaces and _ . : / -, starting with a letter or digit', {
@@ -132,7 +144,8 @@ const createRequestFields: Record<string, JsonSchema> = {
   contacts: { type: 'array', minItems: 1, items: ref('Contact'), description: "At least 1, at most the account's max_batch_size" },
   retry: nullable({
     type: 'object',
-    description: 'Try a call again after these attempt outcomes (docs/campaigns.md); absent: each contact is dialled once (plus its alternate number)',
+    description:
+      'Try a call again after these attempt outcomes (docs/campaigns.md); absent: each contact is dialled once (plus its alternate number)',
     required: ['max_attempts'],
     properties: {
       max_attempts: int('Dials per call at most, the alternate number included', { minimum: 1, maximum: MAX_ATTEMPTS_LIMIT }),
@@ -142,10 +155,17 @@ const createRequestFields: Record<string, JsonSchema> = {
         items: oneOfStrings(ATTEMPT_OUTCOMES),
         description: `Default ${DEFAULT_RETRY_ON.join(', ')}`,
       },
-      delay_seconds: int(`Wait after an attempt; default ${DEFAULT_RETRY_DELAY_SECONDS}`, { minimum: RETRY_DELAY_MIN_SECONDS, maximum: RETRY_DELAY_MAX_SECONDS }),
+      delay_seconds: int(`Wait after an attempt; default ${DEFAULT_RETRY_DELAY_SECONDS}`, {
+        minimum: RETRY_DELAY_MIN_SECONDS,
+        maximum: RETRY_DELAY_MAX_SECONDS,
+      }),
     },
   }),
-  expires_at: nullable(str('ISO 8601 instant with a zone, in the future: a call not placed by then ends cancelled (disconnect_reason `expired`)', { examples: ['2026-12-01T18:00:00Z'] })),
+  expires_at: nullable(
+    str('ISO 8601 instant with a zone, in the future: a call not placed by then ends cancelled (disconnect_reason `expired`)', {
+      examples: ['2026-12-01T18:00:00Z'],
+    }),
+  ),
   calling_window: nullable({
     type: 'object',
     description: `Place calls only in these local hours (docs/campaigns.md); absent: the account's default window, if any. A contact whose window does not open within ${OPENING_HORIZON_DAYS} days is rejected.`,
@@ -173,10 +193,7 @@ const givenBy = (field: string): JsonSchema => ({
   required: [field],
   properties: { [field]: createRequestFields[field] },
 });
-const agentAndVersion = [
-  { anyOf: [givenBy('agent_id'), givenBy('agent_name')] },
-  { anyOf: [givenBy('version_id'), givenBy('version_name')] },
-];
+const agentAndVersion = [{ anyOf: [givenBy('agent_id'), givenBy('agent_name')] }, { anyOf: [givenBy('version_id'), givenBy('version_name')] }];
 
 export const createRequest: JsonSchema = {
   type: 'object',

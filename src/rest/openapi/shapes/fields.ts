@@ -12,5 +12,7 @@ export const callingWindowShape = {
   start: str('Local HH:MM, inclusive', { examples: ['09:00'] }),
   end: str('Local HH:MM, exclusive; after start (no overnight windows); 24:00 is the end of the day', { examples: ['20:00', '24:00'] }),
   days: { type: 'array', items: oneOfStrings(WEEKDAYS), description: 'Days of the week it opens on' },
-  timezone: str(`An IANA zone, or "${RECIPIENT_ZONE}": each contact's zones from its number (or its own timezone), open only when open in all of them`),
+  timezone: str(
+    `An IANA zone, or "${RECIPIENT_ZONE}": each contact's zones from its number (or its own timezone), open only when open in all of them`,
+  ),
 } as const;

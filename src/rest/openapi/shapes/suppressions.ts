@@ -12,7 +12,7 @@ export const suppression = closed<SuppressionOut>({
 
 export const addSuppressionsRequest: JsonSchema = {
   type: 'object',
-  description: 'Unknown fields are ignored. Numbers are read with the contacts\' phone rules and stored in E.164.',
+  description: "Unknown fields are ignored. Numbers are read with the contacts' phone rules and stored in E.164.",
   required: ['phone_numbers'],
   properties: {
     phone_numbers: {
