@@ -9,7 +9,7 @@
 // process received them. A call without a final event after its max duration plus `graceMs` is
 // fetched with get-call and settled from Retell's call object (a lost call_ended).
 //
-// Analysis: Retell's own (call_analyzed), waited for in analysis-waits.ts.
+// Analysis: Retell's own (call_analyzed), waited for in ../analysis-waits.ts.
 //
 // One poll at a time: watch/analyse/hangup during a slow poll only make sure another follows it.
 
@@ -26,7 +26,8 @@ import {
   type ProviderEventListener,
   type VoiceProvider,
 } from '../provider.ts';
-import { AnalysisWaits } from './analysis-waits.ts';
+import { AnalysisWaits } from '../analysis-waits.ts';
+import { retellAnalysisCalls } from './analysis-calls.ts';
 import { endResultFromCall, isFinalCall, type RetellAgentRef, type RetellCallObject } from './call-mapping.ts';
 import { retellClients, type RetellClients } from './clients.ts';
 import { createDial, findDial } from './dial.ts';
@@ -105,7 +106,14 @@ export function createRetellProvider(opts: RetellProviderOptions): VoiceProvider
   async function keyFor(accountId: string): Promise<string | null> {
     return (await opts.account(accountId))?.apiKey ?? null;
   }
-  const analyses = new AnalysisWaits({ client, keyFor, analyzed: opts.analyzed, now: opts.now, graceMs: analysisGraceMs, backoffMs, onError });
+  const analyses = new AnalysisWaits({
+    calls: retellAnalysisCalls(client, opts.analyzed),
+    keyFor,
+    now: opts.now,
+    graceMs: analysisGraceMs,
+    backoffMs,
+    onError,
+  });
 
   const emit = (retellCallId: string, e: ProviderCallEvent) => {
     for (const l of [...listeners]) {

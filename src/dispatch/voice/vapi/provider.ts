@@ -25,7 +25,8 @@ import {
   type VoiceProvider,
 } from '../provider.ts';
 import { gatedFetch, SEND_GATE } from '../gated-fetch.ts';
-import { VapiAnalysisWaits } from './analysis-waits.ts';
+import { AnalysisWaits } from '../analysis-waits.ts';
+import { vapiAnalysisCalls } from './analysis-calls.ts';
 import { endResultFromCall, isFinalCall, type VapiCallObject } from './call-mapping.ts';
 import { vapiClients, type VapiClients } from './clients.ts';
 import { isNotFound } from './dial-errors.ts';
@@ -111,10 +112,9 @@ export function createVapiProvider(opts: VapiProviderOptions): VoiceProvider {
     const a = accountId ?? (await opts.accountForCall?.(vapiCallId)) ?? null;
     return a ? keyFor(a) : null;
   }
-  const analyses = new VapiAnalysisWaits({
-    client,
+  const analyses = new AnalysisWaits({
+    calls: vapiAnalysisCalls(client, opts.reports),
     keyFor,
-    reports: opts.reports,
     now: opts.now,
     graceMs: opts.analysisGraceMs ?? graceMs,
     backoffMs,
