@@ -34,6 +34,28 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/csv/' },
     },
     {
+      name: 'services-batches-calls-webhooks-one-way',
+      comment:
+        'Among the service folders, batches uses calls and webhooks, and calls uses webhooks, never the other way: a batch operation moves its calls, a call change enqueues webhooks (shared pieces such as recording-url.ts sit in services/ itself).',
+      severity: 'error',
+      from: { path: '^src/services/(calls|webhooks)/' },
+      to: { path: '^src/services/batches/' },
+    },
+    {
+      name: 'services-webhooks-below-calls',
+      comment: 'See services-batches-calls-webhooks-one-way.',
+      severity: 'error',
+      from: { path: '^src/services/webhooks/' },
+      to: { path: '^src/services/calls/' },
+    },
+    {
+      name: 'graphql-types-below-plugins',
+      comment: 'The envelop plugins read the schema types (names, costs); the types never import a plugin.',
+      severity: 'error',
+      from: { path: '^src/graphql/types/' },
+      to: { path: '^src/graphql/plugins/' },
+    },
+    {
       name: 'providers-only-through-the-registry',
       comment:
         'A voice provider is its folder under dispatch/voice/, reached only through its VoiceProviderModule listed in voice/registry.ts: nothing outside voice/ imports a provider folder.',

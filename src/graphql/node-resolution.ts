@@ -5,7 +5,7 @@ import { brandWithType } from '@pothos/core';
 import { AppError } from '../errors.ts';
 import { MAX_NODE_IDS, nodeKindOf, type NodeKind } from '../domain/global-ids.ts';
 import type { GraphQLContext } from './context.ts';
-import { HEAVY_TEXT_COMPLEXITY } from './plugins/query-cost.ts';
+import { HEAVY_TEXT_COMPLEXITY } from './types/field-costs.ts';
 
 export const NODE_TYPENAMES: Record<NodeKind, string> = {
   batch: 'CallBatch',

@@ -1,5 +1,5 @@
 import type { ApiDeps } from './app-services.ts';
-import { verifyRecordingSignature } from '../services/calls/recording-url.ts';
+import { verifyRecordingSignature } from '../services/recording-url.ts';
 import { json } from './responses.ts';
 import { fetchRecording, type UpstreamRecording } from './recording-proxy.ts';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { CALL_RECORD_KEYS, callInState, insertBatch, type InsertedBatch } from '../helpers/fixtures.ts';
-import { verifyRecordingSignature } from '../../src/services/calls/recording-url.ts';
+import { verifyRecordingSignature } from '../../src/services/recording-url.ts';
 import type { CallStatus } from '../../src/domain/call-state.ts';
 import { generateCallRecording, WAV_CONTENT_TYPE } from '../../src/dispatch/recording/wav.ts';
 

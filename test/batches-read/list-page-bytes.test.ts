@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { addAgent, callInState, insertBatch, type InsertedBatch } from '../helpers/fixtures.ts';
-import { recordingUrl } from '../../src/services/calls/recording-url.ts';
+import { recordingUrl } from '../../src/services/recording-url.ts';
 import type { Batch, Call } from '../../src/generated/prisma/client.ts';
 import type { CallStatus } from '../../src/domain/call-state.ts';
 import { retryReasonsByCallIds } from '../../src/services/calls/retry-reasons.ts';

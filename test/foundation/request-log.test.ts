@@ -6,7 +6,7 @@ import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.
 import { buildApp, type App } from '../../src/app.ts';
 import type { AppDeps } from '../../src/deps.ts';
 import { batchBody, CALL_BATCHES } from '../helpers/batch-requests.ts';
-import { recordingUrl } from '../../src/services/calls/recording-url.ts';
+import { recordingUrl } from '../../src/services/recording-url.ts';
 import { callInState, insertBatch } from '../helpers/fixtures.ts';
 import { EXPORT_PAGE_ROWS } from '../../src/services/batches/export-batch-results.ts';
 

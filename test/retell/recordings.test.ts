@@ -9,7 +9,7 @@ import { testWorker } from '../helpers/dispatch.ts';
 import { fakeRecording } from '../helpers/fake-retell.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
 import { fetchRecording } from '../../src/http/recording-proxy.ts';
-import { recordingUrl } from '../../src/services/calls/recording-url.ts';
+import { recordingUrl } from '../../src/services/recording-url.ts';
 import { setAccountProvider } from '../../src/services/accounts/provider-config.ts';
 import { pinnedRequest } from '../../src/services/webhooks/pinned-request.ts';
 import { batchSettled, RETELL_KEY, retellApp, sleep, until, type RetellApp } from './retell-app.ts';

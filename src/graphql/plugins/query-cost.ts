@@ -37,11 +37,6 @@ export const MAX_PAGE_SIZE = 200;
 export const DEFAULT_PAGE_SIZE = 100;
 /** Estimated length of a list that is neither paged nor inside a page (relations such as call history). */
 export const UNPAGED_LIST_SIZE = 10;
-/**
- * Cost of a text field that may hold ~130 KB (a transcript, a prompt): with the complexity budget
- * one query carries about one REST page of them (200 rows), not 25 pages.
- */
-export const HEAVY_TEXT_COMPLEXITY = 20;
 /** Lists of a page or connection: the parent field already multiplied by the page size. */
 const PAGE_ITEM_FIELDS: ReadonlySet<string> = new Set(['items', 'edges', 'nodes']);
 

@@ -15,15 +15,9 @@ import { CALL_STATUSES } from '../../domain/call-state.ts';
 import { getBatch, withDetailColumns } from '../../services/batches/get-batch.ts';
 import { getCall } from '../../services/calls/get-call.ts';
 import { BATCH_LIST_STATUS_FILTERS, batchesForConnection, countBatches, listBatches, type BatchFilter } from '../../services/batches/list-batches.ts';
-import {
-  callFilterIssues,
-  callFilterWhere,
-  CALL_ORDER,
-  listBatchCalls,
-  TRANSCRIPT_STATUS_FILTERS,
-  type CallFilter,
-} from '../../services/calls/list-batch-calls.ts';
+import { callFilterIssues, callFilterWhere, CALL_ORDER, TRANSCRIPT_STATUS_FILTERS, type CallFilter } from '../../services/calls/list-batch-calls.ts';
 import { batchResults, type BatchResults } from '../../services/batches/batch-results.ts';
+import { listBatchCalls } from '../../services/batches/batch-calls-page.ts';
 import { callRecordsForConnection, countCallRecords, listCallRecords, type CallRecordsInput } from '../../services/calls/list-call-records.ts';
 import {
   BATCH_CALLS_PAGE,

@@ -1,7 +1,7 @@
 import { builder } from '../builder.ts';
 import { NodeInterface } from './node.ts';
-import { HEAVY_TEXT_COMPLEXITY } from '../plugins/query-cost.ts';
-import { recordingUrlOf } from '../../services/calls/recording-url.ts';
+import { HEAVY_TEXT_COMPLEXITY } from './field-costs.ts';
+import { recordingUrlOf } from '../../services/recording-url.ts';
 import { numberDialled } from '../../services/representations.ts';
 import { AgentType, PromptVersionType } from './catalog.ts';
 import type { GraphQLContext } from '../context.ts';

@@ -1,6 +1,6 @@
 import { builder } from '../builder.ts';
 import { NodeInterface } from './node.ts';
-import { HEAVY_TEXT_COMPLEXITY } from '../plugins/query-cost.ts';
+import { HEAVY_TEXT_COMPLEXITY } from './field-costs.ts';
 import { addDidNumber, createAgent, createPromptVersion, updateAgent } from '../../services/accounts/catalog.ts';
 
 export const AgentType = builder.prismaObject('Agent', {

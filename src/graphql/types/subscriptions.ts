@@ -5,10 +5,10 @@ import { builder } from '../builder.ts';
 import { CallWaitReason } from './wait-reason.ts';
 import { batchStateFields } from './batch-state-fields.ts';
 import { withDetailColumns } from '../../services/batches/get-batch.ts';
-import { HEAVY_TEXT_COMPLEXITY } from '../plugins/query-cost.ts';
+import { HEAVY_TEXT_COMPLEXITY } from './field-costs.ts';
 import type { BatchSnapshot } from '../../events/batch-channel.ts';
 import type { CallSnapshot } from '../../events/call-tracker.ts';
-import { recordingUrl } from '../../services/calls/recording-url.ts';
+import { recordingUrl } from '../../services/recording-url.ts';
 
 const BatchProgressType = builder.objectRef<BatchSnapshot>('BatchProgress').implement({
   description: "A batch's status and counters as one row read: queued + inProgress + completed + failed + cancelled = acceptedContacts",

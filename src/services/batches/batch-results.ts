@@ -7,7 +7,8 @@ import { isBatchStatus, resultsStatus } from '../../domain/batch-state.ts';
 import { Prisma, type Account, type Call } from '../../generated/prisma/client.ts';
 import { batchScope, type BatchScope } from './get-batch.ts';
 import type { ScanSlots } from './scan-slots.ts';
-import { callFilterIssues, pageOfBatchCalls, transcriptStatusValue, type CallFilter, type CallQuery } from '../calls/list-batch-calls.ts';
+import { callFilterIssues, transcriptStatusValue, type CallFilter, type CallQuery } from '../calls/list-batch-calls.ts';
+import { pageOfBatchCalls } from './batch-calls-page.ts';
 import { BATCH_RESULTS_PAGE, pageIssues, pageRequest, throwIfIssues, type PageArgs, type Pagination } from '../pagination.ts';
 
 export type ResultsStatus = 'pending' | 'completed' | 'cancelled';

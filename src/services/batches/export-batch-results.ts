@@ -14,7 +14,7 @@ import type { Account, Call } from '../../generated/prisma/client.ts';
 import { apiKeyAuthenticates } from '../auth/api-keys.ts';
 import { accountBudgetKey, accountRateLimited, type RateLimiters } from '../auth/rate-limit.ts';
 import { callConditions, callFilterIssues } from '../calls/list-batch-calls.ts';
-import { recordingUrlOf } from '../calls/recording-url.ts';
+import { recordingUrlOf } from '../recording-url.ts';
 import { retryReasonsByCallIds } from '../calls/retry-reasons.ts';
 import { waitsForRetry } from '../../domain/call-attempts.ts';
 import { BATCH_RESULTS_PAGE, throwIfIssues } from '../pagination.ts';

@@ -1,21 +1,10 @@
-// Calls of one batch in submission order (seq), with the contract's filters.
+// Calls of one batch in submission order (seq), with the contract's filters: their conditions and
+// sources (a batch's page of them is batches/batch-calls-page.ts, which knows the batch's counters).
 import type { AppDeps } from '../../deps.ts';
 import { CALL_STATUSES, isCallStatus, TRANSCRIPT_STATUSES } from '../../domain/call-state.ts';
-import { Prisma, type Account, type Call } from '../../generated/prisma/client.ts';
-import { batchScope, callCount, type BatchScope } from '../batches/get-batch.ts';
-import { readPage, type PageSource } from '../page-rows.ts';
-import {
-  BATCH_CALLS_PAGE,
-  pageIssues,
-  pageRequest,
-  pagination,
-  reasons,
-  throwIfIssues,
-  type FieldIssue,
-  type PageArgs,
-  type PageRequest,
-  type Pagination,
-} from '../pagination.ts';
+import { Prisma, type Call } from '../../generated/prisma/client.ts';
+import type { PageSource } from '../page-rows.ts';
+import { reasons, type FieldIssue } from '../pagination.ts';
 
 export interface CallQuery {
   include?: Prisma.CallInclude;
@@ -106,46 +95,6 @@ export function callsByIds(deps: AppDeps, query: CallQuery): (ids: string[]) => 
   return async (ids) => (await deps.db.prisma.call.findMany({ ...query, where: { id: { in: ids } } })) as Call[];
 }
 
-function hasFilter(filter: CallFilter & { outcome?: string | null }): boolean {
+export function hasFilter(filter: CallFilter & { outcome?: string | null }): boolean {
   return filter.status != null || filter.externalId != null || filter.transcriptStatus != null || filter.outcome != null;
-}
-
-/**
- * One page of a batch's calls; the total comes from the counters when nothing is filtered.
- * `where` (SQL on `calls c`) is the results' outcome filter's own conditions, else the filter's;
- * `total`, the number of calls they match when the caller has it (the outcome counters).
- */
-export async function pageOfBatchCalls(
-  deps: AppDeps,
-  batch: BatchScope,
-  filter: CallFilter & { outcome?: string | null },
-  req: PageRequest,
-  query: CallQuery,
-  where?: Prisma.Sql,
-  total: number | null = null,
-): Promise<{ items: Call[]; pagination: Pagination }> {
-  const source = where
-    ? callsSource(deps, { where, orderBy: 'c.seq' }, null, query)
-    : callsSource(
-        deps,
-        { where: callConditions(batch.id, filter), orderBy: 'c.seq' },
-        { where: callWhere(batch.id, filter), orderBy: CALL_ORDER },
-        query,
-      );
-  const known = total ?? (hasFilter(filter) ? null : callCount(batch));
-  const { items, total: matched } = await readPage(deps.db, source, req, query, known);
-  return { items, pagination: pagination(req, matched) };
-}
-
-export async function listBatchCalls(
-  deps: AppDeps,
-  account: Account,
-  batchId: string,
-  input: CallFilter & PageArgs,
-  query: CallQuery = {},
-): Promise<{ items: Call[]; pagination: Pagination; batch: BatchScope }> {
-  const filter: CallFilter = { status: input.status, externalId: input.externalId, transcriptStatus: input.transcriptStatus };
-  throwIfIssues([...callFilterIssues(filter), ...pageIssues(input, BATCH_CALLS_PAGE)]);
-  const batch = await batchScope(deps, account, batchId);
-  return { ...(await pageOfBatchCalls(deps, batch, filter, pageRequest(input, BATCH_CALLS_PAGE), query)), batch };
 }

@@ -5,7 +5,7 @@
 // a batch without one (or whose endpoint answered 410 Gone, which clears it) queues nothing.
 import type { AppDeps } from '../../deps.ts';
 import { newId } from '../../domain/ids.ts';
-import { recordingUrlOf } from '../calls/recording-url.ts';
+import { recordingUrlOf } from '../recording-url.ts';
 import { retryReason } from '../../domain/call-attempts.ts';
 import { batchDetails, callRecord, numberDialled, type BatchDetailsSource, type CallRecordSource } from '../representations.ts';
 import type { BatchEventType, CallEventType, WebhookEvent, WebhookEventType } from './events.ts';

@@ -4,7 +4,7 @@
 // outbox keeps the payload as queued; each attempt re-signs `recording_url` (everything else,
 // webhook-id included, stays byte for byte the same).
 import type { AppDeps } from '../../deps.ts';
-import { recordingUrl } from '../calls/recording-url.ts';
+import { recordingUrl } from '../recording-url.ts';
 import type { WebhookEvent } from './events.ts';
 
 /**

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../deps.ts';
 
 /** How long a handed-out recording link stays valid. */
 export const RECORDING_URL_TTL_SECONDS = 3600;
