@@ -79,6 +79,8 @@ export interface DispatchWorker {
   stats(): WorkerStats;
   /** When the loop last finished a tick (app clock ms), or started; 0 before start(). */
   lastTurnAt(): number;
+  /** How many ticks the loop has finished (each arms the next poll). */
+  turns(): number;
   /** Where the worker is in its lifecycle (worker/lifecycle.ts). */
   mode(): WorkerMode;
 }
@@ -183,6 +185,7 @@ export function createWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchW
     settle: () => settle(s),
     drain: (o = {}) => drain(s, o.timeoutMs ?? 20_000),
     lastTurnAt: () => s.loop.lastTurnAt,
+    turns: () => s.loop.turns,
     mode: () => s.lifecycle.mode,
     stats: () => ({ inFlight: s.book.live.size, ending: s.book.ending.size, analysing: s.book.analysing.size, pendingWrites: s.queue.size }),
   };

@@ -125,11 +125,10 @@ export function testWorker(deps: AppDeps, opts: WorkerOptions = {}): DispatchWor
  * of pacing with a pause. A tick that ends after the call may have begun before it; the next began after.
  */
 export async function nextTurn(...workers: DispatchWorker[]): Promise<void> {
-  const asked = Date.now();
-  for (const w of workers) {
-    await waitFor(() => w.lastTurnAt() > asked, { what: `a tick of worker ${w.id}` });
-    const ended = w.lastTurnAt();
-    await waitFor(() => w.lastTurnAt() > ended, { what: `a whole tick of worker ${w.id}` });
+  // Counted, not timed: the app clock (which stamps lastTurnAt) is the test's and stands still between its moves.
+  const asked = workers.map((w) => w.turns());
+  for (const [i, w] of workers.entries()) {
+    await waitFor(() => w.turns() >= asked[i] + 2, { what: `a whole tick of worker ${w.id}` });
   }
 }
 

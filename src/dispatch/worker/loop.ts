@@ -109,6 +109,7 @@ export async function runLoop(s: WorkerState): Promise<void> {
           s.loop.accountsWithFreedSlots.clear();
           const r = await exclusive(s, () => tick(s, recover));
           s.loop.lastTurnAt = s.clock.now().getTime();
+          s.loop.turns++;
           if (unreachableSince) {
             s.log.warn({ unreachableMs: s.loop.lastTurnAt - unreachableSince }, 'database reachable again; held call writes are being committed');
             unreachableSince = 0;

@@ -151,6 +151,8 @@ export type PendingClaim = 'none' | 'freed' | 'all';
 export interface LoopState {
   /** When (app clock ms) the loop last finished a tick, or started; readiness watches it. */
   lastTurnAt: number;
+  /** Ticks the loop has finished: what a test waits on to know the loop saw a moved clock. */
+  turns: number;
   /** Settles when the latest claim round is done (analysis lets it go first). */
   claiming: Promise<void>;
   /** Ticks and claim rounds run one at a time: each waits for this one. */
@@ -216,6 +218,7 @@ export function createLeaseKeeping(): LeaseKeeping {
 export function createLoopState(): LoopState {
   return {
     lastTurnAt: 0,
+    turns: 0,
     claiming: Promise.resolve(),
     exclusiveTail: Promise.resolve(),
     claimRotation: 0,
