@@ -2,6 +2,7 @@
 // the enumerated values, and the limits on hostile input that every check (and the REST and
 // OpenAPI surfaces) share. Its own module so the checker and the surfaces import it without a cycle.
 import type { FieldOrder } from './field-issue.ts';
+import { BATCH_OPTION_NAMES } from './batch-options.ts';
 
 export type StartMode = 'manual' | 'immediate' | 'scheduled';
 export const START_MODES: readonly StartMode[] = ['manual', 'immediate', 'scheduled'];
@@ -59,6 +60,7 @@ export const CREATE_BATCH_FIELD_ORDER: FieldOrder = [
     'expiresAt',
     'callingWindow',
     'complianceProfiles',
+    ...BATCH_OPTION_NAMES,
   ],
   [
     'contactId',

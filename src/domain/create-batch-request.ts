@@ -31,6 +31,7 @@ import { complianceProfilesProblems, isComplianceProfile } from './compliance/pr
 import type { ComplianceProfile } from './compliance/rules-v1.ts';
 import { callingWindowProblems, normalizeWindow, RECIPIENT_ZONE, type CallingWindow } from './calling-window.ts';
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from './create-batch-fields.ts';
+import { BATCH_OPTION_NAMES, batchOption, type BatchOptionName, type BatchOptions } from './batch-options.ts';
 import type { CreateBatchInput, CreateBatchRequestDraft, RawContact } from './create-batch-types.ts';
 import { ROOT, ValueChecker } from './create-batch-value-checker.ts';
 import { checkContacts, ContactsCheck, EMPTY_CONTACTS_REASON } from './create-batch-contacts.ts';
@@ -94,6 +95,7 @@ function checkRequest(request: CreateBatchRequestDraft, opts: CheckOptions, read
   const expiresAt = checkExpiresAt(c, request.expiresAt, opts.now);
   const callingWindow = checkCallingWindow(c, request.callingWindow);
   const complianceProfiles = checkComplianceProfiles(c, request.complianceProfiles);
+  const options = checkBatchOptions(c, request);
 
   const interruption = c.present(request.interruption);
   const useAlternateNumber = c.present(request.useAlternateNumber);
@@ -128,8 +130,19 @@ function checkRequest(request: CreateBatchRequestDraft, opts: CheckOptions, read
       expiresAt,
       callingWindow,
       complianceProfiles,
+      options,
     },
   };
+}
+
+/** Each option checked as its kind says (batch-options.ts). */
+function checkBatchOptions(c: ValueChecker, request: CreateBatchRequestDraft): BatchOptions {
+  const options = {} as Record<BatchOptionName, unknown>;
+  for (const name of BATCH_OPTION_NAMES) {
+    const spec = batchOption(name);
+    options[name] = c.optionalText(ROOT, name, request[name], spec.maxLength);
+  }
+  return options as BatchOptions;
 }
 
 function checkComplianceProfiles(c: ValueChecker, list: readonly string[] | null | undefined): ComplianceProfile[] {

@@ -5,6 +5,7 @@ import type { CallingWindow } from './calling-window.ts';
 import type { ComplianceProfile } from './compliance/rules-v1.ts';
 import type { RetryPolicy } from './retry-policy.ts';
 import type { ContactStatus, StartMode } from './create-batch-fields.ts';
+import type { BatchOptions, BatchOptionsRequest } from './batch-options.ts';
 
 export interface ContactRequest {
   contactId: string;
@@ -34,7 +35,7 @@ export interface CallingWindowRequest {
 }
 
 /** A create request with well-typed values; absent optional fields are null or undefined. */
-export interface CreateBatchRequest {
+export interface CreateBatchRequest extends BatchOptionsRequest {
   agentId?: string | null;
   agentName?: string | null;
   versionId?: string | null;
@@ -118,4 +119,5 @@ export interface CreateBatchInput {
   callingWindow: CallingWindow | null;
   /** The batch's own profiles, each once; the account's are added at create. */
   complianceProfiles: ComplianceProfile[];
+  options: BatchOptions;
 }

@@ -34,4 +34,7 @@ export function isoUtc(d: Date | string | null | undefined): string | null {
 }
 
 /** `maxBatchSize` → `max_batch_size`: the REST and column spelling of a GraphQL/Prisma name. */
-export const snakeCase = (name: string): string => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+export const snakeCase = <S extends string>(name: S): SnakeCase<S> => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`) as SnakeCase<S>;
+
+/** snakeCase's result as a type, for names known when compiling. */
+export type SnakeCase<S extends string> = S extends `${infer H}${infer T}` ? `${H extends Lowercase<H> ? H : `_${Lowercase<H>}`}${SnakeCase<T>}` : S;

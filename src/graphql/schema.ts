@@ -5,6 +5,7 @@ import './scalars.ts';
 import './types/account.ts';
 import './types/catalog.ts';
 import './types/batch.ts';
+import './types/batch-options.ts';
 import './types/call.ts';
 import './types/batch-operations.ts';
 import './types/batch-create.ts';

@@ -9,6 +9,7 @@ import type { CreateBatchRequest, CreateBatchRequestDraft } from '../domain/crea
 import { isRetryOutcome, parseInstant } from '../domain/retry-policy.ts';
 import { ATTEMPT_OUTCOMES } from '../domain/attempt-outcome.ts';
 import { WEEKDAYS } from '../domain/calling-window.ts';
+import { BATCH_OPTION_NAMES, batchOption } from '../domain/batch-options.ts';
 
 /** A list of 100,000 bad outcomes is reported by its first few. */
 const MAX_LISTED_ON_ISSUES = 10;
@@ -80,6 +81,7 @@ export function readCreateBatchBody(body: unknown, opts: CreateBodyOptions): Cre
     expiresAt: r.instant('expiresAt'),
     callingWindow: r.callingWindow(),
     complianceProfiles: r.complianceProfiles(),
+    ...r.options(),
   };
   if (r.issues.count === 0 && !r.beyondInt) return draft as CreateBatchRequest;
   const checked = checkCreateBatchRequest(draft, { maxCallDurationSeconds: opts.maxCallDurationSeconds, refused: r.refused });
@@ -163,6 +165,18 @@ class LaxReader {
     const text = this.text(field);
     if (text == null) return text;
     return parseInstant(text) ? text : this.fail(field, EXPIRES_AT_FORMAT_REASON);
+  }
+
+  /** The batch options (domain/batch-options.ts), each read as its kind; a refused one is undefined. */
+  options(): CreateBatchRequestDraft {
+    const draft: Record<string, unknown> = {};
+    for (const name of BATCH_OPTION_NAMES) {
+      switch (batchOption(name).kind) {
+        case 'text':
+          draft[name] = this.text(name);
+      }
+    }
+    return draft as CreateBatchRequestDraft;
   }
 
   /** The retry object under domain names; with a type problem in it, undefined (its issues recorded). */

@@ -2,6 +2,7 @@
 // place: the REST routes (from their typed GraphQL results) and the webhook payloads (from the
 // outbox's rows) both call these, so a client that parses one parses the other.
 import { isoUtc as iso } from '../domain/text-forms.ts';
+import { BATCH_OPTION_REST_NAMES, batchOptionsOut, type BatchOptions, type BatchOptionsOut } from '../domain/batch-options.ts';
 
 export interface CallRecord {
   call_id: string;
@@ -63,7 +64,8 @@ export interface RetryOut {
   delay_seconds: number;
 }
 
-export interface BatchDetails {
+/** Its options (domain/batch-options.ts) follow the contract's fields. */
+export interface BatchDetails extends BatchOptionsOut {
   batch_id: string;
   agent_id: string;
   version_id: string;
@@ -151,6 +153,7 @@ export const BATCH_DETAILS_FIELDS = [
   'expires_at',
   'calling_window',
   'enforced_calling_window',
+  ...BATCH_OPTION_REST_NAMES,
 ] as const satisfies readonly (keyof BatchDetails)[];
 
 /**
@@ -244,7 +247,7 @@ export function callRecord(c: CallRecordSource): CallRecord {
 }
 
 /** Batch details in the names of GraphQL's CallBatch fields (REST's typed result, the outbox's row). */
-export interface BatchDetailsSource {
+export interface BatchDetailsSource extends BatchOptions {
   id: string;
   agentId: string;
   versionId: string;
@@ -301,5 +304,6 @@ export function batchDetails(batch: BatchDetailsSource): BatchDetails {
     expires_at: iso(batch.expiresAt),
     calling_window: windowOut(batch.callingWindow),
     enforced_calling_window: windowOut(batch.enforcedCallingWindow),
+    ...batchOptionsOut(batch),
   };
 }

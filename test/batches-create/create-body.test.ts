@@ -3,6 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import type { CreateBatchInput } from '../../src/domain/create-batch-types.ts';
 import { details, PUT, validBody, value } from '../helpers/create-body.ts';
+import { BATCH_OPTION_NAMES, type BatchOptions } from '../../src/domain/batch-options.ts';
+
+/** Every batch option as a body without them reads: none. */
+const NO_OPTIONS = Object.fromEntries(BATCH_OPTION_NAMES.map((name) => [name, null])) as BatchOptions;
 
 function contactDetails(contact: unknown): string[] {
   return details(validBody({ contacts: [contact] }));
@@ -38,6 +42,7 @@ describe('create body: success', () => {
       expiresAt: null,
       callingWindow: null,
       complianceProfiles: [],
+      options: NO_OPTIONS,
     } satisfies CreateBatchInput);
   });
 

@@ -5,6 +5,10 @@ import { COUNTER_BUCKETS, counterBucket, type CallStatus } from '../../src/domai
 import { createSimulatorProvider } from '../../src/dispatch/voice/simulator.ts';
 import { batchDetailsByIds } from '../../src/services/batches/get-batch.ts';
 import { expectConsistentBatch, phoneEndingIn, registryOf, testWorker } from '../helpers/dispatch.ts';
+import { BATCH_OPTION_NAMES, BATCH_OPTION_REST_NAMES } from '../../src/domain/batch-options.ts';
+
+/** Every batch option, by its REST name, as a batch created without options shows it. */
+const NO_OPTIONS = Object.fromEntries(BATCH_OPTION_REST_NAMES.map((name) => [name, null]));
 
 let t: TestApp;
 let a: SeededAccount;
@@ -69,9 +73,10 @@ describe('GET /call-batches/{batch_id}', () => {
         expires_at: null,
         calling_window: null,
         enforced_calling_window: null,
+        ...NO_OPTIONS,
       },
     });
-    // Key order is part of what legacy clients see.
+    // Key order is part of what legacy clients see; the options (none given: null) follow.
     expect(Object.keys(res.body.data)).toEqual([
       'batch_id',
       'agent_id',
@@ -97,6 +102,7 @@ describe('GET /call-batches/{batch_id}', () => {
       'expires_at',
       'calling_window',
       'enforced_calling_window',
+      ...BATCH_OPTION_REST_NAMES,
     ]);
   });
 
@@ -266,6 +272,7 @@ describe('GraphQL: the detail fields of a batch read alike wherever the batch co
         'expiresAt',
         'callingWindow',
         'enforcedWindow',
+        ...BATCH_OPTION_NAMES,
       ].sort(),
     );
     expect(own!.id).toBe(batch.id);

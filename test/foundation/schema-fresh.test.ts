@@ -3,12 +3,17 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generate } from '@graphql-codegen/cli';
 import { printedSchema } from '../../src/graphql/schema.ts';
+import { BATCH_OPTIONS_FRAGMENT_FILE, batchOptionsFragment } from '../../src/rest/batch-options-fragment.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
 describe('committed generated files', () => {
   it('schema.graphql equals the schema printed from the Pothos builder (run `npm run schema:print`)', () => {
     expect(fs.readFileSync(path.join(root, 'schema.graphql'), 'utf8')).toBe(printedSchema());
+  });
+
+  it('src/rest/operations/batch-options.graphql selects every batch option (run `npm run schema:print`)', () => {
+    expect(fs.readFileSync(BATCH_OPTIONS_FRAGMENT_FILE, 'utf8')).toBe(batchOptionsFragment());
   });
 
   it('src/codegen/graphql.ts and the example client in examples/graphql-client/src/gql/ equal fresh codegen output (run `npm run codegen`)', async () => {

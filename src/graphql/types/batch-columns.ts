@@ -6,6 +6,7 @@
 import { batchNotFound } from '../../errors.ts';
 import type { BatchDetailColumn, BatchDetails } from '../../services/batches/get-batch.ts';
 import type { GraphQLContext } from '../context.ts';
+import { BATCH_OPTION_NAMES } from '../../domain/batch-options.ts';
 
 /** The CallBatch fields that read their columns this way. */
 export const BATCH_DETAIL_FIELDS: ReadonlySet<string> = new Set([
@@ -21,6 +22,7 @@ export const BATCH_DETAIL_FIELDS: ReadonlySet<string> = new Set([
   'retry',
   'expiresAt',
   'callingWindow',
+  ...BATCH_OPTION_NAMES,
 ]);
 
 /** `read` of the row when it holds `columns`, else of the batch's detail columns; no promise in the first case. */

@@ -13,6 +13,7 @@ import { requestValidation } from '../../errors.ts';
 import { createBatch, type CreateBatchResult } from '../../services/batches/create-batch.ts';
 import { MAX_WARNING_CONTACTS, WARNING_CODES, type CreateWarning, type WarningContact } from '../../domain/create-warnings.ts';
 import { CallBatchType } from './batch.ts';
+import { batchOptionInputFields } from './batch-options.ts';
 import { CallingWindowInput } from './calling-window.ts';
 import {
   DEFAULT_RETRY_DELAY_SECONDS,
@@ -210,6 +211,7 @@ const CreateCallBatchInput = builder.inputType('CreateCallBatchInput', {
       description:
         "Compliance profiles for this batch's calls besides the account's (or the service default): their rules narrow the windows, the most restrictive wins",
     }),
+    ...batchOptionInputFields(t),
   }),
 });
 

@@ -3,6 +3,7 @@
 import type { BatchDetails, CallRecord } from '../../services/representations.ts';
 import type { AccountOut, BatchListItem, CreateResult, Pagination } from '../mappers.ts';
 import type { ComplianceReportOut, DialAuditOut } from '../compliance-mappers.ts';
+import { batchOptionExamples } from '../../domain/batch-options.ts';
 
 const BATCH = 'sched_0197b5f4c1a87c3e9d2f4a6b8c0d1e2f';
 const AGENT = 'agt-0197b5f3aa017e21b7d4c0e5f6a7b8c9';
@@ -41,6 +42,7 @@ export const createRequestExample = {
     },
     { contact_id: 'c-2', phone_number: '+1415555' },
   ],
+  ...batchOptionExamples(),
 };
 
 export const idempotentCreateRequestExample = { idempotency_key: '2026-11-24-renewals', ...createRequestExample };
@@ -95,6 +97,7 @@ export const batchDetailsExample: BatchDetails = {
   expires_at: '2026-12-01T18:00:00.000Z',
   calling_window: { start: '09:00', end: '20:00', days: ['mon', 'tue', 'wed', 'thu', 'fri'], timezone: 'recipient' },
   enforced_calling_window: null,
+  ...batchOptionExamples(),
 };
 
 export const batchListItemExample: BatchListItem = {

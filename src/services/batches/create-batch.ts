@@ -28,6 +28,7 @@ import { withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
 import { validateCallbackUrl } from '../webhooks/url-safety.ts';
 import { autocommit, spareConnectionOr } from '../../db/sql-statement.ts';
 import type { MarkPhase } from '../../phase-timer.ts';
+import { OPTION_INSERT_COLUMNS, optionParams, optionPlaceholders } from '../../db/batch-option-columns.ts';
 
 /** The contract's Create result. */
 export interface CreateBatchResult {
@@ -170,7 +171,12 @@ async function createChecked(
 
   const inserted = await withSqlTransaction(deps.db, async (tx) => {
     // The row first, so that a concurrent request with the same key waits here, before any call.
-    const rows = await tx.query(INSERT_BATCH_SQL, [...batchRowParams(account, input, settings, result), ...windowParams(windows), profiles]);
+    const rows = await tx.query(INSERT_BATCH_SQL, [
+      ...batchRowParams(account, input, settings, result),
+      ...windowParams(windows),
+      profiles,
+      ...optionParams(input.options),
+    ]);
     // Another request committed this idempotency key first: write nothing, return its batch.
     if (rows.length === 0) return false;
     mark?.('batch-row');
@@ -239,10 +245,10 @@ INSERT INTO batches (id, account_id, agent_id, prompt_version_id, did_number_id,
                      recording_enabled, max_duration_seconds, deduplicate_by_phone, callback_url, metadata,
                      idempotency_key, total_contacts, accepted_contacts, rejected_contacts, validation_errors,
                      queued, created_at, updated_at, retry_max_attempts, retry_on, retry_delay_seconds, expires_at,
-                     calling_window, enforced_window, compliance_profiles)
+                     calling_window, enforced_window, compliance_profiles${OPTION_INSERT_COLUMNS})
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8::timestamptz, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18::jsonb,
         $19, $20, $21, $22, $23::jsonb, $21, $24::timestamptz, $24::timestamptz, $25, $26::text[], $27, $28::timestamptz,
-        $29::jsonb, $30::jsonb, $31::text[])
+        $29::jsonb, $30::jsonb, $31::text[]${optionPlaceholders(32)})
 ON CONFLICT (account_id, idempotency_key) DO NOTHING
 RETURNING id`;
 

@@ -9,6 +9,7 @@ import { fixedStatement, runStatement, type FixedStatement } from '../../db/sql-
 import type { Database } from '../../db/client.ts';
 import { LABEL_COLUMNS, LABEL_JOINS, type BatchLabels } from './batch-labels.ts';
 import { inIdOrder } from '../accounts/owned-by-ids.ts';
+import { BATCH_OPTION_NAMES, type BatchOptionName } from '../../domain/batch-options.ts';
 
 /** The include/select a GraphQL resolver hands down, so nested fields load in the same round. */
 export interface BatchQuery {
@@ -40,6 +41,7 @@ const DETAIL_COLUMNS = {
   expiresAt: true,
   callingWindow: true,
   enforcedWindow: true,
+  ...(Object.fromEntries(BATCH_OPTION_NAMES.map((name) => [name, true])) as Record<BatchOptionName, true>),
 } as const satisfies Prisma.BatchSelect;
 
 export type BatchDetailColumn = keyof typeof DETAIL_COLUMNS;

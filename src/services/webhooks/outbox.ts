@@ -10,6 +10,7 @@ import { retryReason } from '../../domain/call-attempts.ts';
 import { batchDetails, callRecord, numberDialled, type BatchDetailsSource, type CallRecordSource } from '../representations.ts';
 import type { BatchEventType, CallEventType, WebhookEvent, WebhookEventType } from './events.ts';
 import { runSql, type WebhookTx } from './tx.ts';
+import { optionSelectList } from '../../db/batch-option-columns.ts';
 
 export type { WebhookTx } from './tx.ts';
 
@@ -72,6 +73,7 @@ SELECT id, account_id AS "accountId", agent_id AS "agentId", prompt_version_id A
        CASE WHEN retry_max_attempts IS NULL THEN NULL
             ELSE jsonb_build_object('maxAttempts', retry_max_attempts, 'on', to_jsonb(retry_on), 'delaySeconds', retry_delay_seconds) END AS retry,
        expires_at AS "expiresAt", calling_window AS "callingWindow", enforced_window AS "enforcedCallingWindow"
+       ${optionSelectList('batches')}
   FROM batches
  WHERE id = ANY(SELECT jsonb_array_elements_text($1::jsonb)) AND callback_url IS NOT NULL`;
 

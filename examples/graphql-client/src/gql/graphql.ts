@@ -99,6 +99,8 @@ export type CreateCallBatchInput = {
   /** 1 to 128 characters; scoped to the account */
   idempotencyKey?: string | null | undefined;
   interruption: boolean;
+  /** A name for people to know the batch by (dashboard, batch details, webhooks); not unique, not used for dispatch. At most 200 characters; blank: none */
+  label?: string | null | undefined;
   maxDurationSecondsPerCall?: number | null | undefined;
   metadata?: unknown;
   recordingEnabled?: boolean | null | undefined;

@@ -6,6 +6,7 @@ import { START_MODES } from '../../../domain/create-batch-fields.ts';
 import type { BatchListItem } from '../../mappers.ts';
 import { closed, count, int, nullable, oneOfStrings, ref, str, timestamp } from '../json-schema.ts';
 import { agentId, batchId, batchStatus, callingWindowShape, versionId } from './fields.ts';
+import { optionDetailShapes } from './batch-options.ts';
 
 /** The five counters whose sum is the accepted contacts, in both batch shapes. */
 const batchCounters = { queued: count(), in_progress: count(), completed: count(), failed: count(), cancelled: count() };
@@ -32,6 +33,7 @@ export const batchDetails = closed<BatchDetails>(
     expires_at: nullable(timestamp('No call is placed after this; null: never expires')),
     calling_window: nullable(ref('CallingWindow')),
     enforced_calling_window: nullable(ref('CallingWindow')),
+    ...optionDetailShapes(),
   },
   'queued + in_progress + completed + failed + cancelled = accepted_contacts.',
 );

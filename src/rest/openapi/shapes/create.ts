@@ -23,6 +23,7 @@ import { MAX_WARNING_CONTACTS, WARNING_CODES } from '../../../domain/create-warn
 import type { CreateResult } from '../../mappers.ts';
 import { bool, closed, count, int, type JsonSchema, nullable, oneOfStrings, ref, str, timestamp } from '../json-schema.ts';
 import { agentId, batchId, batchStatus, callingWindowShape, versionId } from './fields.ts';
+import { optionRequestShapes } from './batch-options.ts';
 
 const name = (description: string) => str(description, { maxLength: MAX_NAME_LENGTH });
 // additionalProperties stated: without it generated clients type an object with no properties as `Record<string, never>`.
@@ -183,6 +184,7 @@ const createRequestFields: Record<string, JsonSchema> = {
     items: oneOfStrings(COMPLIANCE_PROFILES),
     description: `Beside the contract: compliance profiles for this batch's calls (docs/campaigns.md "Compliance profiles", rule table ${COMPLIANCE_RULES_VERSION}), added to the account's (or the service default, us_tcpa); the most restrictive rule wins`,
   }),
+  ...optionRequestShapes(),
 };
 
 const REQUIRED = ['interruption', 'use_alternate_number', 'start_mode', 'schedule_date', 'schedule_time', 'schedule_timezone', 'contacts'];

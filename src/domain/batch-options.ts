@@ -1,0 +1,60 @@
+// A batch's options beside the contract: settings a create may give and every read shows, each
+// described once here. The create input (GraphQL and REST), its checks, the stored column, the
+// OpenAPI shapes, batch details (GraphQL, REST, webhooks) all loop over this table, so a new option
+// is one entry here plus its column (docs/development.md "Adding a batch option").
+import { snakeCase, type SnakeCase } from './text-forms.ts';
+
+/** Free text, trimmed of nothing; blank reads as not given (null). */
+export interface TextOption {
+  kind: 'text';
+  maxLength: number;
+  description: string;
+  /** Shown in the OpenAPI document's examples. */
+  example: string;
+}
+
+/** The kinds an option can be; a new kind is a case in each surface's switch. */
+export type BatchOptionSpec = TextOption;
+
+export const BATCH_OPTIONS = {
+  label: {
+    kind: 'text',
+    maxLength: 200,
+    description: 'A name for people to know the batch by (dashboard, batch details, webhooks); not unique, not used for dispatch',
+    example: 'Spring renewals, west',
+  },
+} as const satisfies Record<string, BatchOptionSpec>;
+
+export type BatchOptionName = keyof typeof BATCH_OPTIONS;
+
+/** The names in the table's order, which is the order every surface lists them in. */
+export const BATCH_OPTION_NAMES = Object.keys(BATCH_OPTIONS) as BatchOptionName[];
+
+type ValueOf<S extends BatchOptionSpec> = S extends TextOption ? string | null : never;
+
+/** The options as checked and stored: every one present, null where not given. */
+export type BatchOptions = { [K in BatchOptionName]: ValueOf<(typeof BATCH_OPTIONS)[K]> };
+
+/** The options as a create request gives them: any may be absent. */
+export type BatchOptionsRequest = { [K in BatchOptionName]?: ValueOf<(typeof BATCH_OPTIONS)[K]> };
+
+export function batchOption(name: BatchOptionName): BatchOptionSpec {
+  return BATCH_OPTIONS[name];
+}
+
+/** The options under their REST (and column) names. */
+export type BatchOptionsOut = { [K in BatchOptionName as SnakeCase<K>]: BatchOptions[K] };
+
+export const BATCH_OPTION_REST_NAMES = BATCH_OPTION_NAMES.map((name) => snakeCase(name));
+
+/** Each option's example under its REST name. */
+export function batchOptionExamples(): BatchOptionsOut {
+  return batchOptionsOut(Object.fromEntries(BATCH_OPTION_NAMES.map((name) => [name, BATCH_OPTIONS[name].example])) as BatchOptions);
+}
+
+/** The options of a batch read in GraphQL names, under their REST names. */
+export function batchOptionsOut(source: BatchOptions): BatchOptionsOut {
+  const out: Record<string, unknown> = {};
+  for (const name of BATCH_OPTION_NAMES) out[snakeCase(name)] = source[name] ?? null;
+  return out as BatchOptionsOut;
+}
