@@ -48,6 +48,7 @@ export function retellFromConfig(deps: ProviderDeps, overrides: Partial<RetellPr
     analyzed: (retellCallIds) => storedRetellCalls(deps, retellCallIds, 'call_analyzed'),
     accountForCall: (id) => accountForProviderCall(deps, id),
     now: () => deps.clock.now(),
+    scheduler: deps.scheduler,
     pollMs: c.RETELL_POLL_MS,
     graceMs: c.RETELL_RECONCILE_GRACE_MS,
     analysisGraceMs: c.RETELL_ANALYSIS_GRACE_MS,

@@ -32,6 +32,7 @@ export function vapiFromConfig(deps: ProviderDeps, overrides: Partial<VapiProvid
     reports: (vapiCallIds) => storedVapiReports(deps, vapiCallIds),
     accountForCall: (id) => accountForProviderCall(deps, id),
     now: () => deps.clock.now(),
+    scheduler: deps.scheduler,
     pollMs: c.VAPI_POLL_MS,
     graceMs: c.VAPI_RECONCILE_GRACE_MS,
     analysisGraceMs: c.VAPI_ANALYSIS_GRACE_MS,
