@@ -16,6 +16,8 @@ export interface Metrics {
   readonly registry: Registry;
   observeRequest(method: string, route: string, status: number, seconds: number): void;
   readonly callsPlaced: Counter;
+  /** Ticks (a poll: a claim round, with recovery when due) this process's dispatch workers completed. */
+  readonly workerTicks: Counter;
   readonly callsEnded: Counter<'status'>;
   readonly retriesScheduled: Counter;
   readonly webhookDeliveries: Counter<'outcome'>;
@@ -137,6 +139,11 @@ export function createMetrics(db: Database): Metrics {
       durations.observe({ method: m, route }, seconds);
     },
     callsPlaced: new Counter({ name: `${PREFIX}calls_placed_total`, help: 'Calls dialled by this process', registers: [registry] }),
+    workerTicks: new Counter({
+      name: `${PREFIX}worker_ticks_total`,
+      help: "Ticks (polls: a claim round, recovery when due) this process's dispatch workers completed; stands still when the loop is stuck",
+      registers: [registry],
+    }),
     callsEnded: new Counter({
       name: `${PREFIX}calls_ended_total`,
       help: 'Calls that reached a final status in this process, by status',

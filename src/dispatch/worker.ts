@@ -117,7 +117,7 @@ function createWorkerState(deps: AppDeps, opts: WorkerOptions): WorkerState {
     scheduler,
     log,
     logTransitions: log.isLevelEnabled('info'),
-    providers: opts.providers ?? defaultProviderRegistry(deps, opts.voiceProviders),
+    providers: opts.providers ?? defaultProviderRegistry({ ...deps, scheduler }, opts.voiceProviders),
     analyser: opts.analyser ?? createLocalAnalyser(),
     pacer: opts.dialPacer ?? createDialPacer(() => deps.clock.now().getTime()),
     queue: new WriteQueue({

@@ -3,6 +3,7 @@ import { sign } from 'retell-sdk';
 import { ADMIN_TOKEN, createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { retellConfigForAccount } from '../../src/dispatch/voice/retell/account-config.ts';
 import { takeRetellEvents } from '../../src/dispatch/voice/retell/stored-events.ts';
+import { setAccountProvider } from '../../src/services/accounts/provider-config.ts';
 
 const KEY = 'key_retell_webhook_0123456789';
 let t: TestApp;
@@ -30,6 +31,13 @@ describe('provider config', () => {
     expect(row.provider_config.startsWith('enc1:')).toBe(true);
     expect(row.provider_config).not.toContain(KEY);
     expect(await retellConfigForAccount(t.deps, a.account.id)).toEqual({ apiKey: KEY });
+  });
+
+  it("is none for an account on another provider, whose key is that provider's", async () => {
+    const other = await t.seedAccount();
+    const vapi = { apiKey: 'vapi_key_not_retells', phoneNumberIds: { '*': 'pn_1' }, webhookAuth: 'secret', webhookSecret: 'shh' };
+    await setAccountProvider(t.deps, other.account.id, 'vapi', vapi);
+    expect(await retellConfigForAccount(t.deps, other.account.id)).toBeNull();
   });
 });
 

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { vapiConfigForAccount } from '../../src/dispatch/voice/vapi/account-config.ts';
+import { vapiAccounts } from '../../src/dispatch/voice/vapi/from-config.ts';
 import { vapiHmacSignature } from '../../src/dispatch/voice/vapi/signature.ts';
 import { commands } from '../../src/cli/commands.ts';
 
@@ -106,5 +107,22 @@ describe('POST /providers/vapi/webhook', () => {
     expect((await post(message('transcript', { transcript: 'hi' }))).status).toBe(204);
     const rows = await t.deps.db.prisma.$queryRaw<{ id: string; call_id: string }[]>`SELECT id, call_id FROM provider_events WHERE provider = 'vapi'`;
     expect(rows).toEqual([{ id: 'vapi:vc_1:status-update:ended', call_id: 'call_x' }]);
+  });
+});
+
+describe("a process part's account cache", () => {
+  it('reads an account once per 30 s of the app clock, not once per dial', async () => {
+    expect((await t.gql(SET, vars(), ADMIN_TOKEN)).body).toEqual({ data: { adminSetProvider: 'vapi' } });
+    const accounts = vapiAccounts(t.deps);
+    expect((await accounts(a.account.id))?.assistantId).toBe('asst_1');
+    expect((await t.gql(SET, vars({}, { assistantId: 'asst_2' }), ADMIN_TOKEN)).body).toEqual({ data: { adminSetProvider: 'vapi' } });
+    expect((await accounts(a.account.id))?.assistantId).toBe('asst_1');
+    // Expired by the app clock alone (lru-cache 10 would read the process's own).
+    t.clock.advance(30_000);
+    try {
+      expect((await accounts(a.account.id))?.assistantId).toBe('asst_2');
+    } finally {
+      t.clock.advance(-30_000);
+    }
   });
 });

@@ -24,6 +24,7 @@ let browser: Browser | undefined;
 let dataDir: string | undefined;
 let dropDb: (() => Promise<void>) | undefined;
 let apiKey = '';
+const METRICS_TOKEN = 'browser-test-metrics-token-0123';
 
 beforeAll(async () => {
   if (!fs.existsSync(CHROMIUM)) {
@@ -38,6 +39,8 @@ beforeAll(async () => {
     SEED_DEMO: 'true',
     LOG_LEVEL: 'warn',
     APP_SECRET: 'browser-test-secret-0123456789abcdef0123',
+    // /metrics tells how many worker ticks went by (a pause is checked over ticks, not over wall time).
+    METRICS_TOKEN,
   };
   if (TEST_DATABASE_URL) {
     const pgdb = await createPgDatabase(TEST_DATABASE_URL);
@@ -100,6 +103,15 @@ async function connect(page: Page, hash = '') {
 /** From here on the page must not reload: a marker on window would vanish. */
 const markNoReload = (page: Page) => page.evaluate(() => ((window as unknown as { __noReload: boolean }).__noReload = true));
 const stillNoReload = (page: Page) => page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload === true);
+
+/** A counter of the server's /metrics (its worker runs in the same process). */
+async function metric(name: string): Promise<number> {
+  const res = await fetch(`${server!.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  const text = await res.text();
+  expect(res.status, text).toBe(200);
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return Number(line?.split(' ')[1] ?? NaN);
+}
 
 async function api(method: string, p: string, body?: unknown): Promise<any> {
   const res = await fetch(`${server!.url}${p}`, {
@@ -292,8 +304,10 @@ describe('dashboard', () => {
       .toBe(true);
     const paused = await counts(page);
     expect(paused.queued).toBeGreaterThan(0);
-    // Then nothing is dialled while paused: many call lengths (50 ms) and worker polls later, the same.
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Then nothing is dialled while paused: five whole worker ticks (each a claim round) later, the same.
+    const [ticks, placed] = [await metric('callbatch_worker_ticks_total'), await metric('callbatch_calls_placed_total')];
+    await expect.poll(() => metric('callbatch_worker_ticks_total'), { timeout: 15_000 }).toBeGreaterThanOrEqual(ticks + 6);
+    expect(await metric('callbatch_calls_placed_total')).toBe(placed);
     expect(await serverCounts()).toMatchObject({ queued: paused.queued, in_progress: 0 });
     expect(await counts(page)).toMatchObject({ queued: paused.queued, inProgress: 0 });
 

@@ -40,7 +40,8 @@ export interface AnalysisCalls<Source, Call extends Source> {
   stored(providerCallIds: string[]): Promise<Call[]>;
   /** The call as the provider has it now, with the account's key. */
   fetch(apiKey: string, providerCallId: string): Promise<Call>;
-  retryAfterMs(err: unknown): number | null | undefined;
+  /** The wait the provider asked for after a failed fetch; `now`: the app clock (ms), for a Retry-After date. */
+  retryAfterMs(err: unknown, now: number): number | null | undefined;
 }
 
 export interface AnalysisWaitsOptions<Source, Call extends Source> {
@@ -123,7 +124,7 @@ export class AnalysisWaits<Source, Call extends Source> {
         }
         w.failures += 1;
         const backoff = Math.min(ANALYSIS_RETRY_MAX_MS, this.o.backoffMs * 2 ** (w.failures - 1));
-        w.nextTryAt = now + Math.max(backoff, this.calls.retryAfterMs(err) ?? 0);
+        w.nextTryAt = now + Math.max(backoff, this.calls.retryAfterMs(err, now) ?? 0);
       }
     }
   }

@@ -5,10 +5,15 @@
 // list, so they know no provider by name (docs/providers.md "Adding a provider").
 
 import type { AppDeps } from '../../deps.ts';
+import type { Scheduler } from '../../scheduler.ts';
 import type { VoiceProvider } from './provider.ts';
 
-/** What a provider's parts may use: the process's dependencies (never the request's). */
-export type ProviderDeps = Pick<AppDeps, 'config' | 'clock' | 'logger' | 'db' | 'appSecret'>;
+/**
+ * What a provider's parts may use: the process's dependencies (never the request's). Time is read
+ * from `clock`; waits and timers run on `scheduler`, the worker's (WorkerOptions.scheduler) for the
+ * providers it creates, so a test on manual time moves them too; absent, the real one.
+ */
+export type ProviderDeps = Pick<AppDeps, 'config' | 'clock' | 'logger' | 'db' | 'appSecret'> & { scheduler?: Scheduler };
 
 /** An operator's `provider set` input, before the provider validates it. */
 export interface ProviderAccountInput {

@@ -110,6 +110,7 @@ export async function runLoop(s: WorkerState): Promise<void> {
           const r = await exclusive(s, () => tick(s, recover));
           s.loop.lastTurnAt = s.clock.now().getTime();
           s.loop.turns++;
+          s.deps.metrics.workerTicks.inc();
           if (unreachableSince) {
             s.log.warn({ unreachableMs: s.loop.lastTurnAt - unreachableSince }, 'database reachable again; held call writes are being committed');
             unreachableSince = 0;

@@ -16,12 +16,16 @@ export async function setAccountProvider(deps: Deps, accountId: string, provider
   if (n === 0) throw notFound(`Account ${accountId} not found`);
 }
 
-/** The account's provider config, opened; null when it has none. Its shape is the provider's. */
-export async function accountProviderConfig<T>(deps: Deps, accountId: string): Promise<T | null> {
-  const rows = await deps.db.prisma.$queryRaw<{ provider_config: string | null }[]>`
-    SELECT provider_config FROM accounts WHERE id = ${accountId}`;
-  const stored = rows[0]?.provider_config;
-  return stored ? (JSON.parse(openSecret(deps.appSecret, stored)) as T) : null;
+/**
+ * The account's provider config, opened; null when it has none, or, given `provider`, when the
+ * account names another provider (its config is that one's, not the caller's). Its shape is the provider's.
+ */
+export async function accountProviderConfig<T>(deps: Deps, accountId: string, provider?: string): Promise<T | null> {
+  const rows = await deps.db.prisma.$queryRaw<{ provider: string; provider_config: string | null }[]>`
+    SELECT provider, provider_config FROM accounts WHERE id = ${accountId}`;
+  const row = rows[0];
+  if (!row?.provider_config || (provider !== undefined && row.provider !== provider)) return null;
+  return JSON.parse(openSecret(deps.appSecret, row.provider_config)) as T;
 }
 
 /** Each account's voice provider name (the worker paces dials by it before claiming). */

@@ -20,6 +20,7 @@ export function retellAccountConfig(input: ProviderAccountInput): RetellAccountC
   return { apiKey: input.apiKey, ...(rate !== undefined ? { dialRatePerNumber: rate } : {}) };
 }
 
+/** The account's Retell config; null when it has none, or names another provider (a Vapi account's key is Vapi's). */
 export function retellConfigForAccount(deps: Pick<AppDeps, 'db' | 'appSecret'>, accountId: string): Promise<RetellAccountConfig | null> {
-  return accountProviderConfig<RetellAccountConfig>(deps, accountId);
+  return accountProviderConfig<RetellAccountConfig>(deps, accountId, 'retell');
 }

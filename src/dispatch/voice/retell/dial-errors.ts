@@ -31,8 +31,8 @@ export function dialRejection(err: unknown): DialRejectedError {
   return new DialRejectedError(message, 'dial_rejected', detail);
 }
 
-/** How long Retell asked us to wait (Retry-After / retry-after-ms on a 429 or 503), if it said. */
-export function retryAfterMs(err: unknown, now = Date.now()): number | null {
+/** How long Retell asked us to wait (Retry-After / retry-after-ms on a 429 or 503), if it said. `now`: the app clock (ms), for a Retry-After that is a date. */
+export function retryAfterMs(err: unknown, now: number): number | null {
   const headers = err instanceof Retell.APIError ? err.headers : undefined;
   if (!headers) return null;
   const ms = Number(headers.get('retry-after-ms') ?? NaN);

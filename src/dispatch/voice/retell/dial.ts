@@ -7,11 +7,10 @@
 // worker paused in a backoff, or between the two, must not create it late.
 import Retell from 'retell-sdk';
 import { DialForfeitedError, type PlaceCallRequest } from '../provider.ts';
+import { delay, type Scheduler } from '../../../scheduler.ts';
 import { createPhoneCallBody, isDialOf, type RetellAgentRef, type RetellCallObject } from './call-mapping.ts';
 import { dialRejection, isRetryable, providerMessage } from './dial-errors.ts';
 import { GateClosedError, SEND_GATE } from '../gated-fetch.ts';
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** The Retell call of this dial (our call id and attempt), if Retell has one. */
 export async function findDial(c: Retell, callId: string, attempt: number): Promise<RetellCallObject | null> {
@@ -29,6 +28,8 @@ export interface DialRetries {
   backoffMs: number;
   /** Stops retrying (the provider is closing). */
   stopped(): boolean;
+  /** The backoff's timers (the provider's scheduler). */
+  scheduler: Scheduler;
   /** Asked right before each create: false means the worker lost the call (DialForfeitedError). */
   mayCreate?(): Promise<boolean>;
   /** Asked as the create's bytes are written: false keeps them in and asks mayCreate again. */
@@ -54,7 +55,7 @@ export async function createDial(c: Retell, req: PlaceCallRequest, agent: Retell
         if (found) return found;
         throw new Error(`Retell create-phone-call failed after ${attempt} attempts: ${providerMessage(err)}`, { cause: err });
       }
-      await sleep(retries.backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2));
+      await delay(retries.scheduler, retries.backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2));
     }
   }
 }

@@ -3,16 +3,18 @@
 // provider_events table the webhook endpoint fills.
 import type { AppDeps } from '../../../deps.ts';
 import { accountForProviderCall, providerAgentRef } from '../../../services/accounts/provider-config.ts';
+import { cachedLoads } from '../account-cache.ts';
 import { retellConfigForAccount } from './account-config.ts';
 import { storedRetellCalls, takeRetellEvents } from './stored-events.ts';
 import type { VoiceProvider } from '../provider.ts';
+import type { ProviderDeps } from '../provider-module.ts';
 import { retellClients, type RetellClients } from './clients.ts';
 import { createRetellProvider, type RetellAccount, type RetellProviderOptions } from './provider.ts';
 
 /** Account configs are read (and decrypted) once per this long, not once per dial. */
 const ACCOUNT_CACHE_MS = 30_000;
 
-type Deps = Pick<AppDeps, 'config' | 'db' | 'appSecret'>;
+type Deps = Pick<AppDeps, 'config' | 'db' | 'appSecret' | 'clock'>;
 
 /** How this process reaches an account's Retell API: its key (cached) and one SDK client per key. */
 export interface RetellAccess {
@@ -22,30 +24,18 @@ export interface RetellAccess {
 
 /**
  * The account's own Retell key (and pacing), else RETELL_API_KEY; null when neither exists. Read
- * and decrypted at most once per ACCOUNT_CACHE_MS per account.
+ * and decrypted at most once per ACCOUNT_CACHE_MS of the app clock per account.
  */
 export function retellAccess(deps: Deps): RetellAccess {
-  const accounts = new Map<string, { at: number; value: Promise<RetellAccount | null> }>();
-  const account = (accountId: string): Promise<RetellAccount | null> => {
-    const hit = accounts.get(accountId);
-    if (hit && Date.now() - hit.at < ACCOUNT_CACHE_MS) return hit.value;
-    const value = retellConfigForAccount(deps, accountId).then((own) => {
-      if (own?.apiKey) return own;
-      return deps.config.RETELL_API_KEY ? { apiKey: deps.config.RETELL_API_KEY } : null;
-    });
-    accounts.set(accountId, { at: Date.now(), value });
-    value.catch(() => accounts.delete(accountId));
-    // Accounts seen once in a while must not pile up.
-    if (accounts.size > 10_000) for (const [k, v] of accounts) if (Date.now() - v.at >= ACCOUNT_CACHE_MS) accounts.delete(k);
-    return value;
-  };
+  const account = cachedLoads({ clock: deps.clock, ttlMs: ACCOUNT_CACHE_MS }, async (accountId): Promise<RetellAccount | null> => {
+    const own = await retellConfigForAccount(deps, accountId);
+    if (own?.apiKey) return own;
+    return deps.config.RETELL_API_KEY ? { apiKey: deps.config.RETELL_API_KEY } : null;
+  });
   return { account, client: retellClients({ baseURL: deps.config.RETELL_BASE_URL }) };
 }
 
-export function retellFromConfig(
-  deps: Pick<AppDeps, 'config' | 'clock' | 'logger' | 'db' | 'appSecret'>,
-  overrides: Partial<RetellProviderOptions> = {},
-): VoiceProvider {
+export function retellFromConfig(deps: ProviderDeps, overrides: Partial<RetellProviderOptions> = {}): VoiceProvider {
   const c = deps.config;
   const log = deps.logger.child({ component: 'retell' });
   const access = retellAccess(deps);
@@ -58,6 +48,7 @@ export function retellFromConfig(
     analyzed: (retellCallIds) => storedRetellCalls(deps, retellCallIds, 'call_analyzed'),
     accountForCall: (id) => accountForProviderCall(deps, id),
     now: () => deps.clock.now(),
+    scheduler: deps.scheduler,
     pollMs: c.RETELL_POLL_MS,
     graceMs: c.RETELL_RECONCILE_GRACE_MS,
     analysisGraceMs: c.RETELL_ANALYSIS_GRACE_MS,

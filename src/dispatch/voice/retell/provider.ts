@@ -32,6 +32,7 @@ import { endResultFromCall, isFinalCall, type RetellAgentRef, type RetellCallObj
 import { retellClients, type RetellClients } from './clients.ts';
 import { createDial, findDial } from './dial.ts';
 import { SEND_GATE } from '../gated-fetch.ts';
+import { realScheduler, type Scheduler } from '../../../scheduler.ts';
 
 export interface RetellStoredEvent {
   event: string;
@@ -62,6 +63,8 @@ export interface RetellProviderOptions {
   /** The account of a Retell call this process did not place (recovery of a dead worker's calls). */
   accountForCall?(retellCallId: string): Promise<string | null>;
   now(): Date;
+  /** Timers of the poll and the create backoff; default: the real one. */
+  scheduler?: Scheduler;
   pollMs?: number;
   /** After max duration plus this, a call without a final event is fetched with get-call. */
   graceMs?: number;
@@ -85,8 +88,8 @@ interface Live {
   placedAt: Date;
   answered: boolean;
   hangupRequested: boolean;
-  /** Date.now() of the last get-call for it (reconciliation is throttled). */
-  checkedAt: number;
+  /** The poll (its count) of the last get-call for it: reconciliation is throttled. */
+  checkedAt: number | null;
 }
 
 export function createRetellProvider(opts: RetellProviderOptions): VoiceProvider {
@@ -99,7 +102,12 @@ export function createRetellProvider(opts: RetellProviderOptions): VoiceProvider
   const client = opts.clients ?? retellClients({ baseURL: opts.baseURL, timeoutMs: opts.timeoutMs });
   const listeners = new Set<ProviderEventListener>();
   const live = new Map<string, Live>();
-  let timer: ReturnType<typeof setTimeout> | null = null;
+  const scheduler = opts.scheduler ?? realScheduler;
+  // A call is fetched at most once per this many polls (every 5 × pollMs, at least 50 ms): counted in
+  // polls, which are timers of the scheduler, so it paces on manual time and on a frozen app clock alike.
+  const reconcileEvery = Math.max(5, Math.ceil(50 / Math.max(1, pollMs)));
+  let polls = 0;
+  let timer: unknown = null;
   let polling = false;
   let closed = false;
 
@@ -136,6 +144,7 @@ export function createRetellProvider(opts: RetellProviderOptions): VoiceProvider
     timer = null;
     if (closed || polling) return;
     polling = true;
+    polls += 1;
     try {
       if (live.size > 0) await pollLive();
       if (analyses.size > 0) await analyses.poll();
@@ -168,12 +177,11 @@ export function createRetellProvider(opts: RetellProviderOptions): VoiceProvider
 
   async function reconcile() {
     const now = opts.now().getTime();
-    const throttle = Math.max(pollMs * 5, 50);
     for (const call of [...live.values()]) {
       const overdue = now - call.placedAt.getTime() >= call.req.maxDurationSeconds * 1000 + graceMs;
       if (!overdue && !call.hangupRequested) continue;
-      if (Date.now() - call.checkedAt < throttle) continue;
-      call.checkedAt = Date.now();
+      if (call.checkedAt !== null && polls - call.checkedAt < reconcileEvery) continue;
+      call.checkedAt = polls;
       try {
         const c = (await client(call.apiKey).call.retrieve(call.retellCallId)) as unknown as RetellCallObject;
         if (isFinalCall(c)) end(call, c);
@@ -186,8 +194,7 @@ export function createRetellProvider(opts: RetellProviderOptions): VoiceProvider
   function schedule() {
     // A poll under way schedules the next one when it is done.
     if (closed || timer || polling || (live.size === 0 && analyses.size === 0)) return;
-    timer = setTimeout(() => void poll(), pollMs);
-    timer.unref?.();
+    timer = scheduler.setTimeout(() => void poll(), pollMs, { background: true });
   }
 
   function watch(retellCallId: string, req: PlaceCallRequest, apiKey: string, state: { answered: boolean; placedAt: Date; owner: string | null }) {
@@ -199,7 +206,7 @@ export function createRetellProvider(opts: RetellProviderOptions): VoiceProvider
       placedAt: state.placedAt,
       answered: state.answered,
       hangupRequested: false,
-      checkedAt: 0,
+      checkedAt: null,
     });
     schedule();
   }
@@ -219,6 +226,7 @@ export function createRetellProvider(opts: RetellProviderOptions): VoiceProvider
         maxAttempts,
         backoffMs,
         stopped: () => closed,
+        scheduler,
         mayCreate: ownership ? () => ownership.confirmDial() : undefined,
         holdsNow: ownership ? () => ownership.holdsNow() : undefined,
       });
@@ -308,7 +316,7 @@ export function createRetellProvider(opts: RetellProviderOptions): VoiceProvider
 
     async close() {
       closed = true;
-      if (timer) clearTimeout(timer);
+      if (timer) scheduler.clearTimeout(timer);
       live.clear();
       listeners.clear();
       analyses.close();

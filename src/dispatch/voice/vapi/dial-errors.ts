@@ -43,8 +43,8 @@ export function dialRejection(err: unknown): DialRejectedError {
   return new DialRejectedError(message, 'dial_rejected', detail);
 }
 
-/** How long Vapi asked us to wait (Retry-After on a 429 or 503), if it said. */
-export function retryAfterMs(err: unknown, now = Date.now()): number | null {
+/** How long Vapi asked us to wait (Retry-After on a 429 or 503), if it said. `now`: the app clock (ms), for a Retry-After that is a date. */
+export function retryAfterMs(err: unknown, now: number): number | null {
   const headers = err instanceof VapiError ? err.rawResponse?.headers : undefined;
   const v = headers?.get('retry-after');
   if (!v) return null;

@@ -9,12 +9,11 @@
 // does (holdsNow): a worker paused in a backoff, or between the two, must not create it late.
 import { VapiError, type VapiClient } from '@vapi-ai/server-sdk';
 import { DialForfeitedError, type PlaceCallRequest } from '../provider.ts';
+import { delay, type Scheduler } from '../../../scheduler.ts';
 import { GateClosedError } from '../gated-fetch.ts';
 import { createCallBody, isDialOf, type VapiCallObject, type VapiDialRef } from './call-mapping.ts';
 import type { VapiClients } from './clients.ts';
 import { dialRejection, isRetryable, providerMessage } from './dial-errors.ts';
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** GET /call answers at most this many calls per request (its published maximum). */
 const PAGE = 1000;
@@ -55,6 +54,8 @@ export interface DialRetries {
   backoffMs: number;
   /** Stops retrying (the provider is closing). */
   stopped(): boolean;
+  /** The backoff's timers (the provider's scheduler). */
+  scheduler: Scheduler;
   now(): Date;
   /** Asked right before each create: false means the worker lost the call (DialForfeitedError). */
   mayCreate?(): Promise<boolean>;
@@ -96,7 +97,7 @@ export async function createDial(
         if (found) return found;
         throw new Error(`Vapi POST /call failed after ${attempt} attempts: ${providerMessage(err)}`, { cause: err });
       }
-      await sleep(retries.backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2));
+      await delay(retries.scheduler, retries.backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2));
     }
   }
 }

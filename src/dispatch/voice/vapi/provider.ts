@@ -32,6 +32,7 @@ import { vapiClients, type VapiClients } from './clients.ts';
 import { isNotFound } from './dial-errors.ts';
 import { createDial, findDial } from './dial.ts';
 import type { VapiStoredEvent } from './stored-events.ts';
+import { realScheduler, type Scheduler } from '../../../scheduler.ts';
 
 export interface VapiAccount {
   apiKey: string;
@@ -57,6 +58,8 @@ export interface VapiProviderOptions {
   /** The account of a Vapi call this process did not place (recovery of a dead worker's calls). */
   accountForCall?(vapiCallId: string): Promise<string | null>;
   now(): Date;
+  /** Timers of the poll and the create backoff; default: the real one. */
+  scheduler?: Scheduler;
   pollMs?: number;
   /** After max duration plus this, a call without an end is fetched with GET /call/{id}. */
   graceMs?: number;
@@ -83,7 +86,8 @@ interface Live {
   /** When status 'ended' arrived (app clock, ms): the end-of-call-report is due. */
   endedSeenAt: number | null;
   controlUrl: string | null;
-  checkedAt: number;
+  /** The poll (its count) of the last get-call for it: reconciliation is throttled. */
+  checkedAt: number | null;
 }
 
 /** How far back recovery looks for a dial whose call id was never stored (its worker died right after dialling). */
@@ -100,7 +104,12 @@ export function createVapiProvider(opts: VapiProviderOptions): VoiceProvider {
   const client = opts.clients ?? vapiClients({ baseUrl: opts.baseUrl, timeoutMs });
   const listeners = new Set<ProviderEventListener>();
   const live = new Map<string, Live>();
-  let timer: ReturnType<typeof setTimeout> | null = null;
+  const scheduler = opts.scheduler ?? realScheduler;
+  // A call is fetched at most once per this many polls (every 5 × pollMs, at least 50 ms): counted in
+  // polls, which are timers of the scheduler, so it paces on manual time and on a frozen app clock alike.
+  const reconcileEvery = Math.max(5, Math.ceil(50 / Math.max(1, pollMs)));
+  let polls = 0;
+  let timer: unknown = null;
   let polling = false;
   let closed = false;
 
@@ -158,6 +167,7 @@ export function createVapiProvider(opts: VapiProviderOptions): VoiceProvider {
     timer = null;
     if (closed || polling) return;
     polling = true;
+    polls += 1;
     try {
       if (live.size > 0) {
         const byCall = new Map([...live.values()].map((c) => [c.req.callId, c.owner]));
@@ -181,10 +191,9 @@ export function createVapiProvider(opts: VapiProviderOptions): VoiceProvider {
 
   async function reconcile() {
     const now = opts.now().getTime();
-    const throttle = Math.max(pollMs * 5, 50);
     for (const call of [...live.values()]) {
-      if (!due(call, now) || Date.now() - call.checkedAt < throttle) continue;
-      call.checkedAt = Date.now();
+      if (!due(call, now) || (call.checkedAt !== null && polls - call.checkedAt < reconcileEvery)) continue;
+      call.checkedAt = polls;
       try {
         const c = (await client(call.apiKey).calls.get({ id: call.vapiCallId })) as unknown as VapiCallObject;
         if (isFinalCall(c)) end(call, c);
@@ -196,8 +205,7 @@ export function createVapiProvider(opts: VapiProviderOptions): VoiceProvider {
 
   function schedule() {
     if (closed || timer || polling || (live.size === 0 && analyses.size === 0)) return;
-    timer = setTimeout(() => void poll(), pollMs);
-    timer.unref?.();
+    timer = scheduler.setTimeout(() => void poll(), pollMs, { background: true });
   }
 
   function watch(
@@ -206,7 +214,7 @@ export function createVapiProvider(opts: VapiProviderOptions): VoiceProvider {
     apiKey: string,
     state: { answered: boolean; placedAt: Date; owner: string | null; controlUrl: string | null },
   ) {
-    live.set(vapiCallId, { vapiCallId, req, apiKey, ...state, hangupRequested: false, endedSeenAt: null, checkedAt: 0 });
+    live.set(vapiCallId, { vapiCallId, req, apiKey, ...state, hangupRequested: false, endedSeenAt: null, checkedAt: null });
     schedule();
   }
 
@@ -242,6 +250,7 @@ export function createVapiProvider(opts: VapiProviderOptions): VoiceProvider {
           maxAttempts,
           backoffMs,
           stopped: () => closed,
+          scheduler,
           now: opts.now,
           mayCreate: ownership ? () => ownership.confirmDial() : undefined,
           holdsNow: ownership ? () => ownership.holdsNow() : undefined,
@@ -338,7 +347,7 @@ export function createVapiProvider(opts: VapiProviderOptions): VoiceProvider {
 
     async close() {
       closed = true;
-      if (timer) clearTimeout(timer);
+      if (timer) scheduler.clearTimeout(timer);
       live.clear();
       listeners.clear();
       analyses.close();
