@@ -110,10 +110,23 @@ describe('frames', () => {
 
 describe('sockets before authentication', () => {
   it(`an address gets at most ${PER_ADDRESS} sockets (HTTP 429 at upgrade), and one more once one closes`, async () => {
-    const open: WebSocket[] = [];
+    let open: WebSocket[] = [];
     try {
-      for (let i = 0; i < PER_ADDRESS; i++) open.push(await openSocket());
-      await expect(openSocket()).rejects.toMatchObject({ status: 429 });
+      // The sockets never authenticate, so each is closed WS_INIT_TIMEOUT_MS (500 ms) after it
+      // opened: on a loaded machine one may go before the extra one is answered, which would then
+      // rightly be let in. Such a round proves nothing and is tried again.
+      for (let round = 1; ; round++) {
+        open = await Promise.all(Array.from({ length: PER_ADDRESS }, openSocket));
+        const extra = await openSocket().then(
+          (ws) => (open.push(ws), 'accepted'),
+          (e: { status?: number }) => e.status,
+        );
+        if (open.slice(0, PER_ADDRESS).every((ws) => ws.readyState === WebSocket.OPEN) || round === 5) {
+          expect(extra).toBe(429);
+          break;
+        }
+        await Promise.all(open.map((ws) => (ws.terminate(), ws.readyState === WebSocket.CLOSED ? 0 : closed(ws))));
+      }
       const gone = closed(open[0]);
       open[0].close();
       await gone;
