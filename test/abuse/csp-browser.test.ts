@@ -54,9 +54,9 @@ describe('CSP in a browser', () => {
       s.textContent = 'window.__injected = true';
       document.body.appendChild(s);
     });
-    await page.waitForTimeout(100);
+    // The refusal is reported as a violation; once it is, the script has had its chance to run.
+    await expect.poll(async () => (await cspViolations(page)).some((v) => v.startsWith('script-src')), { timeout: 10_000 }).toBe(true);
     expect(await page.evaluate(() => (window as unknown as { __injected?: boolean }).__injected)).toBeUndefined();
-    expect((await cspViolations(page)).some((v) => v.startsWith('script-src'))).toBe(true);
     await page.close();
   });
 
