@@ -169,6 +169,7 @@ describe('dashboard', () => {
 
     await page.getByTestId('mode-immediate').check();
     await page.getByLabel('Concurrency').fill('1');
+    await page.getByLabel('Label').fill('  Browser batch ');
     await expect.poll(() => page.getByTestId('agent').inputValue()).not.toBe('');
     await page.getByTestId('create-submit').click();
     await expect.poll(() => page.getByTestId('create-summary').textContent()).toContain(`${N} of ${N + 1} contacts accepted, 1 rejected`);
@@ -181,6 +182,7 @@ describe('dashboard', () => {
     // The batch is already running: open it and record every value the counters show.
     await page.getByTestId('open-batch').click();
     await page.getByTestId('counter-completed').waitFor();
+    expect(await page.getByTestId('batch-label').textContent()).toBe('Browser batch');
     await page.evaluate(() => {
       const w = window as unknown as { __seen: number[] };
       w.__seen = [];

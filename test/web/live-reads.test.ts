@@ -31,6 +31,7 @@ const batch = (id: string, inProgress: number, status = 'running'): DashboardBat
   expiresAt: null,
   callingWindow: null,
   enforcedCallingWindow: null,
+  label: null,
 });
 
 const progress = (b: DashboardBatchFragment) => ({ ...b, batchId: b.id, updatedAt: '2026-11-25T00:00:02.000Z' });

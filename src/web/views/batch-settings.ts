@@ -1,7 +1,8 @@
 // How the new batch runs: when it starts (with the date, time and zone when it starts at a set
-// time), its concurrency and the call options.
+// time), its concurrency and the call options, and its label.
 import type { CallBatchStartMode, CreateCallBatchInput } from '../../codegen/graphql.ts';
 import { h } from '../dom.ts';
+import { BATCH_OPTIONS } from '../../domain/batch-options.ts';
 
 export type BatchSettingsInput = Omit<CreateCallBatchInput, 'agentId' | 'versionId' | 'contacts'>;
 
@@ -58,6 +59,7 @@ export function batchSettings(defaultConcurrency: number): BatchSettings {
   const interruption = h('input', { type: 'checkbox', name: 'interruption', checked: true });
   const alternate = h('input', { type: 'checkbox', name: 'alternate' });
   const dedupe = h('input', { type: 'checkbox', name: 'dedupe' });
+  const label = h('input', { type: 'text', name: 'label', maxlength: BATCH_OPTIONS.label.maxLength, size: 30, 'aria-label': 'Label' });
 
   const mode = () => (modeInputs.find((i) => i.checked)?.value ?? 'immediate') as CallBatchStartMode;
   for (const i of modeInputs) i.addEventListener('change', () => (schedule.hidden = mode() !== 'scheduled'));
@@ -78,6 +80,7 @@ export function batchSettings(defaultConcurrency: number): BatchSettings {
       h('label', { class: 'check' }, alternate, ' Try alternate number'),
       h('label', { class: 'check' }, dedupe, ' Remove duplicate phones'),
     ),
+    h('div', { class: 'row' }, h('label', null, 'Label ', label)),
   ];
 
   return {
@@ -94,6 +97,7 @@ export function batchSettings(defaultConcurrency: number): BatchSettings {
         scheduleTime: timeInput.value || time,
         scheduleTimezone: zoneInput.value.trim() || 'UTC',
         ...(conc ? { concurrency: Number(conc) } : {}),
+        ...(label.value.trim() ? { label: label.value.trim() } : {}),
       };
     },
   };

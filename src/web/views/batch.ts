@@ -193,6 +193,7 @@ export function batchView(ctx: AppContext, id: string, params: URLSearchParams):
     ];
     replace(
       facts,
+      b.label ? fact('Label', b.label, 'batch-label') : null,
       fact('Agent', b.agent.name),
       fact('Start mode', b.startMode),
       b.startMode === 'scheduled' ? fact('Scheduled', `${dateTime(b.scheduledAt)} (${b.timezone})`) : null,

@@ -112,6 +112,7 @@ export function batchesView(ctx: AppContext, params: URLSearchParams): View {
         'td',
         null,
         h('a', { href: `#/batch/${encodeURIComponent(b.id)}`, class: 'mono', title: b.id }, shortId(b.id)),
+        b.label ? h('div', { class: 'small', 'data-testid': 'batch-label' }, b.label) : null,
         h('div', { class: 'muted small' }, b.agent.name, ' · ', b.startMode),
       ),
       h('td', { class: 'small nowrap', title: dateTime(b.createdAt) }, compactDateTime(b.createdAt)),
