@@ -2,7 +2,6 @@
 // time), its concurrency and the call options, and its label.
 import type { CallBatchStartMode, CreateCallBatchInput } from '../../codegen/graphql.ts';
 import { h } from '../dom.ts';
-import { BATCH_OPTIONS } from '../../domain/batch-options.ts';
 
 export type BatchSettingsInput = Omit<CreateCallBatchInput, 'agentId' | 'versionId' | 'contacts'>;
 
@@ -59,7 +58,8 @@ export function batchSettings(defaultConcurrency: number): BatchSettings {
   const interruption = h('input', { type: 'checkbox', name: 'interruption', checked: true });
   const alternate = h('input', { type: 'checkbox', name: 'alternate' });
   const dedupe = h('input', { type: 'checkbox', name: 'dedupe' });
-  const label = h('input', { type: 'text', name: 'label', maxlength: BATCH_OPTIONS.label.maxLength, size: 30, 'aria-label': 'Label' });
+  // Its limit is the server's to check (the bundle imports no server code): a long one is refused with the reason.
+  const label = h('input', { type: 'text', name: 'label', size: 30, 'aria-label': 'Label' });
 
   const mode = () => (modeInputs.find((i) => i.checked)?.value ?? 'immediate') as CallBatchStartMode;
   for (const i of modeInputs) i.addEventListener('change', () => (schedule.hidden = mode() !== 'scheduled'));
