@@ -1,7 +1,7 @@
 // A batch's options beside the contract: settings a create may give and every read shows, each
 // described once here. The create input (GraphQL and REST), its checks, the stored column, the
 // OpenAPI shapes, batch details (GraphQL, REST, webhooks) all loop over this table, so a new option
-// is one entry here plus its column (docs/development.md "Adding a batch option").
+// is one entry here plus its column (docs/development.md "Adding a batch column").
 import { snakeCase, type SnakeCase } from './text-forms.ts';
 
 /** Free text, trimmed of nothing; blank reads as not given (null). */
@@ -52,9 +52,11 @@ export function batchOptionExamples(): BatchOptionsOut {
   return batchOptionsOut(Object.fromEntries(BATCH_OPTION_NAMES.map((name) => [name, BATCH_OPTIONS[name].example])) as BatchOptions);
 }
 
-/** The options of a batch read in GraphQL names, under their REST names. */
+const NAME_PAIRS = BATCH_OPTION_NAMES.map((name, i) => [name, BATCH_OPTION_REST_NAMES[i]] as const);
+
+/** The options of a batch read in GraphQL names, under their REST names (batch details are a hot read). */
 export function batchOptionsOut(source: BatchOptions): BatchOptionsOut {
   const out: Record<string, unknown> = {};
-  for (const name of BATCH_OPTION_NAMES) out[snakeCase(name)] = source[name] ?? null;
+  for (const [name, rest] of NAME_PAIRS) out[rest] = source[name] ?? null;
   return out as BatchOptionsOut;
 }
