@@ -11,7 +11,7 @@ import type { ProviderDeps } from '../provider-module.ts';
 import { retellClients, type RetellClients } from './clients.ts';
 import { createRetellProvider, type RetellAccount, type RetellProviderOptions } from './provider.ts';
 
-/** Account configs are read (and decrypted) once per this long, not once per dial. */
+/** Account configs (read and decrypted) and agent references are read once per this long, not once per dial. */
 const ACCOUNT_CACHE_MS = 30_000;
 
 type Deps = Pick<AppDeps, 'config' | 'db' | 'appSecret' | 'clock'>;
@@ -39,11 +39,17 @@ export function retellFromConfig(deps: ProviderDeps, overrides: Partial<RetellPr
   const c = deps.config;
   const log = deps.logger.child({ component: 'retell' });
   const access = retellAccess(deps);
+  // Per agent and prompt version, like the account: a dial must not wait for a pool connection to
+  // read a row every other dial of the batch just read (5,000 dials at once ran the pool dry).
+  const agentRef = cachedLoads({ clock: deps.clock, ttlMs: ACCOUNT_CACHE_MS }, (key) => {
+    const [agentId, promptId] = key.split('\n');
+    return providerAgentRef(deps, agentId, promptId);
+  });
   return createRetellProvider({
     baseURL: c.RETELL_BASE_URL,
     account: access.account,
     clients: access.client,
-    agent: (agentId, promptId) => providerAgentRef(deps, agentId, promptId),
+    agent: (agentId, promptId) => agentRef(`${agentId}\n${promptId}`),
     feed: (callIds, owners) => takeRetellEvents(deps, callIds, owners),
     analyzed: (retellCallIds) => storedRetellCalls(deps, retellCallIds, 'call_analyzed'),
     accountForCall: (id) => accountForProviderCall(deps, id),
