@@ -5,6 +5,7 @@ import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.
 import { insertBatch } from '../helpers/fixtures.ts';
 import { expectConsistentBatch, manualSimulator, phoneEndingIn, testWorker } from '../helpers/dispatch.ts';
 import type { DispatchWorker } from '../../src/dispatch/worker.ts';
+import { BATCH_OPTION_REST_NAMES } from '../../src/domain/batch-options.ts';
 
 const BASE = '/api/v1/public/call-batches';
 let t: TestApp;
@@ -79,6 +80,7 @@ describe('pending (scheduled, not yet due)', () => {
       'expires_at',
       'calling_window',
       'enforced_calling_window',
+      ...BATCH_OPTION_REST_NAMES,
     ]);
     const { calls: after } = await expectConsistentBatch(t.deps, batch.id);
     expect(after.every((c) => c.status === 'cancelled' && c.completedAt !== null)).toBe(true);
