@@ -44,6 +44,11 @@ export type CallBatchStartMode =
   | 'manual'
   | 'scheduled';
 
+/** What a call that reaches voicemail does: hang up, or leave voicemail_message; absent: the provider's or agent's own behaviour */
+export type CallBatchVoicemail =
+  | 'hangup'
+  | 'leave_message';
+
 /** Local hours and days in which calls are placed (docs/campaigns.md) */
 export type CallingWindowInput = {
   /** Default every day */
@@ -117,6 +122,10 @@ export type CreateCallBatchInput = {
   versionId?: string | null | undefined;
   versionName?: string | null | undefined;
   voice?: string | null | undefined;
+  /** What a call that reaches voicemail does: hang up, or leave voicemail_message; absent: the provider's or agent's own behaviour; null: none */
+  voicemail?: CallBatchVoicemail | null | undefined;
+  /** The message the provider's voice reads onto the voicemail; required with voicemail leave_message, refused otherwise. At most 1000 characters; blank: none */
+  voicemailMessage?: string | null | undefined;
 };
 
 export type Weekday =
