@@ -4,8 +4,6 @@
 // an attempt's end says whether the message was left.
 import type { BatchOptions } from './batch-options.ts';
 
-export type VoicemailAction = NonNullable<BatchOptions['voicemail']>;
-
 /** What the provider is asked to do on voicemail; absent from a dial: its own (or its agent's) behaviour. */
 export type VoicemailSetting = { action: 'hangup' } | { action: 'leave_message'; message: string };
 
@@ -19,8 +17,8 @@ export function voicemailProblem(options: Pick<BatchOptions, 'voicemail' | 'voic
   return options.voicemailMessage === null ? null : VOICEMAIL_MESSAGE_UNUSED_REASON;
 }
 
-/** The setting a batch's stored options give its dials; null: none was chosen. */
-export function voicemailSetting(options: Pick<BatchOptions, 'voicemail' | 'voicemailMessage'>): VoicemailSetting | null {
+/** The setting a batch's stored columns give its dials; null: none was chosen. */
+export function voicemailSetting(options: { voicemail: string | null; voicemailMessage: string | null }): VoicemailSetting | null {
   if (options.voicemail === 'hangup') return { action: 'hangup' };
   if (options.voicemail === 'leave_message' && options.voicemailMessage) return { action: 'leave_message', message: options.voicemailMessage };
   return null;

@@ -3,6 +3,7 @@
 // providers never read the database.
 
 import type { CallStatus } from '../../domain/call-state.ts';
+import type { VoicemailSetting } from '../../domain/voicemail.ts';
 
 export interface PlaceCallRequest {
   callId: string;
@@ -19,6 +20,8 @@ export interface PlaceCallRequest {
   recordingEnabled: boolean;
   interruption: boolean;
   maxDurationSeconds: number;
+  /** The batch's voicemail setting; absent: the provider (or its agent) does as it would. */
+  voicemail?: VoicemailSetting;
 }
 
 /**
