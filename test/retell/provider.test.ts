@@ -159,6 +159,15 @@ describe('call mapping', () => {
       transcript: null,
       recording: null,
     });
+    // The agent hung up after leaving its voicemail message: still voicemail, Retell's reason kept.
+    const leftMessage = { ...call, call_id: 'rc_6', disconnection_reason: 'agent_hangup', call_analysis: { in_voicemail: true } };
+    expect(validCallObject(leftMessage)).toBe(true);
+    expect(endResultFromCall(leftMessage, { recordingEnabled: true, now })).toMatchObject({
+      status: 'no_answer',
+      disconnectReason: 'voicemail',
+      detail: { provider_reason: 'agent_hangup' },
+      answeredAt: null,
+    });
   });
 });
 

@@ -54,6 +54,11 @@ export interface CallEndResult {
   transcript: string | null;
   /** Only when answered and recordingEnabled. */
   recording: CallRecording | null;
+  /**
+   * The attempt reached voicemail: whether the message was left. Absent where the provider does not
+   * say; the worker then takes it from what the dial asked (domain/voicemail.ts voicemailLeftUnder).
+   */
+  voicemailLeft?: boolean;
   /** Added to the end event's history detail (e.g. the provider's reason for rejecting a dial). */
   detail?: Record<string, unknown>;
 }

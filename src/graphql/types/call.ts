@@ -148,6 +148,10 @@ export const CallType = builder.prismaObject('Call', {
           ? null
           : { source: c.consentSource, timestamp: c.consentAt, text: c.consentText, reference: c.consentReference },
     }),
+    voicemailLeft: t.exposeBoolean('voicemailLeft', {
+      nullable: true,
+      description: "Whether an attempt that reached voicemail left the batch's voicemailMessage; null: voicemail not reached, or unknown",
+    }),
     retryReason: t.string({
       nullable: true,
       description:

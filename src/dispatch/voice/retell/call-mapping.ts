@@ -22,7 +22,7 @@ export interface RetellCallObject {
   transcript?: string | null;
   recording_url?: string | null;
   disconnection_reason?: string | null;
-  call_analysis?: { call_summary?: string | null; custom_analysis_data?: Record<string, unknown> | null } | null;
+  call_analysis?: { call_summary?: string | null; custom_analysis_data?: Record<string, unknown> | null; in_voicemail?: boolean | null } | null;
 }
 
 /** Retell records calls as WAV (recording_url ends in .wav in its docs). */
@@ -106,7 +106,12 @@ function connected(c: RetellCallObject): boolean {
 }
 
 function disconnection(c: RetellCallObject) {
-  return mapDisconnection(c.disconnection_reason ?? (c.call_status === 'error' ? 'error_unknown' : null));
+  const reason = c.disconnection_reason ?? (c.call_status === 'error' ? 'error_unknown' : null);
+  // After leaving a voicemail message the agent hangs up itself: the analysis still says the call
+  // was in voicemail, so nobody was reached.
+  if (c.call_analysis?.in_voicemail === true && reason !== 'voicemail_reached')
+    return { ...mapDisconnection('voicemail_reached'), detail: { provider_reason: reason ?? 'unknown' } };
+  return mapDisconnection(reason);
 }
 
 function answeredWith(c: RetellCallObject, status: CallEndResult['status']): boolean {

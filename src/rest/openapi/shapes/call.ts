@@ -61,6 +61,11 @@ export const callRecord = closed<CallRecord>(
         'The contact\'s consent record as given at create (docs/campaigns.md "Consent records"); null without one',
       ),
     ),
+    voicemail_left: nullable(
+      bool(
+        "Beside the contract: whether an attempt that reached voicemail left the batch's voicemail_message (true) or hung up (false); null: voicemail not reached, or unknown (the batch chose no voicemail setting)",
+      ),
+    ),
   },
   'A call of a batch, with its AI results once analysed.',
 );
