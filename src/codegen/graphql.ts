@@ -35,7 +35,8 @@ export type CallAttemptOutcome =
   | 'busy'
   | 'failed'
   | 'no_answer'
-  | 'voicemail';
+  | 'voicemail'
+  | 'voicemail_left';
 
 export type CallBatchContactInput = {
   /** The contact's consent record */

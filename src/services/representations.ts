@@ -36,7 +36,7 @@ export interface CallRecord {
   next_attempt_at: string | null;
   /** The zones its calling window is judged in (comma-separated); null without a window. */
   timezone: string | null;
-  /** Why a call waiting for a retry waits: how its last attempt ended (no_answer, busy, failed, voicemail); null unless it waits for one. */
+  /** Why a call waiting for a retry waits: how its last attempt ended (no_answer, busy, failed, voicemail, voicemail_left); null unless it waits for one. */
   retry_reason: string | null;
   /** The contact's consent record as given at create (docs/campaigns.md "Consent records"); null without one. */
   consent: ConsentOut | null;
