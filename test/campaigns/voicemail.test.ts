@@ -19,11 +19,15 @@ beforeAll(async () => {
 afterAll(() => t.close());
 beforeEach(() => t.clock.set(START));
 
-async function create(sims: string[], overrides: Record<string, unknown>): Promise<string> {
+async function create(sims: string[], overrides: Record<string, unknown>, alternate?: string): Promise<string> {
   const res = await t.request('POST', CALL_BATCHES, {
     key: a.apiKey,
     body: batchBody(a, {
-      contacts: sims.map((sim, i) => ({ contact_id: `c${i + 1}`, phone_number: validPhone(i * 10 + 4), metadata: { sim } })),
+      contacts: sims.map((sim, i) => ({
+        contact_id: `c${i + 1}`,
+        phone_number: validPhone(i * 10 + 4),
+        metadata: { sim, ...(alternate ? { alternate_phone: alternate } : {}) },
+      })),
       ...overrides,
     }),
   });
@@ -93,5 +97,12 @@ describe('voicemail', () => {
     ]);
     const batch = (await t.request('GET', `${CALL_BATCHES}/${id}`, { key: a.apiKey })).body.data;
     expect(batch.retry.on).toEqual(['voicemail_left']);
+  });
+
+  it('a message left at the primary number stays on the record when the alternate number is dialled next', async () => {
+    const id = await create(['voicemail,no_answer'], { ...LEAVE, use_alternate_number: true }, validPhone(99));
+    await drain();
+    const [call] = await items(id, 'calls');
+    expect([call.status, call.attempts, call.disconnect_reason, call.voicemail_left]).toEqual(['no_answer', 2, 'no_answer', true]);
   });
 });

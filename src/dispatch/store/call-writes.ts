@@ -167,12 +167,13 @@ export function alternateDialWrite(
             number: previous.number,
             status: previous.result.status,
             disconnect_reason: previous.result.disconnectReason,
+            ...voicemailDetail(previous.result),
             ...previous.result.detail,
           },
         },
       },
     ],
-    set: { dialedNumber: alternate, usedAlternate: true, attemptsIncrement: 1 },
+    set: { dialedNumber: alternate, usedAlternate: true, attemptsIncrement: 1, voicemailLeft: previous.result.voicemailLeft },
   };
 }
 
@@ -314,6 +315,7 @@ export function alternateWaitWrite(
                   number: c.previous.number,
                   status: c.previous.result.status,
                   disconnect_reason: c.previous.result.disconnectReason,
+                  ...voicemailDetail(c.previous.result),
                   ...c.previous.result.detail,
                 },
               }
@@ -325,6 +327,7 @@ export function alternateWaitWrite(
       nextAttemptAt: c.next.at,
       windowClosesAt: c.next.windowClosesAt ?? undefined,
       waitReason: ALTERNATE_WINDOW_WAIT,
+      voicemailLeft: c.previous?.result.voicemailLeft,
       ...(c.undial ? { attemptsIncrement: -1 } : {}),
     },
     releaseLease: true,

@@ -13,7 +13,7 @@ import { callRef, checkTransition, enqueueWrite, stopWatching } from './ledger.t
 import type { LiveCall, WorkerState } from './state.ts';
 
 /** A provider that does not say whether it left the message did what the dial asked. */
-function withVoicemailLeft(result: CallEndResult, setting: VoicemailSetting | null): CallEndResult {
+export function withVoicemailLeft(result: CallEndResult, setting: VoicemailSetting | null): CallEndResult {
   if (result.voicemailLeft !== undefined) return result;
   const left = voicemailLeftUnder(setting, result.disconnectReason === VOICEMAIL_DISCONNECT_REASON);
   return left === null ? result : { ...result, voicemailLeft: left };
@@ -48,8 +48,7 @@ export function retryAt(call: LiveCall, result: CallEndResult): RetryTime | null
 }
 
 /** The call's last dial of this round ended: it goes back in line for a retry, or ends. */
-export function finishAttempt(s: WorkerState, call: LiveCall, ended: CallEndResult): void {
-  const result = withVoicemailLeft(ended, call.ctx.voicemail);
+export function finishAttempt(s: WorkerState, call: LiveCall, result: CallEndResult): void {
   const at = retryAt(call, result);
   if (at) scheduleRetry(s, call, result, at);
   else endCall(s, call, result);
