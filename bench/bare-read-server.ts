@@ -23,7 +23,7 @@ const CALL_COLUMNS = `c.id AS call_id, c.batch_id, c.external_id, coalesce(c.dia
   c.agent_id, ag.name AS agent_name, c.prompt_version_id AS version_id, pv.name AS version_name, b.voice, c.status,
   c.transcript_status, c.duration_seconds, c.answer_duration_seconds, c.timestamp, c.created_at, c.completed_at, c.hangup_by,
   c.disconnect_reason, c.summary, c.outcomes, c.recording_available, c.llm_transcript, c.attempts, c.next_attempt_at, c.timezone,
-  c.phone_number AS primary_phone_number, c.consent_source, c.consent_at, c.consent_text, c.consent_reference`;
+  c.phone_number AS primary_phone_number, c.consent_source, c.consent_at, c.consent_text, c.consent_reference, c.voicemail_left`;
 
 // Why the page's waiting calls wait: their last retry entry, read only when some call on it waits.
 const LAST_RETRY_SQL = `SELECT DISTINCT ON (call_id) call_id, detail FROM call_events
@@ -117,6 +117,7 @@ function callRecord(r: Row, reasons: Map<unknown, string | null>) {
       r.consent_source == null || r.consent_at == null
         ? null
         : { source: r.consent_source, timestamp: iso(r.consent_at), text: r.consent_text, reference: r.consent_reference },
+    voicemail_left: r.voicemail_left,
   };
 }
 

@@ -130,7 +130,7 @@ async function exportResults(gql: GraphQLTransport['request'], account: string, 
 export const batchCommands: Record<string, Command> = {
   'batches create': {
     usage:
-      'batches create --account ID --agent AGENT --version VERSION --csv FILE [--did DID_ID] [--concurrency N] [--start immediate|manual] [--max-attempts N [--retry-on no_answer,busy,failed,voicemail] [--retry-delay SECONDS]] [--expires-at ISO] [--calling-window "09:00-20:00 mon-fri recipient"] [--watch]   (AGENT and VERSION: an id or a name; a timezone column gives a contact its own zone)',
+      'batches create --account ID --agent AGENT --version VERSION --csv FILE [--did DID_ID] [--concurrency N] [--start immediate|manual] [--max-attempts N [--retry-on no_answer,busy,failed,voicemail,voicemail_left] [--retry-delay SECONDS]] [--expires-at ISO] [--calling-window "09:00-20:00 mon-fri recipient"] [--watch]   (AGENT and VERSION: an id or a name; a timezone column gives a contact its own zone)',
     examples: [
       'batches create --account acc_… --agent "Demo Agent" --version v1 --csv contacts.csv --start manual',
       'batches create --account acc_… --agent agt-… --version pmt-… --csv contacts.csv --max-attempts 3 --retry-on no_answer,busy --retry-delay 600 --watch',

@@ -6,6 +6,7 @@ import { snakeCase } from '../domain/text-forms.ts';
 function sqlType(spec: BatchOptionSpec): string {
   switch (spec.kind) {
     case 'text':
+    case 'choice':
       return 'text';
   }
 }

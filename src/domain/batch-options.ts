@@ -13,8 +13,18 @@ export interface TextOption {
   example: string;
 }
 
+/** One of a fixed list of words; absent reads as not given (null). */
+export interface ChoiceOption<V extends string = string> {
+  kind: 'choice';
+  values: readonly V[];
+  /** The GraphQL enum type its values form. */
+  enumName: string;
+  description: string;
+  example: V;
+}
+
 /** The kinds an option can be; a new kind is a case in each surface's switch. */
-export type BatchOptionSpec = TextOption;
+export type BatchOptionSpec = TextOption | ChoiceOption;
 
 export const BATCH_OPTIONS = {
   label: {
@@ -23,6 +33,19 @@ export const BATCH_OPTIONS = {
     description: 'A name for people to know the batch by (dashboard, batch details, webhooks); not unique, not used for dispatch',
     example: 'Spring renewals, west',
   },
+  voicemail: {
+    kind: 'choice',
+    values: ['hangup', 'leave_message'],
+    enumName: 'CallBatchVoicemail',
+    description: "What a call that reaches voicemail does: hang up, or leave voicemail_message; absent: the provider's or agent's own behaviour",
+    example: 'leave_message',
+  },
+  voicemailMessage: {
+    kind: 'text',
+    maxLength: 1_000,
+    description: "The message the provider's voice reads onto the voicemail; required with voicemail leave_message, refused otherwise",
+    example: 'Hello, this is Acme calling about your renewal. Please call us back at 555 0100.',
+  },
 } as const satisfies Record<string, BatchOptionSpec>;
 
 export type BatchOptionName = keyof typeof BATCH_OPTIONS;
@@ -30,7 +53,7 @@ export type BatchOptionName = keyof typeof BATCH_OPTIONS;
 /** The names in the table's order, which is the order every surface lists them in. */
 export const BATCH_OPTION_NAMES = Object.keys(BATCH_OPTIONS) as BatchOptionName[];
 
-type ValueOf<S extends BatchOptionSpec> = S extends TextOption ? string | null : never;
+type ValueOf<S extends BatchOptionSpec> = S extends TextOption ? string | null : S extends ChoiceOption<infer V> ? V | null : never;
 
 /** The options as checked and stored: every one present, null where not given. */
 export type BatchOptions = { [K in BatchOptionName]: ValueOf<(typeof BATCH_OPTIONS)[K]> };

@@ -92,12 +92,12 @@ export const waitsForRetry = (c: { status: string; nextAttemptAt: Date | string 
 
 /**
  * Why a call waits for a retry, from the history entry that put it back in line: how the attempt
- * before the wait ended, in the retry policy's terms (`voicemail` told apart from `no_answer`).
+ * before the wait ended, in the retry policy's terms (`voicemail` and `voicemail_left` told apart from `no_answer`).
  * Null for any other entry.
  */
 export function retryReason(detail: unknown): string | null {
   const d = asDetail(detail);
   const status = text(d.status);
   if (d.event !== 'retry_scheduled' || !status) return null;
-  return attemptOutcome({ status, disconnectReason: text(d.disconnect_reason) });
+  return attemptOutcome({ status, disconnectReason: text(d.disconnect_reason), voicemailLeft: d.voicemail_left === true });
 }

@@ -32,6 +32,7 @@ import type { ComplianceProfile } from './compliance/rules-v1.ts';
 import { callingWindowProblems, normalizeWindow, RECIPIENT_ZONE, type CallingWindow } from './calling-window.ts';
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from './create-batch-fields.ts';
 import { BATCH_OPTION_NAMES, batchOption, type BatchOptionName, type BatchOptions } from './batch-options.ts';
+import { voicemailProblem } from './voicemail.ts';
 import type { CreateBatchInput, CreateBatchRequestDraft, RawContact } from './create-batch-types.ts';
 import { ROOT, ValueChecker } from './create-batch-value-checker.ts';
 import { checkContacts, ContactsCheck, EMPTY_CONTACTS_REASON } from './create-batch-contacts.ts';
@@ -95,7 +96,7 @@ function checkRequest(request: CreateBatchRequestDraft, opts: CheckOptions, read
   const expiresAt = checkExpiresAt(c, request.expiresAt, opts.now);
   const callingWindow = checkCallingWindow(c, request.callingWindow);
   const complianceProfiles = checkComplianceProfiles(c, request.complianceProfiles);
-  const options = checkBatchOptions(c, request);
+  const options = checkBatchOptions(c, request, opts.refused);
 
   const interruption = c.present(request.interruption);
   const useAlternateNumber = c.present(request.useAlternateNumber);
@@ -135,14 +136,27 @@ function checkRequest(request: CreateBatchRequestDraft, opts: CheckOptions, read
   };
 }
 
-/** Each option checked as its kind says (batch-options.ts). */
-function checkBatchOptions(c: ValueChecker, request: CreateBatchRequestDraft): BatchOptions {
+/** Each option checked as its kind says (batch-options.ts), then the rules between options. */
+function checkBatchOptions(c: ValueChecker, request: CreateBatchRequestDraft, refused: ReadonlySet<string> | undefined): BatchOptions {
   const options = {} as Record<BatchOptionName, unknown>;
+  const before = c.issues.count;
   for (const name of BATCH_OPTION_NAMES) {
     const spec = batchOption(name);
-    options[name] = c.optionalText(ROOT, name, request[name], spec.maxLength);
+    switch (spec.kind) {
+      case 'text':
+        options[name] = c.optionalText(ROOT, name, request[name], spec.maxLength);
+        break;
+      case 'choice': {
+        const value = request[name];
+        options[name] = value == null ? null : spec.values.includes(value) ? value : c.fail(ROOT, name, literalReason(spec.values));
+      }
+    }
   }
-  return options as BatchOptions;
+  const checked = options as BatchOptions;
+  // Like a pydantic model validator: only when every option is well-typed and passed its own check.
+  const problem = c.issues.count === before && !BATCH_OPTION_NAMES.some((n) => refused?.has(n)) ? voicemailProblem(checked) : null;
+  if (problem) c.fail(ROOT, 'voicemailMessage', problem);
+  return checked;
 }
 
 function checkComplianceProfiles(c: ValueChecker, list: readonly string[] | null | undefined): ComplianceProfile[] {

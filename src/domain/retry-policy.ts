@@ -13,6 +13,7 @@ export const MAX_ATTEMPTS_LIMIT = 10;
 export const RETRY_DELAY_MAX_SECONDS = 86_400;
 /** The documented minimum delay; the server setting RETRY_MIN_DELAY_SECONDS may lower it (tests, development). */
 export const RETRY_DELAY_MIN_SECONDS = 60;
+// Not voicemail_left: the message was delivered, which is what a retry would try for.
 export const DEFAULT_RETRY_ON: readonly AttemptOutcome[] = ['no_answer', 'busy', 'voicemail'];
 export const DEFAULT_RETRY_DELAY_SECONDS = 3_600;
 /** disconnect_reason of a call its batch's expiry kept from being dialled. */

@@ -154,9 +154,9 @@ class LaxReader {
     return n.value;
   }
 
-  literal<T extends string>(field: string, allowed: readonly T[]): T | undefined {
-    const value = this.take(field, true);
-    if (value === ABSENT) return undefined;
+  literal<T extends string>(field: string, allowed: readonly T[], required = true): T | null | undefined {
+    const value = this.take(field, required);
+    if (value === ABSENT) return required ? undefined : null;
     return allowed.includes(value as T) ? (value as T) : this.fail(field, literalReason(allowed));
   }
 
@@ -171,9 +171,13 @@ class LaxReader {
   options(): CreateBatchRequestDraft {
     const draft: Record<string, unknown> = {};
     for (const name of BATCH_OPTION_NAMES) {
-      switch (batchOption(name).kind) {
+      const spec = batchOption(name);
+      switch (spec.kind) {
         case 'text':
           draft[name] = this.text(name);
+          break;
+        case 'choice':
+          draft[name] = this.literal(name, spec.values, false);
       }
     }
     return draft as CreateBatchRequestDraft;

@@ -36,12 +36,14 @@ export interface CallRecord {
   next_attempt_at: string | null;
   /** The zones its calling window is judged in (comma-separated); null without a window. */
   timezone: string | null;
-  /** Why a call waiting for a retry waits: how its last attempt ended (no_answer, busy, failed, voicemail); null unless it waits for one. */
+  /** Why a call waiting for a retry waits: how its last attempt ended (no_answer, busy, failed, voicemail, voicemail_left); null unless it waits for one. */
   retry_reason: string | null;
   /** The contact's consent record as given at create (docs/campaigns.md "Consent records"); null without one. */
   consent: ConsentOut | null;
   /** The contact's primary number: `phone_number` is the number dialled, the alternate one when it was used. */
   primary_phone_number: string;
+  /** Whether an attempt that reached voicemail left the batch's message (docs/campaigns.md "Voicemail"); null: voicemail not reached, or unknown. */
+  voicemail_left: boolean | null;
 }
 
 export interface ConsentOut {
@@ -126,6 +128,7 @@ export const CALL_RECORD_FIELDS = [
   'retry_reason',
   'primary_phone_number',
   'consent',
+  'voicemail_left',
 ] as const satisfies readonly (keyof CallRecord)[];
 
 export const BATCH_DETAILS_FIELDS = [
@@ -196,6 +199,7 @@ export interface CallRecordSource {
   consent?: { source: string; timestamp: Date | string; text: string | null; reference: string | null } | null;
   /** The contact's primary number (`calls.phone_number`), whichever number was dialled. */
   primaryPhoneNumber: string;
+  voicemailLeft: boolean | null;
 }
 
 /** The number a call record shows: the alternate one when it was dialled. */
@@ -243,6 +247,7 @@ export function callRecord(c: CallRecordSource): CallRecord {
     consent: c.consent
       ? { source: c.consent.source, timestamp: iso(c.consent.timestamp)!, text: c.consent.text, reference: c.consent.reference }
       : null,
+    voicemail_left: c.voicemailLeft,
   };
 }
 

@@ -97,3 +97,52 @@ describe('label, a batch option', () => {
     expect(data).toEqual(await details(id));
   });
 });
+
+describe('voicemail and voicemail_message, a choice option and its text', () => {
+  it('are stored as given and shown in batch details', async () => {
+    const res = await create(batchBody(a, { idempotency_key: key(), voicemail: 'leave_message', voicemail_message: 'Please call us back.' }));
+    expect(res.status).toBe(201);
+    const batch = await details(res.body.data.batch_id);
+    expect([batch.voicemail, batch.voicemail_message]).toEqual(['leave_message', 'Please call us back.']);
+    const none = await details((await create(batchBody(a, { idempotency_key: key() }))).body.data.batch_id);
+    expect([none.voicemail, none.voicemail_message]).toEqual([null, null]);
+  });
+
+  it('are refused in the contract words: a word outside the list, a missing or unused message, too long a message', async () => {
+    expect((await create(batchBody(a, { idempotency_key: key(), voicemail: 'beep' }))).body).toEqual(
+      refused(["voicemail: Input should be 'hangup' or 'leave_message'"]),
+    );
+    expect((await create(batchBody(a, { idempotency_key: key(), voicemail: 5 }))).body).toEqual(
+      refused(["voicemail: Input should be 'hangup' or 'leave_message'"]),
+    );
+    expect((await create(batchBody(a, { idempotency_key: key(), voicemail: 'leave_message', voicemail_message: ' ' }))).body).toEqual(
+      refused(["voicemail_message: Value error, voicemail_message is required when voicemail is 'leave_message'"]),
+    );
+    expect((await create(batchBody(a, { idempotency_key: key(), voicemail: 'hangup', voicemail_message: 'Hi' }))).body).toEqual(
+      refused(["voicemail_message: Value error, voicemail_message is only used when voicemail is 'leave_message'"]),
+    );
+    expect((await create(batchBody(a, { idempotency_key: key(), voicemail: 'leave_message', voicemail_message: 'x'.repeat(1001) }))).body).toEqual(
+      refused(['voicemail_message: String should have at most 1000 characters']),
+    );
+  });
+
+  it('GraphQL takes the choice as its enum and reads both back', async () => {
+    const created = await t.gql(
+      'mutation($input: CreateCallBatchInput!) { createCallBatch(input: $input) { batchId } }',
+      { input: typedInput(a, { voicemail: 'hangup' }) },
+      a.apiKey,
+    );
+    expect(created.body.errors).toBeUndefined();
+    const id = created.body.data.createCallBatch.batchId;
+    const read = await t.gql('query($id: ID!) { batch(id: $id) { voicemail voicemailMessage } }', { id }, a.apiKey);
+    expect(read.body.data.batch).toEqual({ voicemail: 'hangup', voicemailMessage: null });
+    const unused = await t.gql(
+      'mutation($input: CreateCallBatchInput!) { createCallBatch(input: $input) { batchId } }',
+      { input: typedInput(a, { voicemail: 'hangup', voicemailMessage: 'Hi' }) },
+      a.apiKey,
+    );
+    expect(unused.body.errors[0].extensions.details).toEqual([
+      "voicemailMessage: Value error, voicemail_message is only used when voicemail is 'leave_message'",
+    ]);
+  });
+});

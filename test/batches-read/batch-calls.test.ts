@@ -116,6 +116,7 @@ describe('GET /call-batches/{batch_id}/calls', () => {
       retry_reason: null,
       primary_phone_number: row.phoneNumber,
       consent: null,
+      voicemail_left: null,
     });
   });
 

@@ -105,6 +105,7 @@ async function callRecordOf(c: Call) {
     retry_reason: (await retryReasonsByCallIds(t.deps.db, c.accountId, [c.id]))[0],
     primary_phone_number: c.phoneNumber,
     consent: c.consentSource ? { source: c.consentSource, timestamp: iso(c.consentAt), text: c.consentText, reference: c.consentReference } : null,
+    voicemail_left: c.voicemailLeft,
   };
 }
 

@@ -154,6 +154,27 @@ describe('lease expired after the dial', () => {
     expect(rows[0].summary).toBeTruthy();
     await expectConsistentBatch(t.deps, batch.id);
   });
+
+  it("a recovered call that reached voicemail, its provider saying nothing of a message, gets voicemail_left from the batch's setting", async () => {
+    const { batch } = await insertBatch(t.deps, a, {
+      contacts: 1,
+      batch: { voicemail: 'leave_message', voicemailMessage: 'Call us back' },
+      callOverrides: () => ({ status: 'queued', metadata: { sim: 'voicemail' } }),
+    });
+    const fake = lookupProvider(t.clock, { forgetVoicemailLeft: true });
+    const registry = createProviderRegistry({ simulator: () => fake.provider });
+    const workerA = testWorker(t.deps, { leaseMs: LEASE, providers: registry });
+    await workerA.runOnce();
+    await workerA.settle();
+    fake.muted = true;
+    fake.timers.advance(10_000);
+    t.clock.advance(LEASE + 1);
+    const workerB = testWorker(t.deps, { leaseMs: LEASE, providers: registry });
+    expect((await workerB.runOnce()).settled).toBe(1);
+    await workerB.drain();
+    const [row] = await calls(batch.id);
+    expect([row.status, row.disconnectReason, row.voicemailLeft]).toEqual(['no_answer', 'voicemail', true]);
+  });
 });
 
 describe('a lost dial still on its way to the provider', () => {
@@ -404,7 +425,7 @@ function startWorkerProcess(env: Record<string, string>): ChildProcess {
 }
 
 /** A simulator that remembers how each call ended and can stop telling its listeners (a dead worker). */
-function lookupProvider(clock: Parameters<typeof manualTimers>[0]) {
+function lookupProvider(clock: Parameters<typeof manualTimers>[0], opts: { forgetVoicemailLeft?: boolean } = {}) {
   const timers = manualTimers(clock);
   const inner = createSimulatorProvider({ callMs: 5_000, ringMs: 1_000, clock: timers });
   const results = new Map<string, CallEndResult>();
@@ -425,7 +446,10 @@ function lookupProvider(clock: Parameters<typeof manualTimers>[0]) {
     close: () => inner.close(),
     async lookup(id): Promise<ProviderCallLookup> {
       const r = results.get(id);
-      return r ? { state: 'ended', result: r } : { state: 'unknown' };
+      if (!r) return { state: 'unknown' };
+      if (!opts.forgetVoicemailLeft) return { state: 'ended', result: r };
+      const { voicemailLeft: _said, ...told } = r;
+      return { state: 'ended', result: told };
     },
   };
   return {

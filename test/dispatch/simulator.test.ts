@@ -224,6 +224,20 @@ describe("simulator outcomes by the contact's sim key", () => {
     expect(await attempts('voicemail', 2)).toEqual([VOICEMAIL, VOICEMAIL]);
   });
 
+  it("voicemail plays out the batch's setting: the message left a ring's length longer, else hung up", async () => {
+    const end = async (voicemail?: PlaceCallRequest['voicemail']) => {
+      const { clock, sim, events } = setup(10_000, 2_000);
+      const contact = { externalId: 'c-1', name: null, metadata: { sim: 'voicemail' } };
+      await sim.placeCall(request('+14155550124', { contact, ...(voicemail ? { voicemail } : {}) }));
+      clock.advance(12_000);
+      const r = ended(events);
+      return { reason: r.disconnectReason, answered: r.answeredAt !== null, left: r.voicemailLeft, ms: r.endedAt.getTime() - r.startedAt.getTime() };
+    };
+    expect(await end({ action: 'leave_message', message: 'Call us back' })).toEqual({ reason: 'voicemail', answered: false, left: true, ms: 12_000 });
+    expect(await end({ action: 'hangup' })).toEqual({ reason: 'voicemail', answered: false, left: false, ms: 10_000 });
+    expect(await end()).toEqual({ reason: 'voicemail', answered: false, left: false, ms: 10_000 });
+  });
+
   it("leaves the `sim` control key out of the transcript, and reads the contact's other details", async () => {
     const { clock, sim, events } = setup();
     await sim.placeCall(

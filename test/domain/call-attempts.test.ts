@@ -75,6 +75,8 @@ describe('why a call waits for a retry', () => {
     expect(retryReason(entry('no_answer', 'no_answer'))).toBe('no_answer');
     expect(retryReason(entry('no_answer', 'voicemail'))).toBe('voicemail');
     expect(retryReason(entry('failed', null))).toBe('failed');
+    expect(retryReason({ ...entry('no_answer', 'voicemail'), voicemail_left: true })).toBe('voicemail_left');
+    expect(retryReason({ ...entry('no_answer', 'voicemail'), voicemail_left: false })).toBe('voicemail');
   });
 
   it('is null for any other entry or a malformed one', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextAttemptAt, parseInstant, type RetryPolicy } from '../../src/domain/retry-policy.ts';
+import { DEFAULT_RETRY_ON, nextAttemptAt, parseInstant, type RetryPolicy } from '../../src/domain/retry-policy.ts';
 
 const policy: RetryPolicy = { maxAttempts: 3, on: ['no_answer', 'voicemail'], delaySeconds: 600 };
 const endedAt = new Date('2026-03-02T15:00:00.000Z');
@@ -47,5 +47,21 @@ describe('parseInstant', () => {
   it('refuses a long text', () => {
     // That it does so without looking at it (a time budget): retry-policy.timed.test.ts.
     expect(parseInstant('2'.repeat(5_000_000))).toBeNull();
+  });
+});
+
+describe('voicemail_left', () => {
+  const endedAt = new Date('2026-03-02T15:00:00.000Z');
+  it('is not retried by default: the message was delivered', () => {
+    expect(DEFAULT_RETRY_ON).toEqual(['no_answer', 'busy', 'voicemail']);
+    const policy: RetryPolicy = { maxAttempts: 3, on: DEFAULT_RETRY_ON, delaySeconds: 600 };
+    expect(nextAttemptAt({ attempts: 1, outcome: 'voicemail_left', endedAt }, { policy, expiresAt: null })).toBeNull();
+    expect(nextAttemptAt({ attempts: 1, outcome: 'voicemail', endedAt }, { policy, expiresAt: null })).not.toBeNull();
+  });
+
+  it('is retried when the policy lists it, apart from voicemail', () => {
+    const policy: RetryPolicy = { maxAttempts: 3, on: ['voicemail_left'], delaySeconds: 600 };
+    expect(nextAttemptAt({ attempts: 1, outcome: 'voicemail_left', endedAt }, { policy, expiresAt: null })).not.toBeNull();
+    expect(nextAttemptAt({ attempts: 1, outcome: 'voicemail', endedAt }, { policy, expiresAt: null })).toBeNull();
   });
 });

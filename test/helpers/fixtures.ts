@@ -45,6 +45,7 @@ export const CALL_RECORD_KEYS = [
   'retry_reason',
   'primary_phone_number',
   'consent',
+  'voicemail_left',
 ] as const;
 
 /**

@@ -88,6 +88,21 @@ describe('call mapping', () => {
     expect(validCreateRequest(retells)).toBe(true);
   });
 
+  it("asks the agent for the batch's voicemail action in agent_override, as the published schema words it", () => {
+    const agent = { agentId: 'agent_1', agentVersion: 0 };
+    const leave = createPhoneCallBody(req(1, '+14155550123', { voicemail: { action: 'leave_message', message: 'Call us back' } }), agent);
+    expect(leave.agent_override.agent).toEqual({
+      voice_id: 'retell-Cimo',
+      max_call_duration_ms: 120_000,
+      voicemail_option: { action: { type: 'static_text', text: 'Call us back' } },
+    });
+    const hangup = createPhoneCallBody(req(1, '+14155550123', { voicemail: { action: 'hangup' } }), agent);
+    expect(hangup.agent_override.agent).toMatchObject({ voicemail_option: { action: { type: 'hangup' } } });
+    expect(validCreateRequest(leave)).toBe(true);
+    expect(validCreateRequest(hangup)).toBe(true);
+    expect(createPhoneCallBody(req(1, '+14155550123'), agent).agent_override.agent).not.toHaveProperty('voicemail_option');
+  });
+
   it("takes results from Retell's call object: times, transcript, recording, analysis limited to our keys as strings", () => {
     const call: RetellCallObject & Record<string, unknown> = {
       call_type: 'phone_call',
@@ -143,6 +158,15 @@ describe('call mapping', () => {
       answeredAt: null,
       transcript: null,
       recording: null,
+    });
+    // The agent hung up after leaving its voicemail message: still voicemail, Retell's reason kept.
+    const leftMessage = { ...call, call_id: 'rc_6', disconnection_reason: 'agent_hangup', call_analysis: { in_voicemail: true } };
+    expect(validCallObject(leftMessage)).toBe(true);
+    expect(endResultFromCall(leftMessage, { recordingEnabled: true, now })).toMatchObject({
+      status: 'no_answer',
+      disconnectReason: 'voicemail',
+      detail: { provider_reason: 'agent_hangup' },
+      answeredAt: null,
     });
   });
 });

@@ -89,6 +89,18 @@ describe('call mapping', () => {
     expect(vapiMaxDurationSeconds(3)).toBe(10);
     expect(vapiMaxDurationSeconds(86_400)).toBe(43_200);
   });
+  it("turns on Vapi's voicemail detection for a batch voicemail setting, with the message to leave", () => {
+    const ref = { assistantId: 'asst_1', phoneNumberId: 'pn_1' };
+    const leave = createCallBody(req(1, '+14155550123', { voicemail: { action: 'leave_message', message: 'Call us back' } }), ref);
+    expect(leave.assistantOverrides).toMatchObject({ voicemailDetection: { provider: 'vapi' }, voicemailMessage: 'Call us back' });
+    const hangup = createCallBody(req(1, '+14155550123', { voicemail: { action: 'hangup' } }), ref);
+    expect(hangup.assistantOverrides).toMatchObject({ voicemailDetection: { provider: 'vapi' } });
+    expect(hangup.assistantOverrides).not.toHaveProperty('voicemailMessage');
+    expect(vapiValidators().createCall(leave)).toBe(true);
+    expect(vapiValidators().createCall(hangup)).toBe(true);
+    expect(createCallBody(req(1, '+14155550123'), ref).assistantOverrides).not.toHaveProperty('voicemailDetection');
+  });
+
   it("takes times from Vapi's startedAt / endedAt, the transcript and recording of answered calls only", () => {
     const now = new Date('2026-01-01T00:10:00Z');
     const answered: VapiCallObject = {

@@ -13,6 +13,11 @@ export interface CallRef {
   accountId: string;
 }
 
+/** The history keeps it per attempt: a retry's reason (domain/call-attempts.ts) tells a message left apart. */
+function voicemailDetail(result: CallEndResult): { voicemail_left?: boolean } {
+  return result.voicemailLeft !== undefined ? { voicemail_left: result.voicemailLeft } : {};
+}
+
 /** Disconnect reason of a call settled because the worker that dialled it went away. */
 export const DISPATCHER_LOST = 'dispatcher_lost';
 
@@ -58,6 +63,7 @@ export function endedWrite(
           ...(number !== null ? { number } : {}),
           hangup_by: result.hangupBy,
           disconnect_reason: result.disconnectReason,
+          ...voicemailDetail(result),
           ...result.detail,
           ...extra.detail,
         },
@@ -68,6 +74,7 @@ export function endedWrite(
       completedAt: result.endedAt,
       ...(result.hangupBy ? { hangupBy: result.hangupBy } : {}),
       disconnectReason: result.disconnectReason,
+      ...(result.voicemailLeft !== undefined ? { voicemailLeft: result.voicemailLeft } : {}),
       durationSeconds,
       ...(answerDurationSeconds !== null ? { answerDurationSeconds } : {}),
       ...(result.transcript ? { llmTranscript: result.transcript } : {}),
@@ -121,11 +128,12 @@ export function retryWrite(
           hangup_by: result.hangupBy,
           disconnect_reason: result.disconnectReason,
           next_attempt_at: nextAttemptAt.toISOString(),
+          ...voicemailDetail(result),
           ...result.detail,
         },
       },
     ],
-    set: { nextAttemptAt, windowClosesAt: next.windowClosesAt ?? undefined },
+    set: { nextAttemptAt, windowClosesAt: next.windowClosesAt ?? undefined, voicemailLeft: result.voicemailLeft },
     releaseLease: true,
   };
 }
@@ -159,12 +167,13 @@ export function alternateDialWrite(
             number: previous.number,
             status: previous.result.status,
             disconnect_reason: previous.result.disconnectReason,
+            ...voicemailDetail(previous.result),
             ...previous.result.detail,
           },
         },
       },
     ],
-    set: { dialedNumber: alternate, usedAlternate: true, attemptsIncrement: 1 },
+    set: { dialedNumber: alternate, usedAlternate: true, attemptsIncrement: 1, voicemailLeft: previous.result.voicemailLeft },
   };
 }
 
@@ -306,6 +315,7 @@ export function alternateWaitWrite(
                   number: c.previous.number,
                   status: c.previous.result.status,
                   disconnect_reason: c.previous.result.disconnectReason,
+                  ...voicemailDetail(c.previous.result),
                   ...c.previous.result.detail,
                 },
               }
@@ -317,6 +327,7 @@ export function alternateWaitWrite(
       nextAttemptAt: c.next.at,
       windowClosesAt: c.next.windowClosesAt ?? undefined,
       waitReason: ALTERNATE_WINDOW_WAIT,
+      voicemailLeft: c.previous?.result.voicemailLeft,
       ...(c.undial ? { attemptsIncrement: -1 } : {}),
     },
     releaseLease: true,

@@ -9,6 +9,7 @@ import type { AppDeps } from '../../deps.ts';
 import { isRetryOutcome, type RetryPolicy } from '../../domain/retry-policy.ts';
 import { effectiveWindows, storedWindow, type CallingWindow } from '../../domain/calling-window.ts';
 import { runStatement } from '../../db/sql-statement.ts';
+import { voicemailSetting, type VoicemailSetting } from '../../domain/voicemail.ts';
 
 export interface DispatchContext {
   batchId: string;
@@ -21,6 +22,8 @@ export interface DispatchContext {
   recordingEnabled: boolean;
   useAlternateNumber: boolean;
   maxDurationSeconds: number;
+  /** What a dial does on voicemail (batches.voicemail and voicemail_message); null: the provider's own behaviour. */
+  voicemail: VoicemailSetting | null;
   /** Set at creation; may later be cleared (410 Gone), never set. */
   callbackUrl: string | null;
   /** optOutOutcomeKey as read with the batch; the analysis reads it again (worker/opt-out-keys.ts). */
@@ -66,6 +69,7 @@ export async function loadDispatchContexts(deps: Pick<AppDeps, 'db'>, batchIds: 
       recordingEnabled: b.recordingEnabled,
       useAlternateNumber: b.useAlternateNumber,
       maxDurationSeconds: b.maxDurationSeconds > 0 ? b.maxDurationSeconds : b.account.maxCallDurationSeconds,
+      voicemail: voicemailSetting(b),
       callbackUrl: b.callbackUrl,
       agent: { id: b.agent.id, name: b.agent.name, voice: b.voice, outcomeKeys: b.agent.outcomeKeys, optOutOutcomeKey: b.agent.optOutOutcomeKey },
       prompt: { id: b.promptVersion.id, name: b.promptVersion.name, text: b.promptVersion.prompt },

@@ -3,6 +3,7 @@
 // providers never read the database.
 
 import type { CallStatus } from '../../domain/call-state.ts';
+import type { VoicemailSetting } from '../../domain/voicemail.ts';
 
 export interface PlaceCallRequest {
   callId: string;
@@ -19,6 +20,8 @@ export interface PlaceCallRequest {
   recordingEnabled: boolean;
   interruption: boolean;
   maxDurationSeconds: number;
+  /** The batch's voicemail setting; absent: the provider (or its agent) does as it would. */
+  voicemail?: VoicemailSetting;
 }
 
 /**
@@ -51,6 +54,11 @@ export interface CallEndResult {
   transcript: string | null;
   /** Only when answered and recordingEnabled. */
   recording: CallRecording | null;
+  /**
+   * The attempt reached voicemail: whether the message was left. Absent where the provider does not
+   * say; the worker then takes it from what the dial asked (domain/voicemail.ts voicemailLeftUnder).
+   */
+  voicemailLeft?: boolean;
   /** Added to the end event's history detail (e.g. the provider's reason for rejecting a dial). */
   detail?: Record<string, unknown>;
 }

@@ -144,7 +144,7 @@ export function createSimulatorProvider(opts: SimulatorOptions): VoiceProvider {
       optOut: call.outcome.kind === 'answered' && !!call.outcome.optOut,
     });
 
-  const finish = (call: LiveCall, fields: Pick<CallEndResult, 'status' | 'hangupBy' | 'disconnectReason' | 'transcript'>) => {
+  const finish = (call: LiveCall, fields: Pick<CallEndResult, 'status' | 'hangupBy' | 'disconnectReason' | 'transcript' | 'voicemailLeft'>) => {
     live.delete(call.providerCallId);
     const endedAt = clock.now();
     const recording =
@@ -182,12 +182,22 @@ export function createSimulatorProvider(opts: SimulatorOptions): VoiceProvider {
       case 'no_answer':
         ring(call);
         return after(call, callMs, () => finish(call, { status: 'no_answer', hangupBy: null, disconnectReason: 'no_answer', transcript: null }));
-      case 'voicemail':
+      case 'voicemail': {
         // Voicemail picks up, but nobody was reached: no answer event, transcript or recording.
+        // Leaving the batch's message keeps the line a ring's length longer; else it hangs up, as
+        // it does when the batch chose nothing.
+        const leaves = call.req.voicemail?.action === 'leave_message';
         ring(call);
-        return after(call, callMs, () =>
-          finish(call, { status: 'no_answer', hangupBy: 'system', disconnectReason: VOICEMAIL_DISCONNECT_REASON, transcript: null }),
+        return after(call, leaves ? callMs + ringMs : callMs, () =>
+          finish(call, {
+            status: 'no_answer',
+            hangupBy: 'system',
+            disconnectReason: VOICEMAIL_DISCONNECT_REASON,
+            transcript: null,
+            voicemailLeft: leaves,
+          }),
         );
+      }
       case 'answered':
         ring(call);
         return after(call, ringMs, () => {

@@ -3,13 +3,21 @@
 // handing an answered call to analysis. Every one is a conditional write: a worker that lost the
 // call's lease writes nothing.
 import type { WaitReason } from '../../domain/wait-reason.ts';
-import { attemptOutcome } from '../../domain/attempt-outcome.ts';
+import { attemptOutcome, VOICEMAIL_DISCONNECT_REASON } from '../../domain/attempt-outcome.ts';
+import { voicemailLeftUnder, type VoicemailSetting } from '../../domain/voicemail.ts';
 import { nextAttemptAt, retryInWindow } from '../../domain/retry-policy.ts';
 import { alternateWaitWrite, dialWithheldWrite, endedWrite, retryWrite, type RetryTime } from '../store/call-writes.ts';
 import type { CallEndResult } from '../voice/provider.ts';
 import { analyseCall } from './analysis.ts';
 import { callRef, checkTransition, enqueueWrite, stopWatching } from './ledger.ts';
 import type { LiveCall, WorkerState } from './state.ts';
+
+/** A provider that does not say whether it left the message did what the dial asked. */
+export function withVoicemailLeft(result: CallEndResult, setting: VoicemailSetting | null): CallEndResult {
+  if (result.voicemailLeft !== undefined) return result;
+  const left = voicemailLeftUnder(setting, result.disconnectReason === VOICEMAIL_DISCONNECT_REASON);
+  return left === null ? result : { ...result, voicemailLeft: left };
+}
 
 /** A dial that never reached the provider ends the call like a failed dial would. */
 export function failedDial(s: WorkerState, call: LiveCall, reason: string, detail?: Record<string, unknown>): CallEndResult {

@@ -10,7 +10,7 @@ import type { DialAnswer } from '../../domain/dial-permission.ts';
 import type { RetryTime } from '../store/call-writes.ts';
 import type { CallEndResult, HangupReason, VoiceProvider } from '../voice/provider.ts';
 import { dialAlternateIfAllowed } from './alternate-dial.ts';
-import { endCall, failedDial, finishAttempt, waitForAlternate, withheldWait } from './attempt-end.ts';
+import { endCall, failedDial, finishAttempt, waitForAlternate, withheldWait, withVoicemailLeft } from './attempt-end.ts';
 import { newLiveCall, placeCall, subscribedProvider as subscribe } from './dial.ts';
 import { hangUp as askHangup } from './hangups.ts';
 import { recordTransition } from './ledger.ts';
@@ -185,8 +185,9 @@ function wantsAlternate(s: WorkerState, call: LiveCall, result: CallEndResult): 
   );
 }
 
-function callEnded(s: WorkerState, call: LiveCall, result: CallEndResult): void {
+function callEnded(s: WorkerState, call: LiveCall, ended: CallEndResult): void {
   if (s.book.live.get(call.callId) !== call) return;
+  const result = withVoicemailLeft(ended, call.ctx.voicemail);
   if (wantsAlternate(s, call, result)) {
     void dialAlternateIfAllowed(s, call, result, seamOf(s));
     return;

@@ -38,6 +38,7 @@ export function placeCallRequest(call: LiveCall): PlaceCallRequest {
     recordingEnabled: call.ctx.recordingEnabled,
     interruption: call.ctx.interruption,
     maxDurationSeconds: call.ctx.maxDurationSeconds,
+    ...(call.ctx.voicemail ? { voicemail: call.ctx.voicemail } : {}),
   };
 }
 

@@ -13,6 +13,7 @@ import type { ProviderCallRef, VoiceProvider } from '../voice/provider.ts';
 import { markAnswered, subscribedProvider } from './call-session.ts';
 import { newLiveCall, placeCallRequest } from './dial.ts';
 import { afterCommit } from './commits.ts';
+import { withVoicemailLeft } from './attempt-end.ts';
 import { keepLeases } from './leases.ts';
 import { forgetStaleWindows, knownProvider, loadBatchSettings } from './providers.ts';
 import { heldCallIds, type WorkerState } from './state.ts';
@@ -133,7 +134,9 @@ async function recoverCall(s: WorkerState, l: LostCall, now: Date, budget: Deadl
       const found = providerCallId ? await withinBudget(provider.lookup(providerCallId, callRef), budget) : ({ state: 'unknown' } as const);
       if (found.state === 'ended') {
         // The lease stays (expired) when analysis is due: takeOverStaleAnalysis picks it up.
-        const { write } = endedWrite(r, l.leaseOwner, l.status, found.result, l.dialedNumber, {
+        // Without the batch's settings at hand, whether a message was left stays unknown.
+        const result = withVoicemailLeft(found.result, ctx?.voicemail ?? null);
+        const { write } = endedWrite(r, l.leaseOwner, l.status, result, l.dialedNumber, {
           leaseExpiredBefore: now,
           detail: { recovered: true, previous_worker: l.leaseOwner, worker: s.settings.id },
           providerAnalysis: !!provider.analyse,

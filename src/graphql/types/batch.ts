@@ -31,7 +31,7 @@ const CallBatchRetryType = builder.objectRef<RetryPolicyOut>('CallBatchRetry').i
   description: 'When and how often a call is tried again (docs/campaigns.md)',
   fields: (t) => ({
     maxAttempts: t.exposeInt('maxAttempts', { description: 'Dials per call at most, the alternate number included' }),
-    on: t.exposeStringList('on', { description: 'Attempt outcomes that are retried: no_answer, busy, failed, voicemail' }),
+    on: t.exposeStringList('on', { description: 'Attempt outcomes that are retried: no_answer, busy, failed, voicemail, voicemail_left' }),
     delaySeconds: t.exposeInt('delaySeconds', { description: 'Wait after an attempt before the next' }),
   }),
 });

@@ -148,10 +148,14 @@ export const CallType = builder.prismaObject('Call', {
           ? null
           : { source: c.consentSource, timestamp: c.consentAt, text: c.consentText, reference: c.consentReference },
     }),
+    voicemailLeft: t.exposeBoolean('voicemailLeft', {
+      nullable: true,
+      description: "Whether an attempt that reached voicemail left the batch's voicemailMessage; null: voicemail not reached, or unknown",
+    }),
     retryReason: t.string({
       nullable: true,
       description:
-        'Why a call waiting for a retry waits: how its last attempt ended (no_answer, busy, failed or voicemail); null unless it waits (nextAttemptAt set)',
+        'Why a call waiting for a retry waits: how its last attempt ended (no_answer, busy, failed, voicemail or voicemail_left); null unless it waits (nextAttemptAt set)',
       resolve: (c, _a, ctx) => (waitsForRetry(c) ? ctx.loaders.retryReasons.load(c.id) : null),
     }),
     waitReason: t.field({

@@ -70,7 +70,8 @@ const CallUpdateType = builder.objectRef<CallSnapshot>('CallUpdate').implement({
     }),
     retryReason: t.exposeString('retryReason', {
       nullable: true,
-      description: 'Why a call waiting for a retry waits: how its last attempt ended (no_answer, busy, failed or voicemail); null unless it waits',
+      description:
+        'Why a call waiting for a retry waits: how its last attempt ended (no_answer, busy, failed, voicemail or voicemail_left); null unless it waits',
     }),
     call: t.prismaField({
       type: 'Call',

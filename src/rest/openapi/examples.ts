@@ -147,6 +147,7 @@ export const callRecordExample: CallRecord = {
     text: 'I agree that Acme may call me about my demo request.',
     reference: 'form-submission-88412',
   },
+  voicemail_left: null,
 };
 
 export const paginationExample = (total: number): Pagination => ({ page: 1, limit: 50, total, has_more: total > 50 });

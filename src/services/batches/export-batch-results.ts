@@ -74,6 +74,7 @@ const CALL_COLUMNS = [
   'consentAt',
   'consentText',
   'consentReference',
+  'voicemailLeft',
 ] as const;
 const SELECT_LIST = Prisma.raw(selectList(CALL_COLUMNS, 'c'));
 

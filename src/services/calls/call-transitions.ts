@@ -41,6 +41,8 @@ export interface CallFieldChanges {
   summary?: string;
   outcomes?: Record<string, string>;
   recordingAvailable?: boolean;
+  /** The attempt reached voicemail: whether it left the batch's message. */
+  voicemailLeft?: boolean;
   /** A retry: when the call, put back in line, may be dialled again. */
   nextAttemptAt?: Date;
   /** A retry in a windowed batch: when the window it waits for closes. */
@@ -107,6 +109,7 @@ const APPLY = loadNamedSql(new URL('./apply-call-writes.sql', import.meta.url), 
   'summaries',
   'outcomes',
   'recording_availables',
+  'voicemail_lefts',
   'delta_queued',
   'delta_in_progress',
   'delta_completed',
@@ -205,6 +208,7 @@ function applyParams(writes: CallWrite[], now: Date): unknown[] {
     summaries: col((w) => truncateText(w.set.summary, MAX_SUMMARY_LENGTH)),
     outcomes: col((w) => (w.set.outcomes === undefined ? null : JSON.stringify(boundOutcomes(w.set.outcomes)))),
     recording_availables: col((w) => orNull(w.set.recordingAvailable)),
+    voicemail_lefts: col((w) => orNull(w.set.voicemailLeft)),
     delta_queued: deltas.map((d) => d.queued ?? 0),
     delta_in_progress: deltas.map((d) => d.in_progress ?? 0),
     delta_completed: deltas.map((d) => d.completed ?? 0),

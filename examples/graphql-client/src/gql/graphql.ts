@@ -9,7 +9,8 @@ export type CallAttemptOutcome =
   | 'busy'
   | 'failed'
   | 'no_answer'
-  | 'voicemail';
+  | 'voicemail'
+  | 'voicemail_left';
 
 export type CallBatchContactInput = {
   /** The contact's consent record */
@@ -43,6 +44,11 @@ export type CallBatchStartMode =
   | 'immediate'
   | 'manual'
   | 'scheduled';
+
+/** What a call that reaches voicemail does: hang up, or leave voicemail_message; absent: the provider's or agent's own behaviour */
+export type CallBatchVoicemail =
+  | 'hangup'
+  | 'leave_message';
 
 /** Local hours and days in which calls are placed (docs/campaigns.md) */
 export type CallingWindowInput = {
@@ -117,6 +123,10 @@ export type CreateCallBatchInput = {
   versionId?: string | null | undefined;
   versionName?: string | null | undefined;
   voice?: string | null | undefined;
+  /** What a call that reaches voicemail does: hang up, or leave voicemail_message; absent: the provider's or agent's own behaviour; null: none */
+  voicemail?: CallBatchVoicemail | null | undefined;
+  /** The message the provider's voice reads onto the voicemail; required with voicemail leave_message, refused otherwise. At most 1000 characters; blank: none */
+  voicemailMessage?: string | null | undefined;
 };
 
 export type Weekday =

@@ -4,6 +4,7 @@
 
 import type { CallEndResult, CallRecording, PlaceCallRequest, ProviderAnalysis } from '../provider.ts';
 import { mapDisconnection } from './disconnection-map.ts';
+import type { VoicemailSetting } from '../../../domain/voicemail.ts';
 
 export interface RetellAgentRef {
   agentId: string | null;
@@ -21,7 +22,7 @@ export interface RetellCallObject {
   transcript?: string | null;
   recording_url?: string | null;
   disconnection_reason?: string | null;
-  call_analysis?: { call_summary?: string | null; custom_analysis_data?: Record<string, unknown> | null } | null;
+  call_analysis?: { call_summary?: string | null; custom_analysis_data?: Record<string, unknown> | null; in_voicemail?: boolean | null } | null;
 }
 
 /** Retell records calls as WAV (recording_url ends in .wav in its docs). */
@@ -58,6 +59,11 @@ export function retellMaxCallMs(maxDurationSeconds: number): number {
   return Math.min(MAX_MAX_CALL_MS, Math.max(MIN_MAX_CALL_MS, Math.round(maxDurationSeconds * 1000)));
 }
 
+/** AgentRequest.voicemail_option's action: Retell detects voicemail and then hangs up or speaks this text. */
+function retellVoicemailAction(setting: VoicemailSetting) {
+  return setting.action === 'hangup' ? { type: 'hangup' as const } : { type: 'static_text' as const, text: setting.message };
+}
+
 /** Our ids as the call's metadata: every Retell event and list-calls lookup finds its call (and attempt) by them. */
 function callMetadata(req: Pick<PlaceCallRequest, 'callId' | 'batchId' | 'accountId' | 'attempt'>) {
   return { call_id: req.callId, batch_id: req.batchId, account_id: req.accountId, attempt: req.attempt };
@@ -71,7 +77,13 @@ export function createPhoneCallBody(req: PlaceCallRequest, agent: RetellAgentRef
     ...(agent.agentId ? { override_agent_id: agent.agentId } : {}),
     ...(agent.agentVersion != null ? { override_agent_version: agent.agentVersion } : {}),
     // voice_id / max_call_duration_ms are AgentRequest fields, accepted per call in agent_override.
-    agent_override: { agent: { ...(voiceId ? { voice_id: voiceId } : {}), max_call_duration_ms: retellMaxCallMs(req.maxDurationSeconds) } },
+    agent_override: {
+      agent: {
+        ...(voiceId ? { voice_id: voiceId } : {}),
+        max_call_duration_ms: retellMaxCallMs(req.maxDurationSeconds),
+        ...(req.voicemail ? { voicemail_option: { action: retellVoicemailAction(req.voicemail) } } : {}),
+      },
+    },
     metadata: callMetadata(req),
     retell_llm_dynamic_variables: dynamicVariables({ ...req.contact.metadata, ...(req.contact.name ? { contact_name: req.contact.name } : {}) }),
   };
@@ -94,7 +106,12 @@ function connected(c: RetellCallObject): boolean {
 }
 
 function disconnection(c: RetellCallObject) {
-  return mapDisconnection(c.disconnection_reason ?? (c.call_status === 'error' ? 'error_unknown' : null));
+  const reason = c.disconnection_reason ?? (c.call_status === 'error' ? 'error_unknown' : null);
+  // After leaving a voicemail message the agent hangs up itself: the analysis still says the call
+  // was in voicemail, so nobody was reached.
+  if (c.call_analysis?.in_voicemail === true && reason !== 'voicemail_reached')
+    return { ...mapDisconnection('voicemail_reached'), detail: { provider_reason: reason ?? 'unknown' } };
+  return mapDisconnection(reason);
 }
 
 function answeredWith(c: RetellCallObject, status: CallEndResult['status']): boolean {

@@ -3,6 +3,7 @@
 // documented in docs/providers.md ("Vapi").
 import type { CallEndResult, CallRecording, PlaceCallRequest, ProviderAnalysis } from '../provider.ts';
 import { failedInProgress, mapEndedReason } from './ended-reason-map.ts';
+import type { VoicemailSetting } from '../../../domain/voicemail.ts';
 
 /** Which Vapi assistant and phone number place a call. */
 export interface VapiDialRef {
@@ -65,7 +66,17 @@ export function createCallBody(req: PlaceCallRequest, ref: VapiDialRef) {
       metadata: callMetadata(req),
       variableValues: variableValues({ ...req.contact.metadata, ...(req.contact.name ? { contact_name: req.contact.name } : {}) }),
       maxDurationSeconds: vapiMaxDurationSeconds(req.maxDurationSeconds),
+      ...(req.voicemail ? vapiVoicemailOverrides(req.voicemail) : {}),
     },
+  };
+}
+
+// Vapi detects voicemail only when asked (its detection is off by default) and then speaks
+// voicemailMessage, or hangs up without one.
+function vapiVoicemailOverrides(setting: VoicemailSetting) {
+  return {
+    voicemailDetection: { provider: 'vapi' as const },
+    ...(setting.action === 'leave_message' ? { voicemailMessage: setting.message } : {}),
   };
 }
 

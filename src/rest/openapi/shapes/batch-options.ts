@@ -10,6 +10,8 @@ function valueShape(spec: BatchOptionSpec, request: boolean): JsonSchema {
       return request
         ? nullable(str(`Beside the contract: ${spec.description}. Blank reads as absent`, { maxLength: spec.maxLength }))
         : nullable(str(`Beside the contract: ${spec.description}; null: none`));
+    case 'choice':
+      return nullable(str(`Beside the contract: ${spec.description}`, { enum: [...spec.values] }));
   }
 }
 

@@ -1,6 +1,7 @@
 // A call record, as the batch's calls and results pages list it.
 import type { CallRecord, ConsentOut } from '../../../services/representations.ts';
 import { CALL_STATUSES, TRANSCRIPT_STATUSES } from '../../../domain/call-state.ts';
+import { ATTEMPT_OUTCOMES } from '../../../domain/attempt-outcome.ts';
 import { bool, closed, count, nullable, oneOfStrings, str, timestamp } from '../json-schema.ts';
 import { agentId, batchId, versionId } from './fields.ts';
 
@@ -44,10 +45,7 @@ export const callRecord = closed<CallRecord>(
     ),
     timezone: nullable(str('The zones its calling window is judged in, comma-separated (a number can have several); null without a window')),
     retry_reason: nullable(
-      oneOfStrings(
-        ['no_answer', 'busy', 'failed', 'voicemail'],
-        'Why a call waiting for a retry waits: how its last attempt ended; null unless it waits for one',
-      ),
+      oneOfStrings(ATTEMPT_OUTCOMES, 'Why a call waiting for a retry waits: how its last attempt ended; null unless it waits for one'),
     ),
     primary_phone_number: str("The contact's primary number: `phone_number` is the number dialled, the alternate one when it was used"),
     consent: nullable(
@@ -59,6 +57,11 @@ export const callRecord = closed<CallRecord>(
           reference: nullable(str('Where the proof is kept')),
         },
         'The contact\'s consent record as given at create (docs/campaigns.md "Consent records"); null without one',
+      ),
+    ),
+    voicemail_left: nullable(
+      bool(
+        "Beside the contract: whether an attempt that reached voicemail left the batch's voicemail_message (true) or hung up (false); null: voicemail not reached, or unknown (the batch chose no voicemail setting)",
       ),
     ),
   },
