@@ -50,10 +50,10 @@ export async function handleRegistryImport(deps: Pick<AppDeps, 'db' | 'config'>,
       return json(200, await importReassignedNumbers(deps.db, boundedBody(request), { firstLine: from }));
     }
     const mode = url.searchParams.get('mode') ?? 'add';
-    if (mode === 'begin') return json(200, { since: (await registryClock(deps.db)).toISOString() });
-    const sinceText = url.searchParams.get('since');
-    const since = sinceText === null ? null : parseInstant(sinceText);
-    if (sinceText !== null && since === null) return refuse(422, 'query.since: Invalid datetime, expected ISO 8601 with a time zone');
+    if (mode === 'begin') return json(200, { since: await registryClock(deps.db) });
+    // Passed on as text: begin's answer holds microseconds, which a Date would cut.
+    const since = url.searchParams.get('since');
+    if (since !== null && parseInstant(since) === null) return refuse(422, 'query.since: Invalid datetime, expected ISO 8601 with a time zone');
     if (mode === 'finish') {
       const codes = (url.searchParams.get('area_codes') ?? '').split(',').filter(Boolean);
       if (since === null) return refuse(422, 'query.since: Field required (the since of mode=begin)');

@@ -104,6 +104,13 @@ describe('registry import', () => {
   it('a full import replaces the listed numbers of its area codes and leaves other area codes alone', async () => {
     await importRegistryNumbers(t.deps.db, stream('2015550001\n2016660001\n3055550001\n'), { mode: 'add' });
     const since = await registryClock(t.deps.db);
+    // To the microsecond, so a block written just before (within the same millisecond) is before it.
+    expect(since).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    const [{ before }] = await t.deps.db.prisma.$queryRawUnsafe<{ before: boolean }[]>(
+      'SELECT bool_and(updated_at < $1::timestamptz) AS before FROM dnc_registry_blocks',
+      since,
+    );
+    expect(before).toBe(true);
     // The area code's new file, in two parts (as the CLI sends a large file), one block in both.
     const first = await importRegistryNumbers(t.deps.db, stream('2015550009\n'), { mode: 'full', since });
     const second = await importRegistryNumbers(t.deps.db, stream('2015550010\n'), { mode: 'full', since, firstLine: 2 });

@@ -16,17 +16,17 @@ import { withBatchColumns } from './batch-columns.ts';
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 type InputFields = PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'>;
 
-// One enum type per choice option, shared by its input and its output field.
-const choiceEnums = new Map<string, EnumRef<Types, string, string>>();
+// One enum type per choice option, made once as the schema is built, shared by its input and its output field.
+const CHOICE_ENUMS: ReadonlyMap<string, EnumRef<Types, string, string>> = new Map(
+  BATCH_OPTION_NAMES.map((name) => batchOption(name))
+    .filter((spec): spec is ChoiceOption => spec.kind === 'choice')
+    .map((spec) => [
+      spec.enumName,
+      builder.enumType(spec.enumName, { description: spec.description, values: spec.values }) as EnumRef<Types, string, string>,
+    ]),
+);
 
-function choiceEnum(spec: ChoiceOption): EnumRef<Types, string, string> {
-  let ref = choiceEnums.get(spec.enumName);
-  if (!ref) {
-    ref = builder.enumType(spec.enumName, { description: spec.description, values: spec.values }) as EnumRef<Types, string, string>;
-    choiceEnums.set(spec.enumName, ref);
-  }
-  return ref;
-}
+const choiceEnum = (spec: ChoiceOption): EnumRef<Types, string, string> => CHOICE_ENUMS.get(spec.enumName)!;
 
 /** The create input's option fields, spread into CreateCallBatchInput; a choice's enum holds it to its values. */
 export function batchOptionInputFields(t: InputFields): { [K in BatchOptionName]: InputFieldRef<Types, BatchOptionsRequest[K]> } {

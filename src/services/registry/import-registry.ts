@@ -44,8 +44,8 @@ export interface RegistryImportResult {
 
 export interface RegistryImportOptions {
   mode: RegistryImportMode;
-  /** `full`: blocks not written since this moment (registryClock) are replaced, not merged. */
-  since?: Date;
+  /** `full`: blocks not written since this moment (registryClock's text, to the microsecond) are replaced, not merged. */
+  since?: string;
   /** The file line of the stream's first line (a CLI part of a larger file). */
   firstLine?: number;
 }
@@ -66,10 +66,16 @@ const REMOVE = `UPDATE dnc_registry_blocks b SET bits = b.bits & ~(('x' || t.h):
 // A second statement: one statement's CTE and its main part cannot both change a row.
 const DROP_EMPTY = `DELETE FROM dnc_registry_blocks WHERE prefix = ANY($1::int[]) AND bit_count(bits) = 0`;
 
-/** The database's clock, where a full import's `since` comes from (the blocks' updated_at is its too). */
-export async function registryClock(db: Database): Promise<Date> {
-  const [row] = await withSqlTransaction(db, (tx) => tx.query<{ now: Date | string }>('SELECT now() AS now'));
-  return new Date(row.now);
+/**
+ * The database's clock, where a full import's `since` comes from (the blocks' updated_at is its too),
+ * as ISO text to the microsecond: cut to a JavaScript Date's millisecond it could fall before a block
+ * written in the same millisecond just before, which would then count as written during the import.
+ */
+export async function registryClock(db: Database): Promise<string> {
+  const [row] = await withSqlTransaction(db, (tx) =>
+    tx.query<{ now: string }>(`SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS now`),
+  );
+  return row.now;
 }
 
 export async function importRegistryNumbers(
@@ -112,8 +118,7 @@ export async function importRegistryNumbers(
       areaCodes.add(Math.floor(p / 1000));
     }
     await withSqlTransaction(db, async (tx) => {
-      if (opts.mode !== 'remove')
-        return tx.query(MERGE[opts.mode], opts.mode === 'full' ? [prefixes, hex, opts.since!.toISOString()] : [prefixes, hex]);
+      if (opts.mode !== 'remove') return tx.query(MERGE[opts.mode], opts.mode === 'full' ? [prefixes, hex, opts.since!] : [prefixes, hex]);
       await tx.query(REMOVE, [prefixes, hex]);
       return tx.query(DROP_EMPTY, [prefixes]);
     });
@@ -134,7 +139,7 @@ export async function importRegistryNumbers(
  * The end of a full import: blocks of `areaCodes` not written since `since` hold numbers the new
  * files no longer list, and are removed. Returns how many were.
  */
-export async function finishFullImport(db: Database, since: Date, areaCodes: readonly number[]): Promise<number> {
+export async function finishFullImport(db: Database, since: string, areaCodes: readonly number[]): Promise<number> {
   if (areaCodes.length === 0) return 0;
   const rows = await withSqlTransaction(db, (tx) =>
     tx.query<{ n: number }>(
@@ -142,7 +147,7 @@ export async function finishFullImport(db: Database, since: Date, areaCodes: rea
                       WHERE b.prefix BETWEEN a.npa * 1000 AND a.npa * 1000 + 999 AND b.updated_at < $2::timestamptz
                       RETURNING 1)
        SELECT count(*)::int AS n FROM gone`,
-      [areaCodes, since.toISOString()],
+      [areaCodes, since],
     ),
   );
   return rows[0].n;
