@@ -119,7 +119,7 @@ const READ_TEXT = `SELECT ${READ_FIELDS.map((f) => `"${snakeCase(f)}" AS "${f}"`
 const READ_SQL = fixedStatement(READ_TEXT);
 const READ_COLUMNS = READ_FIELDS.map((f) => `${snakeCase(f)} as ${f}`);
 
-/** A copy of create-batch.ts's INSERT_BATCH_SQL (not exported there). */
+/** The batch INSERT as it was measured (create-batch.ts INSERT_BATCH_SQL before the batch options): a fixed fixture, so figures stay comparable across runs. */
 const INSERT_BATCH_SQL = `
 INSERT INTO batches (id, account_id, agent_id, prompt_version_id, did_number_id, status, start_mode,
                      scheduled_at, timezone, concurrency, voice, interruption, use_alternate_number,

@@ -4,22 +4,12 @@ import { describe, expect, it } from 'vitest';
 import { BATCH_OPTION_NAMES, BATCH_OPTION_REST_NAMES, BATCH_OPTIONS, batchOptionExamples, batchOptionsOut } from '../../src/domain/batch-options.ts';
 import { checkCreateBatchRequest } from '../../src/domain/create-batch-request.ts';
 import { CREATE_BATCH_FIELD_ORDER } from '../../src/domain/create-batch-fields.ts';
+import { typedRequest } from '../helpers/create-body.ts';
 import type { CreateBatchRequest } from '../../src/domain/create-batch-types.ts';
 import { snakeCase } from '../../src/domain/text-forms.ts';
 import { voicemailLeftUnder, voicemailSetting } from '../../src/domain/voicemail.ts';
 
-const request = (over: Partial<CreateBatchRequest> = {}): CreateBatchRequest => ({
-  agentId: 'agt-1',
-  versionId: 'pmt-1',
-  interruption: true,
-  useAlternateNumber: false,
-  startMode: 'scheduled',
-  scheduleDate: '2024-07-15',
-  scheduleTime: '09:00',
-  scheduleTimezone: 'America/New_York',
-  contacts: [{ contactId: 'c1', phoneNumber: '+14155552671' }],
-  ...over,
-});
+const request = typedRequest;
 
 describe('batch options', () => {
   it('are listed after the contract fields in the problem order, by their domain names', () => {

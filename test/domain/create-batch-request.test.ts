@@ -3,22 +3,11 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readContactList } from '../../src/domain/contact-list.ts';
 import { checkCreateBatchRequest } from '../../src/domain/create-batch-request.ts';
 import { CREATE_BATCH_FIELD_ORDER, MAX_UNLISTED_CONTACT_ZONES } from '../../src/domain/create-batch-fields.ts';
-import type { CreateBatchRequest } from '../../src/domain/create-batch-types.ts';
+import { typedRequest } from '../helpers/create-body.ts';
 import { formatIssue, inFieldOrder } from '../../src/domain/field-issue.ts';
 import { spyOnFormatters } from '../helpers/intl-spy.ts';
 
-const request = (over: Partial<CreateBatchRequest> = {}): CreateBatchRequest => ({
-  agentId: 'agt-1',
-  versionId: 'pmt-1',
-  interruption: true,
-  useAlternateNumber: false,
-  startMode: 'scheduled',
-  scheduleDate: '2024-07-15',
-  scheduleTime: '09:00',
-  scheduleTimezone: 'America/New_York',
-  contacts: [{ contactId: 'c1', phoneNumber: '+14155552671' }],
-  ...over,
-});
+const request = typedRequest;
 
 describe('checkCreateBatchRequest', () => {
   it('accepts a typed request and fills the defaults', () => {

@@ -1,9 +1,23 @@
 // A create body read as the route and then the service read it, without a database: for the pure
 // tests of create-body.test.ts and the timed ones beside it.
 import { checkCreateBatchRequest } from '../../src/domain/create-batch-request.ts';
-import type { CreateBatchInput } from '../../src/domain/create-batch-types.ts';
+import type { CreateBatchInput, CreateBatchRequest } from '../../src/domain/create-batch-types.ts';
 import { AppError } from '../../src/errors.ts';
 import { readCreateBatchBody, restDetail } from '../../src/rest/create-batch-body.ts';
+
+/** A valid typed create request (the domain's, camelCase); `over` replaces or adds fields. */
+export const typedRequest = (over: Partial<CreateBatchRequest> = {}): CreateBatchRequest => ({
+  agentId: 'agt-1',
+  versionId: 'pmt-1',
+  interruption: true,
+  useAlternateNumber: false,
+  startMode: 'scheduled',
+  scheduleDate: '2024-07-15',
+  scheduleTime: '09:00',
+  scheduleTimezone: 'America/New_York',
+  contacts: [{ contactId: 'c1', phoneNumber: '+14155552671' }],
+  ...over,
+});
 
 export const POST = { idempotent: false };
 export const PUT = { idempotent: true };
