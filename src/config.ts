@@ -78,6 +78,13 @@ export const configSchema = z.object({
   WORKER_POLL_MS: numberSetting(5, 60_000).default(200),
   LEASE_MS: numberSetting(1000, 3_600_000).default(30_000),
   /**
+   * Provider circuit breaker, per worker process (docs/providers.md "Routing and failover"): after
+   * this many consecutive provider-side failures (5xx, 429, unreachable) a provider is skipped for
+   * PROVIDER_BREAKER_COOLDOWN_MS, then one trial dial decides whether it is back.
+   */
+  PROVIDER_BREAKER_FAILURES: numberSetting(1, 1000).default(5),
+  PROVIDER_BREAKER_COOLDOWN_MS: numberSetting(100, 3_600_000).default(30_000),
+  /**
    * Browser origins allowed to call the API (the dashboard's): comma-separated exact origins
    * (`https://app.example.com`) or `*`. Unset: no cross-origin access.
    */

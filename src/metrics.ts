@@ -20,6 +20,10 @@ export interface Metrics {
   readonly workerTicks: Counter;
   readonly callsEnded: Counter<'status'>;
   readonly retriesScheduled: Counter;
+  /** Dials per voice provider by result: placed, failed_over (refused for a provider-side reason, the next one tried), rejected (4xx for good), unavailable (failed without failing over), skipped (circuit open). */
+  readonly providerDials: Counter<'provider' | 'result'>;
+  /** Each provider's circuit breaker in this process: 0 closed, 1 half-open, 2 open. */
+  readonly providerCircuitState: Gauge<'provider'>;
   readonly webhookDeliveries: Counter<'outcome'>;
   /** Rows the retention settings deleted, by table (history and recordings that went with their calls not counted). */
   readonly retentionDeleted: Counter<'table'>;
@@ -153,6 +157,18 @@ export function createMetrics(db: Database): Metrics {
     retriesScheduled: new Counter({
       name: `${PREFIX}call_retries_scheduled_total`,
       help: 'Unanswered attempts put back in line by a retry policy',
+      registers: [registry],
+    }),
+    providerDials: new Counter({
+      name: `${PREFIX}provider_dials_total`,
+      help: 'Dials per voice provider by result: placed, failed_over, rejected, unavailable, skipped (circuit open)',
+      labelNames: ['provider', 'result'],
+      registers: [registry],
+    }),
+    providerCircuitState: new Gauge({
+      name: `${PREFIX}provider_circuit_state`,
+      help: "Each voice provider's circuit breaker in this process: 0 closed, 1 half-open (one trial dial), 2 open (skipped)",
+      labelNames: ['provider'],
       registers: [registry],
     }),
     webhookDeliveries: new Counter({

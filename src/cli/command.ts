@@ -79,6 +79,18 @@ export const jsonObject = (v: Flags[string], name: string): Record<string, unkno
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`--${name} must be a JSON object`);
   return parsed as Record<string, unknown>;
 };
+/** A JSON array of objects given on the command line (`--providers '[{…}]'`). */
+export const jsonArray = (v: Flags[string], name: string): Record<string, unknown>[] => {
+  let parsed: unknown;
+  try {
+    parsed = typeof v === 'string' ? JSON.parse(v) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed) || !parsed.every((e) => e && typeof e === 'object' && !Array.isArray(e)))
+    throw new Error(`--${name} must be a JSON array of objects`);
+  return parsed as Record<string, unknown>[];
+};
 export function need(v: Flags[string] | undefined, name: string): string {
   if (typeof v !== 'string' || !v) throw new Error(`--${name} is required`);
   return v;

@@ -1,4 +1,4 @@
-import { arg, bool, frequencyCap, int, jsonObject, list, need, rate, version, type Command, type Flags } from './command.ts';
+import { arg, bool, frequencyCap, int, jsonArray, jsonObject, list, need, rate, version, type Command, type Flags } from './command.ts';
 import { batchCommands } from './batch-commands.ts';
 import { suppressionCommands } from './suppression-commands.ts';
 import { registryCommands } from './registry-commands.ts';
@@ -262,6 +262,18 @@ export const commands: Record<string, Command> = {
           s: jsonObject(f.settings, 'settings'),
         },
       ),
+  },
+  'provider route': {
+    usage:
+      'provider route --account ID --providers JSON_ARRAY   (in order; each {"provider", "weight"?, "apiKey"?, "dialRatePerNumber"?, "settings"?}: docs/providers.md "Routing and failover")',
+    examples: [
+      'provider route --account acc_… --providers \'[{"provider":"retell","apiKey":"key_…"},{"provider":"vapi","apiKey":"…","settings":{"phoneNumberIds":"…","webhookSecret":"…"}}]\'',
+    ],
+    run: (gql, _a, f) =>
+      gql('mutation($id: ID!, $p: [ProviderRouteInput!]!) { adminSetProviderRoute(accountId: $id, providers: $p) }', {
+        id: need(f.account, 'account'),
+        p: jsonArray(f.providers, 'providers'),
+      }),
   },
   'webhooks secret': {
     usage: 'webhooks secret show|rotate --account ID   (Standard Webhooks signing secret; rotate keeps the old one signing for 24 h)',

@@ -41,6 +41,8 @@ export function endedWrite(
     providerAnalysis?: boolean;
     /** Recorded with the end (recovery found the provider call without a stored id). */
     providerCallId?: string;
+    /** The provider recovery found it at (calls.provider), with providerCallId. */
+    provider?: string;
   } = {},
 ): { write: CallWrite; needsAnalysis: boolean } {
   const answered = result.answeredAt !== null;
@@ -71,6 +73,7 @@ export function endedWrite(
     ],
     set: {
       ...(extra.providerCallId ? { providerCallId: extra.providerCallId } : {}),
+      ...(extra.provider ? { provider: extra.provider } : {}),
       completedAt: result.endedAt,
       ...(result.hangupBy ? { hangupBy: result.hangupBy } : {}),
       disconnectReason: result.disconnectReason,

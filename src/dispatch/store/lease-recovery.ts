@@ -86,7 +86,13 @@ export interface LostCall {
   leaseOwner: string;
   leaseExpiresAt: Date;
   providerCallId: string | null;
+  /** The provider that placed the dial (calls.provider) when its id is stored, else the account's. */
   provider: string;
+  /**
+   * Without a stored provider call id, the account's provider route (empty: none): the dial may
+   * have been placed through any of them (docs/providers.md "Routing and failover").
+   */
+  route: string[];
   /** When the current dial (the alternate number's, after it) started; null when unknown. */
   dialledAt: Date | null;
   /** What a worker adopting the call (provider still has it in flight) needs to carry on. */
@@ -120,7 +126,10 @@ WITH lost AS (${IN_FLIGHT.map(
   ORDER BY lease_expires_at LIMIT $3
 )
 SELECT c.id, c.batch_id, c.account_id, c.status, c.lease_owner, c.lease_expires_at, c.provider_call_id,
-       a.provider,
+       CASE WHEN c.provider_call_id IS NOT NULL AND c.provider IS NOT NULL THEN c.provider ELSE a.provider END AS provider,
+       CASE WHEN c.provider_call_id IS NULL
+            THEN ARRAY(SELECT p.provider FROM account_providers p WHERE p.account_id = c.account_id ORDER BY p.position)
+            ELSE '{}'::text[] END AS route,
        COALESCE((SELECT e.at FROM call_events e
                   WHERE e.call_id = c.id AND e.detail->>'event' = 'dial'
                   ORDER BY e.id DESC LIMIT 1), c."timestamp") AS dialled_at,
@@ -140,6 +149,7 @@ export async function findLostCalls(deps: Pick<AppDeps, 'db'>, now: Date, exclud
     lease_expires_at: Date;
     provider_call_id: string | null;
     provider: string;
+    route: string[] | null;
     dialled_at: Date | null;
     attempts: number;
     phone_number: string;
@@ -161,6 +171,7 @@ export async function findLostCalls(deps: Pick<AppDeps, 'db'>, now: Date, exclud
     leaseExpiresAt: new Date(r.lease_expires_at),
     providerCallId: r.provider_call_id,
     provider: r.provider,
+    route: r.route ?? [],
     dialledAt: r.dialled_at ? new Date(r.dialled_at) : null,
     attempts: r.attempts,
     phoneNumber: r.phone_number,
@@ -197,13 +208,14 @@ export async function expireLeasesNow(deps: Pick<AppDeps, 'db'>, workerId: strin
 export async function adoptLostCall(
   deps: Pick<AppDeps, 'db'>,
   lost: Pick<LostCall, 'id' | 'status' | 'leaseOwner'>,
-  adoption: { workerId: string; now: Date; leaseMs: number; providerCallId: string; detail: Record<string, unknown> },
+  adoption: { workerId: string; now: Date; leaseMs: number; providerCallId: string; provider: string; detail: Record<string, unknown> },
 ): Promise<boolean> {
   const rows = await runStatement<{ id: string }>(
     deps.db,
     `WITH upd AS (
        UPDATE calls SET lease_owner = $4, lease_expires_at = $5::timestamptz,
-              provider_call_id = COALESCE(provider_call_id, $6), updated_at = $3::timestamptz
+              provider_call_id = COALESCE(provider_call_id, $6), updated_at = $3::timestamptz,
+              provider = CASE WHEN provider_call_id IS NULL THEN $9 ELSE provider END
         WHERE id = $1 AND status = $2 AND lease_owner = $7 AND lease_expires_at < $3::timestamptz
        RETURNING id, account_id, status
      ), ev AS (
@@ -221,6 +233,7 @@ export async function adoptLostCall(
       adoption.providerCallId,
       lost.leaseOwner,
       JSON.stringify(adoption.detail),
+      adoption.provider,
     ],
   );
   return rows.length > 0;
@@ -236,6 +249,8 @@ export interface AnalysisCandidate {
   name: string | null;
   metadata: Record<string, unknown>;
   providerCallId: string | null;
+  /** The provider that placed it (calls.provider); null: the account's. */
+  provider: string | null;
 }
 
 /**
@@ -260,6 +275,7 @@ export async function takeOverStaleAnalysis(
     metadata: Record<string, unknown> | null;
     transcript_status: string | null;
     provider_call_id: string | null;
+    provider: string | null;
   }>(
     deps.db,
     `WITH sel AS (
@@ -272,7 +288,7 @@ export async function takeOverStaleAnalysis(
            lease_expires_at = CASE WHEN c.transcript_status IN ('pending', 'processing') THEN $3::timestamptz ELSE NULL END,
            updated_at = $1::timestamptz
          FROM sel WHERE c.id = sel.id
-         RETURNING c.id, c.batch_id, c.account_id, c.status, c.hangup_by, c.llm_transcript, c.name, c.metadata, c.transcript_status, c.provider_call_id
+         RETURNING c.id, c.batch_id, c.account_id, c.status, c.hangup_by, c.llm_transcript, c.name, c.metadata, c.transcript_status, c.provider_call_id, c.provider
        )
        SELECT * FROM upd WHERE transcript_status IN ('pending', 'processing')`,
     [now.toISOString(), workerId, new Date(now.getTime() + leaseMs).toISOString(), limit],
@@ -287,6 +303,7 @@ export async function takeOverStaleAnalysis(
     name: r.name,
     metadata: r.metadata ?? {},
     providerCallId: r.provider_call_id,
+    provider: r.provider,
   }));
 }
 

@@ -2,7 +2,9 @@
 // provider validates its own input (VoiceProviderModule.accountConfig); this module checks what is
 // the same for all: the name is one this build ships, and the provider-specific settings are a
 // small flat object (an operator's input, yet bounded like any other).
-import { requestValidation } from '../../errors.ts';
+import { MAX_ROUTE_PROVIDERS, routeFaults } from '../../domain/provider-route.ts';
+import { AppError, requestValidation } from '../../errors.ts';
+import type { RouteSetting } from '../../services/accounts/account-route.ts';
 import type { ProviderAccountInput, VoiceProviderModule } from './provider-module.ts';
 
 /** Provider-specific settings: at most this many keys, each value a scalar, strings at most SETTING_CHARS long. */
@@ -51,4 +53,32 @@ export function checkedDialRate(rate: number | null): number | undefined {
     throw requestValidation([`dialRatePerNumber: Input should be a number from 0 (unpaced) to ${MAX_DIAL_RATE}`]);
   }
   return rate;
+}
+
+export interface RawRouteEntry extends RawAccountInput {
+  provider: string;
+  /** Share of first dials (default 1; 0: only ever a fallback). */
+  weight?: number | null;
+}
+
+/**
+ * An operator's route (`provider route`, adminSetProviderRoute) checked and each entry's settings
+ * made by its provider, or a validation error naming the entry at fault.
+ */
+export function providerRouteConfig(modules: readonly VoiceProviderModule[], raw: readonly RawRouteEntry[]): RouteSetting[] {
+  if (raw.length > MAX_ROUTE_PROVIDERS) throw requestValidation([`providers: Input should list 1 to ${MAX_ROUTE_PROVIDERS} providers`]);
+  const route = raw.map((r) => ({ provider: r.provider, weight: r.weight ?? 1 }));
+  const faults = routeFaults(
+    route,
+    modules.map((m) => m.name),
+  );
+  if (faults.length) throw requestValidation(faults);
+  return raw.map((r, i) => {
+    try {
+      return { ...route[i], config: providerAccountConfig(modules, r.provider, r) };
+    } catch (err) {
+      if (err instanceof AppError && err.details.length) throw requestValidation(err.details.map((d) => `providers[${i}].${String(d)}`));
+      throw err;
+    }
+  });
 }

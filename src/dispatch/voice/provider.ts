@@ -81,6 +81,25 @@ export class DialRejectedError extends Error {
 }
 
 /**
+ * The provider could not take the dial for a reason of its own (5xx, 429, unreachable, timed out),
+ * retries spent. `created`: 'no' when it surely did not create the call (refused before creating,
+ * never reached), so the worker may dial through the route's next provider; 'maybe' when a create
+ * may have gone through (a timeout or 5xx after a create was sent): the worker then asks the
+ * provider's findCall, and fails over only when that finds none (docs/providers.md "Routing and failover").
+ */
+export class ProviderUnavailableError extends Error {
+  override name = 'ProviderUnavailableError';
+  constructor(
+    message: string,
+    readonly created: 'no' | 'maybe',
+    readonly detail: Record<string, unknown> = {},
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/**
  * The dialling worker lost the call before the provider created it (CallOwnership.confirmDial said
  * no): nothing was placed, and the worker touches the call no more (docs/dispatch.md "Ownership").
  */

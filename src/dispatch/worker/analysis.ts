@@ -139,7 +139,8 @@ export async function recoverAnalyses(s: WorkerState, now: Date): Promise<number
   );
   for (const c of stale) {
     const ctx = s.caches.contexts.get(c.batchId);
-    const provider = ctx ? knownProvider(s, ctx.provider) : null;
+    const name = c.provider ?? ctx?.provider;
+    const provider = name ? knownProvider(s, name) : null;
     analyseCall(s, {
       callId: c.id,
       batchId: c.batchId,

@@ -1,14 +1,16 @@
-// A call's dial: its pacing slot, the lease proof right before it, the provider's placeCall, and
-// what a dial that never reached the provider ends as. Whatever follows the dial's end (an
+// A call's dial: through the account's provider route (route-dial.ts), each provider's pacing slot,
+// the lease proof right before it, its placeCall, and what a dial that never reached a provider
+// ends as. Whatever follows the dial's end (an
 // alternate number, a retry, the end) is call-session.ts's to decide: it is reached through the
 // seam, not imported.
 import type { CallWrite } from '../../services/calls/call-transitions.ts';
 import type { DispatchContext } from '../store/dispatch-context.ts';
 import { DialForfeitedError, DialRejectedError, type PlaceCallRequest, type VoiceProvider } from '../voice/provider.ts';
-import { failedDial } from './attempt-end.ts';
+import { failedDial, waitForAlternate, withheldWait } from './attempt-end.ts';
 import { requestHangup } from './hangups.ts';
 import { callRef, dropLostCall, enqueueWrite, stopWatching } from './ledger.ts';
 import { dialOwnership } from './ownership.ts';
+import { dialRoute, type Refusal } from './route-dial.ts';
 import { sleep, type LiveCall, type SessionSeam, type WorkerState } from './state.ts';
 
 /** The provider call id is written with the call's next change, or on its own after this long. */
@@ -62,22 +64,15 @@ async function waitForDialSlot(s: WorkerState, call: LiveCall, provider: VoicePr
 
 export async function placeCall(s: WorkerState, call: LiveCall, seam: SessionSeam): Promise<void> {
   if (!call.ctx.from) return seam.ended(call, failedDial(s, call, 'no_caller_id'));
-  let provider: VoiceProvider;
-  try {
-    provider = subscribedProvider(s, s.providers.get(call.ctx.provider), seam);
-  } catch (err) {
-    s.log.error({ err, callId: call.callId, provider: call.ctx.provider }, 'voice provider unavailable');
-    return seam.ended(call, failedDial(s, call, 'provider_unavailable'));
-  }
-  call.provider = provider;
   s.book.dialsInFlight += 1;
   try {
-    await waitForDialSlot(s, call, provider);
-    // Right before the dial, the lease must still be ours for longer than the dial can take: the
-    // claim's is, unless this process stalled since (else a conditional write confirms it).
-    const ownership = dialOwnership(s, call);
-    if (!(await ownership.confirmDial())) return forfeitDial(s, call);
-    const { providerCallId } = await provider.placeCall(placeCallRequest(call), ownership);
+    const dial = await dialRoute(s, call, { place: (p) => placeThrough(s, call, p, seam), request: () => placeCallRequest(call) });
+    if (dial.kind === 'no_provider') {
+      s.log.error({ callId: call.callId, provider: call.ctx.provider }, 'voice provider unavailable');
+      return seam.ended(call, failedDial(s, call, 'provider_unavailable'));
+    }
+    if (dial.kind === 'unavailable') return await providersUnavailable(s, call, dial.retryAt, dial.refused);
+    const { provider, providerCallId } = dial;
     s.deps.metrics.callsPlaced.inc();
     if (s.book.live.get(call.callId) !== call) {
       // Lost while dialling: whoever took the call over finds it at the provider (recovery looks
@@ -85,10 +80,18 @@ export async function placeCall(s: WorkerState, call: LiveCall, seam: SessionSea
       provider.forget?.(providerCallId);
       return;
     }
+    call.provider = provider;
     call.providerCallId = providerCallId;
     s.book.liveByProviderCall.set(providerCallId, call);
-    // Only recovery (provider lookup) reads it, and recovery starts a lease length later anyway.
-    const idWrite: CallWrite = { ...callRef(call), owner: s.settings.id, from: call.status, to: call.status, events: [], set: { providerCallId } };
+    // Only recovery (provider lookup) reads them, and recovery starts a lease length later anyway.
+    const idWrite: CallWrite = {
+      ...callRef(call),
+      owner: s.settings.id,
+      from: call.status,
+      to: call.status,
+      events: failoverEvents(s, call, dial.name, dial.refused),
+      set: { providerCallId, provider: dial.name },
+    };
     void enqueueWrite(s, idWrite, call.ctx.callbackUrl, { deferMs: PROVIDER_ID_DEFER_MS }).then((ok) => {
       if (!ok) dropLostCall(s, call, 'provider id');
     });
@@ -111,6 +114,31 @@ export async function placeCall(s: WorkerState, call: LiveCall, seam: SessionSea
   } finally {
     s.book.dialsInFlight -= 1;
   }
+}
+
+/** One provider's try at the dial: its pacing slot, the lease proof right before it, its placeCall. */
+async function placeThrough(s: WorkerState, call: LiveCall, provider: VoiceProvider, seam: SessionSeam): Promise<string> {
+  call.provider = subscribedProvider(s, provider, seam);
+  await waitForDialSlot(s, call, provider);
+  // Right before the dial, the lease must still be ours for longer than the dial can take: the
+  // claim's is, unless this process stalled since (else a conditional write confirms it).
+  const ownership = dialOwnership(s, call);
+  if (!(await ownership.confirmDial())) throw new DialForfeitedError(call.callId);
+  return (await provider.placeCall(placeCallRequest(call), ownership)).providerCallId;
+}
+
+/** The history row of a dial that went past providers of its route. */
+function failoverEvents(s: WorkerState, call: LiveCall, provider: string, refused: Refusal[]): CallWrite['events'] {
+  if (refused.length === 0) return [];
+  return [{ from: call.status, to: call.status, at: s.clock.now(), detail: { event: 'failover', provider, refused } }];
+}
+
+/** No provider of the route took the dial and none created it: the call goes back in line, not dialled. */
+function providersUnavailable(s: WorkerState, call: LiveCall, retryAt: number, refused: Refusal[]): Promise<void> {
+  s.log.warn({ callId: call.callId, refused }, 'no provider of the route took the dial; the call waits');
+  const next = { at: new Date(retryAt), windowClosesAt: null };
+  if (call.usedAlternate) return waitForAlternate(s, call, next, null);
+  return withheldWait(s, call, next, 'retry', { reason: 'provider_unavailable', refused });
 }
 
 /** Not dialled: the call is no longer surely ours. Nothing is written; its new owner or its lease's lapse settles it. */

@@ -117,20 +117,25 @@ interface Settlement {
 async function recoverCall(s: WorkerState, l: LostCall, now: Date, budget: Deadline): Promise<Settlement | 'adopted' | null> {
   const r: CallRef = { callId: l.id, batchId: l.batchId, accountId: l.accountId };
   const ctx = s.caches.contexts.get(l.batchId);
-  const provider = knownProvider(s, l.provider);
   const patient = now.getTime() - l.leaseExpiresAt.getTime() < LOOKUP_PATIENCE_MS;
+  const callRef: ProviderCallRef = { callId: l.id, accountId: l.accountId, attempt: l.attempts, recordingEnabled: ctx?.recordingEnabled ?? false };
+  // No stored id and a route: the dial may have gone through any of its providers.
+  const routed = !l.providerCallId && l.route.length > 1 ? await routedDial(s, l, callRef, budget) : undefined;
+  if (routed === null) return patient ? null : { write: lostCallWrite(r, l, now, s.settings.id) };
+  const providerName = routed?.name ?? l.provider;
+  const provider = knownProvider(s, providerName);
   if (provider?.lookup) {
     // A call still talking is adopted, which needs its batch's settings: without them (not
     // loadable right now), later - failing it would leave it running unobserved.
     if (provider.adopt && !ctx && patient) return null;
-    const callRef: ProviderCallRef = { callId: l.id, accountId: l.accountId, attempt: l.attempts, recordingEnabled: ctx?.recordingEnabled ?? false };
     try {
       // The worker may have died between the provider accepting the call and storing its id.
-      const providerCallId = l.providerCallId ?? (provider.findCall ? await withinBudget(provider.findCall(callRef), budget) : null);
+      const providerCallId =
+        l.providerCallId ?? routed?.providerCallId ?? (provider.findCall ? await withinBudget(provider.findCall(callRef), budget) : null);
       // Not there yet may mean on its way: a provider can take up to its request timeout to create
       // a call the lost worker sent before its lease lapsed (a slow provider, the fault campaign's
       // seed 20261131 round 147). Settled as never dialled only once that has passed.
-      if (!providerCallId && now.getTime() < l.leaseExpiresAt.getTime() + (provider.requestTimeoutMs ?? 0)) return null;
+      if (!providerCallId && now.getTime() < l.leaseExpiresAt.getTime() + createTimeoutMs(s, l, provider)) return null;
       const found = providerCallId ? await withinBudget(provider.lookup(providerCallId, callRef), budget) : ({ state: 'unknown' } as const);
       if (found.state === 'ended') {
         // The lease stays (expired) when analysis is due: takeOverStaleAnalysis picks it up.
@@ -140,13 +145,13 @@ async function recoverCall(s: WorkerState, l: LostCall, now: Date, budget: Deadl
           leaseExpiredBefore: now,
           detail: { recovered: true, previous_worker: l.leaseOwner, worker: s.settings.id },
           providerAnalysis: !!provider.analyse,
-          ...(l.providerCallId ? {} : { providerCallId: providerCallId! }),
+          ...(l.providerCallId ? {} : { providerCallId: providerCallId!, provider: providerName }),
         });
         return { write };
       }
       if (found.state === 'in_flight') {
         if (provider.adopt && ctx) {
-          const taken = await adopt(s, l, ctx, provider, providerCallId!, found.answeredAt ?? null);
+          const taken = await adopt(s, l, ctx, { name: providerName, provider }, providerCallId!, found.answeredAt ?? null);
           return taken ? 'adopted' : null;
         }
         // Its events go to the process that died; nobody could record the rest of it. Hung up
@@ -169,12 +174,42 @@ async function recoverCall(s: WorkerState, l: LostCall, now: Date, budget: Deadl
   return { write: lostCallWrite(r, l, now, s.settings.id) };
 }
 
+/**
+ * Which provider of the account's route has the lost dial: the first whose findCall finds it;
+ * undefined when none does (or none can look), null when one could not be asked (try again later).
+ */
+async function routedDial(
+  s: WorkerState,
+  l: LostCall,
+  ref: ProviderCallRef,
+  budget: Deadline,
+): Promise<{ name: string; providerCallId: string } | undefined | null> {
+  for (const name of l.route) {
+    const p = knownProvider(s, name);
+    if (!p?.findCall || !p.lookup) continue;
+    try {
+      const providerCallId = await withinBudget(p.findCall(ref), budget);
+      if (providerCallId) return { name, providerCallId };
+    } catch (err) {
+      s.log.warn({ err, callId: l.id, provider: name }, 'provider of the route could not be asked about a lost call');
+      return null;
+    }
+  }
+  return undefined;
+}
+
+/** The longest a create the lost worker sent may take to land: its provider's, or the slowest of the route's. */
+function createTimeoutMs(s: WorkerState, l: LostCall, provider: VoiceProvider): number {
+  const routed = l.providerCallId ? [] : l.route.map((n) => knownProvider(s, n)?.requestTimeoutMs ?? 0);
+  return Math.max(provider.requestTimeoutMs ?? 0, ...routed);
+}
+
 /** Takes over a lost call the provider still has in flight: new lease, then watched like our own. */
 async function adopt(
   s: WorkerState,
   l: LostCall,
   ctx: DispatchContext,
-  provider: VoiceProvider,
+  { name, provider }: { name: string; provider: VoiceProvider },
   providerCallId: string,
   answeredAt: Date | null,
 ): Promise<boolean> {
@@ -186,6 +221,7 @@ async function adopt(
     now,
     leaseMs: s.settings.leaseMs,
     providerCallId,
+    provider: name,
     detail: { event: 'adopted', provider_call_id: providerCallId, previous_worker: l.leaseOwner, worker: id },
   });
   if (!taken) return false;

@@ -11,6 +11,8 @@ import type { CallRef } from '../store/call-writes.ts';
 import type { DispatchContext } from '../store/dispatch-context.ts';
 import type { WriteQueue } from '../store/write-queue.ts';
 import type { DialPacer } from '../voice/dial-pacing.ts';
+import type { BreakerState } from '../../domain/circuit-breaker.ts';
+import type { RouteEntry } from '../../domain/provider-route.ts';
 import type { CallEndResult, HangupReason, PlaceCallRequest, ProviderCallEvent, VoiceProvider } from '../voice/provider.ts';
 import type { ProviderRegistry } from '../voice/registry.ts';
 import { delay, type Scheduler } from '../../scheduler.ts';
@@ -130,6 +132,10 @@ export interface WorkerCaches {
   subscriptions: Map<VoiceProvider, () => void>;
   /** Lost calls recovery could not settle yet, and when to ask about them again. */
   recoveryRetry: Map<string, { at: number; failures: number }>;
+  /** Each account's provider route and when it was read (routes.ts). */
+  routes: Map<string, { route: RouteEntry[]; at: number }>;
+  /** Each provider's circuit breaker in this process (breakers.ts). */
+  breakers: Map<string, BreakerState>;
 }
 
 /** A cache entry this old (app clock ms) is read again; so is one from the future (the clock was set back). */
@@ -208,7 +214,15 @@ export function createCallBook(): CallBook {
 }
 
 export function createCaches(): WorkerCaches {
-  return { contexts: new Map(), accountProviders: new Map(), optOutKeys: new Map(), subscriptions: new Map(), recoveryRetry: new Map() };
+  return {
+    contexts: new Map(),
+    accountProviders: new Map(),
+    optOutKeys: new Map(),
+    subscriptions: new Map(),
+    recoveryRetry: new Map(),
+    routes: new Map(),
+    breakers: new Map(),
+  };
 }
 
 export function createLeaseKeeping(): LeaseKeeping {

@@ -3,24 +3,41 @@
 // holds no provider API key. What the config holds is the provider's business: the caller has it
 // validated by the provider first (dispatch/voice/account-config.ts).
 import type { AppDeps } from '../../deps.ts';
+import { withSqlTransaction } from '../../db/sql-transaction.ts';
 import { notFound } from '../../errors.ts';
 import { openSecret, sealSecret } from '../webhooks/secrets.ts';
 
 type Deps = Pick<AppDeps, 'db' | 'appSecret'>;
 
-/** Names the account's provider and replaces its sealed config (null: none). */
+/**
+ * Names the account's provider and replaces its sealed config (null: none). A route the account had
+ * (account-route.ts) is dropped: the account dials through this provider alone.
+ */
 export async function setAccountProvider(deps: Deps, accountId: string, provider: string, config: object | null): Promise<void> {
   const sealed = config ? sealSecret(deps.appSecret, JSON.stringify(config)) : null;
-  const n = await deps.db.prisma.$executeRaw`
-    UPDATE accounts SET provider = ${provider}, provider_config = ${sealed} WHERE id = ${accountId}`;
-  if (n === 0) throw notFound(`Account ${accountId} not found`);
+  await withSqlTransaction(deps.db, async (tx) => {
+    const n = await tx.query<{ id: string }>('UPDATE accounts SET provider = $2, provider_config = $3 WHERE id = $1 RETURNING id', [
+      accountId,
+      provider,
+      sealed,
+    ]);
+    if (n.length === 0) throw notFound(`Account ${accountId} not found`);
+    await tx.query('DELETE FROM account_providers WHERE account_id = $1', [accountId]);
+  });
 }
 
 /**
- * The account's provider config, opened; null when it has none, or, given `provider`, when the
- * account names another provider (its config is that one's, not the caller's). Its shape is the provider's.
+ * The account's provider config, opened; null when it has none, or, given `provider`, when neither
+ * the account's route lists that provider nor the account names it (its config is another's, not
+ * the caller's). Its shape is the provider's.
  */
 export async function accountProviderConfig<T>(deps: Deps, accountId: string, provider?: string): Promise<T | null> {
+  // A routed provider keeps its own config in the route (the first one's is also the account's).
+  if (provider !== undefined) {
+    const routed = await deps.db.prisma.$queryRaw<{ config: string | null }[]>`
+      SELECT config FROM account_providers WHERE account_id = ${accountId} AND provider = ${provider}`;
+    if (routed[0]) return routed[0].config ? (JSON.parse(openSecret(deps.appSecret, routed[0].config)) as T) : null;
+  }
   const rows = await deps.db.prisma.$queryRaw<{ provider: string; provider_config: string | null }[]>`
     SELECT provider, provider_config FROM accounts WHERE id = ${accountId}`;
   const row = rows[0];

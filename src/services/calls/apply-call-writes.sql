@@ -12,12 +12,12 @@ WITH u AS (
     :answer_durations::int[], :llm_transcripts::text[], :transcript_statuses::text[], :summaries::text[],
     :outcomes::jsonb[], :recording_availables::bool[], :voicemail_lefts::bool[], :delta_queued::int[], :delta_in_progress::int[],
     :delta_completed::int[], :delta_failed::int[], :delta_cancelled::int[], :next_attempt_ats::timestamptz[],
-    :window_closes_ats::timestamptz[], :wait_reasons::text[]
+    :window_closes_ats::timestamptz[], :wait_reasons::text[], :providers::text[]
   )
     AS u(id, owner, expired_before, from_status, to_status, release, att_inc,
          dialed_number, used_alternate, provider_call_id, ts, completed_at, hangup_by,
          disconnect_reason, duration_seconds, answer_duration_seconds, llm_transcript, transcript_status, summary, outcomes,
-         recording_available, voicemail_left, dq, dip, dc, df, dx, next_attempt_at, window_closes_at, wait_reason)
+         recording_available, voicemail_left, dq, dip, dc, df, dx, next_attempt_at, window_closes_at, wait_reason, provider)
 ),
 upd AS (
   UPDATE calls c SET
@@ -28,6 +28,7 @@ upd AS (
     dialed_number = COALESCE(u.dialed_number, c.dialed_number),
     used_alternate = COALESCE(u.used_alternate, c.used_alternate),
     provider_call_id = CASE WHEN u.att_inc > 0 THEN u.provider_call_id ELSE COALESCE(u.provider_call_id, c.provider_call_id) END,
+    provider = COALESCE(u.provider, c.provider),
     "timestamp" = COALESCE(c."timestamp", u.ts),
     completed_at = COALESCE(u.completed_at, c.completed_at),
     hangup_by = COALESCE(u.hangup_by, c.hangup_by),

@@ -27,6 +27,8 @@ export interface CallFieldChanges {
   usedAlternate?: boolean;
   /** The current dial's provider call. A write that adds a dial (attemptsIncrement > 0) clears it unless it sets it: the older dial's is not this one's. */
   providerCallId?: string;
+  /** The provider that placed the current dial (calls.provider), written with providerCallId. */
+  provider?: string;
   /** Added to `attempts`. */
   attemptsIncrement?: number;
   /** Kept when already set: it records the first dial. */
@@ -129,6 +131,7 @@ const APPLY = loadNamedSql(new URL('./apply-call-writes.sql', import.meta.url), 
   'next_attempt_ats',
   'window_closes_ats',
   'wait_reasons',
+  'providers',
   'audit_account_ids',
   'audit_batch_ids',
   'audit_call_ids',
@@ -197,6 +200,7 @@ function applyParams(writes: CallWrite[], now: Date): unknown[] {
     dialed_numbers: col((w) => orNull(w.set.dialedNumber)),
     used_alternates: col((w) => orNull(w.set.usedAlternate)),
     provider_call_ids: col((w) => truncateText(w.set.providerCallId, MAX_PROVIDER_TEXT_LENGTH)),
+    providers: col((w) => truncateText(w.set.provider, MAX_PROVIDER_TEXT_LENGTH)),
     timestamps: col((w) => iso(w.set.timestamp)),
     completed_ats: col((w) => iso(w.set.completedAt)),
     hangup_bys: col((w) => truncateText(w.set.hangupBy, MAX_PROVIDER_TEXT_LENGTH)),

@@ -6,7 +6,7 @@
 // that it still holds the call (mayCreate), and is written only while it still does (holdsNow): a
 // worker paused in a backoff, or between the two, must not create it late.
 import Retell from 'retell-sdk';
-import { DialForfeitedError, type PlaceCallRequest } from '../provider.ts';
+import { DialForfeitedError, ProviderUnavailableError, type PlaceCallRequest } from '../provider.ts';
 import { delay, type Scheduler } from '../../../scheduler.ts';
 import { createPhoneCallBody, isDialOf, type RetellAgentRef, type RetellCallObject } from './call-mapping.ts';
 import { dialRejection, isRetryable, providerMessage } from './dial-errors.ts';
@@ -38,13 +38,20 @@ export interface DialRetries {
 
 export async function createDial(c: Retell, req: PlaceCallRequest, agent: RetellAgentRef, retries: DialRetries): Promise<RetellCallObject> {
   const body = createPhoneCallBody(req, agent);
+  // Whether a create went out whose answer did not say it was refused (a timeout, a 5xx): it may exist.
+  let mayExist = false;
   for (let attempt = 1; ; attempt++) {
     try {
       const found = await findDial(c, req.callId, req.attempt);
       if (found) return found;
       if (retries.mayCreate && !(await retries.mayCreate())) throw new DialForfeitedError(req.callId);
       const gated = retries.holdsNow ? { fetchOptions: { [SEND_GATE]: retries.holdsNow } as never } : undefined;
-      return (await c.call.createPhoneCall(body as never, gated)) as unknown as RetellCallObject;
+      try {
+        return (await c.call.createPhoneCall(body as never, gated)) as unknown as RetellCallObject;
+      } catch (err) {
+        mayExist ||= createMayExist(err);
+        throw err;
+      }
     } catch (err) {
       // Not sent: the lease needs confirming again (or is lost), which the next turn's mayCreate settles.
       if (err instanceof Retell.APIConnectionError && err.cause instanceof GateClosedError && attempt < retries.maxAttempts) continue;
@@ -53,9 +60,21 @@ export async function createDial(c: Retell, req: PlaceCallRequest, agent: Retell
         // The last create may still have gone through: adopt it rather than abandon it.
         const found = await findDial(c, req.callId, req.attempt).catch(() => null);
         if (found) return found;
-        throw new Error(`Retell create-phone-call failed after ${attempt} attempts: ${providerMessage(err)}`, { cause: err });
+        const status = err instanceof Retell.APIError ? (err.status ?? null) : null;
+        throw new ProviderUnavailableError(
+          `Retell create-phone-call failed after ${attempt} attempts: ${providerMessage(err)}`,
+          mayExist ? 'maybe' : 'no',
+          { provider: 'retell', provider_status: status },
+          { cause: err },
+        );
       }
       await delay(retries.scheduler, retries.backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2));
     }
   }
+}
+
+/** A failed create that may still have made the call: not a 429 (refused before creating) nor a send the gate kept in. */
+function createMayExist(err: unknown): boolean {
+  if (err instanceof Retell.APIConnectionError && err.cause instanceof GateClosedError) return false;
+  return !(err instanceof Retell.APIError && err.status === 429);
 }

@@ -74,6 +74,6 @@ export function vapiAccountConfig(input: ProviderAccountInput): VapiAccountConfi
 
 /** The account's Vapi config; null when it has none, or another provider's (no numbers of Vapi's). */
 export async function vapiConfigForAccount(deps: Pick<AppDeps, 'db' | 'appSecret'>, accountId: string): Promise<VapiAccountConfig | null> {
-  const c = await accountProviderConfig<VapiAccountConfig>(deps, accountId);
+  const c = await accountProviderConfig<VapiAccountConfig>(deps, accountId, 'vapi');
   return c && c.phoneNumberIds && typeof c.webhookSecret === 'string' ? c : null;
 }

@@ -8,7 +8,7 @@
 // the worker's word that it still holds the call (mayCreate), and is written only while it still
 // does (holdsNow): a worker paused in a backoff, or between the two, must not create it late.
 import { VapiError, type VapiClient } from '@vapi-ai/server-sdk';
-import { DialForfeitedError, type PlaceCallRequest } from '../provider.ts';
+import { DialForfeitedError, ProviderUnavailableError, type PlaceCallRequest } from '../provider.ts';
 import { delay, type Scheduler } from '../../../scheduler.ts';
 import { GateClosedError } from '../gated-fetch.ts';
 import { createCallBody, isDialOf, type VapiCallObject, type VapiDialRef } from './call-mapping.ts';
@@ -63,6 +63,11 @@ export interface DialRetries {
   holdsNow?(): boolean;
 }
 
+/** A 429, or Vapi's 400 for a concurrency limit: the call was refused, not created. */
+function refusedBeforeCreating(err: unknown): boolean {
+  return err instanceof VapiError && (err.statusCode === 429 || err.statusCode === 400);
+}
+
 function gateClosed(err: unknown): boolean {
   return err instanceof VapiError && err.cause instanceof GateClosedError;
 }
@@ -77,6 +82,8 @@ export async function createDial(
   const body = createCallBody(req, ref);
   const dial = { callId: req.callId, attempt: req.attempt, phoneNumberId: ref.phoneNumberId };
   let firstSentAt: Date | null = null;
+  // Whether a create went out whose answer did not say it was refused (a timeout, a 5xx): it may exist.
+  let mayExist = false;
   for (let attempt = 1; ; attempt++) {
     try {
       if (firstSentAt) {
@@ -86,7 +93,12 @@ export async function createDial(
       if (retries.mayCreate && !(await retries.mayCreate())) throw new DialForfeitedError(req.callId);
       firstSentAt ??= retries.now();
       const create = () => clients(apiKey).calls.create(body) as unknown as Promise<VapiCallObject>;
-      return await (retries.holdsNow ? clients.gated(retries.holdsNow, create) : create());
+      try {
+        return await (retries.holdsNow ? clients.gated(retries.holdsNow, create) : create());
+      } catch (err) {
+        mayExist ||= !gateClosed(err) && !refusedBeforeCreating(err);
+        throw err;
+      }
     } catch (err) {
       // Not sent: the lease needs confirming again (or is lost), which the next turn's mayCreate settles.
       if (gateClosed(err) && attempt < retries.maxAttempts) continue;
@@ -95,7 +107,13 @@ export async function createDial(
         // The last create may still have gone through: adopt it rather than abandon it.
         const found = firstSentAt ? await findDial(clients(apiKey), dial, firstSentAt).catch(() => null) : null;
         if (found) return found;
-        throw new Error(`Vapi POST /call failed after ${attempt} attempts: ${providerMessage(err)}`, { cause: err });
+        const status = err instanceof VapiError ? (err.statusCode ?? null) : null;
+        throw new ProviderUnavailableError(
+          `Vapi POST /call failed after ${attempt} attempts: ${providerMessage(err)}`,
+          mayExist ? 'maybe' : 'no',
+          { provider: 'vapi', provider_status: status },
+          { cause: err },
+        );
       }
       await delay(retries.scheduler, retries.backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2));
     }
