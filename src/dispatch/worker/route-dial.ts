@@ -88,10 +88,10 @@ async function placeThrough(
     if (!(err instanceof ProviderUnavailableError)) throw err;
     providerFailed(s, name);
     s.log.warn({ callId: call.callId, provider: name, created: err.created, message: err.message }, 'provider could not take the dial');
-    const found = err.created === 'maybe' ? await createdAnyway(s, call, provider, hooks) : null;
-    if (typeof found === 'string') {
+    const found = err.created === 'maybe' ? await createdAnyway(s, call, provider, hooks) : 'none';
+    if (typeof found === 'object') {
       count('placed');
-      return found;
+      return found.providerCallId;
     }
     if (found === 'unknown') {
       count('unavailable');
@@ -104,9 +104,14 @@ async function placeThrough(
 
 /**
  * After an ambiguous failure: the provider call of this dial if the provider has one after all
- * (then watched from here), null when it surely has none, 'unknown' when it cannot tell.
+ * (then watched from here), 'none' when it surely has none, 'unknown' when it cannot tell.
  */
-async function createdAnyway(s: WorkerState, call: LiveCall, provider: VoiceProvider, hooks: DialHooks): Promise<string | null | 'unknown'> {
+async function createdAnyway(
+  s: WorkerState,
+  call: LiveCall,
+  provider: VoiceProvider,
+  hooks: DialHooks,
+): Promise<{ providerCallId: string } | 'none' | 'unknown'> {
   if (!provider.findCall) return 'unknown';
   const ref: ProviderCallRef = {
     callId: call.callId,
@@ -122,7 +127,7 @@ async function createdAnyway(s: WorkerState, call: LiveCall, provider: VoiceProv
         .adopt(id, hooks.request(), { answered: false, dialledAt: call.dialledAt, owner: s.settings.id })
         .catch((err: unknown) => s.log.error({ err, callId: call.callId }, 'provider could not watch the call it created'));
     }
-    return id;
+    return id ? { providerCallId: id } : 'none';
   } catch (err) {
     s.log.warn({ err, callId: call.callId }, 'could not ask the provider whether it created the call');
     return 'unknown';

@@ -1,0 +1,76 @@
+// Two (or more) simulators under their own names for provider-routing tests, on one manualTimers:
+// each counts the creates it made per dial (call id and attempt), remembers how its calls ended
+// (lookup), finds a dial by our ids (findCall) and fails creates as a test's pattern says.
+import { createSimulatorProvider } from '../../src/dispatch/voice/simulator.ts';
+import {
+  ProviderUnavailableError,
+  type CallEndResult,
+  type ProviderCallLookup,
+  type ProviderEventListener,
+  type VoiceProvider,
+} from '../../src/dispatch/voice/provider.ts';
+import type { manualTimers } from './dispatch.ts';
+
+/**
+ * What the n-th create (0-based, counted per provider) does: go through; `no`: refused, nothing
+ * created (a 503); `maybe_created`: created, but answered as if it timed out; `maybe_none`: the
+ * same error, nothing created.
+ */
+export type CreateFault = 'ok' | 'no' | 'maybe_created' | 'maybe_none';
+
+export interface RoutedFakeOptions {
+  fault?: (n: number) => CreateFault;
+  /** Without findCall the worker cannot tell what an ambiguous failure did. */
+  findCall?: boolean;
+}
+
+export function routedFake(name: string, timers: ReturnType<typeof manualTimers>, o: RoutedFakeOptions = {}) {
+  const inner = createSimulatorProvider({ callMs: 5_000, ringMs: 1_000, clock: timers });
+  const results = new Map<string, CallEndResult>();
+  const listeners = new Set<ProviderEventListener>();
+  /** `callId:attempt` → provider call ids created for that dial. */
+  const creates = new Map<string, string[]>();
+  const state = { muted: false, tries: 0, lookups: 0, fault: o.fault ?? (() => 'ok' as CreateFault) };
+  inner.onEvent((e) => {
+    if (e.type === 'ended') results.set(e.providerCallId, e.result);
+    if (!state.muted) for (const l of listeners) l(e);
+  });
+  const provider: VoiceProvider = {
+    name,
+    async placeCall(req, ownership) {
+      const fault = state.fault(state.tries++);
+      if (fault === 'no') throw new ProviderUnavailableError(`${name} answered 503`, 'no', { provider: name, provider_status: 503 });
+      if (fault === 'maybe_none') throw new ProviderUnavailableError(`${name} timed out`, 'maybe', { provider: name });
+      if (ownership && !(await ownership.confirmDial())) throw new Error('not confirmed');
+      const r = await inner.placeCall(req);
+      const key = `${req.callId}:${req.attempt}`;
+      creates.set(key, [...(creates.get(key) ?? []), r.providerCallId]);
+      if (fault === 'maybe_created') throw new ProviderUnavailableError(`${name} timed out`, 'maybe', { provider: name });
+      return r;
+    },
+    hangup: (id, reason) => inner.hangup(id, reason),
+    onEvent(l) {
+      listeners.add(l);
+      return () => listeners.delete(l);
+    },
+    close: () => inner.close(),
+    async lookup(id): Promise<ProviderCallLookup> {
+      state.lookups += 1;
+      const r = results.get(id);
+      if (r) return { state: 'ended', result: r };
+      return [...creates.values()].some((ids) => ids.includes(id)) ? { state: 'in_flight' } : { state: 'unknown' };
+    },
+    ...(o.findCall === false ? {} : { findCall: async (ref) => creates.get(`${ref.callId}:${ref.attempt}`)?.[0] ?? null }),
+  };
+  return {
+    provider,
+    creates,
+    state,
+    /** Creates made per call id (all attempts). */
+    createsOf(callId: string): number {
+      let n = 0;
+      for (const [k, ids] of creates) if (k.startsWith(`${callId}:`)) n += ids.length;
+      return n;
+    },
+  };
+}
