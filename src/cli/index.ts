@@ -54,6 +54,7 @@ export const FLAG_NAMES = [
   'mode',
   'registry-consent-exempt',
   'settings',
+  'providers',
 ];
 export const SWITCH_NAMES = ['json', 'watch', 'all'];
 const FLAG_OPTIONS = {

@@ -117,6 +117,45 @@ describe('operator CLI', () => {
     }
   }, 60_000);
 
+  it('provider route lists providers in order with their own sealed settings; provider set replaces it', async () => {
+    const KEY = 'key_cli_route_0123456789abcdef';
+    const route = JSON.stringify([
+      { provider: 'simulator', weight: 1 },
+      { provider: 'retell', apiKey: KEY, weight: 0 },
+    ]);
+    expect(await cli('provider', 'route', '--account', accountId, '--providers', route)).toEqual({ adminSetProviderRoute: ['simulator', 'retell'] });
+    await expect(runCli(['provider', 'route', '--account', accountId, '--providers', '{"provider":"retell"}'], () => {})).rejects.toThrow(
+      '--providers must be a JSON array of objects',
+    );
+    const twice = JSON.stringify([{ provider: 'simulator' }, { provider: 'simulator' }]);
+    await expect(runCli(['provider', 'route', '--account', accountId, '--providers', twice], () => {})).rejects.toThrow(/listed twice/);
+    const noKey = JSON.stringify([{ provider: 'simulator' }, { provider: 'retell' }]);
+    await expect(runCli(['provider', 'route', '--account', accountId, '--providers', noKey], () => {})).rejects.toThrow(/providers\[1\]\.apiKey/);
+
+    const db = await openDatabase({ dataDir });
+    const appSecret = fs.readFileSync(path.join(dataDir, 'app-secret'), 'utf8').trim();
+    try {
+      const rows = await db.prisma.accountProvider.findMany({ where: { accountId }, orderBy: { position: 'asc' } });
+      expect(rows.map((r) => [r.provider, r.weight, r.config === null])).toEqual([
+        ['simulator', 1, true],
+        ['retell', 0, false],
+      ]);
+      expect(rows[1].config).not.toContain(KEY);
+      expect((await db.prisma.account.findUniqueOrThrow({ where: { id: accountId } })).provider).toBe('simulator');
+      // Retell, second in the route, reads its own key there.
+      expect(await retellConfigForAccount({ db, appSecret }, accountId)).toEqual({ apiKey: KEY });
+    } finally {
+      await db.close();
+    }
+    expect(await cli('provider', 'set', 'retell', '--account', accountId, '--api-key', KEY)).toEqual({ adminSetProvider: 'retell' });
+    const after = await openDatabase({ dataDir });
+    try {
+      expect(await after.prisma.accountProvider.count({ where: { accountId } })).toBe(0);
+    } finally {
+      await after.close();
+    }
+  }, 60_000);
+
   it("sets and clears the frequency cap; names an agent's opt-out key at create and changes it", async () => {
     expect((await cli('accounts', 'update', accountId, '--frequency-cap', '7/7d')).adminUpdateAccount.frequencyCap).toEqual({
       maxCalls: 7,
