@@ -66,6 +66,16 @@ export function routedFake(name: string, timers: ReturnType<typeof manualTimers>
     provider,
     creates,
     state,
+    /**
+     * The same provider as one worker process sees it: its events stop reaching that worker once
+     * `dead()` says so (a killed worker hears nothing more), while the others still hear theirs.
+     */
+    viewFor(dead: () => boolean): VoiceProvider {
+      return {
+        ...provider,
+        onEvent: (l) => provider.onEvent((e) => (dead() ? undefined : l(e))),
+      };
+    },
     /** Creates made per call id (all attempts). */
     createsOf(callId: string): number {
       let n = 0;
