@@ -10,7 +10,7 @@ import {
   type RetellCallObject,
 } from '../../src/dispatch/voice/retell/call-mapping.ts';
 import { createRetellProvider, type RetellProviderOptions } from '../../src/dispatch/voice/retell/provider.ts';
-import { DialRejectedError, type PlaceCallRequest, type ProviderCallEvent } from '../../src/dispatch/voice/provider.ts';
+import { DialRejectedError, ProviderUnavailableError, type PlaceCallRequest, type ProviderCallEvent } from '../../src/dispatch/voice/provider.ts';
 import { fakeOutcome, RETELL_SPEC_PATH, startFakeRetell, validCallObject, validCreateRequest, type FakeRetell } from '../helpers/fake-retell.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -247,6 +247,19 @@ describe('retell provider against the fake Retell server', () => {
     expect(fake.invalid).toEqual([]);
     await p.close();
     await slow.close();
+  });
+
+  it('retries spent: ProviderUnavailableError, created "no" after only 429s (the worker may fail over), "maybe" after a 5xx answer to a create', async () => {
+    fake = await startFakeRetell({ apiKey: KEY });
+    const p = provider();
+    fake.failNext(4, 429);
+    const limited = await p.placeCall(req(8, '+14155550128')).catch((e) => e);
+    expect(limited).toBeInstanceOf(ProviderUnavailableError);
+    expect(limited).toMatchObject({ created: 'no', detail: { provider: 'retell', provider_status: 429 } });
+    fake.failNext(4, 503);
+    await expect(p.placeCall(req(9, '+14155550129'))).rejects.toMatchObject({ name: 'ProviderUnavailableError', created: 'maybe' });
+    expect(fake.creates).toHaveLength(0);
+    await p.close();
   });
 
   it("fails a refused dial with Retell's message: 402 payment_required, 4xx dial_rejected", async () => {

@@ -3,7 +3,7 @@
 // place a call twice, rejections, the send gate, end-call through live call control, lookups.
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DialRejectedError, type PlaceCallRequest, type ProviderCallEvent } from '../../src/dispatch/voice/provider.ts';
+import { DialRejectedError, ProviderUnavailableError, type PlaceCallRequest, type ProviderCallEvent } from '../../src/dispatch/voice/provider.ts';
 import { mapEndedReason, VAPI_ENDED_REASON_MAP } from '../../src/dispatch/voice/vapi/ended-reason-map.ts';
 import {
   analysisFromCall,
@@ -276,6 +276,17 @@ describe('Vapi provider against the fake Vapi', () => {
     await p.placeCall(req(3, '+14155550126'));
     expect(fake.creates).toHaveLength(3);
     expect(fake.invalid).toEqual([]);
+  });
+
+  it('retries spent: ProviderUnavailableError, created "no" after only 429s (the worker may fail over), "maybe" after a 5xx answer to a create', async () => {
+    const { p, fake } = await setup();
+    fake.failNext(4, 429);
+    const limited = await p.placeCall(req(1, '+14155550124')).catch((e) => e);
+    expect(limited).toBeInstanceOf(ProviderUnavailableError);
+    expect(limited).toMatchObject({ created: 'no', detail: { provider: 'vapi', provider_status: 429 } });
+    fake.failNext(4, 503);
+    await expect(p.placeCall(req(2, '+14155550125'))).rejects.toMatchObject({ name: 'ProviderUnavailableError', created: 'maybe' });
+    expect(fake.creates).toHaveLength(0);
   });
 
   it("waits out Vapi's concurrency refusal, and fails other 4xx at once with Vapi's message", async () => {
