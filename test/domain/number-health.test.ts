@@ -85,7 +85,11 @@ describe('decidePool', () => {
 
   it('restores a number whose rest ran out; a rested one stays', () => {
     const d = decidePool(
-      [num('a', 40, 20), num('b', 0, 0, { restedUntil: new Date('2026-11-30T11:59:59Z') }), num('c', 0, 0, { restedUntil: new Date('2026-11-30T12:00:01Z') })],
+      [
+        num('a', 40, 20),
+        num('b', 0, 0, { restedUntil: new Date('2026-11-30T11:59:59Z') }),
+        num('c', 0, 0, { restedUntil: new Date('2026-11-30T12:00:01Z') }),
+      ],
       NOW,
       S,
     );

@@ -9,6 +9,7 @@ import { finishAttempt, waitForAlternate } from './attempt-end.ts';
 import { dialAuditFor, judgeDial } from './dial-audit.ts';
 import { placeCall } from './dial.ts';
 import { callRef, dropLostCall, enqueueWrite } from './ledger.ts';
+import { attemptStats } from './did-stats.ts';
 import type { LiveCall, SessionSeam, WorkerState } from './state.ts';
 
 /**
@@ -59,6 +60,8 @@ async function dialAlternate(s: WorkerState, call: LiveCall, previous: CallEndRe
     alternate,
     call.attempts + 1,
   );
+  // The first dial's attempt ended: its number's health counts it (before this call's next dial).
+  write.didStats = attemptStats(s, call, previous);
   const previousNumber = call.number;
   call.number = alternate;
   call.usedAlternate = true;

@@ -26,6 +26,8 @@ export interface WorkerSettings {
   shutdownGraceMs: number;
   /** Provider I/O of one recovery round stops this long after it started: well within a lease. */
   recoveryBudgetMs: number;
+  /** An answered attempt that talked for less than this (seconds) counts as short in its number's health. */
+  shortCallSeconds: number;
 }
 
 /** A call this worker dialled (or adopted) and watches until it ends. */

@@ -1,0 +1,16 @@
+// What an ended attempt adds to its caller-ID number's health (services/number-health/did-stats.ts).
+import { isShortCall, utcDay } from '../../domain/number-health.ts';
+import type { DidAttemptStat } from '../../services/number-health/did-stats.ts';
+import { callDurations, type CallEndResult } from '../voice/provider.ts';
+import type { LiveCall, WorkerState } from './state.ts';
+
+/**
+ * The attempt's stat; none for a dial the provider never took (no provider call: nobody was rung,
+ * so it says nothing about the number).
+ */
+export function attemptStats(s: WorkerState, call: LiveCall, result: CallEndResult): DidAttemptStat[] | undefined {
+  if (!call.providerCallId) return undefined;
+  const answered = result.answeredAt !== null;
+  const short = isShortCall(answered, callDurations(result).answerDurationSeconds, s.settings.shortCallSeconds);
+  return [{ fromNumber: call.ctx.from, day: utcDay(result.endedAt), answered, short }];
+}
