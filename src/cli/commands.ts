@@ -46,6 +46,12 @@ const ACCOUNT_FLAGS =
   '[--max-batch-size N] [--max-concurrent-calls N] [--max-call-duration S] [--rate-limit N] [--batch-concurrency N] [--voices a,b] [--api-access true|false] [--interruption true|false] [--recording true|false]' +
   ' [--default-window "09:00-20:00 mon-fri recipient"|none] [--enforced-window "08:00-21:00 recipient"|none] [--frequency-cap CALLS/PERIOD|off] [--registry-consent-exempt true|false]';
 
+const flagDid = (gql: Parameters<Command['run']>[0], id: string, flagged: boolean, reason: string | null) =>
+  gql(
+    'mutation($id: ID!, $flagged: Boolean!, $reason: String) { adminFlagDidNumber(id: $id, flagged: $flagged, reason: $reason) { id number health { flagged flaggedReason restedUntil } } }',
+    { id, flagged, reason },
+  );
+
 /** An agent, its first prompt version and a DID number for a new account. */
 async function setUpCalling(gql: Parameters<Command['run']>[0], accountId: string, voices: string[], f: Flags) {
   const number = need(f.number, 'number');
@@ -237,6 +243,26 @@ export const commands: Record<string, Command> = {
     usage: 'dids list --account ID',
     examples: ['dids list --account acc_…'],
     run: (gql, _a, f) => gql('{ didNumbers { id number } }', {}, need(f.account, 'account')),
+  },
+  'dids health': {
+    usage: "dids health --account ID   (each number's rolling dials, answer and short-call rates, rest and flag)",
+    examples: ['dids health --account acc_…'],
+    run: (gql, _a, f) =>
+      gql(
+        '{ didNumbers { id number health { dials answered shortCalls answerRate shortCallRate restedUntil restReason flagged flaggedReason } } }',
+        {},
+        need(f.account, 'account'),
+      ),
+  },
+  'dids flag': {
+    usage: 'dids flag <did-id> [--reason TEXT]   (a flagged number is not used as caller ID and is rested; reason at most 200 characters)',
+    examples: ['dids flag did_… --reason "carrier spam label"'],
+    run: (gql, a, f) => flagDid(gql, arg(a, 0, 'did-id'), true, typeof f.reason === 'string' ? f.reason : null),
+  },
+  'dids unflag': {
+    usage: 'dids unflag <did-id>   (a rest the flag caused ends at once)',
+    examples: ['dids unflag did_…'],
+    run: (gql, a) => flagDid(gql, arg(a, 0, 'did-id'), false, null),
   },
   'voices set': {
     usage: 'voices set <account-id> alloy,verse,…',
