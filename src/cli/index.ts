@@ -54,6 +54,8 @@ export const FLAG_NAMES = [
   'mode',
   'registry-consent-exempt',
   'settings',
+  'daily-cap',
+  'default',
 ];
 export const SWITCH_NAMES = ['json', 'watch', 'all'];
 const FLAG_OPTIONS = {

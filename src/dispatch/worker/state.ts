@@ -63,6 +63,8 @@ export interface LiveCall extends CallRef {
   contact: PlaceCallRequest['contact'];
   /** What its current dial was judged against and the answer (dialPermission): zones, windows, rules. */
   permit?: DialAnswer;
+  /** The caller ID its current dial is placed from (worker/caller-id.ts); unset: none chosen. */
+  from?: string;
 }
 
 /** An ended, answered call whose summary and outcomes are still to be made. */
