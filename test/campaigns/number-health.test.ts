@@ -7,7 +7,6 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { batchBody, CALL_BATCHES, validPhone } from '../helpers/batch-requests.ts';
 import { testWorker } from '../helpers/dispatch.ts';
-import { newId } from '../../src/domain/ids.ts';
 import { runNumberHealth } from '../../src/services/number-health/run-health.ts';
 import { applyCallWrites } from '../../src/services/calls/call-transitions.ts';
 
@@ -28,7 +27,8 @@ beforeAll(async () => {
   other = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
   dids = [a.did];
   for (const number of ['+12125550101', '+13125550102']) {
-    dids.push(await t.deps.db.prisma.didNumber.create({ data: { id: newId('didNumber'), accountId: a.account.id, number } }));
+    const added = await t.gql('mutation($n: String!) { addDidNumber(input: { number: $n }) { id number } }', { n: number }, a.apiKey);
+    dids.push(added.body.data.addDidNumber);
   }
   t.clock.set(START);
 });
@@ -46,6 +46,25 @@ async function create(didId: string, sims: string[], offset: number, overrides: 
   });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data.batch_id;
+}
+
+/** Chicago numbers: local presence picks the pool's 312 number (dids[2]) for them while it is available. */
+const chicago = (i: number) => `+1312555${String(2000 + i).padStart(4, '0')}`;
+
+/** A pool batch (no did_number_id) to Chicago numbers; the caller IDs its calls were dialled from. */
+async function poolBatchFroms(n: number, offset: number): Promise<string[]> {
+  const res = await t.request('POST', CALL_BATCHES, {
+    key: a.apiKey,
+    body: batchBody(a, {
+      did_number_id: undefined,
+      contacts: Array.from({ length: n }, (_, i) => ({ contact_id: `p${i + 1}`, phone_number: chicago(offset + i), metadata: { sim: 'completed' } })),
+    }),
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  await testWorker(t.deps).drain();
+  const calls = await t.deps.db.prisma.call.findMany({ where: { batchId: res.body.data.batch_id }, orderBy: { seq: 'asc' } });
+  expect(calls.map((c) => c.status)).toEqual(Array(n).fill('completed'));
+  return calls.map((c) => c.fromNumber!);
 }
 
 const stats = () =>
@@ -107,8 +126,7 @@ describe('number health', () => {
     const [d] = await deliveries('number.rested');
     expect(d).toMatchObject({ batchId: alerts, url: HOOK, accountId: a.account.id });
     expect((d.payload as { data: unknown }).data).toEqual({
-      // Added here without the pool's derivation of area code and region.
-      number: { id: dids[2].id, number: dids[2].number, area_code: null, region: null },
+      number: { id: dids[2].id, number: dids[2].number, area_code: '312', region: 'US-IL' },
       reason: 'low_answer_rate',
       rested_until: '2026-03-03T15:00:00.000Z',
       dials: 6,
@@ -121,6 +139,14 @@ describe('number health', () => {
     // A second run changes nothing and announces nothing.
     expect(await runNumberHealth(t.deps)).toMatchObject({ rested: 0, restored: 0 });
     expect(await deliveries('number.rested')).toHaveLength(1);
+  });
+
+  it('the chooser dials nothing from a rested number: calls local to it go out from the others', async () => {
+    const froms = await poolBatchFroms(4, 0);
+    expect(
+      froms.every((f) => f !== dids[2].number && dids.some((d) => d.number === f)),
+      froms.join(),
+    ).toBe(true);
   });
 
   it('GraphQL shows each number its health, to its own account only', async () => {
@@ -154,6 +180,8 @@ describe('number health', () => {
     expect([did.restedUntil, did.restReason, did.judgedFrom?.toISOString().slice(0, 10)]).toEqual([null, null, '2026-03-03']);
     const [d] = await deliveries('number.restored');
     expect((d.payload as { data: { number: { id: string } } }).data.number.id).toBe(dids[2].id);
+    // Available again: local presence picks it for its own area code.
+    expect(await poolBatchFroms(2, 100)).toEqual([dids[2].number, dids[2].number]);
   });
 
   it('a flag from the operator rests a number whatever its rate; tenants cannot flag', async () => {

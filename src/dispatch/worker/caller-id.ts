@@ -4,17 +4,18 @@
 // dialled: it waits (wait_reason caller_id_cap) until the caps reset.
 import { callerIdWaitUntil } from '../../domain/caller-id.ts';
 import { chooseCallerIdsFor } from '../store/caller-id-choice.ts';
+import { restedOrFlagged } from '../../services/number-health/unavailable.ts';
 import type { LiveCall, WorkerState } from './state.ts';
 
 /** How long calls wait when the choice itself failed (the database): an unknown count is no free dial. */
 export const CALLER_ID_CHECK_RETRY_MS = 60_000;
 
 /**
- * DID ids of this account not to dial from now, beside the capped ones. None yet: the seam for
- * number health (a rested number), which the chooser already honours.
+ * DID ids of this account not to dial from now, beside the capped ones: those number health rests
+ * or the operator flagged (services/number-health/unavailable.ts).
  */
-export function unavailableNumbers(_s: WorkerState, _accountId: string): ReadonlySet<string> {
-  return new Set();
+export function unavailableNumbers(s: WorkerState, accountId: string, now: Date): Promise<ReadonlySet<string>> {
+  return restedOrFlagged(s.deps.db, accountId, now);
 }
 
 /**
@@ -31,11 +32,12 @@ export async function chooseCallerIds(
   const waits = new Map<string, Date>();
   if (calls.length === 0) return waits;
   const now = s.clock.now();
-  const unavailable = unavailableNumbers(s, accountId);
+  let unavailable: ReadonlySet<string> = new Set();
   const requests = calls.map((c) => ({ callId: c.callId, to: to(c), fixedDidId: c.ctx.didNumberId }));
   // Counted as dials in flight, so settling and shutdown wait for the choice.
   s.book.dialsInFlight += 1;
   try {
+    unavailable = await unavailableNumbers(s, accountId, now);
     const round = await chooseCallerIdsFor(s.deps, { accountId, workerId: s.settings.id, now, calls: requests, unavailable });
     calls.forEach((call, i) => {
       const choice = round.choices[i];
