@@ -11,9 +11,6 @@ const COLUMNS = 6;
 
 type Did = DashboardNumbersQuery['didNumbers'][number];
 
-/** A NANP number's area code; '—' for any other. */
-const areaCode = (number: string) => /^\+1([2-9]\d{2})\d{7}$/.exec(number)?.[1] ?? '—';
-
 const rate = (r: number | null | undefined) => (r == null ? '—' : `${Math.round(r * 1000) / 10} %`);
 
 function restCell(d: Did): HTMLTableCellElement {
@@ -34,7 +31,7 @@ function row(d: Did, today: string): HTMLTableRowElement {
     'tr',
     { 'data-did': d.id, class: d.health.restedUntil || d.health.flagged ? 'resting' : '' },
     h('td', { class: 'mono' }, d.number),
-    h('td', { class: 'mono' }, areaCode(d.number)),
+    h('td', { class: 'mono', title: d.region ?? '' }, d.areaCode ?? '—'),
     h('td', { class: 'num', title: `${d.health.dials} in the window` }, dialsToday),
     h('td', { class: 'num' }, rate(d.health.answerRate)),
     h('td', { class: 'num' }, rate(d.health.shortCallRate)),
