@@ -201,4 +201,25 @@ describe('number health', () => {
     await t.gql(q, { id: dids[0].id, f: false }, ADMIN_TOKEN);
     expect(await runNumberHealth(t.deps)).toMatchObject({ restored: 1 });
   });
+
+  it("an attempt counts for its own dial's caller ID: the alternate number's new choice does not take the first dial's count", async () => {
+    const c = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
+    const add = async (n: string) =>
+      (await t.gql('mutation($n: String!) { addDidNumber(input: { number: $n }) { id } }', { n }, c.apiKey)).body.data.addDidNumber.id as string;
+    const chicagoDid = await add('+13125550201');
+    const newYorkDid = await add('+12125550202');
+    const res = await t.request('POST', CALL_BATCHES, {
+      key: c.apiKey,
+      body: batchBody(c, {
+        use_alternate_number: true,
+        contacts: [{ contact_id: 'x1', phone_number: chicago(500), metadata: { sim: 'no_answer,completed', alternate_phone: '+12125553001' } }],
+      }),
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    await testWorker(t.deps).drain();
+    const call = await t.deps.db.prisma.call.findFirstOrThrow({ where: { batchId: res.body.data.batch_id } });
+    expect([call.status, call.attempts, call.fromNumber]).toEqual(['completed', 2, '+12125550202']);
+    const all = await stats();
+    expect([all[chicagoDid]?.slice(1), all[newYorkDid]?.slice(1), all[c.did.id]]).toEqual([[1, 0, 0], [1, 1, 1], undefined]);
+  });
 });
