@@ -4,6 +4,7 @@ import { startWebhookDeliveryWorker } from './services/webhooks/delivery-worker.
 import { startWebhookPruner } from './services/webhooks/prune-deliveries.ts';
 import { startRetention } from './services/retention/retention-loop.ts';
 import { startPeriodic } from './services/retention/periodic.ts';
+import { startNumberHealth } from './services/number-health/health-loop.ts';
 import { analyzeChangedTables, PGLITE_ANALYZE_SCHEDULE } from './db/pglite-analyze.ts';
 import { VOICE_PROVIDERS } from './dispatch/voice/registry.ts';
 import type { VoiceProviderModule } from './dispatch/voice/provider-module.ts';
@@ -36,6 +37,7 @@ export async function startBackground(deps: AppDeps, opts: BackgroundOptions = {
   loops.push(startWebhookDeliveryWorker(deps));
   loops.push(startWebhookPruner(deps));
   loops.push(startRetention(deps));
+  loops.push(startNumberHealth(deps));
   if (deps.db.kind === 'pglite') {
     // No autovacuum there: without this job its planner never has statistics (src/db/pglite-analyze.ts).
     const log = deps.logger.child({ component: 'pglite-analyze' });

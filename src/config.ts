@@ -214,6 +214,18 @@ export const configSchema = z.object({
   RECORDING_RETENTION_DAYS: numberSetting(0, 3650).default(0),
   /** The voice provider's stored webhooks (provider_events) are deleted this many days after they were processed or arrived; 0 keeps them forever. */
   PROVIDER_EVENT_RETENTION_DAYS: numberSetting(0, 3650).default(7),
+  /** Number health (docs/campaigns.md "Number health"): days in each caller-ID number's rolling window, today included. */
+  NUMBER_HEALTH_WINDOW_DAYS: numberSetting(1, 90).default(7),
+  /** A number with fewer ended dials in its window is not judged (nor counted in the pool median). */
+  NUMBER_HEALTH_MIN_DIALS: numberSetting(1, 100_000).default(30),
+  /** A number whose answer rate is below this fraction of its pool's median answer rate is rested. */
+  NUMBER_HEALTH_THRESHOLD: numberSetting(0, 1, 'fraction').default(0.5),
+  /** How long a rest lasts (hours). */
+  NUMBER_HEALTH_REST_HOURS: numberSetting(0, 24 * 30, 'fraction').default(24),
+  /** An answered call that talked for less than this (seconds) is a short call. */
+  NUMBER_HEALTH_SHORT_CALL_SECONDS: numberSetting(1, 3600).default(10),
+  /** How often the worker's health job evaluates every pool (ms); 0: never (numbers are then never rested or restored). */
+  NUMBER_HEALTH_EVERY_MS: numberSetting(0, 86_400_000).default(900_000),
   /** After a secret rotation, the previous secret also signs for this long. */
   WEBHOOK_SECRET_OVERLAP_HOURS: numberSetting(0, 24 * 30, 'fraction').default(24),
   /** Retell (voice provider 'retell') API address; tests point it at the local fake. Its origin is trusted for recording downloads. */

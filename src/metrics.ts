@@ -27,6 +27,10 @@ export interface Metrics {
   readonly webhookDeliveries: Counter<'outcome'>;
   /** Rows the retention settings deleted, by table (history and recordings that went with their calls not counted). */
   readonly retentionDeleted: Counter<'table'>;
+  /** Caller-ID numbers number health rested, by reason (`low_answer_rate`, `flagged`). */
+  readonly didRested: Counter<'reason'>;
+  /** Caller-ID numbers back from a rest. */
+  readonly didRestored: Counter;
   /** Adds a source to `callbatch_calls_in_flight` / `callbatch_subscriptions`; returns its removal. */
   addInFlightSource(source: GaugeSource): () => void;
   addSubscriptionSource(source: GaugeSource): () => void;
@@ -58,6 +62,7 @@ function adder(sources: Set<GaugeSource>) {
 const STARTED = `status IN ('dispatching', 'running')`;
 const WAITING_SQL = `SELECT COALESCE(sum(queued), 0)::int AS value FROM batches WHERE ${STARTED}`;
 const OLDEST_WAITING_SQL = `SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(started_at)), 0)::float8 AS value FROM batches WHERE ${STARTED} AND queued > 0`;
+const DIDS_RESTED_SQL = `SELECT count(*)::int AS value FROM did_numbers WHERE rested_until > now()`;
 const WEBHOOK_QUEUE_SQL = `SELECT count(*)::int AS value FROM webhook_deliveries WHERE status = 'pending'`;
 
 export function createMetrics(db: Database): Metrics {
@@ -133,6 +138,7 @@ export function createMetrics(db: Database): Metrics {
     'Age of the oldest started batch that still has calls to dial (all processes); grows with slow dialling or low concurrency',
     OLDEST_WAITING_SQL,
   );
+  fromDatabase('dids_rested', 'Caller-ID numbers resting now (number health; all accounts)', DIDS_RESTED_SQL);
   fromDatabase('webhook_queue_depth', 'Webhook deliveries waiting to be sent or retried (all processes)', WEBHOOK_QUEUE_SQL);
 
   return {
@@ -177,6 +183,13 @@ export function createMetrics(db: Database): Metrics {
       labelNames: ['outcome'],
       registers: [registry],
     }),
+    didRested: new Counter({
+      name: `${PREFIX}did_rested_total`,
+      help: 'Caller-ID numbers rested by number health, by reason (low_answer_rate, flagged)',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    didRestored: new Counter({ name: `${PREFIX}did_restored_total`, help: 'Caller-ID numbers back from a rest', registers: [registry] }),
     retentionDeleted: new Counter({
       name: `${PREFIX}retention_deleted_total`,
       help: 'Rows deleted by retention, by table (batches, calls, recordings, webhook_deliveries, provider_events)',

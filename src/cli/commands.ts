@@ -37,6 +37,9 @@ async function agentIdOf(gql: Parameters<Command['run']>[0], account: string, ag
 
 /** Absent: unchanged; `none`: cleared; else the window. */
 const windowFlag = (v: Flags[string]) => (typeof v === 'string' ? parseWindowSpec(v) : undefined);
+/** A DID's daily cap: N dials per UTC day, or `none` (no cap: null); absent: unchanged. */
+const dailyCap = (v: Flags[string], name: string) => (v === 'none' || v === 'off' ? null : int(v, name));
+const DID_FIELDS = 'id number areaCode region dailyCap isDefault';
 
 const ACCOUNT_FIELDS = `id name email batchConcurrency apiAccessEnabled interruptionEnabled recordingEnabled registryConsentExempt voices
   limits { maxBatchSize maxConcurrentCalls maxCallDurationSeconds rateLimitPerMinute }
@@ -45,6 +48,12 @@ const ACCOUNT_FIELDS = `id name email batchConcurrency apiAccessEnabled interrup
 const ACCOUNT_FLAGS =
   '[--max-batch-size N] [--max-concurrent-calls N] [--max-call-duration S] [--rate-limit N] [--batch-concurrency N] [--voices a,b] [--api-access true|false] [--interruption true|false] [--recording true|false]' +
   ' [--default-window "09:00-20:00 mon-fri recipient"|none] [--enforced-window "08:00-21:00 recipient"|none] [--frequency-cap CALLS/PERIOD|off] [--registry-consent-exempt true|false]';
+
+const flagDid = (gql: Parameters<Command['run']>[0], id: string, flagged: boolean, reason: string | null) =>
+  gql(
+    'mutation($id: ID!, $flagged: Boolean!, $reason: String) { adminFlagDidNumber(id: $id, flagged: $flagged, reason: $reason) { id number health { flagged flaggedReason restedUntil } } }',
+    { id, flagged, reason },
+  );
 
 /** An agent, its first prompt version and a DID number for a new account. */
 async function setUpCalling(gql: Parameters<Command['run']>[0], accountId: string, voices: string[], f: Flags) {
@@ -224,19 +233,49 @@ export const commands: Record<string, Command> = {
     },
   },
   'dids add': {
-    usage: 'dids add --account ID --number +14155550123',
-    examples: ['dids add --account acc_… --number +14155550124'],
+    usage: 'dids add --account ID --number +14155550123 [--daily-cap N] [--default true]   (caller-ID pool: docs/campaigns.md)',
+    examples: ['dids add --account acc_… --number +14155550124', 'dids add --account acc_… --number +12125550100 --daily-cap 100 --default true'],
     run: (gql, _a, f) =>
       gql(
-        'mutation($input: AddDidNumberInput!) { addDidNumber(input: $input) { id number } }',
-        { input: { number: need(f.number, 'number') } },
+        `mutation($input: AddDidNumberInput!) { addDidNumber(input: $input) { ${DID_FIELDS} } }`,
+        { input: { number: need(f.number, 'number'), dailyCap: dailyCap(f['daily-cap'], 'daily-cap'), isDefault: bool(f.default, 'default') } },
+        need(f.account, 'account'),
+      ),
+  },
+  'dids set': {
+    usage: 'dids set --account ID --did DID_ID [--daily-cap N|none] [--default true|false]',
+    examples: ['dids set --account acc_… --did did_… --daily-cap 150', 'dids set --account acc_… --did did_… --daily-cap none --default true'],
+    run: (gql, _a, f) =>
+      gql(
+        `mutation($id: ID!, $input: UpdateDidNumberInput!) { updateDidNumber(id: $id, input: $input) { ${DID_FIELDS} } }`,
+        { id: need(f.did, 'did'), input: { dailyCap: dailyCap(f['daily-cap'], 'daily-cap'), isDefault: bool(f.default, 'default') } },
         need(f.account, 'account'),
       ),
   },
   'dids list': {
     usage: 'dids list --account ID',
     examples: ['dids list --account acc_…'],
-    run: (gql, _a, f) => gql('{ didNumbers { id number } }', {}, need(f.account, 'account')),
+    run: (gql, _a, f) => gql(`{ didNumbers { ${DID_FIELDS} } }`, {}, need(f.account, 'account')),
+  },
+  'dids health': {
+    usage: "dids health --account ID   (each number's rolling dials, answer and short-call rates, rest and flag)",
+    examples: ['dids health --account acc_…'],
+    run: (gql, _a, f) =>
+      gql(
+        '{ didNumbers { id number health { dials answered shortCalls answerRate shortCallRate restedUntil restReason flagged flaggedReason } } }',
+        {},
+        need(f.account, 'account'),
+      ),
+  },
+  'dids flag': {
+    usage: 'dids flag <did-id> [--reason TEXT]   (a flagged number is not used as caller ID and is rested; reason at most 200 characters)',
+    examples: ['dids flag did_… --reason "carrier spam label"'],
+    run: (gql, a, f) => flagDid(gql, arg(a, 0, 'did-id'), true, typeof f.reason === 'string' ? f.reason : null),
+  },
+  'dids unflag': {
+    usage: 'dids unflag <did-id>   (a rest the flag caused ends at once)',
+    examples: ['dids unflag did_…'],
+    run: (gql, a) => flagDid(gql, arg(a, 0, 'did-id'), false, null),
   },
   'voices set': {
     usage: 'voices set <account-id> alloy,verse,…',

@@ -55,6 +55,8 @@ export const FLAG_NAMES = [
   'registry-consent-exempt',
   'settings',
   'providers',
+  'daily-cap',
+  'default',
 ];
 export const SWITCH_NAMES = ['json', 'watch', 'all'];
 const FLAG_OPTIONS = {

@@ -103,6 +103,7 @@ function workerSettings(deps: AppDeps, opts: WorkerOptions): WorkerSettings {
     claimBatchSize: opts.claimBatchSize ?? 500,
     shutdownGraceMs: opts.shutdownGraceMs ?? leaseMs,
     recoveryBudgetMs: Math.max(100, Math.min(leaseMs / 4, 10_000)),
+    shortCallSeconds: deps.config.NUMBER_HEALTH_SHORT_CALL_SECONDS,
   };
 }
 

@@ -1,7 +1,8 @@
 // Why a call still waiting (pending or queued) is not dialled before its next_attempt_at. The
-// frequency cap records it (`calls.wait_reason`, cleared when the call is dialled, ends or is moved
-// to another window); otherwise a retry (queued) or a calling window (pending, windowed) is why.
-export const WAIT_REASONS = ['calling_window', 'retry', 'frequency_cap'] as const;
+// frequency cap and the caller-ID pool (every usable number capped today) record it
+// (`calls.wait_reason`, cleared when the call is dialled, ends or is moved to another window);
+// otherwise a retry (queued) or a calling window (pending, windowed) is why.
+export const WAIT_REASONS = ['calling_window', 'retry', 'frequency_cap', 'caller_id_cap'] as const;
 export type WaitReason = (typeof WAIT_REASONS)[number];
 
 /**

@@ -4,6 +4,7 @@ import { withoutOwnPropertyResolvers } from './plain-reads.ts';
 import './scalars.ts';
 import './types/account.ts';
 import './types/catalog.ts';
+import './types/did-health.ts';
 import './types/batch.ts';
 import './types/batch-options.ts';
 import './types/call.ts';

@@ -44,6 +44,8 @@ export interface CallRecord {
   primary_phone_number: string;
   /** Whether an attempt that reached voicemail left the batch's message (docs/campaigns.md "Voicemail"); null: voicemail not reached, or unknown. */
   voicemail_left: boolean | null;
+  /** The caller-ID number its latest dial was placed from (docs/campaigns.md "Caller-ID pools and local presence"); null: never dialled. */
+  from_number: string | null;
 }
 
 export interface ConsentOut {
@@ -129,6 +131,7 @@ export const CALL_RECORD_FIELDS = [
   'primary_phone_number',
   'consent',
   'voicemail_left',
+  'from_number',
 ] as const satisfies readonly (keyof CallRecord)[];
 
 export const BATCH_DETAILS_FIELDS = [
@@ -200,6 +203,7 @@ export interface CallRecordSource {
   /** The contact's primary number (`calls.phone_number`), whichever number was dialled. */
   primaryPhoneNumber: string;
   voicemailLeft: boolean | null;
+  fromNumber: string | null;
 }
 
 /** The number a call record shows: the alternate one when it was dialled. */
@@ -248,6 +252,7 @@ export function callRecord(c: CallRecordSource): CallRecord {
       ? { source: c.consent.source, timestamp: iso(c.consent.timestamp)!, text: c.consent.text, reference: c.consent.reference }
       : null,
     voicemail_left: c.voicemailLeft,
+    from_number: c.fromNumber,
   };
 }
 

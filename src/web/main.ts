@@ -4,6 +4,7 @@
 //   #/batch/<id>         one batch, its calls, live
 //   #/new                a batch from a CSV file
 //   #/do-not-call        the account's do-not-call list
+//   #/numbers            the account's caller-ID numbers and their health
 import './styles.css';
 import { DashboardMeDocument } from '../codegen/graphql.ts';
 import { Api, ApiError, type LiveState } from './api.ts';
@@ -13,6 +14,7 @@ import { batchView } from './views/batch.ts';
 import { batchesView } from './views/batches.ts';
 import { createView } from './views/create.ts';
 import { doNotCallView } from './views/do-not-call.ts';
+import { numbersView } from './views/numbers.ts';
 
 const KEY_STORAGE = 'callBatchDashboard.apiKey';
 const root = document.getElementById('app')!;
@@ -128,6 +130,7 @@ async function start(key: string) {
   const nav = {
     batches: h('a', { href: '#/batches' }, 'Batches'),
     dnc: h('a', { href: '#/do-not-call', 'data-testid': 'nav-do-not-call' }, 'Do not call'),
+    numbers: h('a', { href: '#/numbers', 'data-testid': 'nav-numbers' }, 'Numbers'),
   };
   const main = h('main', { class: 'content' });
   replace(
@@ -136,7 +139,7 @@ async function start(key: string) {
       'header',
       { class: 'top' },
       h('a', { href: '#/batches', class: 'brand' }, 'Call batches'),
-      h('nav', { class: 'nav' }, nav.batches, nav.dnc),
+      h('nav', { class: 'nav' }, nav.batches, nav.dnc, nav.numbers),
       h('span', { class: 'spacer' }),
       live,
       h('span', { class: 'account', title: me.email }, me.name),
@@ -171,12 +174,15 @@ async function start(key: string) {
     const params = new URLSearchParams(query);
     const parts = path.split('/').filter(Boolean);
     const onDnc = parts[0] === 'do-not-call';
+    const onNumbers = parts[0] === 'numbers';
     nav.dnc.toggleAttribute('aria-current', onDnc);
-    nav.batches.toggleAttribute('aria-current', !onDnc);
+    nav.numbers.toggleAttribute('aria-current', onNumbers);
+    nav.batches.toggleAttribute('aria-current', !onDnc && !onNumbers);
     try {
       if (parts[0] === 'batch' && parts[1]) view = batchView(ctx, decodeURIComponent(parts[1]), params);
       else if (parts[0] === 'new') view = createView(ctx);
       else if (parts[0] === 'do-not-call') view = doNotCallView(ctx, params);
+      else if (onNumbers) view = numbersView(ctx);
       else view = batchesView(ctx, params);
       replace(main, view.el);
     } catch (e) {

@@ -76,7 +76,14 @@ describe('the CLI help examples', () => {
     const { agents } = await json('agents', 'list', '--account', demo.id);
     const agent = agents.find((a: { name: string }) => a.name === 'Demo Agent');
     const { promptVersions } = await json('versions', 'list', '--account', demo.id, '--agent', agent.id);
-    const ids: Record<string, string> = { 'acc_…': demo.id, 'agt-…': agent.id, 'pmt-…': promptVersions[0].id, 'sched_…': '', 'key_…': '' };
+    const ids: Record<string, string> = {
+      'acc_…': demo.id,
+      'agt-…': agent.id,
+      'pmt-…': promptVersions[0].id,
+      'sched_…': '',
+      'key_…': '',
+      'did_…': '',
+    };
     const paste = (e: string) =>
       words(e).map((w) => {
         const id = ids[w];
@@ -112,7 +119,11 @@ describe('the CLI help examples', () => {
     ]) {
       await runExamples(name);
     }
-    for (const name of ['dids add', 'dids list', 'voices set', 'voices list', 'provider set', 'webhooks secret']) await runExamples(name);
+    await runExamples('dids add', ({ out }) => {
+      ids['did_…'] = JSON.parse(out).addDidNumber.id;
+    });
+    for (const name of ['dids list', 'dids health', 'dids flag', 'dids unflag', 'voices set', 'voices list', 'provider set', 'webhooks secret'])
+      await runExamples(name);
     for (const name of ['suppressions add', 'suppressions import', 'suppressions list', 'suppressions remove']) await runExamples(name);
     // Over HTTP to the server's operator route, in parts (registry-commands.ts).
     await runExamples('registry import', ({ out }) => {

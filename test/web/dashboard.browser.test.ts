@@ -3,7 +3,7 @@
 // open it and watch the counters reach their final numbers without a page reload; filter its calls,
 // read a call and play its recording; start, pause, resume and cancel a batch; a call waiting for a
 // retry says when and why, and lists its attempts; the do-not-call list takes, finds and drops
-// numbers and pages by cursor; errors and laptop screens never leave a blank page. Chromium is a requirement of this suite, not an option: without
+// numbers and pages by cursor; the numbers page shows each caller-ID number's health; errors and laptop screens never leave a blank page. Chromium is a requirement of this suite, not an option: without
 // it the test fails (CI installs it). Screenshots go to test-output/.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -638,4 +638,21 @@ describe('dashboard', () => {
     expect(pageErrors).toEqual([]);
     await page.close();
   }, 60_000);
+
+  it("shows each caller-ID number's health: area code, dials today, rates, rest", async () => {
+    const { page, pageErrors } = await openPage();
+    await connect(page);
+    await page.getByTestId('nav-numbers').click();
+    const rows = page.locator('table.numbers tbody tr[data-did]');
+    await expect.poll(() => rows.count()).toBeGreaterThan(0);
+    // The demo account's number placed the batches the tests before ran: today's dials and rates show.
+    const cells = await rows.first().locator('td').allTextContents();
+    expect(cells[0]).toMatch(/^\+1\d{10}$/);
+    expect(cells[1]).toBe(cells[0].slice(2, 5));
+    expect(Number(cells[2])).toBeGreaterThan(0);
+    expect(cells[3]).toMatch(/^\d+(\.\d)? %$/);
+    expect(cells[5]).toBe('—');
+    await page.screenshot({ path: path.join(OUTPUT, 'dashboard-numbers.png') });
+    expect(pageErrors).toEqual([]);
+  });
 });

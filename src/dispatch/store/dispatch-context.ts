@@ -1,7 +1,7 @@
 // What a worker needs to place a batch's calls: the batch's dial settings, its agent and prompt
-// version, the caller-ID number and the account's voice provider. Fixed once the batch exists but
-// for the enforced window, so the worker reads it once per batch and again when the window's
-// version it claimed under is newer.
+// version, its own caller-ID number (else the account's pool) and the account's voice provider.
+// Fixed once the batch exists but for the enforced window, so the worker reads it once per batch
+// and again when the window's version it claimed under is newer.
 import { profilesInForce } from '../../domain/compliance/profiles.ts';
 import type { ComplianceProfile } from '../../domain/compliance/rules-v1.ts';
 import type { OptOutRule } from '../../domain/opt-out.ts';
@@ -15,8 +15,12 @@ export interface DispatchContext {
   batchId: string;
   accountId: string;
   provider: string;
-  /** E.164 caller ID; null when neither the batch nor the account has a number. */
+  /** The batch's own DID (E.164), the only number its calls are placed from; null: chosen per dial from the account's pool. */
   from: string | null;
+  /** The batch's own DID's id; null: the account's pool. */
+  didNumberId: string | null;
+  /** The account's DID numbers when these settings were read: what pacing shares among pool batches. */
+  poolNumbers: string[];
   voice: string;
   interruption: boolean;
   recordingEnabled: boolean;
@@ -51,19 +55,21 @@ export async function loadDispatchContexts(deps: Pick<AppDeps, 'db'>, batchIds: 
       account: { select: { provider: true, maxCallDurationSeconds: true } },
     },
   });
-  // A batch created without a DID (none chosen) dials from the account's first number.
-  const needDid = [...new Set(batches.filter((b) => !b.didNumber).map((b) => b.accountId))];
-  const fallbackDid = new Map<string, string>();
-  if (needDid.length > 0) {
-    const dids = await deps.db.prisma.didNumber.findMany({ where: { accountId: { in: needDid } }, orderBy: { id: 'asc' } });
-    for (const d of dids) if (!fallbackDid.has(d.accountId)) fallbackDid.set(d.accountId, d.number);
+  // A batch created without a DID dials from the account's pool, a number chosen per dial (worker/caller-id.ts).
+  const needPool = [...new Set(batches.filter((b) => !b.didNumber).map((b) => b.accountId))];
+  const pools = new Map<string, string[]>();
+  if (needPool.length > 0) {
+    const dids = await deps.db.prisma.didNumber.findMany({ where: { accountId: { in: needPool } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    for (const d of dids) pools.set(d.accountId, [...(pools.get(d.accountId) ?? []), d.number]);
   }
   for (const b of batches) {
     out.set(b.id, {
       batchId: b.id,
       accountId: b.accountId,
       provider: b.account.provider,
-      from: b.didNumber?.number ?? fallbackDid.get(b.accountId) ?? null,
+      from: b.didNumber?.number ?? null,
+      didNumberId: b.didNumber?.id ?? null,
+      poolNumbers: b.didNumber ? [] : (pools.get(b.accountId) ?? []),
       voice: b.voice,
       interruption: b.interruption,
       recordingEnabled: b.recordingEnabled,

@@ -56,6 +56,7 @@ export function mergeWrites(older: CallWrite, newer: CallWrite): CallWrite {
     recording: newer.recording ?? older.recording ?? null,
     ...(older.optOut || newer.optOut ? { optOut: true } : {}),
     ...(older.audits || newer.audits ? { audits: [...(older.audits ?? []), ...(newer.audits ?? [])] } : {}),
+    ...(older.didStats || newer.didStats ? { didStats: [...(older.didStats ?? []), ...(newer.didStats ?? [])] } : {}),
   };
 }
 

@@ -8,7 +8,10 @@ import type { CallEndResult } from '../voice/provider.ts';
 import { finishAttempt, waitForAlternate } from './attempt-end.ts';
 import { dialAuditFor, judgeDial } from './dial-audit.ts';
 import { placeCall } from './dial.ts';
+import { chooseCallerIds } from './caller-id.ts';
+import { CALLER_ID_CAP_WAIT_REASON } from '../../domain/caller-id.ts';
 import { callRef, dropLostCall, enqueueWrite } from './ledger.ts';
+import { attemptStats, dialledFrom } from './did-stats.ts';
 import type { LiveCall, SessionSeam, WorkerState } from './state.ts';
 
 /**
@@ -38,7 +41,7 @@ export async function dialAlternateIfAllowed(s: WorkerState, call: LiveCall, pre
     s.book.dialsInFlight -= 1;
   }
   if (s.book.live.get(call.callId) !== call) return;
-  if (check === 'ok') return dialAlternate(s, call, previous, seam);
+  if (check === 'ok') return dialAlternateFromPool(s, call, previous, seam);
   const expiresAt = call.ctx.expiresAt;
   if (typeof check === 'object' && (!expiresAt || check.opensAt.getTime() < expiresAt.getTime())) {
     return waitForAlternate(s, call, { at: check.opensAt, windowClosesAt: check.closesAt }, previous);
@@ -49,7 +52,21 @@ export async function dialAlternateIfAllowed(s: WorkerState, call: LiveCall, pre
   finishAttempt(s, call, { ...previous, detail: { ...previous.detail, alternate_not_dialled: reason } });
 }
 
-async function dialAlternate(s: WorkerState, call: LiveCall, previous: CallEndResult, seam: SessionSeam): Promise<void> {
+/**
+ * The alternate's caller ID is chosen again by the same rule (its own area code and region). No
+ * number under its cap: not dialled, the call ends with the primary attempt's result.
+ */
+async function dialAlternateFromPool(s: WorkerState, call: LiveCall, previous: CallEndResult, seam: SessionSeam): Promise<void> {
+  // The first dial's caller ID, before the choice replaces it: its number's health counts that attempt.
+  const previousFrom = dialledFrom(call);
+  const waits = await chooseCallerIds(s, call.accountId, [call], (c) => c.alternatePhone!);
+  if (s.book.live.get(call.callId) !== call) return;
+  if (!waits.has(call.callId)) return dialAlternate(s, call, previous, seam, previousFrom);
+  if (s.logTransitions) s.log.info({ callId: call.callId, batchId: call.batchId, reason: CALLER_ID_CAP_WAIT_REASON }, 'alternate number not dialled');
+  finishAttempt(s, call, { ...previous, detail: { ...previous.detail, alternate_not_dialled: CALLER_ID_CAP_WAIT_REASON } });
+}
+
+async function dialAlternate(s: WorkerState, call: LiveCall, previous: CallEndResult, seam: SessionSeam, previousFrom: string | null): Promise<void> {
   const alternate = call.alternatePhone!;
   const write = alternateDialWrite(
     callRef(call),
@@ -59,6 +76,8 @@ async function dialAlternate(s: WorkerState, call: LiveCall, previous: CallEndRe
     alternate,
     call.attempts + 1,
   );
+  // The first dial's attempt ended: its number's health counts it (before this call's next dial).
+  write.didStats = attemptStats(s, call, previous, previousFrom);
   const previousNumber = call.number;
   call.number = alternate;
   call.usedAlternate = true;

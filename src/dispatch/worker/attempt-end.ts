@@ -11,6 +11,7 @@ import type { CallEndResult } from '../voice/provider.ts';
 import { analyseCall } from './analysis.ts';
 import { callRef, checkTransition, enqueueWrite, stopWatching } from './ledger.ts';
 import type { LiveCall, WorkerState } from './state.ts';
+import { attemptStats } from './did-stats.ts';
 
 /** A provider that does not say whether it left the message did what the dial asked. */
 export function withVoicemailLeft(result: CallEndResult, setting: VoicemailSetting | null): CallEndResult {
@@ -60,7 +61,10 @@ function scheduleRetry(s: WorkerState, call: LiveCall, result: CallEndResult, at
   const from = call.status;
   checkTransition(s, call, from, 'queued');
   call.status = 'queued';
-  const write = retryWrite(callRef(call), s.settings.id, from, result, call.number, call.attempts, at);
+  const write = {
+    ...retryWrite(callRef(call), s.settings.id, from, result, call.number, call.attempts, at),
+    didStats: attemptStats(s, call, result),
+  };
   void enqueueWrite(s, write, call.ctx.callbackUrl).then((ok) => {
     s.book.ending.delete(call.callId);
     if (!ok) s.log.warn({ callId: call.callId, batchId: call.batchId }, 'retry not recorded: call no longer leased by this worker');
@@ -101,6 +105,7 @@ export function waitForAlternate(s: WorkerState, call: LiveCall, next: RetryTime
     next,
     ...(previous ? { previous: { number: call.number, result: previous } } : { undial: true }),
   });
+  if (previous) write.didStats = attemptStats(s, call, previous);
   if (s.logTransitions)
     s.log.info({ callId: call.callId, batchId: call.batchId, number: alternate, opensAt: next.at }, 'alternate number waits for its calling window');
   return enqueueWrite(s, write, call.ctx.callbackUrl).then((ok) => {
@@ -121,6 +126,7 @@ export function endCall(s: WorkerState, call: LiveCall, result: CallEndResult): 
     recordingWithAnalysis: true,
     providerAnalysis: !!byProvider,
   });
+  write.didStats = attemptStats(s, call, result);
   void enqueueWrite(s, write, call.ctx.callbackUrl).then((ok) => {
     s.book.ending.delete(call.callId);
     if (!ok) {

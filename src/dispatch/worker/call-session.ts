@@ -6,10 +6,12 @@
 import type { ClaimedCall } from '../store/claim-calls.ts';
 import { checkDialFrequency, type FrequencyVerdict } from '../store/dial-frequency-check.ts';
 import { FREQUENCY_CAP_WAIT_REASON } from '../../domain/frequency-cap.ts';
+import { CALLER_ID_CAP_WAIT_REASON } from '../../domain/caller-id.ts';
 import type { DialAnswer } from '../../domain/dial-permission.ts';
 import type { RetryTime } from '../store/call-writes.ts';
 import type { CallEndResult, HangupReason, VoiceProvider } from '../voice/provider.ts';
 import { dialAlternateIfAllowed } from './alternate-dial.ts';
+import { chooseCallerIds } from './caller-id.ts';
 import { endCall, failedDial, finishAttempt, waitForAlternate, withheldWait, withVoicemailLeft } from './attempt-end.ts';
 import { newLiveCall, placeCall, subscribedProvider as subscribe } from './dial.ts';
 import { hangUp as askHangup } from './hangups.ts';
@@ -45,13 +47,24 @@ export function hangUp(s: WorkerState, call: LiveCall, reason: HangupReason, now
   return askHangup(s, call, reason, now, seamOf(s));
 }
 
-/** Starts watching a call this worker just claimed, and dials it. */
-export function dialClaimed(s: WorkerState, c: ClaimedCall): Promise<void> {
+/**
+ * Dials one account's claimed calls: each is watched and judged (dial permission), the permitted
+ * ones get their caller IDs in one round (worker/caller-id.ts), then each is dialled or withheld.
+ */
+export async function dialClaimed(s: WorkerState, accountId: string, claimed: readonly ClaimedCall[]): Promise<void> {
+  const calls = claimed.flatMap((c) => startClaimed(s, c) ?? []);
+  const permitted = calls.filter((c) => c.permit?.allowed);
+  const waits = await chooseCallerIds(s, accountId, permitted);
+  await Promise.all(calls.map((c) => dialStarted(s, c, waits.get(c.callId))));
+}
+
+/** Starts watching a call this worker just claimed and judges its dial; null: its batch is gone. */
+function startClaimed(s: WorkerState, c: ClaimedCall): LiveCall | null {
   const ctx = s.caches.contexts.get(c.batchId);
   if (!ctx) {
     // The batch vanished (deleted with its account). Left alone, the lease lapses and recovery settles it.
     s.log.error({ callId: c.id, batchId: c.batchId }, 'claimed call without batch settings; not dialled');
-    return Promise.resolve();
+    return null;
   }
   const call = newLiveCall(ctx, {
     callId: c.id,
@@ -76,10 +89,25 @@ export function dialClaimed(s: WorkerState, c: ClaimedCall): Promise<void> {
   // recovery); whether the dial may be made is decided here, for every dial - first, retry,
   // waiting alternate, a lost worker's call put back - by the one function: the number's own zones
   // and the contact's, the batch's windows and its compliance rules, now.
-  const permit = judgeDial(call, c.dialledAt);
-  call.permit = permit;
+  call.permit = judgeDial(call, c.dialledAt);
+  return call;
+}
+
+/** A judged claimed call: withheld (its window, or no caller ID under the caps until `callerIdWait`), or dialled. */
+function dialStarted(s: WorkerState, call: LiveCall, callerIdWait: Date | undefined): Promise<void> {
+  const permit = call.permit!;
+  if (s.book.live.get(call.callId) !== call) return Promise.resolve();
   if (!permit.allowed) return withholdDial(s, call, permit);
+  if (callerIdWait) return waitForCallerId(s, call, callerIdWait);
   return auditAndPlace(s, call, permit);
+}
+
+/** No number of the pool (or the batch's own) may dial now: the call waits, not dialled, its claim taken back. */
+function waitForCallerId(s: WorkerState, call: LiveCall, at: Date): Promise<void> {
+  const next: RetryTime = { at, windowClosesAt: null };
+  // A claimed alternate keeps waiting as an alternate (its claim dials the alternate again).
+  if (call.usedAlternate) return waitForAlternate(s, call, next, null);
+  return withheldWait(s, call, next, CALLER_ID_CAP_WAIT_REASON, {});
 }
 
 /** A claimed dial: a rule's frequency limit is counted, its audit entry is queued to ride with the call's next write, then the dial. */

@@ -62,7 +62,7 @@ async function claimFor(s: WorkerState, only?: string[]): Promise<ClaimRound> {
     }
     budget -= r.claimed.length;
     claimed += r.claimed.length;
-    await Promise.all(r.claimed.map((c) => dialClaimed(s, c)));
+    await dialClaimed(s, accountId, r.claimed);
   }
   return { claimed, more };
 }

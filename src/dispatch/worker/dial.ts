@@ -26,13 +26,18 @@ export function subscribedProvider(s: WorkerState, p: VoiceProvider, seam: Sessi
   return p;
 }
 
+/** The number the dial is placed from: the one chosen for it (caller-ID pool), else the batch's own DID. */
+export function callerIdOf(call: LiveCall): string | null {
+  return call.from ?? call.ctx.from;
+}
+
 export function placeCallRequest(call: LiveCall): PlaceCallRequest {
   return {
     callId: call.callId,
     batchId: call.batchId,
     accountId: call.accountId,
     attempt: call.attempts,
-    from: call.ctx.from ?? '',
+    from: callerIdOf(call) ?? '',
     to: call.number,
     agent: call.ctx.agent,
     prompt: call.ctx.prompt,
@@ -53,9 +58,10 @@ export function newLiveCall(
 
 /** The dial's pacing slot (normally free at once: the claim only took calls that may start now). */
 async function waitForDialSlot(s: WorkerState, call: LiveCall, provider: VoiceProvider): Promise<void> {
-  if (!provider.dialRate || !call.ctx.from) return;
+  const from = callerIdOf(call);
+  if (!provider.dialRate || !from) return;
   const rate = await provider.dialRate(call.accountId);
-  const wait = s.pacer.take(call.ctx.from, rate);
+  const wait = s.pacer.take(from, rate);
   if (wait <= 0) return;
   await sleep(s, wait);
   // The max-duration clock starts when the call is really placed.
@@ -63,7 +69,7 @@ async function waitForDialSlot(s: WorkerState, call: LiveCall, provider: VoicePr
 }
 
 export async function placeCall(s: WorkerState, call: LiveCall, seam: SessionSeam): Promise<void> {
-  if (!call.ctx.from) return seam.ended(call, failedDial(s, call, 'no_caller_id'));
+  if (!callerIdOf(call)) return seam.ended(call, failedDial(s, call, 'no_caller_id'));
   s.book.dialsInFlight += 1;
   try {
     const dial = await dialRoute(s, call, { place: (p) => placeThrough(s, call, p, seam), request: () => placeCallRequest(call) });

@@ -58,11 +58,20 @@ export async function refreshAccountProviders(s: WorkerState, accountIds: string
   for (const [a, name] of names) s.caches.accountProviders.set(a, { name, at });
 }
 
+/** The pacing key the account's pool batches share (their numbers are chosen per dial, after the claim). */
+const POOL_KEY = '\u0000pool';
+
+/** Dials these numbers may start within the next poll interval, together. */
+function poolSlots(s: WorkerState, numbers: readonly string[], rate: number): number {
+  return numbers.reduce((sum, n) => sum + s.pacer.available(n, rate, s.settings.pollMs), 0);
+}
+
 /**
  * Dial pacing for one account's claim, when its provider paces dials: each batch gets at most
  * the slots its from-number has within the next poll interval, shared by the batches that dial
- * from that number; a batch whose settings this worker hasn't loaded yet gets one call (its
- * number is learnt from it). undefined: unpaced.
+ * from that number; the account's pool batches share the slots of all its numbers (each dial then
+ * takes a slot of the number chosen for it, dial.ts); a batch whose settings this worker hasn't
+ * loaded yet gets one call (its number is learnt from it). undefined: unpaced.
  */
 export async function dialPacing(s: WorkerState, accountId: string): Promise<ClaimInput['limitAllocation']> {
   const name = s.caches.accountProviders.get(accountId)?.name;
@@ -80,12 +89,13 @@ export async function dialPacing(s: WorkerState, accountId: string): Promise<Cla
     const left = new Map<string, number>();
     const out = new Map<string, number>();
     for (const [batchId, wanted] of alloc) {
-      const from = s.caches.contexts.get(batchId)?.from;
+      const ctx = s.caches.contexts.get(batchId);
+      const from = ctx?.from ?? (ctx?.poolNumbers.length ? POOL_KEY : null);
       if (!from) {
         out.set(batchId, Math.min(wanted, 1));
         continue;
       }
-      const slots = left.get(from) ?? s.pacer.available(from, rate, s.settings.pollMs);
+      const slots = left.get(from) ?? poolSlots(s, from === POOL_KEY ? ctx!.poolNumbers : [from], rate);
       const n = Math.min(wanted, slots);
       left.set(from, slots - n);
       out.set(batchId, n);

@@ -28,6 +28,8 @@ export interface WorkerSettings {
   shutdownGraceMs: number;
   /** Provider I/O of one recovery round stops this long after it started: well within a lease. */
   recoveryBudgetMs: number;
+  /** An answered attempt that talked for less than this (seconds) counts as short in its number's health. */
+  shortCallSeconds: number;
 }
 
 /** A call this worker dialled (or adopted) and watches until it ends. */
@@ -63,6 +65,8 @@ export interface LiveCall extends CallRef {
   contact: PlaceCallRequest['contact'];
   /** What its current dial was judged against and the answer (dialPermission): zones, windows, rules. */
   permit?: DialAnswer;
+  /** The caller ID its current dial is placed from (worker/caller-id.ts); unset: none chosen. */
+  from?: string;
 }
 
 /** An ended, answered call whose summary and outcomes are still to be made. */

@@ -148,6 +148,11 @@ export const CallType = builder.prismaObject('Call', {
           ? null
           : { source: c.consentSource, timestamp: c.consentAt, text: c.consentText, reference: c.consentReference },
     }),
+    fromNumber: t.exposeString('fromNumber', {
+      nullable: true,
+      description:
+        "The caller-ID number (E.164) its latest dial was placed from: the batch's own DID, else chosen from the account's pool (same area code, else same region, else the default); null: never dialled",
+    }),
     voicemailLeft: t.exposeBoolean('voicemailLeft', {
       nullable: true,
       description: "Whether an attempt that reached voicemail left the batch's voicemailMessage; null: voicemail not reached, or unknown",

@@ -2,6 +2,8 @@ import { builder } from '../builder.ts';
 import { NodeInterface } from './node.ts';
 import { HEAVY_TEXT_COMPLEXITY } from './field-costs.ts';
 import { addDidNumber, createAgent, createPromptVersion, updateAgent } from '../../services/accounts/catalog.ts';
+import { updateDidNumber } from '../../services/accounts/caller-id-pool.ts';
+import { MAX_DID_DAILY_CAP } from '../../domain/caller-id.ts';
 
 export const AgentType = builder.prismaObject('Agent', {
   interfaces: [NodeInterface],
@@ -42,6 +44,18 @@ builder.prismaObject('DidNumber', {
     id: t.exposeID('id'),
     number: t.exposeString('number'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    areaCode: t.exposeString('areaCode', { nullable: true, description: 'Its NANP area code, derived from the number when added; null outside +1' }),
+    region: t.exposeString('region', {
+      nullable: true,
+      description: "Where it is local, derived from the number: a US number's state as US-XX (US-NY), any other its ISO country",
+    }),
+    dailyCap: t.exposeInt('dailyCap', {
+      nullable: true,
+      description: `Most dials placed from it per UTC day (1..${MAX_DID_DAILY_CAP}); null: no cap. A call no number may dial from waits until the next day`,
+    }),
+    isDefault: t.exposeBoolean('isDefault', {
+      description: "The caller-ID pool's default: a call with no local number is placed from it (none marked: the oldest number is)",
+    }),
   }),
 });
 
@@ -114,7 +128,18 @@ const CreatePromptVersionInput = builder.inputType('CreatePromptVersionInput', {
 });
 
 const AddDidNumberInput = builder.inputType('AddDidNumberInput', {
-  fields: (t) => ({ number: t.string({ required: true }) }),
+  fields: (t) => ({
+    number: t.string({ required: true }),
+    dailyCap: t.int({ description: `Most dials per UTC day from this number (1..${MAX_DID_DAILY_CAP}); omitted or null: no cap` }),
+    isDefault: t.boolean({ description: "Make it the caller-ID pool's default (the previous default stops being it)" }),
+  }),
+});
+
+const UpdateDidNumberInput = builder.inputType('UpdateDidNumberInput', {
+  fields: (t) => ({
+    dailyCap: t.int({ description: `Most dials per UTC day (1..${MAX_DID_DAILY_CAP}); null: no cap; omitted: unchanged` }),
+    isDefault: t.boolean({ description: "true: the pool's default (the previous one stops being it); false: no longer it; omitted: unchanged" }),
+  }),
 });
 
 builder.mutationFields((t) => ({
@@ -156,6 +181,17 @@ builder.mutationFields((t) => ({
   addDidNumber: t.prismaField({
     type: 'DidNumber',
     args: { input: t.arg({ type: AddDidNumberInput, required: true }) },
-    resolve: async (_q, _r, { input }, ctx) => addDidNumber(ctx.deps.db, await ctx.account(), input.number),
+    resolve: async (_q, _r, { input }, ctx) =>
+      addDidNumber(ctx.deps.db, await ctx.account(), input.number, { dailyCap: input.dailyCap, isDefault: input.isDefault }),
+  }),
+  updateDidNumber: t.prismaField({
+    type: 'DidNumber',
+    description: 'Changes a DID number\'s caller-ID pool settings (docs/campaigns.md "Caller-ID pools and local presence")',
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateDidNumberInput, required: true }) },
+    resolve: async (_q, _r, { id, input }, ctx) =>
+      updateDidNumber(ctx.deps.db, await ctx.account(), String(id), {
+        ...(input.dailyCap !== undefined ? { dailyCap: input.dailyCap } : {}),
+        isDefault: input.isDefault,
+      }),
   }),
 }));

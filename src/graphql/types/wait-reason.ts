@@ -14,5 +14,10 @@ export const CallWaitReason = builder.enumType('CallWaitReason', {
       value: 'frequency_cap',
       description: "Its number reached the account's frequency cap; nextAttemptAt is when a dial leaves the period",
     },
+    CALLER_ID_CAP: {
+      value: 'caller_id_cap',
+      description:
+        "Every caller-ID number it may be dialled from reached its daily cap (or is resting); nextAttemptAt is the next UTC day's start (sooner for a resting number)",
+    },
   } satisfies Record<string, { value: WaitReason; description: string }>,
 });

@@ -148,6 +148,7 @@ export const callRecordExample: CallRecord = {
     reference: 'form-submission-88412',
   },
   voicemail_left: null,
+  from_number: '+14155550100',
 };
 
 export const paginationExample = (total: number): Pagination => ({ page: 1, limit: 50, total, has_more: total > 50 });

@@ -17,6 +17,8 @@ import {
 import type { Account, Agent, DidNumber, PromptVersion } from '../../generated/prisma/client.ts';
 import { formatIssue } from '../../domain/field-issue.ts';
 import { optOutKeyIssues } from '../../domain/opt-out.ts';
+import { localityOf } from '../../domain/caller-id.ts';
+import { poolSettingIssues, updateDidNumber, type PoolSettings } from './caller-id-pool.ts';
 
 export interface AgentInput {
   name: string;
@@ -138,14 +140,22 @@ export async function createPromptVersion(
   }
 }
 
-export async function addDidNumber(db: Database, account: Account, number: string): Promise<DidNumber> {
+export async function addDidNumber(db: Database, account: Account, number: string, pool: PoolSettings = {}): Promise<DidNumber> {
   const e164 = number.length <= MAX_PHONE_NUMBER_LENGTH ? normalizePhone(number) : null;
   if (!e164) throw requestValidation(['number: Value error, Invalid phone number']);
+  const issues = poolSettingIssues(pool);
+  if (issues.length) throw requestValidation(issues);
   await checkRoom(db.prisma.didNumber.count({ where: { accountId: account.id } }), MAX_DID_NUMBERS_PER_ACCOUNT, 'DID numbers');
+  // Where it is local, for the pool's choice (domain/caller-id.ts): derived once, here.
+  const { areaCode, region } = localityOf(e164);
+  let did: DidNumber;
   try {
-    return await db.prisma.didNumber.create({ data: { id: newId('didNumber'), accountId: account.id, number: e164 } });
+    did = await db.prisma.didNumber.create({
+      data: { id: newId('didNumber'), accountId: account.id, number: e164, areaCode, region, dailyCap: pool.dailyCap ?? null },
+    });
   } catch (e) {
     if (isUniqueViolation(e)) throw new AppError('CONFLICT', `DID number ${e164} already exists on this account`);
     throw e;
   }
+  return pool.isDefault ? updateDidNumber(db, account, did.id, { isDefault: true }) : did;
 }

@@ -75,6 +75,7 @@ const CALL_COLUMNS = [
   'consentText',
   'consentReference',
   'voicemailLeft',
+  'fromNumber',
 ] as const;
 const SELECT_LIST = Prisma.raw(selectList(CALL_COLUMNS, 'c'));
 

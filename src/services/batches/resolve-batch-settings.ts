@@ -10,7 +10,8 @@ export interface BatchSettings {
   agent: Agent;
   version: PromptVersion;
   voice: string;
-  didNumberId: string;
+  /** The batch's own caller ID; null: chosen per dial from the account's pool (docs/campaigns.md "Caller-ID pools and local presence"). */
+  didNumberId: string | null;
   concurrency: number;
   interruption: boolean;
   recordingEnabled: boolean;
@@ -72,13 +73,14 @@ function resolveVoice(account: Account, agent: Agent, requested: string | null):
 
 /**
  * `did_number_id` names one of the account's numbers by id or by the number itself (the legacy
- * `did_number` sample sends a number). Omitted: the account's oldest number.
+ * `did_number` sample sends a number). Omitted: none stored, each dial's number is chosen from the
+ * account's pool (the contract's "auto-selected"), which must hold one.
  */
-async function resolveDidNumber(deps: AppDeps, account: Account, requested: string | null): Promise<string> {
+async function resolveDidNumber(deps: AppDeps, account: Account, requested: string | null): Promise<string | null> {
   if (requested === null) {
-    const first = await deps.db.prisma.didNumber.findFirst({ where: { accountId: account.id }, orderBy: { id: 'asc' } });
+    const first = await deps.db.prisma.didNumber.findFirst({ where: { accountId: account.id }, select: { id: true } });
     if (!first) throw unprocessable('No DID number is available on this account');
-    return first.id;
+    return null;
   }
   const asNumber = normalizePhone(requested);
   const did = await deps.db.prisma.didNumber.findFirst({

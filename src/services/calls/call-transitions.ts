@@ -13,6 +13,7 @@ import { autocommit } from '../../db/sql-statement.ts';
 import { withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
 import type { DialAudit } from '../../domain/dial-audit.ts';
 import { loadNamedSql } from '../../db/named-sql.ts';
+import { addDidStats, type DidAttemptStat } from '../number-health/did-stats.ts';
 
 export interface CallEventInput {
   from: CallStatus | null;
@@ -79,6 +80,11 @@ export interface CallWrite {
    * when the write applies: a worker that lost the call's lease leaves none.
    */
   audits?: DialAudit[];
+  /**
+   * Attempts this write ends, for their caller-ID numbers' health (did_daily_stats): added in the
+   * same transaction, only when the write applies.
+   */
+  didStats?: DidAttemptStat[];
 }
 
 export interface ApplyCallWritesResult {
@@ -265,19 +271,21 @@ export async function applyCallWritesTx(tx: SqlTx, deps: WebhookDeps, writes: Ca
   await enqueueCallWriteWebhooks(tx, deps, writes, applied, now);
   const drained = rows.filter((r) => r.kind === 'batch').map((r) => r.id);
   const finishedBatches = drained.length > 0 ? await closeFinishedBatches(tx, drained.sort(), now) : [];
+  // Last: the stats rows are locked after every call and batch row (no lock cycle with other writers).
+  await addDidStats(tx, writes, applied);
   return { applied, finishedBatches };
 }
 
 /**
  * Applies a group of writes. The common group (one batch, known to have no callback_url: every
- * write says `webhooks: false`, no opt-out) needs no outbox and no up-front lock, so it is one
+ * write says `webhooks: false`, no opt-out, no attempt ended) needs no outbox and no up-front lock, so it is one
  * autocommit statement; otherwise the statement, the locks, the webhooks and the opt-outs share a
  * transaction.
  */
 export async function applyCallWrites(deps: Pick<AppDeps, 'db'> & WebhookDeps, writes: CallWrite[], now: Date): Promise<ApplyCallWritesResult> {
   if (writes.length === 0) return { applied: new Set(), finishedBatches: [] };
   const oneBatch = writes.every((w) => w.batchId === writes[0].batchId);
-  if (oneBatch && writes.every((w) => w.webhooks === false && !w.optOut)) {
+  if (oneBatch && writes.every((w) => w.webhooks === false && !w.optOut && !w.didStats?.length)) {
     const tx = autocommit(deps.db);
     const rows = await tx.query<{ kind: 'call' | 'batch'; id: string }>(APPLY.text, applyParams(writes, now));
     const applied = new Set(rows.filter((r) => r.kind === 'call').map((r) => r.id));

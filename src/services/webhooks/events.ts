@@ -4,7 +4,10 @@ export const BATCH_EVENT_TYPES = ['batch.started', 'batch.completed', 'batch.can
 export const CALL_EVENT_TYPES = ['call.completed', 'call.failed', 'call.analyzed', 'call.retry_scheduled', 'call.cancelled'] as const;
 export type BatchEventType = (typeof BATCH_EVENT_TYPES)[number];
 export type CallEventType = (typeof CALL_EVENT_TYPES)[number];
-export type WebhookEventType = BatchEventType | CallEventType;
+/** A caller-ID number rested by number health, or back from its rest (docs/webhooks.md). */
+export const NUMBER_EVENT_TYPES = ['number.rested', 'number.restored'] as const;
+export type NumberEventType = (typeof NUMBER_EVENT_TYPES)[number];
+export type WebhookEventType = BatchEventType | CallEventType | NumberEventType;
 
 /** The JSON body of a callback. `id` equals the `webhook-id` header and is stable across retries. */
 export interface WebhookEvent<D = Record<string, unknown>> {

@@ -105,7 +105,7 @@ SELECT c.id, c.batch_id AS "batchId", c.external_id AS "externalId", c.phone_num
        c.attempts, c.next_attempt_at AS "nextAttemptAt", c.timezone, c.phone_number AS "primaryPhoneNumber",
        CASE WHEN c.consent_source IS NOT NULL THEN
          jsonb_build_object('source', c.consent_source, 'timestamp', c.consent_at, 'text', c.consent_text, 'reference', c.consent_reference) END AS consent,
-       c.voicemail_left AS "voicemailLeft",
+       c.voicemail_left AS "voicemailLeft", c.from_number AS "fromNumber",
        -- Why a call waiting for a retry waits (retry-reasons.ts): its last retry entry, read only for such a call.
        CASE WHEN c.status = 'queued' AND c.next_attempt_at IS NOT NULL THEN
          (SELECT e.detail FROM call_events e WHERE e.call_id = c.id AND e.account_id = c.account_id AND e.detail->>'event' = 'retry_scheduled'

@@ -64,6 +64,11 @@ export const callRecord = closed<CallRecord>(
         "Beside the contract: whether an attempt that reached voicemail left the batch's voicemail_message (true) or hung up (false); null: voicemail not reached, or unknown (the batch chose no voicemail setting)",
       ),
     ),
+    from_number: nullable(
+      str(
+        'Beside the contract: the caller-ID number (E.164) its latest dial was placed from - the batch\'s own DID, else one chosen from the account\'s pool (docs/campaigns.md "Caller-ID pools and local presence"); null: never dialled',
+      ),
+    ),
   },
   'A call of a batch, with its AI results once analysed.',
 );

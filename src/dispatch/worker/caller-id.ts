@@ -1,0 +1,55 @@
+// The caller ID of each dial (docs/campaigns.md "Caller-ID pools and local presence"): chosen for
+// a claim round's permitted dials at once (one transaction per account and round), and again for
+// an alternate number's dial. A call that gets no number (every usable one capped today) is not
+// dialled: it waits (wait_reason caller_id_cap) until the caps reset.
+import { callerIdWaitUntil } from '../../domain/caller-id.ts';
+import { chooseCallerIdsFor } from '../store/caller-id-choice.ts';
+import { restedOrFlagged } from '../../services/number-health/unavailable.ts';
+import type { LiveCall, WorkerState } from './state.ts';
+
+/** How long calls wait when the choice itself failed (the database): an unknown count is no free dial. */
+export const CALLER_ID_CHECK_RETRY_MS = 60_000;
+
+/**
+ * DID ids of this account not to dial from now, beside the capped ones: those number health rests
+ * or the operator flagged (services/number-health/unavailable.ts).
+ */
+export function unavailableNumbers(s: WorkerState, accountId: string, now: Date): Promise<ReadonlySet<string>> {
+  return restedOrFlagged(s.deps.db, accountId, now);
+}
+
+/**
+ * Sets `call.from` on each call of one account that gets a number, placed to `to(call)`; returns
+ * when each of the others may try again. A call with no number to choose from (no pool, no DID of
+ * its own) gets neither: its dial fails no_caller_id as before.
+ */
+export async function chooseCallerIds(
+  s: WorkerState,
+  accountId: string,
+  calls: readonly LiveCall[],
+  to: (call: LiveCall) => string = (c) => c.number,
+): Promise<Map<string, Date>> {
+  const waits = new Map<string, Date>();
+  if (calls.length === 0) return waits;
+  const now = s.clock.now();
+  let unavailable: ReadonlySet<string> = new Set();
+  const requests = calls.map((c) => ({ callId: c.callId, to: to(c), fixedDidId: c.ctx.didNumberId }));
+  // Counted as dials in flight, so settling and shutdown wait for the choice.
+  s.book.dialsInFlight += 1;
+  try {
+    unavailable = await unavailableNumbers(s, accountId, now);
+    const round = await chooseCallerIdsFor(s.deps, { accountId, workerId: s.settings.id, now, calls: requests, unavailable });
+    calls.forEach((call, i) => {
+      const choice = round.choices[i];
+      if (choice) call.from = choice.number.number;
+      else if (round.pool.length > 0) waits.set(call.callId, callerIdWaitUntil(round.pool, requests[i], unavailable, now));
+    });
+  } catch (err) {
+    s.log.warn({ err, accountId }, 'caller-ID choice failed; the calls wait');
+    const retry = new Date(now.getTime() + CALLER_ID_CHECK_RETRY_MS);
+    for (const c of calls) waits.set(c.callId, retry);
+  } finally {
+    s.book.dialsInFlight -= 1;
+  }
+  return waits;
+}
