@@ -4,6 +4,7 @@
 //   worker/claiming.ts      claim rounds: due calls leased within free slots, fair share, pacing
 //   worker/call-session.ts  one call's dial-time judgement, provider events, what follows a dial's
 //                           end; its parts: dial.ts, alternate-dial.ts, hangups.ts, attempt-end.ts
+//   worker/route-dial.ts    a dial through the account's provider route: failover, breakers.ts, routes.ts
 //   worker/analysis.ts      summary and outcomes of answered calls (provider's or local)
 //   worker/ledger.ts        call writes, group-committed, applied only under this worker's lease
 //   worker/leases.ts        renewal on a timer of its own, hand-over on shutdown

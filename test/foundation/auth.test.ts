@@ -137,6 +137,7 @@ describe('GraphQL authentication and scoping', () => {
       `mutation { adminCreateApiKey(accountId: "${a.account.id}") { apiKey } }`,
       'mutation { adminRevokeApiKey(id: "key_x") }',
       `mutation { adminSetProvider(accountId: "${a.account.id}", provider: "simulator") }`,
+      `mutation { adminSetProviderRoute(accountId: "${a.account.id}", providers: [{ provider: "simulator" }]) }`,
       `mutation { adminUpdateAccount(id: "${a.account.id}", input: { name: "Y" }) { id } }`,
       '{ adminAccounts { id } }',
       `{ adminApiKeys(accountId: "${a.account.id}") { id } }`,

@@ -1,8 +1,7 @@
 // A call's dial: through the account's provider route (route-dial.ts), each provider's pacing slot,
 // the lease proof right before it, its placeCall, and what a dial that never reached a provider
-// ends as. Whatever follows the dial's end (an
-// alternate number, a retry, the end) is call-session.ts's to decide: it is reached through the
-// seam, not imported.
+// ends as. Whatever follows the dial's end (an alternate number, a retry, the end) is
+// call-session.ts's to decide: it is reached through the seam, not imported.
 import type { CallWrite } from '../../services/calls/call-transitions.ts';
 import type { DispatchContext } from '../store/dispatch-context.ts';
 import { DialForfeitedError, DialRejectedError, type PlaceCallRequest, type VoiceProvider } from '../voice/provider.ts';
