@@ -112,7 +112,10 @@ describe('the CLI help examples', () => {
     ]) {
       await runExamples(name);
     }
-    for (const name of ['dids add', 'dids list', 'voices set', 'voices list', 'provider set', 'webhooks secret']) await runExamples(name);
+    await runExamples('dids add', ({ out }) => {
+      ids['did_…'] = JSON.parse(out).addDidNumber.id;
+    });
+    for (const name of ['dids set', 'dids list', 'voices set', 'voices list', 'provider set', 'webhooks secret']) await runExamples(name);
     for (const name of ['suppressions add', 'suppressions import', 'suppressions list', 'suppressions remove']) await runExamples(name);
     // Over HTTP to the server's operator route, in parts (registry-commands.ts).
     await runExamples('registry import', ({ out }) => {
