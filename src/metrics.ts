@@ -62,7 +62,8 @@ function adder(sources: Set<GaugeSource>) {
 const STARTED = `status IN ('dispatching', 'running')`;
 const WAITING_SQL = `SELECT COALESCE(sum(queued), 0)::int AS value FROM batches WHERE ${STARTED}`;
 const OLDEST_WAITING_SQL = `SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(started_at)), 0)::float8 AS value FROM batches WHERE ${STARTED} AND queued > 0`;
-const DIDS_RESTED_SQL = `SELECT count(*)::int AS value FROM did_numbers WHERE rested_until > now()`;
+// Resting until the health job brings them back (it clears rested_until): no clock in the query.
+const DIDS_RESTED_SQL = `SELECT count(*)::int AS value FROM did_numbers WHERE rested_until IS NOT NULL`;
 const WEBHOOK_QUEUE_SQL = `SELECT count(*)::int AS value FROM webhook_deliveries WHERE status = 'pending'`;
 
 export function createMetrics(db: Database): Metrics {
@@ -138,7 +139,7 @@ export function createMetrics(db: Database): Metrics {
     'Age of the oldest started batch that still has calls to dial (all processes); grows with slow dialling or low concurrency',
     OLDEST_WAITING_SQL,
   );
-  fromDatabase('dids_rested', 'Caller-ID numbers resting now (number health; all accounts)', DIDS_RESTED_SQL);
+  fromDatabase('dids_rested', 'Caller-ID numbers resting (number health; all accounts), until the health job restores them', DIDS_RESTED_SQL);
   fromDatabase('webhook_queue_depth', 'Webhook deliveries waiting to be sent or retried (all processes)', WEBHOOK_QUEUE_SQL);
 
   return {

@@ -103,7 +103,8 @@ describe('POST /call-batches: stored state', () => {
       accountId: a.account.id,
       agentId: a.agent.id,
       promptVersionId: a.version.id,
-      didNumberId: a.did.id,
+      // None given: each dial's number is chosen from the account's caller-ID pool.
+      didNumberId: null,
       status: 'pending',
       startMode: 'scheduled',
       scheduledAt: new Date('2030-07-04T12:15:00.000Z'),
@@ -272,9 +273,11 @@ describe('POST /call-batches: resolution and defaults', () => {
     expect(res).toMatchObject({ status: 422, body: { detail: `DID number '${b.did.id}' is not available on this account` } });
   });
 
-  it('auto-selects the oldest DID number; none on the account is a 422 detail', async () => {
+  it('without a DID number dials from the caller-ID pool (none stored); one given is kept; none on the account is a 422 detail', async () => {
     const res = await post(batchBody(a));
-    expect((await storedBatch(res.body.data.batch_id)).didNumberId).toBe(a.did.id);
+    expect((await storedBatch(res.body.data.batch_id)).didNumberId).toBeNull();
+    const own = await post(batchBody(a, { did_number_id: a.did.id }));
+    expect((await storedBatch(own.body.data.batch_id)).didNumberId).toBe(a.did.id);
     const b = await t.seedAccount();
     await t.deps.db.prisma.didNumber.deleteMany({ where: { accountId: b.account.id } });
     const none = await post(batchBody(b), b.apiKey);

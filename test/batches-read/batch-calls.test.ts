@@ -117,6 +117,7 @@ describe('GET /call-batches/{batch_id}/calls', () => {
       primary_phone_number: row.phoneNumber,
       consent: null,
       voicemail_left: null,
+      from_number: null,
     });
   });
 

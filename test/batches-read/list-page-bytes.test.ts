@@ -106,6 +106,7 @@ async function callRecordOf(c: Call) {
     primary_phone_number: c.phoneNumber,
     consent: c.consentSource ? { source: c.consentSource, timestamp: iso(c.consentAt), text: c.consentText, reference: c.consentReference } : null,
     voicemail_left: c.voicemailLeft,
+    from_number: c.fromNumber,
   };
 }
 

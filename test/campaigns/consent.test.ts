@@ -52,7 +52,7 @@ describe('consent on create', () => {
     expect(csv.status).toBe(200);
     const text = csv.body as string;
     const [header, row1] = text.split('\r\n');
-    expect(header.split(',').slice(-2)).toEqual(['consent', 'voicemail_left']);
+    expect(header.split(',').slice(-3)).toEqual(['consent', 'voicemail_left', 'from_number']);
     // One JSON cell (a formula in the text stays inside it), quoted as CSV quotes JSON.
     expect(row1).toContain('""source"":""web_form""');
     expect(row1).toContain('""timestamp"":""2026-01-10T11:00:00.000Z""');

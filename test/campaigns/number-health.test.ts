@@ -72,6 +72,7 @@ const stats = () =>
     .findMany({ orderBy: { didId: 'asc' } })
     .then((rows) => Object.fromEntries(rows.map((r) => [r.didId, [r.day.toISOString().slice(0, 10), r.dials, r.answered, r.shortCalls]])));
 const deliveries = (type: string) => t.deps.db.prisma.webhookDelivery.findMany({ where: { eventType: type }, orderBy: { createdAt: 'asc' } });
+const restingGauge = async () => (await t.deps.metrics.registry.getSingleMetric('callbatch_dids_rested')!.get()).values[0]?.value;
 const restedCount = async (reason: string) => (await t.deps.metrics.didRested.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
 
 const HEALTH =
@@ -136,6 +137,7 @@ describe('number health', () => {
       pool_median_answer_rate: 0.8333,
     });
     expect(await restedCount('low_answer_rate')).toBe(restedBefore + 1);
+    expect(await restingGauge()).toBe(1);
     // A second run changes nothing and announces nothing.
     expect(await runNumberHealth(t.deps)).toMatchObject({ rested: 0, restored: 0 });
     expect(await deliveries('number.rested')).toHaveLength(1);
@@ -166,6 +168,9 @@ describe('number health', () => {
         days: [{ day: DAY, dials: 6, answered: 5, shortCalls: 5 }],
       },
     });
+    // The operator reads an account's numbers with the admin token acting as it (the CLI's --account).
+    const asAdmin = await t.request('POST', '/graphql', { key: ADMIN_TOKEN, body: { query: HEALTH }, headers: { 'x-act-as-account': a.account.id } });
+    expect(asAdmin.body.data.didNumbers).toEqual(own.body.data.didNumbers);
     const theirs = await t.gql(HEALTH, {}, other.apiKey);
     expect(theirs.body.data.didNumbers.map((n: { id: string }) => n.id)).toEqual([other.did.id]);
     expect(theirs.body.data.didNumbers[0].health).toMatchObject({ dials: 0, answerRate: null, days: [] });
@@ -178,6 +183,7 @@ describe('number health', () => {
     expect(await runNumberHealth(t.deps)).toMatchObject({ restored: 1, rested: 0 });
     const did = await t.deps.db.prisma.didNumber.findUniqueOrThrow({ where: { id: dids[2].id } });
     expect([did.restedUntil, did.restReason, did.judgedFrom?.toISOString().slice(0, 10)]).toEqual([null, null, '2026-03-03']);
+    expect(await restingGauge()).toBe(0);
     const [d] = await deliveries('number.restored');
     expect((d.payload as { data: { number: { id: string } } }).data.number.id).toBe(dids[2].id);
     // Available again: local presence picks it for its own area code.
@@ -221,5 +227,22 @@ describe('number health', () => {
     expect([call.status, call.attempts, call.fromNumber]).toEqual(['completed', 2, '+12125550202']);
     const all = await stats();
     expect([all[chicagoDid]?.slice(1), all[newYorkDid]?.slice(1), all[c.did.id]]).toEqual([[1, 0, 0], [1, 1, 1], undefined]);
+  });
+
+  it('two runs at once (two worker processes) rest a number once and announce it once', async () => {
+    const d = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
+    const ids = [d.did.id];
+    for (const n of ['+12125550301', '+13125550302'])
+      ids.push((await t.gql('mutation($n: String!) { addDidNumber(input: { number: $n }) { id } }', { n }, d.apiKey)).body.data.addDidNumber.id);
+    const day = t.clock.now().toISOString().slice(0, 10);
+    await t.deps.db.prisma.didDailyStat.createMany({
+      data: ids.map((didId, i) => ({ didId, day: new Date(`${day}T00:00:00Z`), dials: 40, answered: i === 2 ? 1 : 20, shortCalls: 0 })),
+    });
+    const hook = await t.request('POST', CALL_BATCHES, { key: d.apiKey, body: batchBody(d, { start_mode: 'manual', callback_url: HOOK }) });
+    expect(hook.status).toBe(201);
+    const runs = await Promise.all([runNumberHealth(t.deps), runNumberHealth(t.deps), runNumberHealth(t.deps)]);
+    expect(runs.reduce((n, r) => n + r.rested, 0)).toBe(1);
+    const events = await t.deps.db.prisma.webhookDelivery.findMany({ where: { eventType: 'number.rested', accountId: d.account.id } });
+    expect(events.map((e) => (e.payload as { data: { number: { id: string } } }).data.number.id)).toEqual([ids[2]]);
   });
 });

@@ -122,7 +122,17 @@ describe('the CLI help examples', () => {
     await runExamples('dids add', ({ out }) => {
       ids['did_…'] = JSON.parse(out).addDidNumber.id;
     });
-    for (const name of ['dids list', 'dids health', 'dids flag', 'dids unflag', 'voices set', 'voices list', 'provider set', 'webhooks secret'])
+    for (const name of [
+      'dids set',
+      'dids list',
+      'dids health',
+      'dids flag',
+      'dids unflag',
+      'voices set',
+      'voices list',
+      'provider set',
+      'webhooks secret',
+    ])
       await runExamples(name);
     for (const name of ['suppressions add', 'suppressions import', 'suppressions list', 'suppressions remove']) await runExamples(name);
     // Over HTTP to the server's operator route, in parts (registry-commands.ts).

@@ -46,6 +46,7 @@ export const CALL_RECORD_KEYS = [
   'primary_phone_number',
   'consent',
   'voicemail_left',
+  'from_number',
 ] as const;
 
 /**

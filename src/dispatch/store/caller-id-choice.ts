@@ -1,7 +1,7 @@
 // The caller ID of each dial (docs/campaigns.md "Caller-ID pools and local presence"): the
-// account's pool and today's dials read, the numbers chosen (domain/caller-id.ts), the dials
-// counted against each number's daily cap and the chosen number written on the call, in one
-// transaction per claim round. Several workers: the pool's rows are locked (FOR NO KEY UPDATE, in
+// account's pool and today's dials read (one statement), the numbers chosen (domain/caller-id.ts),
+// the dials counted against each number's daily cap and the chosen number written on the call (one
+// statement), in one transaction per claim round. Several workers: the pool's rows are locked (FOR NO KEY UPDATE, in
 // one order; a batch's foreign key check does not wait for it) so their choices are made one after
 // another on exact counts, and the count is a conditional upsert besides: a number is never taken
 // past its cap.
@@ -29,27 +29,40 @@ interface PoolRow {
   is_default: boolean;
 }
 
-const COUNT_DIALS = `
-INSERT INTO did_daily_dials (did_id, day, dials)
-SELECT d.id, $2::date, x.n FROM unnest($1::text[], $3::int[]) AS x(id, n) JOIN did_numbers d ON d.id = x.id
- WHERE d.daily_cap IS NULL OR x.n <= d.daily_cap
-ON CONFLICT (did_id, day) DO UPDATE SET dials = did_daily_dials.dials + EXCLUDED.dials
- WHERE NOT EXISTS (SELECT 1 FROM did_numbers d WHERE d.id = EXCLUDED.did_id AND did_daily_dials.dials + EXCLUDED.dials > d.daily_cap)
-RETURNING did_id`;
+/**
+ * The dials of this round counted (never past a cap: the upsert's own condition, beside the lock)
+ * and the chosen numbers written on calls still leased to this worker, for the numbers counted.
+ */
+const COUNT_AND_RECORD = `
+WITH counted AS (
+  INSERT INTO did_daily_dials (did_id, day, dials)
+  SELECT d.id, $2::date, x.n FROM unnest($1::text[], $3::int[]) AS x(id, n) JOIN did_numbers d ON d.id = x.id
+   WHERE d.daily_cap IS NULL OR x.n <= d.daily_cap
+  ON CONFLICT (did_id, day) DO UPDATE SET dials = did_daily_dials.dials + EXCLUDED.dials
+   WHERE NOT EXISTS (SELECT 1 FROM did_numbers d WHERE d.id = EXCLUDED.did_id AND did_daily_dials.dials + EXCLUDED.dials > d.daily_cap)
+  RETURNING did_id
+),
+recorded AS (
+  UPDATE calls c SET from_number = x.number
+    FROM unnest($4::text[], $5::text[], $6::text[]) AS x(id, number, did_id)
+   WHERE c.id = x.id AND c.lease_owner = $7 AND x.did_id IN (SELECT did_id FROM counted)
+  RETURNING 1
+)
+SELECT did_id FROM counted`;
 
-const RECORD_FROM = `
-UPDATE calls c SET from_number = x.number
-  FROM unnest($1::text[], $2::text[]) AS x(id, number)
- WHERE c.id = x.id AND c.lease_owner = $3`;
+interface PoolRowWithDials extends PoolRow {
+  dials: number;
+}
 
-/** The account's numbers, oldest first, locked for this round; a region missing from an old row is derived. */
-async function lockedPool(tx: SqlTx, accountId: string): Promise<PoolNumber[]> {
-  const rows = await tx.query<PoolRow>(
-    `SELECT id, number, area_code, region, daily_cap, is_default FROM did_numbers
-      WHERE account_id = $1 ORDER BY created_at, id FOR NO KEY UPDATE`,
-    [accountId],
+/** The account's numbers, oldest first, locked for this round, with today's dials; a locality missing from an old row is derived. */
+async function lockedPool(tx: SqlTx, accountId: string, day: string): Promise<{ pool: PoolNumber[]; today: Map<string, number> }> {
+  const rows = await tx.query<PoolRowWithDials>(
+    `SELECT d.id, d.number, d.area_code, d.region, d.daily_cap, d.is_default, COALESCE(t.dials, 0) AS dials
+       FROM did_numbers d LEFT JOIN did_daily_dials t ON t.did_id = d.id AND t.day = $2::date
+      WHERE d.account_id = $1 ORDER BY d.created_at, d.id FOR NO KEY UPDATE OF d`,
+    [accountId, day],
   );
-  return rows.map((r) => {
+  const pool = rows.map((r) => {
     const derived = r.region === null || r.area_code === null ? localityOf(r.number) : null;
     return {
       id: r.id,
@@ -60,6 +73,7 @@ async function lockedPool(tx: SqlTx, accountId: string): Promise<PoolNumber[]> {
       isDefault: r.is_default,
     };
   });
+  return { pool, today: new Map(rows.map((r) => [r.id, r.dials])) };
 }
 
 /**
@@ -73,22 +87,26 @@ export async function chooseCallerIdsFor(
   if (c.calls.length === 0) return { pool: [], choices: [] };
   const day = capDay(c.now);
   return withSqlTransaction(deps.db, async (tx) => {
-    const pool = await lockedPool(tx, c.accountId);
+    const { pool, today } = await lockedPool(tx, c.accountId, day);
     if (pool.length === 0) return { pool, choices: c.calls.map(() => null) };
-    const counted = await tx.query<{ did_id: string; dials: number }>(
-      'SELECT did_id, dials FROM did_daily_dials WHERE did_id = ANY($1::text[]) AND day = $2::date',
-      [pool.map((n) => n.id), day],
-    );
-    const today = new Map(counted.map((r) => [r.did_id, r.dials]));
     const { choices, dials } = chooseCallerIds(pool, c.calls, today, c.unavailable);
     const ids = [...dials.keys()];
-    const applied = new Set(
-      ids.length === 0 ? [] : (await tx.query<{ did_id: string }>(COUNT_DIALS, [ids, day, ids.map((id) => dials.get(id)!)])).map((r) => r.did_id),
-    );
+    if (ids.length === 0) return { pool, choices };
+    const chosen = c.calls.flatMap((call, i) => {
+      const ch = choices[i];
+      return ch ? [{ id: call.callId, number: ch.number.number, didId: ch.number.id }] : [];
+    });
+    const counted = await tx.query<{ did_id: string }>(COUNT_AND_RECORD, [
+      ids,
+      day,
+      ids.map((id) => dials.get(id)!),
+      chosen.map((x) => x.id),
+      chosen.map((x) => x.number),
+      chosen.map((x) => x.didId),
+      c.workerId,
+    ]);
     // A count the cap refused (it cannot while the pool is locked) leaves its calls without a number.
-    const kept = choices.map((ch) => (ch && applied.has(ch.number.id) ? ch : null));
-    const chosen = c.calls.flatMap((call, i) => (kept[i] ? [{ id: call.callId, number: kept[i].number.number }] : []));
-    if (chosen.length > 0) await tx.query(RECORD_FROM, [chosen.map((x) => x.id), chosen.map((x) => x.number), c.workerId]);
-    return { pool, choices: kept };
+    const applied = new Set(counted.map((r) => r.did_id));
+    return { pool, choices: choices.map((ch) => (ch && applied.has(ch.number.id) ? ch : null)) };
   });
 }

@@ -8,7 +8,7 @@ import { requeueExpiredUndialled } from '../store/lease-recovery.ts';
 import { endUndialledCalls } from '../store/end-undialled-calls.ts';
 import { moveClosedWindows } from '../store/move-closed-windows.ts';
 import { resetWindows } from '../store/reset-windows.ts';
-import { pruneNumberDials } from '../store/prune-number-dials.ts';
+import { pruneDidDailyDials, pruneNumberDials } from '../store/prune-number-dials.ts';
 import { recoverAnalyses } from './analysis.ts';
 import { enforceCallLimits } from './call-limits.ts';
 import { claimRound } from './claiming.ts';
@@ -55,6 +55,7 @@ export async function tick(s: WorkerState, recover: boolean): Promise<TickReport
     settled = await recoverLostCalls(s, now);
     analysisRecovered = await recoverAnalyses(s, now);
     await pruneNumberDials(s.deps, now);
+    await pruneDidDailyDials(s.deps, now);
     // Batches whose last call ended in a process that died before closing them.
     for (const b of await sweepFinishedBatches(s.deps, now)) {
       s.log.info({ batchId: b.id, status: b.status }, 'closed finished batch');
