@@ -62,10 +62,16 @@ describe('/metrics', () => {
 
     worker.start();
     try {
-      // Two calls dialled and talking, one waiting for a slot.
-      await expect.poll(async () => sample(await (await scrape()).text(), 'callbatch_calls_in_flight')).toBe(2);
+      // Two calls dialled and talking, one waiting for a slot. A claimed call is in flight while its
+      // caller ID is chosen, before it is placed: wait for both counts.
+      const placed = (text: string) => sample(text, 'callbatch_calls_placed_total') - sample(before, 'callbatch_calls_placed_total');
+      await expect
+        .poll(async () => {
+          const text = await (await scrape()).text();
+          return [sample(text, 'callbatch_calls_in_flight'), placed(text)];
+        })
+        .toEqual([2, 2]);
       const during = await (await scrape()).text();
-      expect(sample(during, 'callbatch_calls_placed_total')).toBe(sample(before, 'callbatch_calls_placed_total') + 2);
       expect(sample(during, 'callbatch_calls_waiting')).toBe(1);
       expect(sample(during, 'callbatch_webhook_queue_depth')).toBeGreaterThan(0); // batch.started
       // The calls end (simulated time moves on); the third is dialled and ends too.
