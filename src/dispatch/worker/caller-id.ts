@@ -36,7 +36,7 @@ export async function chooseCallerIds(
   // Counted as dials in flight, so settling and shutdown wait for the choice.
   s.book.dialsInFlight += 1;
   try {
-    const round = await chooseCallerIdsFor(s.deps, { accountId, workerId: s.settings.id, now, calls: requests, unavailable });
+    const round = await chooseCallerIdsFor(s.deps, { accountId, now, calls: requests, unavailable });
     calls.forEach((call, i) => {
       const choice = round.choices[i];
       if (choice) call.from = choice.number.number;
