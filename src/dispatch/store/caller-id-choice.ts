@@ -2,10 +2,10 @@
 // account's pool and today's dials read (one statement), the numbers chosen (domain/caller-id.ts)
 // and the dials counted against each number's daily cap (one statement), in one transaction per
 // claim round. The chosen number is written on the call by the dial's own provider-id write
-// (worker/dial.ts), not here: no extra write of every call row. Several workers: the pool's rows are locked (FOR NO KEY UPDATE, in
-// one order; a batch's foreign key check does not wait for it) so their choices are made one after
-// another on exact counts, and the count is a conditional upsert besides: a number is never taken
-// past its cap.
+// (worker/dial.ts), not here: no extra write of every call row. Several workers: the pool's rows
+// are locked (FOR NO KEY UPDATE, in one order; a batch's foreign key check does not wait for it)
+// so their choices are made one after another on exact counts, and the count is a conditional
+// upsert besides: a number is never taken past its cap.
 import type { AppDeps } from '../../deps.ts';
 import { capDay, chooseCallerIds, localityOf, type CallerIdChoice, type CallerIdRequest, type PoolNumber } from '../../domain/caller-id.ts';
 import { withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
