@@ -171,4 +171,32 @@ describe('caller-ID pools', () => {
       '+17185550001',
     ]);
   });
+
+  it('the alternate number is dialled from a number chosen again for it, its own area code', async () => {
+    const day = async () =>
+      new Map(
+        (await t.deps.db.prisma.didDailyDial.findMany({ where: { day: new Date('2026-03-02T00:00:00.000Z') } })).map((r) => [r.didId, r.dials]),
+      );
+    const before = await day();
+    const id = await create([], {
+      use_alternate_number: true,
+      contacts: [{ contact_id: 'alt1', phone_number: phone('646', 1), metadata: { sim: 'no_answer,completed', alternate_phone: phone('312', 900) } }],
+    });
+    await testWorker(t.deps).drain();
+    const [call] = await t.deps.db.prisma.call.findMany({
+      where: { batchId: id },
+      select: { usedAlternate: true, fromNumber: true, attempts: true },
+    });
+    expect(call).toEqual({ usedAlternate: true, fromNumber: '+13125550001', attempts: 2 });
+    // The primary (a New York number, New York City's 212 numbers capped today) went out from New
+    // York's 718 (uncapped by the test before); the alternate from Chicago's own number.
+    const after = await day();
+    const grew = [...after].filter(([did, n]) => n !== (before.get(did) ?? 0)).map(([did, n]) => [did, n - (before.get(did) ?? 0)] as const);
+    expect(new Map(grew)).toEqual(
+      new Map([
+        [ids.get('+17185550001')!, 1],
+        [ids.get('+13125550001')!, 1],
+      ]),
+    );
+  });
 });

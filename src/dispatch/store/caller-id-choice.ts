@@ -1,10 +1,11 @@
 // The caller ID of each dial (docs/campaigns.md "Caller-ID pools and local presence"): the
-// account's pool and today's dials read (one statement), the numbers chosen (domain/caller-id.ts),
-// the dials counted against each number's daily cap and the chosen number written on the call (one
-// statement), in one transaction per claim round. Several workers: the pool's rows are locked (FOR NO KEY UPDATE, in
-// one order; a batch's foreign key check does not wait for it) so their choices are made one after
-// another on exact counts, and the count is a conditional upsert besides: a number is never taken
-// past its cap.
+// account's pool and today's dials read (one statement), the numbers chosen (domain/caller-id.ts)
+// and the dials counted against each number's daily cap (one statement), in one transaction per
+// claim round. The chosen number is written on the call by the dial's own provider-id write
+// (worker/dial.ts), not here: no extra write of every call row. Several workers: the pool's rows
+// are locked (FOR NO KEY UPDATE, in one order; a batch's foreign key check does not wait for it)
+// so their choices are made one after another on exact counts, and the count is a conditional
+// upsert besides: a number is never taken past its cap.
 import type { AppDeps } from '../../deps.ts';
 import { capDay, chooseCallerIds, localityOf, type CallerIdChoice, type CallerIdRequest, type PoolNumber } from '../../domain/caller-id.ts';
 import { withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
@@ -29,26 +30,14 @@ interface PoolRow {
   is_default: boolean;
 }
 
-/**
- * The dials of this round counted (never past a cap: the upsert's own condition, beside the lock)
- * and the chosen numbers written on calls still leased to this worker, for the numbers counted.
- */
-const COUNT_AND_RECORD = `
-WITH counted AS (
-  INSERT INTO did_daily_dials (did_id, day, dials)
-  SELECT d.id, $2::date, x.n FROM unnest($1::text[], $3::int[]) AS x(id, n) JOIN did_numbers d ON d.id = x.id
-   WHERE d.daily_cap IS NULL OR x.n <= d.daily_cap
-  ON CONFLICT (did_id, day) DO UPDATE SET dials = did_daily_dials.dials + EXCLUDED.dials
-   WHERE NOT EXISTS (SELECT 1 FROM did_numbers d WHERE d.id = EXCLUDED.did_id AND did_daily_dials.dials + EXCLUDED.dials > d.daily_cap)
-  RETURNING did_id
-),
-recorded AS (
-  UPDATE calls c SET from_number = x.number
-    FROM unnest($4::text[], $5::text[], $6::text[]) AS x(id, number, did_id)
-   WHERE c.id = x.id AND c.lease_owner = $7 AND x.did_id IN (SELECT did_id FROM counted)
-  RETURNING 1
-)
-SELECT did_id FROM counted`;
+/** The dials of this round counted, never past a cap (the upsert's own condition, beside the lock). */
+const COUNT_DIALS = `
+INSERT INTO did_daily_dials (did_id, day, dials)
+SELECT d.id, $2::date, x.n FROM unnest($1::text[], $3::int[]) AS x(id, n) JOIN did_numbers d ON d.id = x.id
+ WHERE d.daily_cap IS NULL OR x.n <= d.daily_cap
+ON CONFLICT (did_id, day) DO UPDATE SET dials = did_daily_dials.dials + EXCLUDED.dials
+ WHERE NOT EXISTS (SELECT 1 FROM did_numbers d WHERE d.id = EXCLUDED.did_id AND did_daily_dials.dials + EXCLUDED.dials > d.daily_cap)
+RETURNING did_id`;
 
 interface PoolRowWithDials extends PoolRow {
   dials: number;
@@ -77,12 +66,12 @@ async function lockedPool(tx: SqlTx, accountId: string, day: string): Promise<{ 
 }
 
 /**
- * Chooses, counts and records the caller ID of these calls of one account, leased by `workerId`.
+ * Chooses and counts the caller ID of these calls of one account.
  * `unavailable`: DID ids not to dial from now (e.g. rested for their health), beside the capped ones.
  */
 export async function chooseCallerIdsFor(
   deps: Pick<AppDeps, 'db'>,
-  c: { accountId: string; workerId: string; now: Date; calls: readonly CallerIdCall[]; unavailable?: ReadonlySet<string> },
+  c: { accountId: string; now: Date; calls: readonly CallerIdCall[]; unavailable?: ReadonlySet<string> },
 ): Promise<CallerIdRound> {
   if (c.calls.length === 0) return { pool: [], choices: [] };
   const day = capDay(c.now);
@@ -92,19 +81,7 @@ export async function chooseCallerIdsFor(
     const { choices, dials } = chooseCallerIds(pool, c.calls, today, c.unavailable);
     const ids = [...dials.keys()];
     if (ids.length === 0) return { pool, choices };
-    const chosen = c.calls.flatMap((call, i) => {
-      const ch = choices[i];
-      return ch ? [{ id: call.callId, number: ch.number.number, didId: ch.number.id }] : [];
-    });
-    const counted = await tx.query<{ did_id: string }>(COUNT_AND_RECORD, [
-      ids,
-      day,
-      ids.map((id) => dials.get(id)!),
-      chosen.map((x) => x.id),
-      chosen.map((x) => x.number),
-      chosen.map((x) => x.didId),
-      c.workerId,
-    ]);
+    const counted = await tx.query<{ did_id: string }>(COUNT_DIALS, [ids, day, ids.map((id) => dials.get(id)!)]);
     // A count the cap refused (it cannot while the pool is locked) leaves its calls without a number.
     const applied = new Set(counted.map((r) => r.did_id));
     return { pool, choices: choices.map((ch) => (ch && applied.has(ch.number.id) ? ch : null)) };

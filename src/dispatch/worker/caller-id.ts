@@ -38,7 +38,7 @@ export async function chooseCallerIds(
   s.book.dialsInFlight += 1;
   try {
     unavailable = await unavailableNumbers(s, accountId, now);
-    const round = await chooseCallerIdsFor(s.deps, { accountId, workerId: s.settings.id, now, calls: requests, unavailable });
+    const round = await chooseCallerIdsFor(s.deps, { accountId, now, calls: requests, unavailable });
     calls.forEach((call, i) => {
       const choice = round.choices[i];
       if (choice) call.from = choice.number.number;

@@ -89,13 +89,15 @@ export async function placeCall(s: WorkerState, call: LiveCall, seam: SessionSea
     call.providerCallId = providerCallId;
     s.book.liveByProviderCall.set(providerCallId, call);
     // Only recovery (provider lookup) reads them, and recovery starts a lease length later anyway.
+    // The number it went out from rides with them (calls.from_number), no write of its own.
+    const fromNumber = callerIdOf(call) ?? undefined;
     const idWrite: CallWrite = {
       ...callRef(call),
       owner: s.settings.id,
       from: call.status,
       to: call.status,
       events: failoverEvents(s, call, dial.name, dial.refused),
-      set: { providerCallId, provider: dial.name },
+      set: { providerCallId, provider: dial.name, ...(fromNumber ? { fromNumber } : {}) },
     };
     void enqueueWrite(s, idWrite, call.ctx.callbackUrl, { deferMs: PROVIDER_ID_DEFER_MS }).then((ok) => {
       if (!ok) dropLostCall(s, call, 'provider id');

@@ -10,14 +10,14 @@ WITH u AS (
     :used_alternates::bool[], :provider_call_ids::text[], :timestamps::timestamptz[],
     :completed_ats::timestamptz[], :hangup_bys::text[], :disconnect_reasons::text[], :durations::int[],
     :answer_durations::int[], :llm_transcripts::text[], :transcript_statuses::text[], :summaries::text[],
-    :outcomes::jsonb[], :recording_availables::bool[], :voicemail_lefts::bool[], :delta_queued::int[], :delta_in_progress::int[],
+    :outcomes::jsonb[], :recording_availables::bool[], :voicemail_lefts::bool[], :from_numbers::text[], :delta_queued::int[], :delta_in_progress::int[],
     :delta_completed::int[], :delta_failed::int[], :delta_cancelled::int[], :next_attempt_ats::timestamptz[],
     :window_closes_ats::timestamptz[], :wait_reasons::text[], :providers::text[]
   )
     AS u(id, owner, expired_before, from_status, to_status, release, att_inc,
          dialed_number, used_alternate, provider_call_id, ts, completed_at, hangup_by,
          disconnect_reason, duration_seconds, answer_duration_seconds, llm_transcript, transcript_status, summary, outcomes,
-         recording_available, voicemail_left, dq, dip, dc, df, dx, next_attempt_at, window_closes_at, wait_reason, provider)
+         recording_available, voicemail_left, from_number, dq, dip, dc, df, dx, next_attempt_at, window_closes_at, wait_reason, provider)
 ),
 upd AS (
   UPDATE calls c SET
@@ -41,6 +41,7 @@ upd AS (
     outcomes = COALESCE(u.outcomes, c.outcomes),
     recording_available = COALESCE(u.recording_available, c.recording_available),
     voicemail_left = COALESCE(u.voicemail_left, c.voicemail_left),
+    from_number = COALESCE(u.from_number, c.from_number),
     next_attempt_at = COALESCE(u.next_attempt_at, c.next_attempt_at),
     window_closes_at = COALESCE(u.window_closes_at, c.window_closes_at),
     wait_reason = COALESCE(u.wait_reason, c.wait_reason),

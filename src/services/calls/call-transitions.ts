@@ -46,6 +46,8 @@ export interface CallFieldChanges {
   recordingAvailable?: boolean;
   /** The attempt reached voicemail: whether it left the batch's message. */
   voicemailLeft?: boolean;
+  /** The caller-ID number the dial was placed from (docs/campaigns.md "Caller-ID pools and local presence"). */
+  fromNumber?: string;
   /** A retry: when the call, put back in line, may be dialled again. */
   nextAttemptAt?: Date;
   /** A retry in a windowed batch: when the window it waits for closes. */
@@ -118,6 +120,7 @@ const APPLY = loadNamedSql(new URL('./apply-call-writes.sql', import.meta.url), 
   'outcomes',
   'recording_availables',
   'voicemail_lefts',
+  'from_numbers',
   'delta_queued',
   'delta_in_progress',
   'delta_completed',
@@ -219,6 +222,7 @@ function applyParams(writes: CallWrite[], now: Date): unknown[] {
     outcomes: col((w) => (w.set.outcomes === undefined ? null : JSON.stringify(boundOutcomes(w.set.outcomes)))),
     recording_availables: col((w) => orNull(w.set.recordingAvailable)),
     voicemail_lefts: col((w) => orNull(w.set.voicemailLeft)),
+    from_numbers: col((w) => orNull(w.set.fromNumber)),
     delta_queued: deltas.map((d) => d.queued ?? 0),
     delta_in_progress: deltas.map((d) => d.in_progress ?? 0),
     delta_completed: deltas.map((d) => d.completed ?? 0),
