@@ -11,6 +11,7 @@ import {
   type DialAuditWindow,
 } from '../../domain/dial-audit.ts';
 import {
+  BLOCKED_REASONS_DESCRIPTION,
   complianceReport,
   MAX_REPORT_BLOCKED_ROWS,
   MAX_REPORT_HOUR_ROWS,
@@ -101,8 +102,7 @@ const BlockedCountType = builder.objectRef<BlockedCount>('BlockedDials').impleme
         '`ended` (ended undialled), `waiting` (held back now), `withheld` (a claimed dial the check at the dial refused) or `alternate` (its alternate number was not dialled)',
     }),
     reason: t.exposeString('reason', {
-      description:
-        'ended: suppressed, no_calling_window, expired; waiting and withheld: calling_window, frequency_cap; alternate: suppressed, calling_window, frequency_cap',
+      description: BLOCKED_REASONS_DESCRIPTION,
     }),
     calls: t.exposeInt('calls'),
   }),

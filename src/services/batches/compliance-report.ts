@@ -27,12 +27,16 @@ export const BLOCKED_END_REASONS = [SUPPRESSED_DISCONNECT_REASON, NO_WINDOW_DISC
 
 /**
  * `ended`: the call ended undialled (or undialled again) for this reason; `waiting`: it waits now,
- * held back by its calling window or the frequency cap; `withheld`: the check at the dial refused a
- * dial the claim had taken (its history's `dial_withheld`: calling_window, frequency_cap), and the
- * call went back in line; `alternate`: its alternate number was not dialled for this reason (the
+ * held back by its calling window, the frequency cap or its caller-ID numbers' daily caps; `withheld`:
+ * a dial the claim had taken was not placed (its history's `dial_withheld`: the check at the dial
+ * refused it, or no provider of the route took it), and the call went back in line; `alternate`: its alternate number was not dialled for this reason (the
  * call ended with its primary's result). Each counts calls, a call once per stage and reason.
  */
 export const BLOCKED_STAGES = ['ended', 'waiting', 'withheld', 'alternate'] as const;
+
+/** The reasons each stage may name (GraphQL and OpenAPI describe `reason` with it). */
+export const BLOCKED_REASONS_DESCRIPTION =
+  'ended: suppressed, no_calling_window, expired; waiting: calling_window, frequency_cap, caller_id_cap; withheld: calling_window, frequency_cap, provider_unavailable; alternate: suppressed, calling_window, frequency_cap, caller_id_cap';
 export type BlockedStage = (typeof BLOCKED_STAGES)[number];
 
 export interface LocalHourDials {

@@ -1,6 +1,6 @@
 // A call's dial audit and a batch's compliance report, typed against compliance-mappers.ts.
 import { DIAL_ALLOWED_BY } from '../../../domain/dial-audit.ts';
-import { BLOCKED_STAGES } from '../../../services/batches/compliance-report.ts';
+import { BLOCKED_REASONS_DESCRIPTION, BLOCKED_STAGES } from '../../../services/batches/compliance-report.ts';
 import type { ComplianceReportOut, DialAuditEntryOut, DialAuditOut } from '../../compliance-mappers.ts';
 import { bool, closed, count, int, nullable, oneOfStrings, ref, str, timestamp } from '../json-schema.ts';
 import { batchId } from './fields.ts';
@@ -54,9 +54,7 @@ export const complianceReport = closed<ComplianceReportOut>({
         BLOCKED_STAGES,
         '`ended` undialled, `waiting` held back now, `withheld` a claimed dial refused at the dial, `alternate` number not dialled',
       ),
-      reason: str(
-        'ended: suppressed, no_calling_window, expired; waiting and withheld: calling_window, frequency_cap; alternate: suppressed, calling_window, frequency_cap',
-      ),
+      reason: str(BLOCKED_REASONS_DESCRIPTION),
       calls: count(),
     }),
   },
