@@ -19,6 +19,7 @@ function accountInput(f: Flags) {
     interruptionEnabled: bool(f['interruption'], 'interruption'),
     recordingEnabled: bool(f['recording'], 'recording'),
     registryConsentExempt: bool(f['registry-consent-exempt'], 'registry-consent-exempt'),
+    numberHealthWebhooks: bool(f['number-health-webhooks'], 'number-health-webhooks'),
     voices: list(f.voices),
     defaultCallingWindow: windowFlag(f['default-window']),
     enforcedCallingWindow: windowFlag(f['enforced-window']),
@@ -41,13 +42,13 @@ const windowFlag = (v: Flags[string]) => (typeof v === 'string' ? parseWindowSpe
 const dailyCap = (v: Flags[string], name: string) => (v === 'none' || v === 'off' ? null : int(v, name));
 const DID_FIELDS = 'id number areaCode region dailyCap isDefault';
 
-const ACCOUNT_FIELDS = `id name email batchConcurrency apiAccessEnabled interruptionEnabled recordingEnabled registryConsentExempt voices
+const ACCOUNT_FIELDS = `id name email batchConcurrency apiAccessEnabled interruptionEnabled recordingEnabled registryConsentExempt numberHealthWebhooks voices
   limits { maxBatchSize maxConcurrentCalls maxCallDurationSeconds rateLimitPerMinute }
   defaultCallingWindow { start end days timezone } enforcedCallingWindow { start end days timezone }
   frequencyCap { maxCalls periodSeconds }`;
 const ACCOUNT_FLAGS =
   '[--max-batch-size N] [--max-concurrent-calls N] [--max-call-duration S] [--rate-limit N] [--batch-concurrency N] [--voices a,b] [--api-access true|false] [--interruption true|false] [--recording true|false]' +
-  ' [--default-window "09:00-20:00 mon-fri recipient"|none] [--enforced-window "08:00-21:00 recipient"|none] [--frequency-cap CALLS/PERIOD|off] [--registry-consent-exempt true|false]';
+  ' [--default-window "09:00-20:00 mon-fri recipient"|none] [--enforced-window "08:00-21:00 recipient"|none] [--frequency-cap CALLS/PERIOD|off] [--registry-consent-exempt true|false] [--number-health-webhooks true|false]';
 
 const flagDid = (gql: Parameters<Command['run']>[0], id: string, flagged: boolean, reason: string | null) =>
   gql(
@@ -306,7 +307,7 @@ export const commands: Record<string, Command> = {
     usage:
       'provider route --account ID --providers JSON_ARRAY   (in order; each {"provider", "weight"?, "apiKey"?, "dialRatePerNumber"?, "settings"?}: docs/providers.md "Routing and failover")',
     examples: [
-      'provider route --account acc_… --providers \'[{"provider":"retell","apiKey":"key_…"},{"provider":"vapi","apiKey":"…","settings":{"phoneNumberIds":"…","webhookSecret":"…"}}]\'',
+      'provider route --account acc_… --providers \'[{"provider":"retell","apiKey":"key_…"},{"provider":"vapi","apiKey":"…","settings":{"phoneNumbers":"*=pn_…","webhookAuth":"hmac","webhookSecret":"…"}}]\'',
     ],
     run: (gql, _a, f) =>
       gql('mutation($id: ID!, $p: [ProviderRouteInput!]!) { adminSetProviderRoute(accountId: $id, providers: $p) }', {

@@ -53,6 +53,7 @@ export const FLAG_NAMES = [
   'file',
   'mode',
   'registry-consent-exempt',
+  'number-health-webhooks',
   'settings',
   'providers',
   'daily-cap',

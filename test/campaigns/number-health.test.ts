@@ -30,6 +30,13 @@ beforeAll(async () => {
     const added = await t.gql('mutation($n: String!) { addDidNumber(input: { number: $n }) { id number } }', { n: number }, a.apiKey);
     dids.push(added.body.data.addDidNumber);
   }
+  // Number health's webhooks are opt-in (accounts.number_health_webhooks); `a` opts in, `d` below does not.
+  const optIn = await t.gql(
+    'mutation($id: ID!) { adminUpdateAccount(id: $id, input: { numberHealthWebhooks: true }) { numberHealthWebhooks } }',
+    { id: a.account.id },
+    ADMIN_TOKEN,
+  );
+  expect(optIn.body.data.adminUpdateAccount.numberHealthWebhooks).toBe(true);
   t.clock.set(START);
 });
 afterAll(() => t.close());
@@ -229,8 +236,9 @@ describe('number health', () => {
     expect([all[chicagoDid]?.slice(1), all[newYorkDid]?.slice(1), all[c.did.id]]).toEqual([[1, 0, 0], [1, 1, 1], undefined]);
   });
 
-  it('two runs at once (two worker processes) rest a number once and announce it once', async () => {
+  it.each([true, false])('two runs at once (two worker processes) rest a number once; announced once only if opted in (%s)', async (optedIn) => {
     const d = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
+    if (optedIn) await t.deps.db.prisma.account.update({ where: { id: d.account.id }, data: { numberHealthWebhooks: true } });
     const ids = [d.did.id];
     for (const n of ['+12125550301', '+13125550302'])
       ids.push((await t.gql('mutation($n: String!) { addDidNumber(input: { number: $n }) { id } }', { n }, d.apiKey)).body.data.addDidNumber.id);
@@ -242,7 +250,13 @@ describe('number health', () => {
     expect(hook.status).toBe(201);
     const runs = await Promise.all([runNumberHealth(t.deps), runNumberHealth(t.deps), runNumberHealth(t.deps)]);
     expect(runs.reduce((n, r) => n + r.rested, 0)).toBe(1);
-    const events = await t.deps.db.prisma.webhookDelivery.findMany({ where: { eventType: 'number.rested', accountId: d.account.id } });
-    expect(events.map((e) => (e.payload as { data: { number: { id: string } } }).data.number.id)).toEqual([ids[2]]);
+    expect((await t.deps.db.prisma.didNumber.findUniqueOrThrow({ where: { id: ids[2] } })).restReason).toBe('low_answer_rate');
+    if (optedIn) {
+      const events = await t.deps.db.prisma.webhookDelivery.findMany({ where: { eventType: 'number.rested', accountId: d.account.id } });
+      expect(events.map((e) => (e.payload as { data: { number: { id: string } } }).data.number.id)).toEqual([ids[2]]);
+    } else {
+      expect(runs.reduce((n, r) => n + r.webhooks, 0)).toBe(0);
+      expect(await t.deps.db.prisma.webhookDelivery.count({ where: { eventType: 'number.rested', accountId: d.account.id } })).toBe(0);
+    }
   });
 });

@@ -14,9 +14,9 @@ const files = path.join(dataDir, 'files');
 let server: ServerProcess;
 const saved = { ...process.env };
 
-/** Shell words of an example: double quotes group, `$RETELL_API_KEY` is the test's stand-in. */
+/** Shell words of an example: single and double quotes group, `$RETELL_API_KEY` is the test's stand-in. */
 function words(line: string): string[] {
-  return [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]);
+  return [...line.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3]);
 }
 
 async function cli(argv: string[]): Promise<{ code: number; out: string; notes: string }> {
@@ -130,6 +130,8 @@ describe('the CLI help examples', () => {
       'dids unflag',
       'voices set',
       'voices list',
+      // A route, then back to one provider (provider set's last example: the simulator) for the batches below.
+      'provider route',
       'provider set',
       'webhooks secret',
     ])

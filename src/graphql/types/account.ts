@@ -40,6 +40,9 @@ export const AccountType = builder.prismaObject('Account', {
         'Whether contacts with a consent record are spared the national do-not-call registry (never a number reassigned after the consent)',
     }),
     recordingEnabled: t.exposeBoolean('recordingEnabled'),
+    numberHealthWebhooks: t.exposeBoolean('numberHealthWebhooks', {
+      description: "Whether number.rested / number.restored webhooks go to the callback URLs of the account's batches under way",
+    }),
     voices: t.exposeStringList('voices'),
     provider: t.exposeString('provider'),
     defaultCallingWindow: t.field({
@@ -108,6 +111,9 @@ const accountInputFields = (t: Parameters<Parameters<typeof builder.inputType>[1
   registryConsentExempt: t.boolean({
     description:
       'true: a contact with a consent record is not refused for a number on the national do-not-call registry (TCPA prior express consent); default false',
+  }),
+  numberHealthWebhooks: t.boolean({
+    description: "true: number.rested / number.restored webhooks go to the callback URLs of the account's batches under way; default false",
   }),
   voices: t.stringList(),
   defaultCallingWindow: t.field({ type: CallingWindowInput, description: 'A batch without a window of its own gets this one; null clears it' }),

@@ -37,6 +37,8 @@ export interface AccountInput {
   complianceProfiles?: readonly string[] | null;
   /** The national registry spares contacts with a consent record (docs/campaigns.md "National do-not-call registry"). */
   registryConsentExempt?: boolean;
+  /** Number health's webhooks go to the account's live callback URLs (docs/webhooks.md); default false. */
+  numberHealthWebhooks?: boolean;
 }
 
 function checkLengths(input: AccountInput): void {
@@ -83,6 +85,7 @@ function accountData(input: AccountInput) {
       interruptionEnabled: input.interruptionEnabled,
       recordingEnabled: input.recordingEnabled,
       registryConsentExempt: input.registryConsentExempt,
+      numberHealthWebhooks: input.numberHealthWebhooks,
       voices: input.voices,
       defaultCallingWindow: windowData(input.defaultCallingWindow),
       enforcedCallingWindow: windowData(input.enforcedCallingWindow),

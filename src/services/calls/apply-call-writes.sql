@@ -45,7 +45,9 @@ upd AS (
     next_attempt_at = COALESCE(u.next_attempt_at, c.next_attempt_at),
     window_closes_at = COALESCE(u.window_closes_at, c.window_closes_at),
     wait_reason = COALESCE(u.wait_reason, c.wait_reason),
-    updated_at = :now::timestamptz
+    -- Always moves, even at an instant the row already has (a frozen or coarse clock): an unchanged
+    -- value would let the calls_touch_updated_at trigger take the database clock instead.
+    updated_at = GREATEST(:now::timestamptz, c.updated_at + interval '1 millisecond')
   FROM u
   WHERE c.id = u.id
     AND c.status = u.from_status

@@ -1,7 +1,8 @@
 // number.rested / number.restored to the operator: webhooks belong to batches (their callback_url,
 // signed with the account's secret), so an account-level event goes to each distinct callback_url of
 // the account's batches still under way, queued once per URL with the oldest such batch, in the
-// job's transaction (docs/webhooks.md "number.rested and number.restored").
+// job's transaction — only for an account that opted in (accounts.number_health_webhooks), since a
+// receiver written for its batches' events alone must not get others (docs/webhooks.md).
 import type { SqlTx } from '../../db/sql-transaction.ts';
 import type { NumberEventType } from '../webhooks/events.ts';
 import { enqueueWebhook } from '../webhooks/outbox.ts';
@@ -10,10 +11,10 @@ import { enqueueWebhook } from '../webhooks/outbox.ts';
 export const MAX_NUMBER_EVENT_URLS = 20;
 
 const TARGETS_SQL = `
-SELECT DISTINCT ON (callback_url) id, callback_url
-  FROM batches
- WHERE account_id = $1 AND callback_url IS NOT NULL AND status IN ('pending', 'paused', 'queued', 'dispatching', 'running')
- ORDER BY callback_url, id
+SELECT DISTINCT ON (b.callback_url) b.id, b.callback_url
+  FROM batches b JOIN accounts a ON a.id = b.account_id AND a.number_health_webhooks
+ WHERE b.account_id = $1 AND b.callback_url IS NOT NULL AND b.status IN ('pending', 'paused', 'queued', 'dispatching', 'running')
+ ORDER BY b.callback_url, b.id
  LIMIT ${MAX_NUMBER_EVENT_URLS}`;
 
 export interface NumberEvent {
