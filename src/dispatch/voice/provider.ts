@@ -89,15 +89,25 @@ export class DialRejectedError extends Error {
  */
 export class ProviderUnavailableError extends Error {
   override name = 'ProviderUnavailableError';
+  /**
+   * 'provider': a provider-wide symptom (5xx, timeout, unreachable), counted by the provider's
+   * circuit breaker, which every account on the worker shares; 'account': a limit of our account's
+   * own key there (a 429, Vapi's concurrency refusal), which fails this dial over but opens no breaker.
+   */
+  readonly scope: 'provider' | 'account';
   constructor(
     message: string,
     readonly created: 'no' | 'maybe',
     readonly detail: Record<string, unknown> = {},
-    options?: ErrorOptions,
+    options?: ErrorOptions & { scope?: 'provider' | 'account' },
   ) {
     super(message, options);
+    this.scope = options?.scope ?? 'provider';
   }
 }
+
+/** DialRejectedError reasons about our account at that provider, not the person: another provider of the route may place the dial. */
+export const ACCOUNT_REJECTION_REASONS: ReadonlySet<string> = new Set(['payment_required', 'provider_auth_failed', 'provider_not_configured']);
 
 /**
  * The dialling worker lost the call before the provider created it (CallOwnership.confirmDial said
