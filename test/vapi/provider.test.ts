@@ -283,9 +283,13 @@ describe('Vapi provider against the fake Vapi', () => {
     fake.failNext(4, 429);
     const limited = await p.placeCall(req(1, '+14155550124')).catch((e) => e);
     expect(limited).toBeInstanceOf(ProviderUnavailableError);
-    expect(limited).toMatchObject({ created: 'no', detail: { provider: 'vapi', provider_status: 429 } });
+    expect(limited).toMatchObject({ created: 'no', scope: 'account', detail: { provider: 'vapi', provider_status: 429 } });
     fake.failNext(4, 503);
-    await expect(p.placeCall(req(2, '+14155550125'))).rejects.toMatchObject({ name: 'ProviderUnavailableError', created: 'maybe' });
+    await expect(p.placeCall(req(2, '+14155550125'))).rejects.toMatchObject({
+      name: 'ProviderUnavailableError',
+      created: 'maybe',
+      scope: 'provider',
+    });
     expect(fake.creates).toHaveLength(0);
   });
 
