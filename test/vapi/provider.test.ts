@@ -371,6 +371,28 @@ describe('Vapi provider against the fake Vapi', () => {
     });
   });
 
+  it("findCall with the dial's number and start searches that number's calls since then, as the create's own lookup does", async () => {
+    const { p, fake } = await setup();
+    const meta = { call_id: 'call_7', batch_id: 'b', account_id: 'acc_1', attempt: 1 };
+    const target = fake.seedCall({
+      assistantId: 'asst_default',
+      phoneNumberId: 'pn_1',
+      customer: { number: '+14155550124' },
+      assistantOverrides: { metadata: meta },
+    });
+    const t0 = Date.now();
+    target.createdAt = new Date(t0 - 60_000).toISOString();
+    // A full page of the account's other number, all newer: an unnarrowed search needs a second page.
+    for (let i = 0; i < 1000; i++) {
+      const other = fake.seedCall({ assistantId: 'asst_default', phoneNumberId: 'pn_2', customer: { number: '+14155550125' } });
+      other.createdAt = new Date(t0 - i).toISOString();
+    }
+    const ref = { callId: 'call_7', accountId: 'acc_1', attempt: 1, recordingEnabled: false };
+    const before = fake.lists;
+    expect(await p.findCall!({ ...ref, from: '+14155550100', since: new Date(t0 - 120_000) })).toBe(target.id);
+    expect(fake.lists - before).toBe(1);
+  });
+
   it('looks calls up (in flight, ended, unknown) and finds a dial by our ids and attempt', async () => {
     const { p, fake } = await setup();
     const seeded = fake.seedCall({

@@ -145,6 +145,10 @@ export interface ProviderCallRef {
   /** The call's attempt number: the alternate-number dial is a second provider call for the same call id. */
   attempt: number;
   recordingEnabled: boolean;
+  /** The dial's caller ID, when known: lets findCall search as narrowly as the create's own lookup does. */
+  from?: string;
+  /** No earlier than this was the dial's create sent, when known (findCall's search starts there). */
+  since?: Date;
 }
 
 export interface ProviderAnalysisRequest {

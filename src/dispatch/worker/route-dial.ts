@@ -153,6 +153,9 @@ async function createdAnyway(
     accountId: call.accountId,
     attempt: call.attempts,
     recordingEnabled: call.ctx.recordingEnabled,
+    // The create went out no earlier than the dial's start, from this number.
+    from: hooks.request().from,
+    since: call.dialledAt,
   };
   try {
     let id = await provider.findCall(ref);
