@@ -6,7 +6,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { insertBatch } from '../helpers/fixtures.ts';
 import { callEvents, expectConsistentBatch, manualTimers, phoneEndingIn, testWorker } from '../helpers/dispatch.ts';
-import { routedFake, type CreateFault } from '../helpers/routed-providers.ts';
+import { routedFake, type CreateFault, type RoutedFakeOptions } from '../helpers/routed-providers.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { createProviderRegistry } from '../../src/dispatch/voice/registry.ts';
 import { setAccountRoute } from '../../src/services/accounts/account-route.ts';
 import type { DispatchWorker } from '../../src/dispatch/worker.ts';
@@ -24,7 +25,7 @@ afterAll(() => t.close());
 beforeEach(() => t.clock.set(new Date('2025-02-02T12:00:00.000Z')));
 
 /** A fresh account routed through simA then simB, and both fakes on one set of manual timers. */
-async function routed(a: { fault?: (n: number) => CreateFault; findCall?: boolean }, b: { fault?: (n: number) => CreateFault } = {}) {
+async function routed(a: RoutedFakeOptions, b: RoutedFakeOptions = {}) {
   const account = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
   await setAccountRoute(t.deps, account.account.id, [
     { provider: 'simA', weight: 1, config: null },
@@ -117,6 +118,93 @@ describe('failover', () => {
     expect([c.status, c.disconnectReason, simA.createsOf(c.id), simB.createsOf(c.id)]).toEqual(['failed', 'dial_error', 1, 0]);
   });
 
+  it('an ambiguous failure while the first provider is still creating the call: waited out, found there, never dialled at the second', async () => {
+    const { account, timers, simA, simB, registry } = await routed({
+      fault: (n) => (n === 0 ? 'maybe_late' : 'ok'),
+      requestTimeoutMs: 15_000,
+      lateMs: 3_000,
+    });
+    const { batch } = await batchOf(account, 1);
+    const worker = testWorker(t.deps, { providers: registry, scheduler: timers });
+    const tick = worker.runOnce();
+    // Asked at once (nothing yet), then the worker waits the request timeout out on its scheduler.
+    await waitFor(() => simA.state.finds === 1 && timers.pending() >= 2, { what: 'the first findCall and the wait after it' });
+    expect(simB.state.tries).toBe(0);
+    timers.advance(15_000);
+    await tick;
+    const [c] = await callsOf(batch.id);
+    expect([simA.state.finds, simA.createsOf(c.id), simB.state.tries]).toEqual([2, 1, 0]);
+    await waitFor(
+      async () => {
+        timers.advance(300);
+        return (await callsOf(batch.id))[0].provider === 'simA';
+      },
+      { what: 'the provider id write' },
+    );
+  });
+
+  it('an ambiguous failure the provider still has no call for after its request timeout: then, and only then, the second provider', async () => {
+    const { account, timers, simA, simB, registry } = await routed({ fault: (n) => (n === 0 ? 'maybe_none' : 'ok'), requestTimeoutMs: 15_000 });
+    const { batch } = await batchOf(account, 1);
+    const worker = testWorker(t.deps, { providers: registry, scheduler: timers });
+    const tick = worker.runOnce();
+    await waitFor(() => simA.state.finds === 1 && timers.pending() >= 1, { what: 'the first findCall and the wait after it' });
+    expect(simB.state.tries).toBe(0);
+    timers.advance(15_000);
+    await tick;
+    const [c] = await callsOf(batch.id);
+    expect([simA.state.finds, simA.createsOf(c.id), simB.createsOf(c.id)]).toEqual([2, 0, 1]);
+  });
+
+  it("one provider refusing our account there (401): the dial goes to the next, and that provider's breaker is left alone", async () => {
+    const { account, timers, simA, simB, registry } = await routed({ fault: () => 'auth' });
+    const { batch } = await batchOf(account, 5);
+    await runToEnd(testWorker(t.deps, { providers: registry }), timers, batch.id);
+    const rows = await callsOf(batch.id);
+    expect(rows.map((c) => [c.status, c.provider])).toEqual(rows.map(() => ['completed', 'simB']));
+    // More refusals than BREAKER_FAILURES, yet simA was asked every time: its breaker never opened.
+    expect([simA.state.tries, simB.creates.size]).toEqual([5, 5]);
+    const failovers = (await callEvents(t.deps, batch.id)).filter((e) => e.detail?.event === 'failover');
+    expect(failovers[0].detail).toMatchObject({ refused: [{ provider: 'simA', reason: 'account_rejected' }] });
+  });
+
+  it('an account refusal at every provider ends the call as before; beside a provider that is down, the call waits', async () => {
+    const both = await routed({ fault: () => 'auth' }, { fault: () => 'auth' });
+    const { batch } = await batchOf(both.account, 1);
+    await runToEnd(testWorker(t.deps, { providers: both.registry }), both.timers, batch.id);
+    const [c] = await callsOf(batch.id);
+    expect([c.status, c.disconnectReason]).toEqual(['failed', 'provider_auth_failed']);
+
+    const mixed = await routed({ fault: () => 'no' }, { fault: () => 'auth' });
+    const { batch: other } = await batchOf(mixed.account, 1);
+    const worker = testWorker(t.deps, { providers: mixed.registry });
+    await worker.runOnce();
+    await worker.settle();
+    const [waiting] = await callsOf(other.id);
+    expect([waiting.status, waiting.attempts, waiting.waitReason]).toEqual(['queued', 0, 'retry']);
+  });
+
+  it("a failover past the calling window's close: judged again before the second provider, withheld, not dialled", async () => {
+    // The first provider takes 90 s to give up; the window (UTC) closes a minute after the claim.
+    const { account, simA, simB, registry } = await routed({
+      fault: () => {
+        t.clock.advance(90_000);
+        return 'no';
+      },
+    });
+    const window = { start: '09:00', end: '12:01', days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], timezone: 'UTC' };
+    const { batch } = await insertBatch(t.deps, account, {
+      contacts: 1,
+      batch: { concurrency: 1, callingWindow: window },
+      callOverrides: (i) => ({ status: 'queued', phoneNumber: phoneEndingIn(4, i) }),
+    });
+    const worker = testWorker(t.deps, { providers: registry });
+    await worker.runOnce();
+    await worker.settle();
+    const [c] = await callsOf(batch.id);
+    expect([simA.state.tries, simB.state.tries, c.status, c.attempts, c.waitReason]).toEqual([1, 0, 'queued', 0, 'calling_window']);
+  });
+
   it('every provider down: the call is put back in line, not dialled, and placed once a provider is back', async () => {
     const down = { value: true };
     const fault = (): CreateFault => (down.value ? 'no' : 'ok');
@@ -173,6 +261,19 @@ describe('circuit breaker', () => {
   });
 });
 
+describe('circuit breaker scope', () => {
+  it("an account's own rate limit (429) fails each dial over but does not open the provider's breaker for every account", async () => {
+    const { account, timers, simA, simB, registry } = await routed({ fault: () => 'rate' });
+    const { batch } = await batchOf(account, 6);
+    await runToEnd(testWorker(t.deps, { providers: registry }), timers, batch.id);
+    const rows = await callsOf(batch.id);
+    expect(rows.map((c) => c.provider)).toEqual(rows.map(() => 'simB'));
+    expect([simA.state.tries, simB.creates.size]).toEqual([6, 6]);
+    const circuit = (await t.deps.metrics.providerCircuitState.get()).values.find((v) => v.labels.provider === 'simA')?.value ?? 0;
+    expect(circuit).toBe(0);
+  });
+});
+
 describe('recovery of a routed call', () => {
   it('a call placed through the second provider is looked up there after its worker died', async () => {
     const { account, timers, simA, simB, registry } = await routed({ fault: () => 'no' });
@@ -199,5 +300,23 @@ describe('recovery of a routed call', () => {
     expect(simA.state.lookups).toBe(lookupsAtA);
     expect(simB.state.lookups).toBeGreaterThanOrEqual(2);
     await expectConsistentBatch(t.deps, batch.id);
+  });
+
+  it('the first provider of the route failing its lookups too: the call is still found at the second', async () => {
+    const { account, timers, simB, registry } = await routed({ fault: () => 'no', findCallFails: true });
+    const { batch } = await batchOf(account, 1);
+    const workerA = testWorker(t.deps, { leaseMs: LEASE, providers: registry });
+    await workerA.runOnce();
+    await workerA.settle();
+    simB.state.muted = true;
+    timers.advance(10_000);
+    t.clock.advance(LEASE + 1);
+    const [c] = await callsOf(batch.id);
+    await t.deps.db.prisma.call.update({ where: { id: c.id }, data: { providerCallId: null, provider: null } });
+    const workerB = testWorker(t.deps, { leaseMs: LEASE, providers: registry });
+    expect((await workerB.runOnce()).settled).toBe(1);
+    await workerB.drain();
+    const [after] = await callsOf(batch.id);
+    expect([after.status, after.provider]).toEqual(['completed', 'simB']);
   });
 });

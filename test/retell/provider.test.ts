@@ -255,9 +255,13 @@ describe('retell provider against the fake Retell server', () => {
     fake.failNext(4, 429);
     const limited = await p.placeCall(req(8, '+14155550128')).catch((e) => e);
     expect(limited).toBeInstanceOf(ProviderUnavailableError);
-    expect(limited).toMatchObject({ created: 'no', detail: { provider: 'retell', provider_status: 429 } });
+    expect(limited).toMatchObject({ created: 'no', scope: 'account', detail: { provider: 'retell', provider_status: 429 } });
     fake.failNext(4, 503);
-    await expect(p.placeCall(req(9, '+14155550129'))).rejects.toMatchObject({ name: 'ProviderUnavailableError', created: 'maybe' });
+    await expect(p.placeCall(req(9, '+14155550129'))).rejects.toMatchObject({
+      name: 'ProviderUnavailableError',
+      created: 'maybe',
+      scope: 'provider',
+    });
     expect(fake.creates).toHaveLength(0);
     await p.close();
   });

@@ -283,9 +283,13 @@ describe('Vapi provider against the fake Vapi', () => {
     fake.failNext(4, 429);
     const limited = await p.placeCall(req(1, '+14155550124')).catch((e) => e);
     expect(limited).toBeInstanceOf(ProviderUnavailableError);
-    expect(limited).toMatchObject({ created: 'no', detail: { provider: 'vapi', provider_status: 429 } });
+    expect(limited).toMatchObject({ created: 'no', scope: 'account', detail: { provider: 'vapi', provider_status: 429 } });
     fake.failNext(4, 503);
-    await expect(p.placeCall(req(2, '+14155550125'))).rejects.toMatchObject({ name: 'ProviderUnavailableError', created: 'maybe' });
+    await expect(p.placeCall(req(2, '+14155550125'))).rejects.toMatchObject({
+      name: 'ProviderUnavailableError',
+      created: 'maybe',
+      scope: 'provider',
+    });
     expect(fake.creates).toHaveLength(0);
   });
 
@@ -365,6 +369,28 @@ describe('Vapi provider against the fake Vapi', () => {
       status: 'no_answer',
       disconnectReason: 'customer-did-not-answer',
     });
+  });
+
+  it("findCall with the dial's number and start searches that number's calls since then, as the create's own lookup does", async () => {
+    const { p, fake } = await setup();
+    const meta = { call_id: 'call_7', batch_id: 'b', account_id: 'acc_1', attempt: 1 };
+    const target = fake.seedCall({
+      assistantId: 'asst_default',
+      phoneNumberId: 'pn_1',
+      customer: { number: '+14155550124' },
+      assistantOverrides: { metadata: meta },
+    });
+    const t0 = Date.now();
+    target.createdAt = new Date(t0 - 60_000).toISOString();
+    // A full page of the account's other number, all newer: an unnarrowed search needs a second page.
+    for (let i = 0; i < 1000; i++) {
+      const other = fake.seedCall({ assistantId: 'asst_default', phoneNumberId: 'pn_2', customer: { number: '+14155550125' } });
+      other.createdAt = new Date(t0 - i).toISOString();
+    }
+    const ref = { callId: 'call_7', accountId: 'acc_1', attempt: 1, recordingEnabled: false };
+    const before = fake.lists;
+    expect(await p.findCall!({ ...ref, from: '+14155550100', since: new Date(t0 - 120_000) })).toBe(target.id);
+    expect(fake.lists - before).toBe(1);
   });
 
   it('looks calls up (in flight, ended, unknown) and finds a dial by our ids and attempt', async () => {

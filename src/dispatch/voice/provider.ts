@@ -89,15 +89,25 @@ export class DialRejectedError extends Error {
  */
 export class ProviderUnavailableError extends Error {
   override name = 'ProviderUnavailableError';
+  /**
+   * 'provider': a provider-wide symptom (5xx, timeout, unreachable), counted by the provider's
+   * circuit breaker, which every account on the worker shares; 'account': a limit of our account's
+   * own key there (a 429, Vapi's concurrency refusal), which fails this dial over but opens no breaker.
+   */
+  readonly scope: 'provider' | 'account';
   constructor(
     message: string,
     readonly created: 'no' | 'maybe',
     readonly detail: Record<string, unknown> = {},
-    options?: ErrorOptions,
+    options?: ErrorOptions & { scope?: 'provider' | 'account' },
   ) {
     super(message, options);
+    this.scope = options?.scope ?? 'provider';
   }
 }
+
+/** DialRejectedError reasons about our account at that provider, not the person: another provider of the route may place the dial. */
+export const ACCOUNT_REJECTION_REASONS: ReadonlySet<string> = new Set(['payment_required', 'provider_auth_failed', 'provider_not_configured']);
 
 /**
  * The dialling worker lost the call before the provider created it (CallOwnership.confirmDial said
@@ -135,6 +145,10 @@ export interface ProviderCallRef {
   /** The call's attempt number: the alternate-number dial is a second provider call for the same call id. */
   attempt: number;
   recordingEnabled: boolean;
+  /** The dial's caller ID, when known: lets findCall search as narrowly as the create's own lookup does. */
+  from?: string;
+  /** No earlier than this was the dial's create sent, when known (findCall's search starts there). */
+  since?: Date;
 }
 
 export interface ProviderAnalysisRequest {

@@ -34,7 +34,11 @@ const FREQUENCY_CHECK_RETRY_MS = 60_000;
 
 /** This worker's answers to what the lower parts of a session hand back. */
 function seamOf(s: WorkerState): SessionSeam {
-  return { ended: (call, result) => callEnded(s, call, result), event: (e) => onProviderEvent(s, e) };
+  return {
+    ended: (call, result) => callEnded(s, call, result),
+    event: (e) => onProviderEvent(s, e),
+    withheld: (call, permit) => withholdDial(s, call, permit),
+  };
 }
 
 /** The provider, subscribed to: its events reach this worker's calls. */

@@ -9,6 +9,7 @@ import { failedDial, waitForAlternate, withheldWait } from './attempt-end.ts';
 import { requestHangup } from './hangups.ts';
 import { callRef, dropLostCall, enqueueWrite, stopWatching } from './ledger.ts';
 import { dialOwnership } from './ownership.ts';
+import { dialAuditFor, judgeDial, queueClaimedDialAudit } from './dial-audit.ts';
 import { dialRoute, type Refusal } from './route-dial.ts';
 import { sleep, type LiveCall, type SessionSeam, type WorkerState } from './state.ts';
 
@@ -71,12 +72,17 @@ export async function placeCall(s: WorkerState, call: LiveCall, seam: SessionSea
   if (!callerIdOf(call)) return seam.ended(call, failedDial(s, call, 'no_caller_id'));
   s.book.dialsInFlight += 1;
   try {
-    const dial = await dialRoute(s, call, { place: (p) => placeThrough(s, call, p, seam), request: () => placeCallRequest(call) });
+    const dial = await dialRoute(s, call, {
+      place: (p) => placeThrough(s, call, p, seam),
+      request: () => placeCallRequest(call),
+      rejudge: () => rejudgeDial(s, call),
+    });
     if (dial.kind === 'no_provider') {
       s.log.error({ callId: call.callId, provider: call.ctx.provider }, 'voice provider unavailable');
       return seam.ended(call, failedDial(s, call, 'provider_unavailable'));
     }
     if (dial.kind === 'unavailable') return await providersUnavailable(s, call, dial.retryAt, dial.refused);
+    if (dial.kind === 'withheld') return await seam.withheld(call, dial.permit);
     const { provider, providerCallId } = dial;
     s.deps.metrics.callsPlaced.inc();
     if (s.book.live.get(call.callId) !== call) {
@@ -121,6 +127,21 @@ export async function placeCall(s: WorkerState, call: LiveCall, seam: SessionSea
   } finally {
     s.book.dialsInFlight -= 1;
   }
+}
+
+/**
+ * Before a later provider of the route: the dial is judged again now (a failover can take minutes,
+ * past a window's close), and its start moves to now, for the max-duration rule and the audit entry
+ * queued for it when it is allowed.
+ */
+function rejudgeDial(s: WorkerState, call: LiveCall) {
+  const now = s.clock.now();
+  const permit = judgeDial(call, now);
+  call.permit = permit;
+  if (!permit.allowed) return permit;
+  call.dialledAt = now;
+  queueClaimedDialAudit(s, call, dialAuditFor(call, permit, now));
+  return permit;
 }
 
 /** One provider's try at the dial: its pacing slot, the lease proof right before it, its placeCall. */

@@ -176,7 +176,9 @@ async function recoverCall(s: WorkerState, l: LostCall, now: Date, budget: Deadl
 
 /**
  * Which provider of the account's route has the lost dial: the first whose findCall finds it;
- * undefined when none does (or none can look), null when one could not be asked (try again later).
+ * undefined when none does (or none can look), null when none found it and one could not be asked
+ * (try again later). Every provider is asked: the outage that made the dial fail over often makes
+ * the first one's lookups fail too, while the call runs at the next.
  */
 async function routedDial(
   s: WorkerState,
@@ -184,6 +186,7 @@ async function routedDial(
   ref: ProviderCallRef,
   budget: Deadline,
 ): Promise<{ name: string; providerCallId: string } | undefined | null> {
+  let unasked = false;
   for (const name of l.route) {
     const p = knownProvider(s, name);
     if (!p?.findCall || !p.lookup) continue;
@@ -192,10 +195,10 @@ async function routedDial(
       if (providerCallId) return { name, providerCallId };
     } catch (err) {
       s.log.warn({ err, callId: l.id, provider: name }, 'provider of the route could not be asked about a lost call');
-      return null;
+      unasked = true;
     }
   }
-  return undefined;
+  return unasked ? null : undefined;
 }
 
 /** The longest a create the lost worker sent may take to land: its provider's, or the slowest of the route's. */

@@ -99,6 +99,8 @@ export interface SessionSeam {
   ended(call: LiveCall, result: CallEndResult): void;
   /** A provider event, also one that arrived before its dial returned. */
   event(e: ProviderEvent): void;
+  /** The dial, judged again before a later provider of the route, may not be made now: it waits (or ends) as a withheld claimed dial does. */
+  withheld(call: LiveCall, permit: Extract<DialAnswer, { allowed: false }>): Promise<void>;
 }
 
 /**

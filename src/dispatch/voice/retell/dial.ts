@@ -65,7 +65,8 @@ export async function createDial(c: Retell, req: PlaceCallRequest, agent: Retell
           `Retell create-phone-call failed after ${attempt} attempts: ${providerMessage(err)}`,
           mayExist ? 'maybe' : 'no',
           { provider: 'retell', provider_status: status },
-          { cause: err },
+          // A 429 is our account's key's limit, not Retell's health.
+          { cause: err, scope: status === 429 ? 'account' : 'provider' },
         );
       }
       await delay(retries.scheduler, retries.backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2));

@@ -112,7 +112,8 @@ export async function createDial(
           `Vapi POST /call failed after ${attempt} attempts: ${providerMessage(err)}`,
           mayExist ? 'maybe' : 'no',
           { provider: 'vapi', provider_status: status },
-          { cause: err },
+          // A 429 or the concurrency refusal is our account's org's limit, not Vapi's health.
+          { cause: err, scope: refusedBeforeCreating(err) ? 'account' : 'provider' },
         );
       }
       await delay(retries.scheduler, retries.backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2));

@@ -316,10 +316,13 @@ export function createVapiProvider(opts: VapiProviderOptions): VoiceProvider {
     },
 
     async findCall(ref: ProviderCallRef): Promise<string | null> {
-      const key = await keyFor(ref.accountId);
-      if (!key) return null;
-      const since = new Date(opts.now().getTime() - RECOVERY_WINDOW_MS);
-      return (await findDial(client(key), { callId: ref.callId, attempt: ref.attempt }, since))?.id ?? null;
+      const account = await opts.account(ref.accountId);
+      if (!account?.apiKey) return null;
+      // Narrowed as createDial's own lookup is when the dial's number and start are known (failover):
+      // one number's calls since the dial, not the whole account's last hour.
+      const phoneNumberId = ref.from ? (account.phoneNumberIds[ref.from] ?? account.phoneNumberIds['*'] ?? null) : null;
+      const since = ref.since ?? new Date(opts.now().getTime() - RECOVERY_WINDOW_MS);
+      return (await findDial(client(account.apiKey), { callId: ref.callId, attempt: ref.attempt, phoneNumberId }, since))?.id ?? null;
     },
 
     async adopt(providerCallId, req, state) {
