@@ -104,4 +104,35 @@ describe('caller-ID caps and dials not placed', () => {
     expect(after.choices[0]).toBeNull();
     expect(await dialsToday(account.did.id)).toBe(1);
   });
+
+  it('a failed choice (the database) is no cap: the calls wait a minute as a retry, then dial', async () => {
+    const account = await t.seedAccount({ limits: { maxConcurrentCalls: 100 } });
+    const { batch } = await cappedBatch(account);
+    const db = t.deps.db.prisma;
+    // Every count of this account's number fails, as a database error would.
+    await db.$executeRawUnsafe(`CREATE FUNCTION fail_count() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'count failed'; END $$`);
+    await db.$executeRawUnsafe(
+      `CREATE TRIGGER fail_count BEFORE INSERT ON did_daily_dials FOR EACH ROW WHEN (NEW.did_id = '${account.did.id}') EXECUTE FUNCTION fail_count()`,
+    );
+    const worker = testWorker(t.deps);
+    try {
+      await worker.runOnce();
+      await worker.settle();
+      const waiting = await db.call.findMany({ where: { batchId: batch.id } });
+      expect(waiting.map((c) => [c.status, c.waitReason])).toEqual(waiting.map(() => ['queued', 'retry']));
+      expect(waiting.map((c) => c.nextAttemptAt?.getTime())).toEqual(waiting.map(() => START.getTime() + 60_000));
+      const events = await db.callEvent.findMany({ where: { callId: { in: waiting.map((c) => c.id) } } });
+      const withheld = events.map((e) => e.detail as Record<string, unknown> | null).filter((d) => d?.event === 'dial_withheld');
+      expect(withheld.map((d) => d!.reason)).toEqual(waiting.map(() => 'caller_id_check_failed'));
+    } finally {
+      await db.$executeRawUnsafe('DROP TRIGGER fail_count ON did_daily_dials');
+      await db.$executeRawUnsafe('DROP FUNCTION fail_count()');
+    }
+    t.clock.set(new Date(START.getTime() + 61_000));
+    await worker.runOnce();
+    await worker.settle();
+    const dialled = await db.call.findMany({ where: { batchId: batch.id } });
+    expect(dialled.map((c) => c.fromNumber)).toEqual(dialled.map(() => account.did.number));
+    await worker.drain();
+  });
 });
