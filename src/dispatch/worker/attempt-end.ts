@@ -49,6 +49,15 @@ export function retryAt(call: LiveCall, result: CallEndResult): RetryTime | null
   return retryInWindow(at, call.ctx.windows, call.timezone, limits.expiresAt);
 }
 
+/**
+ * The caller-ID counts an ended attempt gives back (takeUnplacedCallerId). A `dial_error` keeps
+ * them: the provider may have created the call before the error, and a count errs toward fewer dials.
+ */
+function unplacedCallerIds(call: LiveCall, result: CallEndResult): ReturnType<typeof takeUnplacedCallerId> {
+  const counts = takeUnplacedCallerId(call);
+  return result.disconnectReason === 'dial_error' ? undefined : counts;
+}
+
 /** The call's last dial of this round ended: it goes back in line for a retry, or ends. */
 export function finishAttempt(s: WorkerState, call: LiveCall, result: CallEndResult): void {
   const at = retryAt(call, result);
@@ -65,7 +74,7 @@ function scheduleRetry(s: WorkerState, call: LiveCall, result: CallEndResult, at
   const write = {
     ...retryWrite(callRef(call), s.settings.id, from, result, call.number, call.attempts, at),
     didStats: attemptStats(s, call, result),
-    callerIdReturns: takeUnplacedCallerId(call),
+    callerIdReturns: unplacedCallerIds(call, result),
   };
   void enqueueWrite(s, write, call.ctx.callbackUrl).then((ok) => {
     s.book.ending.delete(call.callId);
@@ -131,7 +140,7 @@ export function endCall(s: WorkerState, call: LiveCall, result: CallEndResult): 
     providerAnalysis: !!byProvider,
   });
   write.didStats = attemptStats(s, call, result);
-  write.callerIdReturns = takeUnplacedCallerId(call);
+  write.callerIdReturns = unplacedCallerIds(call, result);
   void enqueueWrite(s, write, call.ctx.callbackUrl).then((ok) => {
     s.book.ending.delete(call.callId);
     if (!ok) {
