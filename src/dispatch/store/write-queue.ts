@@ -57,6 +57,9 @@ export function mergeWrites(older: CallWrite, newer: CallWrite): CallWrite {
     ...(older.optOut || newer.optOut ? { optOut: true } : {}),
     ...(older.audits || newer.audits ? { audits: [...(older.audits ?? []), ...(newer.audits ?? [])] } : {}),
     ...(older.didStats || newer.didStats ? { didStats: [...(older.didStats ?? []), ...(newer.didStats ?? [])] } : {}),
+    ...(older.callerIdReturns || newer.callerIdReturns
+      ? { callerIdReturns: [...(older.callerIdReturns ?? []), ...(newer.callerIdReturns ?? [])] }
+      : {}),
   };
 }
 

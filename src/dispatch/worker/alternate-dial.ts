@@ -54,14 +54,18 @@ export async function dialAlternateIfAllowed(s: WorkerState, call: LiveCall, pre
 
 /**
  * The alternate's caller ID is chosen again by the same rule (its own area code and region). No
- * number under its cap: not dialled, the call ends with the primary attempt's result.
+ * number under its cap: not dialled, the call ends with the primary attempt's result. A failed
+ * choice (the database) is no cap: the alternate waits and is dialled later.
  */
 async function dialAlternateFromPool(s: WorkerState, call: LiveCall, previous: CallEndResult, seam: SessionSeam): Promise<void> {
   // The first dial's caller ID, before the choice replaces it: its number's health counts that attempt.
   const previousFrom = dialledFrom(call);
   const waits = await chooseCallerIds(s, call.accountId, [call], (c) => c.alternatePhone!);
   if (s.book.live.get(call.callId) !== call) return;
-  if (!waits.has(call.callId)) return dialAlternate(s, call, previous, seam, previousFrom);
+  const wait = waits.get(call.callId);
+  if (!wait) return dialAlternate(s, call, previous, seam, previousFrom);
+  // The choice failed (the database), no cap seen: the alternate waits a minute and its claim dials it then.
+  if (wait.failed) return waitForAlternate(s, call, { at: wait.at, windowClosesAt: null }, previous);
   if (s.logTransitions) s.log.info({ callId: call.callId, batchId: call.batchId, reason: CALLER_ID_CAP_WAIT_REASON }, 'alternate number not dialled');
   finishAttempt(s, call, { ...previous, detail: { ...previous.detail, alternate_not_dialled: CALLER_ID_CAP_WAIT_REASON } });
 }

@@ -12,6 +12,7 @@ import { analyseCall } from './analysis.ts';
 import { callRef, checkTransition, enqueueWrite, stopWatching } from './ledger.ts';
 import type { LiveCall, WorkerState } from './state.ts';
 import { attemptStats } from './did-stats.ts';
+import { takeUnplacedCallerId } from './caller-id.ts';
 
 /** A provider that does not say whether it left the message did what the dial asked. */
 export function withVoicemailLeft(result: CallEndResult, setting: VoicemailSetting | null): CallEndResult {
@@ -48,6 +49,15 @@ export function retryAt(call: LiveCall, result: CallEndResult): RetryTime | null
   return retryInWindow(at, call.ctx.windows, call.timezone, limits.expiresAt);
 }
 
+/**
+ * The caller-ID counts an ended attempt gives back (takeUnplacedCallerId). A `dial_error` keeps
+ * them: the provider may have created the call before the error, and a count errs toward fewer dials.
+ */
+function unplacedCallerIds(call: LiveCall, result: CallEndResult): ReturnType<typeof takeUnplacedCallerId> {
+  const counts = takeUnplacedCallerId(call);
+  return result.disconnectReason === 'dial_error' ? undefined : counts;
+}
+
 /** The call's last dial of this round ended: it goes back in line for a retry, or ends. */
 export function finishAttempt(s: WorkerState, call: LiveCall, result: CallEndResult): void {
   const at = retryAt(call, result);
@@ -64,6 +74,7 @@ function scheduleRetry(s: WorkerState, call: LiveCall, result: CallEndResult, at
   const write = {
     ...retryWrite(callRef(call), s.settings.id, from, result, call.number, call.attempts, at),
     didStats: attemptStats(s, call, result),
+    callerIdReturns: unplacedCallerIds(call, result),
   };
   void enqueueWrite(s, write, call.ctx.callbackUrl).then((ok) => {
     s.book.ending.delete(call.callId);
@@ -79,6 +90,7 @@ export function withheldWait(s: WorkerState, call: LiveCall, next: RetryTime, re
   checkTransition(s, call, from, 'queued');
   call.status = 'queued';
   const write = dialWithheldWrite(callRef(call), s.settings.id, from, { number: call.number, at: s.clock.now(), next, reason, detail });
+  write.callerIdReturns = takeUnplacedCallerId(call);
   if (s.logTransitions)
     s.log.info({ callId: call.callId, batchId: call.batchId, number: call.number, reason, opensAt: next.at }, 'dial withheld until its opening');
   return enqueueWrite(s, write, call.ctx.callbackUrl).then((ok) => {
@@ -106,6 +118,7 @@ export function waitForAlternate(s: WorkerState, call: LiveCall, next: RetryTime
     ...(previous ? { previous: { number: call.number, result: previous } } : { undial: true }),
   });
   if (previous) write.didStats = attemptStats(s, call, previous);
+  write.callerIdReturns = takeUnplacedCallerId(call);
   if (s.logTransitions)
     s.log.info({ callId: call.callId, batchId: call.batchId, number: alternate, opensAt: next.at }, 'alternate number waits for its calling window');
   return enqueueWrite(s, write, call.ctx.callbackUrl).then((ok) => {
@@ -127,6 +140,7 @@ export function endCall(s: WorkerState, call: LiveCall, result: CallEndResult): 
     providerAnalysis: !!byProvider,
   });
   write.didStats = attemptStats(s, call, result);
+  write.callerIdReturns = unplacedCallerIds(call, result);
   void enqueueWrite(s, write, call.ctx.callbackUrl).then((ok) => {
     s.book.ending.delete(call.callId);
     if (!ok) {

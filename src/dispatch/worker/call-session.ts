@@ -11,7 +11,7 @@ import type { DialAnswer } from '../../domain/dial-permission.ts';
 import type { RetryTime } from '../store/call-writes.ts';
 import type { CallEndResult, HangupReason, VoiceProvider } from '../voice/provider.ts';
 import { dialAlternateIfAllowed } from './alternate-dial.ts';
-import { chooseCallerIds } from './caller-id.ts';
+import { CALLER_ID_CHECK_FAILED, chooseCallerIds, type CallerIdWait } from './caller-id.ts';
 import { endCall, failedDial, finishAttempt, waitForAlternate, withheldWait, withVoicemailLeft } from './attempt-end.ts';
 import { newLiveCall, placeCall, subscribedProvider as subscribe } from './dial.ts';
 import { hangUp as askHangup } from './hangups.ts';
@@ -98,7 +98,7 @@ function startClaimed(s: WorkerState, c: ClaimedCall): LiveCall | null {
 }
 
 /** A judged claimed call: withheld (its window, or no caller ID under the caps until `callerIdWait`), or dialled. */
-function dialStarted(s: WorkerState, call: LiveCall, callerIdWait: Date | undefined): Promise<void> {
+function dialStarted(s: WorkerState, call: LiveCall, callerIdWait: CallerIdWait | undefined): Promise<void> {
   const permit = call.permit!;
   if (s.book.live.get(call.callId) !== call) return Promise.resolve();
   if (!permit.allowed) return withholdDial(s, call, permit);
@@ -106,11 +106,15 @@ function dialStarted(s: WorkerState, call: LiveCall, callerIdWait: Date | undefi
   return auditAndPlace(s, call, permit);
 }
 
-/** No number of the pool (or the batch's own) may dial now: the call waits, not dialled, its claim taken back. */
-function waitForCallerId(s: WorkerState, call: LiveCall, at: Date): Promise<void> {
-  const next: RetryTime = { at, windowClosesAt: null };
+/**
+ * No number of the pool (or the batch's own) may dial now, or the choice failed: the call waits,
+ * not dialled, its claim taken back (a failed choice as a retry: no cap was seen).
+ */
+function waitForCallerId(s: WorkerState, call: LiveCall, wait: CallerIdWait): Promise<void> {
+  const next: RetryTime = { at: wait.at, windowClosesAt: null };
   // A claimed alternate keeps waiting as an alternate (its claim dials the alternate again).
   if (call.usedAlternate) return waitForAlternate(s, call, next, null);
+  if (wait.failed) return withheldWait(s, call, next, 'retry', { reason: CALLER_ID_CHECK_FAILED });
   return withheldWait(s, call, next, CALLER_ID_CAP_WAIT_REASON, {});
 }
 

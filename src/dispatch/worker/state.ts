@@ -67,6 +67,12 @@ export interface LiveCall extends CallRef {
   permit?: DialAnswer;
   /** The caller ID its current dial is placed from (worker/caller-id.ts); unset: none chosen. */
   from?: string;
+  /**
+   * The daily-cap counts its choices took (DID, UTC day), the latest (`from`'s) last, until given
+   * back: a dial that is not placed gives its count back with the call's next write
+   * (worker/caller-id.ts takeUnplacedCallerId).
+   */
+  callerIdCounts?: { didId: string; day: string }[];
 }
 
 /** An ended, answered call whose summary and outcomes are still to be made. */

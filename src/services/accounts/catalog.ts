@@ -18,7 +18,7 @@ import type { Account, Agent, DidNumber, PromptVersion } from '../../generated/p
 import { formatIssue } from '../../domain/field-issue.ts';
 import { optOutKeyIssues } from '../../domain/opt-out.ts';
 import { localityOf } from '../../domain/caller-id.ts';
-import { poolSettingIssues, updateDidNumber, type PoolSettings } from './caller-id-pool.ts';
+import { poolSettingIssues, setPoolSettings, withPoolLocked, type PoolSettings } from './caller-id-pool.ts';
 
 export interface AgentInput {
   name: string;
@@ -148,14 +148,16 @@ export async function addDidNumber(db: Database, account: Account, number: strin
   await checkRoom(db.prisma.didNumber.count({ where: { accountId: account.id } }), MAX_DID_NUMBERS_PER_ACCOUNT, 'DID numbers');
   // Where it is local, for the pool's choice (domain/caller-id.ts): derived once, here.
   const { areaCode, region } = localityOf(e164);
-  let did: DidNumber;
-  try {
-    did = await db.prisma.didNumber.create({
-      data: { id: newId('didNumber'), accountId: account.id, number: e164, areaCode, region, dailyCap: pool.dailyCap ?? null },
-    });
-  } catch (e) {
-    if (isUniqueViolation(e)) throw new AppError('CONFLICT', `DID number ${e164} already exists on this account`);
-    throw e;
-  }
-  return pool.isDefault ? updateDidNumber(db, account, did.id, { isDefault: true }) : did;
+  const id = newId('didNumber');
+  // One transaction: the number and its becoming the default commit together or not at all.
+  await withPoolLocked(db, account.id, async (tx) => {
+    const added = await tx.query(
+      `INSERT INTO did_numbers (id, account_id, number, area_code, region, daily_cap) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (account_id, number) DO NOTHING RETURNING id`,
+      [id, account.id, e164, areaCode, region, pool.dailyCap ?? null],
+    );
+    if (added.length === 0) throw new AppError('CONFLICT', `DID number ${e164} already exists on this account`);
+    if (pool.isDefault) await setPoolSettings(tx, account.id, id, { isDefault: true });
+  });
+  return db.prisma.didNumber.findUniqueOrThrow({ where: { id } });
 }

@@ -36,7 +36,7 @@ export const BLOCKED_STAGES = ['ended', 'waiting', 'withheld', 'alternate'] as c
 
 /** The reasons each stage may name (GraphQL and OpenAPI describe `reason` with it). */
 export const BLOCKED_REASONS_DESCRIPTION =
-  'ended: suppressed, no_calling_window, expired; waiting: calling_window, frequency_cap, caller_id_cap; withheld: calling_window, frequency_cap, provider_unavailable; alternate: suppressed, calling_window, frequency_cap, caller_id_cap';
+  'ended: suppressed, no_calling_window, expired; waiting: calling_window, frequency_cap, caller_id_cap; withheld: calling_window, frequency_cap, caller_id_cap, caller_id_check_failed, provider_unavailable; alternate: suppressed, calling_window, frequency_cap, caller_id_cap';
 export type BlockedStage = (typeof BLOCKED_STAGES)[number];
 
 export interface LocalHourDials {

@@ -14,6 +14,7 @@ import { withSqlTransaction, type SqlTx } from '../../db/sql-transaction.ts';
 import type { DialAudit } from '../../domain/dial-audit.ts';
 import { loadNamedSql } from '../../db/named-sql.ts';
 import { addDidStats, type DidAttemptStat } from '../number-health/did-stats.ts';
+import { giveBackCallerIdDials, type CallerIdReturn } from './caller-id-returns.ts';
 
 export interface CallEventInput {
   from: CallStatus | null;
@@ -87,6 +88,11 @@ export interface CallWrite {
    * same transaction, only when the write applies.
    */
   didStats?: DidAttemptStat[];
+  /**
+   * Caller-ID dials counted at the choice but not placed (caller-id-returns.ts): given back in the
+   * same transaction, only when the write applies.
+   */
+  callerIdReturns?: CallerIdReturn[];
 }
 
 export interface ApplyCallWritesResult {
@@ -277,19 +283,20 @@ export async function applyCallWritesTx(tx: SqlTx, deps: WebhookDeps, writes: Ca
   const finishedBatches = drained.length > 0 ? await closeFinishedBatches(tx, drained.sort(), now) : [];
   // Last: the stats rows are locked after every call and batch row (no lock cycle with other writers).
   await addDidStats(tx, writes, applied);
+  await giveBackCallerIdDials(tx, writes, applied);
   return { applied, finishedBatches };
 }
 
 /**
  * Applies a group of writes. The common group (one batch, known to have no callback_url: every
- * write says `webhooks: false`, no opt-out, no attempt ended) needs no outbox and no up-front lock, so it is one
- * autocommit statement; otherwise the statement, the locks, the webhooks and the opt-outs share a
- * transaction.
+ * write says `webhooks: false`, no opt-out, no attempt ended, no caller-ID count given back) needs
+ * no outbox and no up-front lock, so it is one autocommit statement; otherwise the statement, the
+ * locks, the webhooks and the opt-outs share a transaction.
  */
 export async function applyCallWrites(deps: Pick<AppDeps, 'db'> & WebhookDeps, writes: CallWrite[], now: Date): Promise<ApplyCallWritesResult> {
   if (writes.length === 0) return { applied: new Set(), finishedBatches: [] };
   const oneBatch = writes.every((w) => w.batchId === writes[0].batchId);
-  if (oneBatch && writes.every((w) => w.webhooks === false && !w.optOut && !w.didStats?.length)) {
+  if (oneBatch && writes.every((w) => w.webhooks === false && !w.optOut && !w.didStats?.length && !w.callerIdReturns?.length)) {
     const tx = autocommit(deps.db);
     const rows = await tx.query<{ kind: 'call' | 'batch'; id: string }>(APPLY.text, applyParams(writes, now));
     const applied = new Set(rows.filter((r) => r.kind === 'call').map((r) => r.id));

@@ -126,7 +126,11 @@ const createRequestFields: Record<string, JsonSchema> = {
   version_id: name('Prompt version id (`pmt-<id>`); or give version_name'),
   version_name: name('Prompt version name; or give version_id'),
   voice: nullable(name("Voice name; default: the agent's voice")),
-  did_number_id: nullable(name("Caller-ID number to dial from (its id or the number); default: the account's oldest")),
+  did_number_id: nullable(
+    name(
+      "Caller-ID number to dial every call from (its id or the number); omitted: each dial's number is chosen from the account's caller-ID pool (local presence)",
+    ),
+  ),
   interruption: { ...bool(`Interruption handling (only where the account allows it). ${LAX}`) },
   use_alternate_number: bool(`Try the contact's alternate number when the primary fails. ${LAX}`),
   start_mode: oneOfStrings(START_MODES),
