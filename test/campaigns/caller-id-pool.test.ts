@@ -172,6 +172,16 @@ describe('caller-ID pools', () => {
     ]);
   });
 
+  it("another account's key cannot change or read the account's numbers", async () => {
+    const stranger = await t.seedAccount();
+    const id = ids.get('+17185550001');
+    const res = await t.gql('mutation($id: ID!) { updateDidNumber(id: $id, input: { dailyCap: 1 }) { dailyCap } }', { id }, stranger.apiKey);
+    expect(res.body.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    expect((await t.deps.db.prisma.didNumber.findUniqueOrThrow({ where: { id } })).dailyCap).toBe(null);
+    const list = await t.gql('{ didNumbers { id } }', {}, stranger.apiKey);
+    expect(list.body.data.didNumbers.map((d: { id: string }) => d.id)).toEqual([stranger.did.id]);
+  });
+
   it('the alternate number is dialled from a number chosen again for it, its own area code', async () => {
     const day = async () =>
       new Map(
