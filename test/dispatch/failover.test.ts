@@ -37,6 +37,7 @@ async function routed(a: RoutedFakeOptions, b: RoutedFakeOptions = {}) {
   const registry = createProviderRegistry({ simA: () => simA.provider, simB: () => simB.provider });
   return { account, timers, simA, simB, registry };
 }
+type Routed = Awaited<ReturnType<typeof routed>>;
 
 async function batchOf(account: SeededAccount, contacts: number) {
   return insertBatch(t.deps, account, {
@@ -280,19 +281,26 @@ describe('circuit breaker scope', () => {
 });
 
 describe('recovery of a routed call', () => {
+  /**
+   * A worker dials the batch and dies; the calls finish at `sim` (which remembers how) past the
+   * lease, and the first call's stored provider call id is lost as if the worker died before writing it.
+   */
+  async function dialThenDie(registry: Routed['registry'], sim: Routed['simB'], timers: Routed['timers'], batchId: string): Promise<void> {
+    const worker = testWorker(t.deps, { leaseMs: LEASE, providers: registry });
+    await worker.runOnce();
+    await worker.settle();
+    sim.state.muted = true;
+    timers.advance(10_000);
+    t.clock.advance(LEASE + 1);
+    const [first] = await callsOf(batchId);
+    await t.deps.db.prisma.call.update({ where: { id: first.id }, data: { providerCallId: null, provider: null } });
+  }
+
   it('a call placed through the second provider is looked up there after its worker died', async () => {
     const { account, timers, simA, simB, registry } = await routed({ fault: () => 'no' });
     const { batch } = await batchOf(account, 2);
-    const workerA = testWorker(t.deps, { leaseMs: LEASE, providers: registry });
-    await workerA.runOnce();
-    await workerA.settle();
-    // Worker A dies; the calls finish at simB, which remembers how.
-    simB.state.muted = true;
-    timers.advance(10_000);
-    t.clock.advance(LEASE + 1);
-    // One of them lost its stored provider call id (the worker died before writing it): found by the route's findCall.
-    const [first] = await callsOf(batch.id);
-    await t.deps.db.prisma.call.update({ where: { id: first.id }, data: { providerCallId: null, provider: null } });
+    // One of the calls lost its stored provider call id (the worker died before writing it): found by the route's findCall.
+    await dialThenDie(registry, simB, timers, batch.id);
     const lookupsAtA = simA.state.lookups;
     const workerB = testWorker(t.deps, { leaseMs: LEASE, providers: registry });
     expect((await workerB.runOnce()).settled).toBe(2);
@@ -310,14 +318,7 @@ describe('recovery of a routed call', () => {
   it('the first provider of the route failing its lookups too: the call is still found at the second', async () => {
     const { account, timers, simB, registry } = await routed({ fault: () => 'no', findCallFails: true });
     const { batch } = await batchOf(account, 1);
-    const workerA = testWorker(t.deps, { leaseMs: LEASE, providers: registry });
-    await workerA.runOnce();
-    await workerA.settle();
-    simB.state.muted = true;
-    timers.advance(10_000);
-    t.clock.advance(LEASE + 1);
-    const [c] = await callsOf(batch.id);
-    await t.deps.db.prisma.call.update({ where: { id: c.id }, data: { providerCallId: null, provider: null } });
+    await dialThenDie(registry, simB, timers, batch.id);
     const workerB = testWorker(t.deps, { leaseMs: LEASE, providers: registry });
     expect((await workerB.runOnce()).settled).toBe(1);
     await workerB.drain();
