@@ -16,7 +16,7 @@ import { CopyBinary } from '../src/db/copy-rows.ts';
 import { newId, newIds } from '../src/domain/ids.ts';
 import { copyRowsPg } from '../src/db/copy-rows.ts';
 import type { SqlTransaction } from '../src/db/sql-transaction.ts';
-import { CALL_CHUNK_SIZE, FIRST_CALL_CHUNK_SIZE, insertCalls, type NewCall } from '../src/services/batches/insert-calls.ts';
+import { CALL_CHUNK_SIZE, callChunkSizes, FIRST_CALL_CHUNK_SIZE, insertCalls, type NewCall } from '../src/services/batches/insert-calls.ts';
 
 export const ISSUE_TABLE = 'bench_issue_calls';
 
@@ -127,8 +127,8 @@ async function insertCallsAlone(
     window: null,
   }));
   const chunks: NewCall[][] = [];
-  for (let from = 0, size = FIRST_CALL_CHUNK_SIZE; from < calls.length; from += size, size = CALL_CHUNK_SIZE.postgres)
-    chunks.push(calls.slice(from, from + size));
+  let from = 0;
+  for (const size of callChunkSizes(calls.length, FIRST_CALL_CHUNK_SIZE, CALL_CHUNK_SIZE.postgres)) chunks.push(calls.slice(from, (from += size)));
   // insertCalls uses only the transaction's COPY.
   const tx = { copyRows: copyRowsPg(client) } as unknown as SqlTransaction;
   await insertCalls(tx, owner, chunks);

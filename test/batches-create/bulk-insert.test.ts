@@ -1,12 +1,15 @@
 // Contacts go into the database in bulk: creating a batch costs a fixed number of SQL statements
 // plus, per chunk of contacts, one COPY and one read of the do-not-call list; never one per
 // contact. Counted at the driver, inside the create transaction too.
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';
 import { asCreateRequest, batchBody, CALL_BATCHES, makeContacts } from '../helpers/batch-requests.ts';
 import { countQueries } from '../helpers/query-counter.ts';
 import { createBatch } from '../../src/services/batches/create-batch.ts';
-import { CALL_CHUNK_SIZE, FIRST_CALL_CHUNK_SIZE } from '../../src/services/batches/insert-calls.ts';
+import { CALL_CHUNK_SIZE, callChunkSizes, FIRST_CALL_CHUNK_SIZE } from '../../src/services/batches/insert-calls.ts';
+import { importRegistryNumbers } from '../../src/services/registry/import-registry.ts';
+import { runStatement } from '../../src/db/sql-statement.ts';
 
 const N = 10_000;
 
@@ -17,12 +20,17 @@ beforeAll(async () => {
   // The statement counts below include the key lookup of every request: no key cache.
   t = await createTestApp({ config: { API_KEY_CACHE_MS: '0' } });
   a = await t.seedAccount({ limits: { maxBatchSize: N, rateLimitPerMinute: 100_000 } });
+  // Both lists hold a number (none of the contacts'), so both are asked about every chunk.
+  const added = await t.gql('mutation($n: [String!]!) { addSuppressions(phoneNumbers: $n) { added } }', { n: ['+12125550100'] }, a.apiKey);
+  expect(added.body.errors).toBeUndefined();
+  await importRegistryNumbers(t.deps.db, Readable.from([Buffer.from('2125550101\n')]), { mode: 'add' });
 });
 afterAll(() => t.close());
 
 const isCallInsert = (sql: string) => /^\s*(INSERT INTO|COPY) calls\b/i.test(sql);
-// Per chunk: the account's do-not-call list and the national registry (with reassigned numbers).
-const isListRead = (sql: string) => /FROM suppressions WHERE|FROM dnc_registry_blocks/.test(sql);
+// Per chunk: the account's do-not-call list and the national registry (with reassigned numbers),
+// each only when it holds anything.
+const isListRead = (sql: string) => /FROM suppressions WHERE account_id = \$1 AND|FROM dnc_registry_blocks b/.test(sql);
 
 async function statementsOf(run: () => Promise<unknown>) {
   const counter = countQueries(t.deps.db, { transactions: true });
@@ -38,7 +46,7 @@ async function statementsOf(run: () => Promise<unknown>) {
 }
 
 describe('bulk insert of contacts', () => {
-  it(`PUT of ${N} contacts: the statements of a 1-contact batch plus a COPY and a list read per chunk of contacts (${FIRST_CALL_CHUNK_SIZE} then ${CALL_CHUNK_SIZE.postgres} on PostgreSQL, ${CALL_CHUNK_SIZE.pglite} in PGlite)`, async () => {
+  it(`PUT of ${N} contacts: the statements of a 1-contact batch plus a COPY and a list read per chunk of contacts (${FIRST_CALL_CHUNK_SIZE}, then 1.5 times the last up to ${CALL_CHUNK_SIZE.postgres} on PostgreSQL, ${CALL_CHUNK_SIZE.pglite} in PGlite)`, async () => {
     let seq = 0;
     const put = (n: number) => async () => {
       const res = await t.request('PUT', CALL_BATCHES, {
@@ -51,11 +59,10 @@ describe('bulk insert of contacts', () => {
     await put(1)(); // warm-up: first-use reads (rate-limit window, caches) are not part of the cost
     const one = await statementsOf(put(1));
     const many = await statementsOf(put(N));
-    // The first chunk is FIRST_CALL_CHUNK_SIZE contacts at most, the others CALL_CHUNK_SIZE.
+    // The first chunk is FIRST_CALL_CHUNK_SIZE contacts at most; each later one 1.5 times the last, up to CALL_CHUNK_SIZE.
     const size = CALL_CHUNK_SIZE[t.deps.db.kind];
-    const first = Math.min(FIRST_CALL_CHUNK_SIZE, size);
-    const chunks = 1 + Math.ceil((N - first) / size);
-    expect(chunks).toBe(t.deps.db.kind === 'postgres' ? 3 : 10);
+    const chunks = callChunkSizes(N, Math.min(FIRST_CALL_CHUNK_SIZE, size), size).length;
+    expect(chunks).toBe(t.deps.db.kind === 'postgres' ? 6 : 11);
     expect([one.callInserts, one.listReads]).toEqual([1, 2]);
     expect([many.callInserts, many.listReads]).toEqual([chunks, 2 * chunks]);
     expect(many.fixed).toBe(one.fixed);
@@ -79,5 +86,23 @@ describe('bulk insert of contacts', () => {
         fixed: base.fixed,
       });
     }
+  }, 120_000);
+
+  it('asks no list about the numbers when the account has no do-not-call entry and the registry holds nothing', async () => {
+    const b = await t.seedAccount({ limits: { maxBatchSize: N, rateLimitPerMinute: 100_000 } });
+    const put = (account: SeededAccount, key: string) => () =>
+      t.request('PUT', CALL_BATCHES, { key: account.apiKey, body: batchBody(account, { idempotency_key: key, contacts: makeContacts(3_000) }) });
+    // Registry still listed: only the registry is asked (one read a chunk).
+    const registryOnly = await statementsOf(put(b, 'registry-only'));
+    const chunks = callChunkSizes(3_000, Math.min(FIRST_CALL_CHUNK_SIZE, CALL_CHUNK_SIZE[t.deps.db.kind]), CALL_CHUNK_SIZE[t.deps.db.kind]).length;
+    expect(registryOnly.listReads).toBe(chunks);
+    await runStatement(t.deps.db, 'DELETE FROM dnc_registry_blocks');
+    const none = await statementsOf(put(b, 'no-lists'));
+    expect([none.callInserts, none.listReads]).toEqual([chunks, 0]);
+    // A number on the list is refused again once the list holds it.
+    await t.gql('mutation($n: [String!]!) { addSuppressions(phoneNumbers: $n) { added } }', { n: [makeContacts(1)[0].phone_number as string] }, b.apiKey);
+    const res = await t.request('PUT', CALL_BATCHES, { key: b.apiKey, body: batchBody(b, { idempotency_key: 'listed', contacts: makeContacts(3) }) });
+    expect(res.status).toBe(201);
+    expect(res.body.data.rejected_contacts).toBe(1);
   }, 120_000);
 });

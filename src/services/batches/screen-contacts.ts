@@ -1,8 +1,9 @@
 // The contacts of a create request, screened a chunk at a time into the calls the batch gets:
-// numbers normalised (duplicates found across the whole list), the do-not-call list asked about
-// the chunk's numbers, and, under calling windows, each contact placed in its window. Rejections
-// gather in submission order. insertCalls asks for the next chunk while the database writes the
-// previous one, so a chunk's normalising runs beside the previous chunk's COPY (bench/create-batch).
+// numbers normalised (duplicates found across the whole list), the do-not-call lists asked about
+// the chunk's numbers (when they hold any), and, under calling windows, each contact placed in its
+// window. Rejections gather in submission order. insertCalls asks for the next chunk while the
+// database writes the previous one, so a chunk's screening runs beside the previous chunk's COPY
+// (bench/create-batch).
 import type { ComplianceProfile } from '../../domain/compliance/rules-v1.ts';
 import type { CreateBatchInput } from '../../domain/create-batch-types.ts';
 import { normalizeContacts, type ContactRejection, type NormalizedContact } from '../../domain/contacts.ts';
@@ -11,10 +12,11 @@ import { placeInWindows, type CallWindowPlacement } from '../../domain/call-wind
 import { numbersToCheck, withoutSuppressed } from '../../domain/suppressions.ts';
 import type { SqlTx } from '../../db/sql-transaction.ts';
 import { suppressedNumbers } from '../suppressions/suppressed-numbers.ts';
-import { withoutRegistryRefused } from '../../domain/registry.ts';
+import { withoutRegistryRefused, type RegistryVerdicts } from '../../domain/registry.ts';
 import { registryVerdicts } from '../registry/registry-verdicts.ts';
-import type { InitialCallStatus, NewCall } from './insert-calls.ts';
+import { callChunkSizes, type InitialCallStatus, type NewCall } from './insert-calls.ts';
 import { numberZoneTable } from './number-zone-table.ts';
+import { listsInUse, type ListsInUse } from './lists-in-use.ts';
 import type { CreateWarnings } from '../../domain/create-warnings.ts';
 import { rememberedZonesOf, warnDroppedAlternates, warnWindows, type WarningScreen } from './create-warnings.ts';
 
@@ -65,25 +67,11 @@ export function screenContacts(input: CreateBatchInput, ctx: ScreenContext): Scr
     const warn: WarningScreen | null = ctx.warnings
       ? { warnings: ctx.warnings, input, windows, now: ctx.now, zonesOf, openings, intervals, otherHours: new Map() }
       : null;
-    for (let from = 0, size = ctx.firstChunkSize; from < input.contacts.length; from += size, size = ctx.chunkSize) {
-      ctx.checkContactsUpTo?.(from + size);
-      const normalized = normalizeContacts(input.contacts, {
-        deduplicateByPhone: input.deduplicateByPhone,
-        from,
-        to: from + size,
-        firstOwnerOfPhone,
-      });
-      const listed = await suppressedNumbers(ctx.lookup, ctx.accountId, numbersToCheck(normalized.accepted));
-      if (warn) warnDroppedAlternates(warn, normalized.accepted, listed);
-      const unlisted = withoutSuppressed(normalized.accepted, normalized.rejected, listed);
-      // The national registry and reassigned numbers (docs/campaigns.md "National do-not-call registry").
-      const allowed = withoutRegistryRefused(
-        unlisted.accepted,
-        unlisted.rejected,
-        await registryVerdicts(ctx.lookup, unlisted.accepted),
-        ctx.registryConsentExempt ?? false,
-      );
-      const profiles = ctx.profiles ?? [];
+    const profiles = ctx.profiles ?? [];
+    /** A chunk's accepted calls, its rejections gathered, once its lists have answered. */
+    const screened = (normalized: NormalizedContacts, lists: ListVerdicts): NewCall[] => {
+      if (warn) warnDroppedAlternates(warn, normalized.accepted, lists.suppressed);
+      const allowed = withoutRegistryRefused(lists.unlisted.accepted, lists.unlisted.rejected, lists.registry, ctx.registryConsentExempt ?? false);
       const placed =
         windows.length || profiles.length
           ? placeContacts(allowed, { windows, profiles, input, now: ctx.now, openings, intervals, zonesOf })
@@ -92,14 +80,56 @@ export function screenContacts(input: CreateBatchInput, ctx: ScreenContext): Scr
       for (const r of placed.rejected) rejected.push(r);
       // A contact's initial status: `pending` (the contract's default) until it is dialled, or
       // `queued` when the contact says so; the worker dials both.
-      yield placed.accepted.map((contact, i) => ({
+      return placed.accepted.map((contact, i) => ({
         contact,
         status: input.contacts[contact.index - 1].status as InitialCallStatus,
         window: placed.placements?.[i] ?? null,
       }));
+    };
+    // The lists are asked about each chunk one chunk ahead: their answer comes while the chunk
+    // before it is placed and written, instead of holding up the chunk's own screening.
+    const inUse = listsInUse(ctx.lookup, ctx.accountId);
+    inUse.catch(() => {});
+    let ahead: { normalized: NormalizedContacts; lists: Promise<ListVerdicts> } | null = null;
+    let from = 0;
+    for (const size of callChunkSizes(input.contacts.length, ctx.firstChunkSize, ctx.chunkSize)) {
+      ctx.checkContactsUpTo?.(from + size);
+      const normalized = normalizeContacts(input.contacts, {
+        deduplicateByPhone: input.deduplicateByPhone,
+        from,
+        to: from + size,
+        firstOwnerOfPhone,
+      });
+      const lists = askLists(ctx, inUse, normalized);
+      // Awaited in turn; a failure while the generator is abandoned must not go unhandled.
+      lists.catch(() => {});
+      if (ahead) yield screened(ahead.normalized, await ahead.lists);
+      ahead = { normalized, lists };
+      from += size;
     }
+    if (ahead) yield screened(ahead.normalized, await ahead.lists);
   }
   return { chunks: chunks(), rejected };
+}
+
+type NormalizedContacts = ReturnType<typeof normalizeContacts>;
+
+/** What the account's do-not-call list and the national registry say about a chunk's numbers. */
+interface ListVerdicts {
+  suppressed: Set<string>;
+  /** The chunk without its suppressed contacts and numbers. */
+  unlisted: { accepted: NormalizedContact[]; rejected: ContactRejection[] };
+  registry: RegistryVerdicts;
+}
+
+const NOT_LISTED: RegistryVerdicts = { listed: new Set(), reassigned: new Set() };
+
+async function askLists(ctx: ScreenContext, inUse: Promise<ListsInUse>, normalized: NormalizedContacts): Promise<ListVerdicts> {
+  const lists = await inUse;
+  const suppressed = lists.suppressions ? await suppressedNumbers(ctx.lookup, ctx.accountId, numbersToCheck(normalized.accepted)) : new Set<string>();
+  const unlisted = withoutSuppressed(normalized.accepted, normalized.rejected, suppressed);
+  // The national registry and reassigned numbers (docs/campaigns.md "National do-not-call registry").
+  return { suppressed, unlisted, registry: lists.registry ? await registryVerdicts(ctx.lookup, unlisted.accepted) : NOT_LISTED };
 }
 
 /** True when some contact would be accepted (read to the end only when none is). */
