@@ -2,7 +2,7 @@
 // separate processes.
 //
 //   npm run bench:subscriptions [-- --subscribers 1000 --calls 10000 --concurrency 500 --sim-call-ms 100 --workers 1
-//                                  --client-processes 0 --writer worker|sql --client lean|graphql-ws]
+//                                  --client-processes 0 --writer worker|sql --client lean|graphql-ws --server api|floor]
 //   BENCH_PG_URL=postgresql://user@host:5432/postgres selects the server (a throwaway database is
 //   created and dropped).
 //
@@ -20,6 +20,11 @@
 //                     own wait and fan-out (its callbatch_live_progress_stage_seconds histogram);
 //   messages/client   values each client received (the initial one included);
 //   API CPU and RSS   of the API process, from /proc, over the run (CPU: % of one core).
+// `--server floor` puts the clients on bench/bare-fanout-server.ts instead (a LISTEN and a bare
+// ws.send loop): what any server reaches on this machine, beside the API in alternating runs.
+// Run it with `--client-processes 1`: the NOTIFY probe then has this process to itself; with the
+// clients beside it the probe reads late whenever the clients are busy, and a server that sends
+// more values (the floor) raises its own bound.
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -57,6 +62,10 @@ const WRITER = arg('writer', 'worker') as 'worker' | 'sql';
 // 0: the clients run in this process; N: in N child processes (subscribers split evenly), so that
 // this process's own work (the SQL writer, the NOTIFY probe) does not delay their receipts.
 const CLIENT_PROCESSES = Number(arg('client-processes', '0'));
+// `api`: the clients subscribe on the service's API process. `floor`: on bench/bare-fanout-server.ts,
+// which only LISTENs and writes the newest value with a bare ws.send to every socket (the API
+// process still runs, without subscribers, to start the batch): what any server gets on this machine.
+const SERVER_KIND = arg('server', 'api') as 'api' | 'floor';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const withDb = (url: string, db: string) => {
@@ -422,10 +431,29 @@ async function main() {
       await sleep(100);
     }
 
+    let served: ChildProcess = api;
+    let servedPort = port;
+    if (SERVER_KIND === 'floor') {
+      servedPort = await freePort();
+      served = spawnEntry('bench/bare-fanout-server.ts', { DATABASE_URL: url, PORT: String(servedPort), HOST: '127.0.0.1', BATCH_ID: batchId });
+      children.push(served);
+      for (
+        let i = 0;
+        !(await fetch(`http://127.0.0.1:${servedPort}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        ));
+        i++
+      ) {
+        if (served.exitCode !== null || i > 600) throw new Error('floor server did not start');
+        await sleep(100);
+      }
+    }
+
     const where = CLIENT_PROCESSES > 0 ? `${CLIENT_PROCESSES} client processes` : 'this process';
     console.log(`connecting ${SUBSCRIBERS} graphql-ws subscribers in ${where}…`);
     const connectStart = performance.now();
-    const target: Target = { port, apiKey, batchId };
+    const target: Target = { port: servedPort, apiKey, batchId };
     if (CLIENT_PROCESSES > 0) {
       for (let i = 0; i < CLIENT_PROCESSES; i++) {
         const share = Math.floor(SUBSCRIBERS / CLIENT_PROCESSES) + (i < SUBSCRIBERS % CLIENT_PROCESSES ? 1 : 0);
@@ -470,7 +498,7 @@ async function main() {
     await listener.query('LISTEN batch_changed');
 
     const stagesBefore = await stageBuckets(base);
-    const apiPid = api.pid!;
+    const apiPid = served.pid!;
     const cpu0 = procSample(apiPid);
     const own0 = process.cpuUsage();
     let peakRss = cpu0.rss;
@@ -543,7 +571,9 @@ async function main() {
       .join(' ');
     const writerText =
       WRITER === 'worker' ? `API and ${WORKERS} worker process(es) separate` : 'counters moved by SQL from the bench process (no worker)';
-    console.log(`live progress fan-out — PostgreSQL, ${writerText}, ${os.cpus().length} CPUs, load average ${load}`);
+    console.log(
+      `live progress fan-out — PostgreSQL, ${writerText}, ${os.cpus().length} CPUs, load average ${load}${SERVER_KIND === 'floor' ? '; subscribers on the FLOOR server (bench/bare-fanout-server.ts), not the API' : ''}`,
+    );
     console.log(
       `  subscribers            ${SUBSCRIBERS} WebSocket connections (graphql-transport-ws, ${CLIENT} client in ${where}), batchProgress on one batch`,
     );
@@ -574,13 +604,15 @@ async function main() {
     );
     console.log(`  of which fan-out       ${stage('fanout')} (API: from the fan-out's start until every socket is written)`);
     console.log(
-      `  API process CPU        ${(((cpu1.cpu - cpu0.cpu) / elapsed) * 100).toFixed(0)}% of one core over the run (${(cpu1.cpu - cpu0.cpu).toFixed(1)} s)`,
+      `  ${SERVER_KIND === 'floor' ? 'floor process CPU' : 'API process CPU  '}      ${(((cpu1.cpu - cpu0.cpu) / elapsed) * 100).toFixed(0)}% of one core over the run (${(cpu1.cpu - cpu0.cpu).toFixed(1)} s)`,
     );
     const ownWork = [CLIENT_PROCESSES ? '' : `the ${SUBSCRIBERS} clients`, WRITER === 'sql' ? 'the SQL writer' : '', 'the NOTIFY probe']
       .filter(Boolean)
       .join(', ');
     console.log(`  bench process CPU      ${(((own.user + own.system) / 1e6 / elapsed) * 100).toFixed(0)}% of one core (${ownWork})`);
-    console.log(`  API process RSS        ${(cpu0.rss / 2 ** 20).toFixed(0)} MB with subscribers idle, peak ${(peakRss / 2 ** 20).toFixed(0)} MB`);
+    console.log(
+      `  ${SERVER_KIND === 'floor' ? 'floor process RSS' : 'API process RSS  '}      ${(cpu0.rss / 2 ** 20).toFixed(0)} MB with subscribers idle, peak ${(peakRss / 2 ** 20).toFixed(0)} MB`,
+    );
     // Issue 35's bounds: 1,000 subscribers p99 < 250 ms, p50 < NOTIFY p50 + 30 ms, RSS < 500 MB; 5,000: p99 < 500 ms, RSS < 1 GB.
     const many = SUBSCRIBERS > 1000;
     const p99Bound = many ? 500 : 250;

@@ -100,7 +100,11 @@ describe('bulk insert of contacts', () => {
     const none = await statementsOf(put(b, 'no-lists'));
     expect([none.callInserts, none.listReads]).toEqual([chunks, 0]);
     // A number on the list is refused again once the list holds it.
-    await t.gql('mutation($n: [String!]!) { addSuppressions(phoneNumbers: $n) { added } }', { n: [makeContacts(1)[0].phone_number as string] }, b.apiKey);
+    await t.gql(
+      'mutation($n: [String!]!) { addSuppressions(phoneNumbers: $n) { added } }',
+      { n: [makeContacts(1)[0].phone_number as string] },
+      b.apiKey,
+    );
     const res = await t.request('PUT', CALL_BATCHES, { key: b.apiKey, body: batchBody(b, { idempotency_key: 'listed', contacts: makeContacts(3) }) });
     expect(res.status).toBe(201);
     expect(res.body.data.rejected_contacts).toBe(1);
