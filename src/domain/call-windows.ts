@@ -17,7 +17,7 @@ import {
 import { zoneKey, zonesOfKey } from './number-zones.ts';
 import { dialOpening, judgedZones, needsRecipientZones } from './dial-permission.ts';
 import { limitsHours, rulesFor } from './compliance/profiles.ts';
-import type { ComplianceProfile } from './compliance/rules-v1.ts';
+import type { ComplianceProfile, ComplianceRule } from './compliance/rules-v1.ts';
 import { fixedOffsetReason } from './zones.ts';
 
 export interface CallWindowPlacement {
@@ -60,6 +60,48 @@ function zonesOfContact(c: NormalizedContact, p: PlacementInput, recipient: bool
   return judgedZones(p.zonesOf(c.phoneNumber), own);
 }
 
+/**
+ * The hour-limiting rules that bind a number, and their ids: they follow from its area code alone
+ * (usJurisdictionsOf), so they are looked up once per area code of a list, not once per contact.
+ */
+function hourRulesByAreaCode(profiles: readonly ComplianceProfile[]): (e164: string) => { rules: readonly ComplianceRule[]; ruleIds: string } {
+  const byArea = new Map<string, { rules: readonly ComplianceRule[]; ruleIds: string }>();
+  return (e164) => {
+    const area = e164.slice(0, 5);
+    let found = byArea.get(area);
+    if (!found) {
+      const rules = rulesFor(e164, profiles).filter(limitsHours);
+      byArea.set(area, (found = { rules, ruleIds: rules.map((r) => r.id).join(',') }));
+    }
+    return found;
+  };
+}
+
+/**
+ * A contact's judged zones and their key (zonesOfContact, zoneKey). Without a zone of its own they
+ * follow from its number's zones, which `zonesOf` hands out once per exchange block: kept per
+ * that answer, the list's contacts share a handful of them.
+ */
+function contactZonesMemo(
+  p: PlacementInput,
+): (c: NormalizedContact, recipient: boolean, own: string | null) => { zones: string[]; key: string } | null {
+  const byNumberZones = [
+    new Map<readonly string[] | null, { zones: string[]; key: string } | null>(),
+    new Map<readonly string[] | null, { zones: string[]; key: string } | null>(),
+  ];
+  const judge = (c: NormalizedContact, recipient: boolean, own: string | null) => {
+    const zones = zonesOfContact(c, p, recipient, own);
+    return zones === null ? null : { zones, key: zoneKey(zones) };
+  };
+  return (c, recipient, own) => {
+    if (own !== null) return judge(c, recipient, own);
+    const memo = byNumberZones[recipient ? 1 : 0];
+    const numberZones = recipient ? p.zonesOf(c.phoneNumber) : null;
+    if (!memo.has(numberZones)) memo.set(numberZones, judge(c, recipient, own));
+    return memo.get(numberZones)!;
+  };
+}
+
 /** The accepted contacts with their placements; those that can never be called join the rejections. */
 export function placeInWindows(
   accepted: NormalizedContact[],
@@ -75,6 +117,8 @@ export function placeInWindows(
   const refused: ContactRejection[] = [];
   const refuse = (c: NormalizedContact, field: string, message: string) =>
     refused.push({ index: c.index, external_id: c.externalId, field, message });
+  const hourRulesOf = hourRulesByAreaCode(p.profiles ?? []);
+  const zonesAndKeyOf = contactZonesMemo(p);
   for (const c of accepted) {
     const own = p.ownZone(c.index);
     // A fixed offset (EST, +05:00) would be judged without daylight saving time.
@@ -84,20 +128,20 @@ export function placeInWindows(
       continue;
     }
     // The compliance rules that bind this number (by its state) narrow the windows, in its zones.
-    const rules = rulesFor(c.phoneNumber, p.profiles ?? []).filter(limitsHours);
+    const { rules, ruleIds } = hourRulesOf(c.phoneNumber);
     if (!windowed && rules.length === 0) {
       kept.push(c);
       placements.push({ timezone: null, contactTimezone: own, nextAttemptAt: null, windowClosesAt: null });
       continue;
     }
     const recipient = needsRecipientZones(p.windows, rules);
-    const zones = zonesOfContact(c, p, recipient, own);
-    if (zones === null) {
+    const contactZones = zonesAndKeyOf(c, recipient, own);
+    if (contactZones === null) {
       refuse(c, 'phone_number', NO_ZONE_MESSAGE);
       continue;
     }
-    const key = zoneKey(zones);
-    const openingKey = rules.length === 0 ? key : `${key}|${rules.map((r) => r.id).join(',')}`;
+    const { zones, key } = contactZones;
+    const openingKey = rules.length === 0 ? key : `${key}|${ruleIds}`;
     if (!openings.has(openingKey)) {
       const judged = recipient ? zonesOfKey(key) : recipientZonesOf(p.windows, key);
       openings.set(

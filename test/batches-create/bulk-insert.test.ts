@@ -1,6 +1,7 @@
 // Contacts go into the database in bulk: creating a batch costs a fixed number of SQL statements
-// plus, per chunk of contacts, one COPY and one read of the do-not-call list; never one per
-// contact. Counted at the driver, inside the create transaction too.
+// plus, per chunk of contacts, one COPY and a read of each do-not-call list that holds anything
+// (the account's and the national registry); never one per contact. Counted at the driver, inside
+// the create transaction too. The last test empties the registry: it stays last.
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type SeededAccount, type TestApp } from '../helpers/app.ts';

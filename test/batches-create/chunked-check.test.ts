@@ -44,6 +44,24 @@ describe('contacts checked a chunk at a time', () => {
     expect(await counts()).toEqual(before);
   });
 
+  it('in the default chunks (growing, the lists read a chunk ahead), a contact failing late refuses the request and leaves nothing written', async () => {
+    // A do-not-call entry makes every chunk read the list while the next is screened.
+    await t.gql('mutation($n: [String!]!) { addSuppressions(phoneNumbers: $n) { added } }', { n: ['+12125550100'] }, a.apiKey);
+    const before = await counts();
+    const contacts = makeContacts(3_000);
+    contacts[2_900] = { ...contacts[2_900], contact_id: 'x'.repeat(300) };
+    const request = asCreateRequest(batchBody(a, { idempotency_key: 'late-bad-default', contacts }));
+    const error = await createBatch(t.deps, a.account, request).catch((e: unknown) => e);
+    const whole = checkCreateBatchRequest(request, { maxCallDurationSeconds: a.account.maxCallDurationSeconds, now: t.deps.clock.now() });
+    expect(whole.ok).toBe(false);
+    expect((error as AppError).issues).toEqual(whole.ok ? [] : whole.issues);
+    expect(await counts()).toEqual(before);
+    // The same list without the bad contact goes in whole.
+    contacts[2_900] = makeContacts(2_901)[2_900];
+    const created = await createBatch(t.deps, a.account, asCreateRequest(batchBody(a, { idempotency_key: 'good-default', contacts })));
+    expect(created.acceptedContacts).toBe(3_000);
+  });
+
   it('its refusal wins over an unknown agent, as when the contacts were checked first', async () => {
     const unknownAgent = await t.request('PUT', CALL_BATCHES, {
       key: a.apiKey,

@@ -12,8 +12,11 @@ export interface ListsInUse {
 
 export async function listsInUse(tx: SqlTx, accountId: string): Promise<ListsInUse> {
   const [row] = await tx.query<ListsInUse>(
+    // Each by its primary key: imports rewrite registry rows in place, so a bare scan could read
+    // pages of dead rows before it met a live one.
     `SELECT EXISTS (SELECT 1 FROM suppressions WHERE account_id = $1) AS suppressions,
-            EXISTS (SELECT 1 FROM dnc_registry_blocks) OR EXISTS (SELECT 1 FROM reassigned_numbers) AS registry`,
+            EXISTS (SELECT 1 FROM (SELECT prefix FROM dnc_registry_blocks ORDER BY prefix LIMIT 1) b)
+            OR EXISTS (SELECT 1 FROM (SELECT number FROM reassigned_numbers ORDER BY number LIMIT 1) r) AS registry`,
     [accountId],
   );
   return row;

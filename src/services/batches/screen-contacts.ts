@@ -86,33 +86,45 @@ export function screenContacts(input: CreateBatchInput, ctx: ScreenContext): Scr
         window: placed.placements?.[i] ?? null,
       }));
     };
-    // The lists are asked about each chunk one chunk ahead: their answer comes while the chunk
-    // before it is placed and written, instead of holding up the chunk's own screening.
+    // The lists are asked about each chunk after the first one chunk ahead: their answer comes
+    // while the chunk before it is placed and written, instead of holding up its own screening.
     const inUse = listsInUse(ctx.lookup, ctx.accountId);
     inUse.catch(() => {});
     let ahead: { normalized: NormalizedContacts; lists: Promise<ListVerdicts> } | null = null;
-    let from = 0;
-    for (const size of callChunkSizes(input.contacts.length, ctx.firstChunkSize, ctx.chunkSize)) {
-      ctx.checkContactsUpTo?.(from + size);
-      const normalized = normalizeContacts(input.contacts, {
-        deduplicateByPhone: input.deduplicateByPhone,
-        from,
-        to: from + size,
-        firstOwnerOfPhone,
-      });
-      const lists = askLists(ctx, inUse, normalized);
-      // Awaited in turn; a failure while the generator is abandoned must not go unhandled.
-      lists.catch(() => {});
+    /** The newest lookup: a create that stops early waits for it, so none outlives its transaction. */
+    let newest: Promise<unknown> = inUse;
+    try {
+      let from = 0;
+      for (const size of callChunkSizes(input.contacts.length, ctx.firstChunkSize, ctx.chunkSize)) {
+        ctx.checkContactsUpTo?.(from + size);
+        const normalized = normalizeContacts(input.contacts, {
+          deduplicateByPhone: input.deduplicateByPhone,
+          from,
+          to: from + size,
+          firstOwnerOfPhone,
+        });
+        const lists = askLists(ctx, inUse, normalized);
+        lists.catch(() => {});
+        newest = lists;
+        // The first chunk goes at once: the database waits for it.
+        if (from === 0) yield screened(normalized, await lists);
+        else {
+          if (ahead) yield screened(ahead.normalized, await ahead.lists);
+          ahead = { normalized, lists };
+        }
+        from += size;
+      }
       if (ahead) yield screened(ahead.normalized, await ahead.lists);
-      ahead = { normalized, lists };
-      from += size;
+    } finally {
+      await newest.then(noop, noop);
     }
-    if (ahead) yield screened(ahead.normalized, await ahead.lists);
   }
   return { chunks: chunks(), rejected };
 }
 
 type NormalizedContacts = ReturnType<typeof normalizeContacts>;
+
+const noop = () => {};
 
 /** What the account's do-not-call list and the national registry say about a chunk's numbers. */
 interface ListVerdicts {
