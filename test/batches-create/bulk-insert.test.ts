@@ -58,8 +58,11 @@ describe('bulk insert of contacts', () => {
       expect(res.body.data.accepted_contacts).toBe(n);
     };
     await put(1)(); // warm-up: first-use reads (rate-limit window, caches) are not part of the cost
-    const one = await statementsOf(put(1));
-    const many = await statementsOf(put(N));
+    // The fewer of two runs: a background loop's statement (a prune, a refresh) can land in either
+    // window on a busy machine.
+    const fewest = async (run: () => Promise<void>) => [await statementsOf(run), await statementsOf(run)].sort((x, y) => x.fixed - y.fixed)[0];
+    const one = await fewest(put(1));
+    const many = await fewest(put(N));
     // The first chunk is FIRST_CALL_CHUNK_SIZE contacts at most; each later one 1.5 times the last, up to CALL_CHUNK_SIZE.
     const size = CALL_CHUNK_SIZE[t.deps.db.kind];
     const chunks = callChunkSizes(N, Math.min(FIRST_CALL_CHUNK_SIZE, size), size).length;
@@ -69,7 +72,7 @@ describe('bulk insert of contacts', () => {
     expect(many.fixed).toBe(one.fixed);
     // The fixed part is small: auth, lookups, the batch row, the transaction.
     expect(one.total, one.statements.join('\n---\n')).toBeLessThanOrEqual(20);
-    expect(await t.deps.db.prisma.call.count({ where: { accountId: a.account.id } })).toBe(N + 2);
+    expect(await t.deps.db.prisma.call.count({ where: { accountId: a.account.id } })).toBe(2 * N + 3);
   }, 120_000);
 
   it('the number of call COPYs and list reads is ceil(n / chunk size) whatever the chunk size', async () => {

@@ -97,11 +97,14 @@ describe('caller-ID caps and dials not placed', () => {
     });
     expect(round.choices[0]?.number.id).toBe(account.did.id);
     expect(round.choices[1]).toBeNull();
+    expect(round.lapsed).toEqual(new Set([lost.id]));
     expect(await dialsToday(account.did.id)).toBe(1);
     // Its own lease, expired by the worker's clock: not counted either.
     const late = new Date(until.getTime() + 1);
     const after = await chooseCallerIdsFor(t.deps, { accountId: account.account.id, workerId: 'w-me', now: late, calls: [request(mine.id)] });
     expect(after.choices[0]).toBeNull();
+    // Not capped (the number is free): lapsed, so the worker retries it rather than waiting for tomorrow.
+    expect(after.lapsed).toEqual(new Set([mine.id]));
     expect(await dialsToday(account.did.id)).toBe(1);
   });
 

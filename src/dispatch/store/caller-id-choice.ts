@@ -19,9 +19,13 @@ export interface CallerIdCall extends CallerIdRequest {
 export interface CallerIdRound {
   /** The account's pool, oldest first (empty: the account has no number). */
   pool: PoolNumber[];
-  /** Per call, in order: the chosen number, or null when every usable number is capped or unavailable. */
+  /** Per call, in order: the chosen number, or null when every usable number is capped or unavailable, or when lapsed. */
   choices: (CallerIdChoice | null)[];
+  /** Calls a number was chosen for but not counted: this worker's lease on them had lapsed (or gone) by `now`. */
+  lapsed: ReadonlySet<string>;
 }
+
+const NONE_LAPSED: ReadonlySet<string> = new Set();
 
 interface PoolRow {
   id: string;
@@ -92,19 +96,20 @@ export async function chooseCallerIdsFor(
   deps: Pick<AppDeps, 'db'>,
   c: { accountId: string; workerId: string; now: Date; calls: readonly CallerIdCall[]; unavailable?: ReadonlySet<string> },
 ): Promise<CallerIdRound> {
-  if (c.calls.length === 0) return { pool: [], choices: [] };
+  if (c.calls.length === 0) return { pool: [], choices: [], lapsed: NONE_LAPSED };
   const day = capDay(c.now);
   return withSqlTransaction(deps.db, async (tx) => {
     const { pool, today } = await lockedPool(tx, c.accountId, day);
-    if (pool.length === 0) return { pool, choices: c.calls.map(() => null) };
+    if (pool.length === 0) return { pool, choices: c.calls.map(() => null), lapsed: NONE_LAPSED };
     const { choices } = chooseCallerIds(pool, c.calls, today, c.unavailable);
     const chosen = c.calls.flatMap((call, i) => (choices[i] ? [{ callId: call.callId, didId: choices[i].number.id }] : []));
-    if (chosen.length === 0) return { pool, choices };
+    if (chosen.length === 0) return { pool, choices, lapsed: NONE_LAPSED };
     const params = [chosen.map((x) => x.callId), chosen.map((x) => x.didId), day, c.workerId, c.now.toISOString()];
     const counted = await tx.query<{ call_id: string }>(COUNT_DIALS, params);
     // A count the cap refused (it cannot while the pool is locked), or a call no longer leased by this
     // worker, leaves the call without a number.
     const applied = new Set(counted.map((r) => r.call_id));
-    return { pool, choices: choices.map((ch, i) => (ch && applied.has(c.calls[i].callId) ? ch : null)) };
+    const lapsed = new Set(chosen.filter((x) => !applied.has(x.callId)).map((x) => x.callId));
+    return { pool, choices: choices.map((ch, i) => (ch && applied.has(c.calls[i].callId) ? ch : null)), lapsed };
   });
 }

@@ -58,6 +58,10 @@ export async function chooseCallerIds(
         // A previous dial of this call that no provider placed (a refused primary) keeps its own.
         const earlier = call.providerCallId === null ? (call.callerIdCounts ?? []) : [];
         call.callerIdCounts = [...earlier, { didId: choice.number.id, day: capDay(now) }];
+      } else if (round.lapsed.has(call.callId)) {
+        // Not capped: the lease lapsed by this worker's clock before the count. It waits as a retry
+        // (a lease-guarded write: nothing, if the call is another worker's now), not until tomorrow.
+        waits.set(call.callId, { at: new Date(now.getTime() + CALLER_ID_CHECK_RETRY_MS), failed: true });
       } else if (round.pool.length > 0) waits.set(call.callId, { at: callerIdWaitUntil(round.pool, requests[i], unavailable, now), failed: false });
     });
   } catch (err) {
