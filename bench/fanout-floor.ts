@@ -7,9 +7,10 @@
 // round writes one ~250-byte `next` message to every socket and waits until the child has read them
 // all. Variants, alternating `repeats` times:
 //   bare  `ws.send(message)` to each socket in a loop: the floor (framing, the write syscall);
-//   hub   the service's path: one `LatestByKeyQueue` a subscriber (events/queue.ts) fed the value,
-//         each drained by `pumpToSocket` (graphql/socket-pump.ts) through `sendOn` (graphql/ws.ts),
-//         which resolves once the socket took the message.
+//   hub   the service's path: one `LatestByKeyQueue` a subscriber (events/queue.ts) as a
+//         subscription field's source, each value executed once for all of them and pumped to each
+//         socket (graphql/shared-event-results.ts, socket-pump.ts) through `sendOn` (graphql/ws.ts),
+//         each socket's operation with an id of its own, as graphql-ws clients choose.
 // Figures per fan-out, medians over the repeats: the process's CPU time and the wall time until
 // every socket was written (the next macrotask after the value was handed over), and the wall
 // time until the child had read every message. Bound: hub CPU ≤ 1.5 × bare CPU — the hub's own
@@ -19,7 +20,9 @@ import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import { WebSocketServer, WebSocket } from 'ws';
 import { LatestByKeyQueue } from '../src/events/queue.ts';
-import { pumpToSocket } from '../src/graphql/socket-pump.ts';
+import crypto from 'node:crypto';
+import { GraphQLInt, GraphQLObjectType, GraphQLSchema, GraphQLString, parse } from 'graphql';
+import { sharedEventResults } from '../src/graphql/shared-event-results.ts';
 import { sendOn } from '../src/graphql/ws.ts';
 
 function arg(name: string, fallback: number): number {
@@ -69,40 +72,51 @@ async function main(): Promise<void> {
   );
   const childRead = () => new Promise<void>((resolve) => child.once('message', () => resolve()));
 
-  const payload = JSON.stringify({
-    data: {
-      batchProgress: {
-        status: 'running',
-        total: 10000,
-        queued: 4321,
-        inProgress: 500,
-        completed: 4000,
-        failed: 1179,
-        cancelled: 0,
-        updatedAt: new Date().toISOString(),
-      },
+  const progressValue = { status: 'running', total: 10000, queued: 4321, inProgress: 500, completed: 4000, failed: 1179, cancelled: 0 };
+  const payload = JSON.stringify({ data: { batchProgress: { ...progressValue, updatedAt: new Date().toISOString() } } });
+  // The hub's path as a subscription runs it: the queue is the field's source, and each value is
+  // executed once for all subscribers (shared-event-results.ts), which pumps it to each socket.
+  // Each socket's operation has its own id, as graphql-ws clients choose (a UUID each).
+  const progress = new GraphQLObjectType({
+    name: 'BatchProgress',
+    fields: {
+      status: { type: GraphQLString },
+      total: { type: GraphQLInt },
+      queued: { type: GraphQLInt },
+      inProgress: { type: GraphQLInt },
+      completed: { type: GraphQLInt },
+      failed: { type: GraphQLInt },
+      cancelled: { type: GraphQLInt },
+      updatedAt: { type: GraphQLString },
     },
   });
-  const queues = sockets.map((socket) => {
-    const queue = new LatestByKeyQueue<object>(
+  let source: LatestByKeyQueue<object> | undefined;
+  const schema = new GraphQLSchema({
+    query: new GraphQLObjectType({ name: 'Query', fields: { ok: { type: GraphQLInt } } }),
+    subscription: new GraphQLObjectType({
+      name: 'Subscription',
+      fields: { batchProgress: { type: progress, subscribe: () => source!, resolve: (e: object) => e } },
+    }),
+  });
+  const document = parse('subscription { batchProgress { status total queued inProgress completed failed cancelled updatedAt } }');
+  const subscribe = sharedEventResults();
+  const queues: LatestByKeyQueue<object>[] = [];
+  for (const socket of sockets) {
+    source = new LatestByKeyQueue<object>(
       () => 'progress',
       () => {},
     );
-    const results = pumpToSocket<object>(
-      queue,
-      (event) => event as never,
-      { id: '1', send: (m) => sendOn(socket, m) },
-      () => () => payload,
-    );
+    queues.push(source);
+    const socketOperation = { id: crypto.randomUUID(), send: (m: string) => sendOn(socket, m) };
+    const results = (await subscribe({ schema, document, contextValue: { socketOperation } })) as AsyncIterableIterator<unknown>;
     void results.next();
-    return queue;
-  });
+  }
   const variants: Record<string, () => void> = {
     bare: () => {
       for (const s of sockets) s.send(`{"id":"1","type":"next","payload":${payload}}`);
     },
     hub: () => {
-      const value = {};
+      const value = { ...progressValue, updatedAt: new Date().toISOString() };
       for (const q of queues) q.push(value);
     },
   };
