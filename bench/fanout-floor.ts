@@ -9,7 +9,7 @@
 //   bare  `ws.send(message)` to each socket in a loop: the floor (framing, the write syscall);
 //   hub   the service's path: one `LatestByKeyQueue` a subscriber (events/queue.ts) as a
 //         subscription field's source, each value executed once for all of them and pumped to each
-//         socket (graphql/shared-event-results.ts, socket-pump.ts) through `sendOn` (graphql/ws.ts),
+//         socket (graphql/shared-event-results.ts, socket-pump.ts) through `operationWriter` (graphql/ws.ts),
 //         each socket's operation with an id of its own, as graphql-ws clients choose.
 // Figures per fan-out, medians over the repeats: the process's CPU time and the wall time until
 // every socket was written (the next macrotask after the value was handed over), and the wall
@@ -23,7 +23,7 @@ import { LatestByKeyQueue } from '../src/events/queue.ts';
 import crypto from 'node:crypto';
 import { GraphQLInt, GraphQLObjectType, GraphQLSchema, GraphQLString, parse } from 'graphql';
 import { sharedEventResults } from '../src/graphql/shared-event-results.ts';
-import { sendOn } from '../src/graphql/ws.ts';
+import { operationWriter } from '../src/graphql/ws.ts';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -107,7 +107,7 @@ async function main(): Promise<void> {
       () => {},
     );
     queues.push(source);
-    const socketOperation = { id: crypto.randomUUID(), send: (m: string) => sendOn(socket, m) };
+    const socketOperation = { id: crypto.randomUUID(), send: operationWriter(socket) };
     const results = (await subscribe({ schema, document, contextValue: { socketOperation } })) as AsyncIterableIterator<unknown>;
     void results.next();
   }

@@ -7,6 +7,7 @@
 // their event does (weak maps).
 import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { pumpToSocket, type SocketOperation } from './socket-pump.ts';
+import { LatestByKeyQueue } from '../events/queue.ts';
 
 type Results = WeakMap<DocumentNode, Map<string, ExecutionResult | Promise<ExecutionResult>>>;
 
@@ -46,22 +47,24 @@ function mapEvents<T>(source: AsyncIterable<unknown>, map: (event: unknown) => T
   };
 }
 
+// No closure is made per event and subscriber: tsx keeps function names, at a property write each.
+function run(event: unknown, args: ExecutionArgs): ExecutionResult | Promise<ExecutionResult> {
+  const result = execute({ ...args, rootValue: event });
+  return result instanceof Promise ? result.then(withEncoding) : withEncoding(result);
+}
+
 /** A subscribe function for Yoga whose events are executed once per event, document, operation and variables. */
 export function sharedEventResults(): SubscribeFn {
   const byEvent = new WeakMap<object, Results>();
 
   function resultOf(event: unknown, args: ExecutionArgs, asked: string): ExecutionResult | Promise<ExecutionResult> {
-    const run = () => {
-      const result = execute({ ...args, rootValue: event });
-      return result instanceof Promise ? result.then(withEncoding) : withEncoding(result);
-    };
-    if (typeof event !== 'object' || event === null) return run();
+    if (typeof event !== 'object' || event === null) return run(event, args);
     let byDocument = byEvent.get(event);
     if (!byDocument) byEvent.set(event, (byDocument = new WeakMap()));
     let results = byDocument.get(args.document);
     if (!results) byDocument.set(args.document, (results = new Map()));
     let result = results.get(asked);
-    if (!result) results.set(asked, (result = run()));
+    if (!result) results.set(asked, (result = run(event, args)));
     return result;
   }
 
@@ -72,6 +75,8 @@ export function sharedEventResults(): SubscribeFn {
     const asked = `${args.operationName ?? ''}\n${JSON.stringify(args.variableValues ?? null)}`;
     const result = (event: unknown) => resultOf(event, args, asked);
     const socket = (args.contextValue as { socketOperation?: SocketOperation } | undefined)?.socketOperation;
-    return socket ? pumpToSocket(source, result, socket, (r) => encodings.get(r)) : mapEvents(source, result);
+    return socket && source instanceof LatestByKeyQueue
+      ? pumpToSocket(source, result, socket, (r) => encodings.get(r))
+      : mapEvents(source, result);
   };
 }

@@ -1,17 +1,18 @@
 // A WebSocket operation's error-free live values, written to its socket without passing each one
 // through the plugins' result hooks and graphql-ws: their JSON, made once for every subscriber
 // (shared-event-results.ts), wrapped in the operation's `next` message, byte for byte what
-// graphql-ws would send. With 1,000 sockets on a batch a fan-out's CPU went from 36-38 to ~26 ms
-// (bench:subscriptions, busy machine), most of the rest being the socket writes themselves. A
-// result with errors still takes the plugins' and graphql-ws's path, in its turn.
+// graphql-ws would send. The hub's queue hands each value over inside its push (a sink, not a
+// promise a value), so a fan-out is one loop of socket writes. A result with errors still takes
+// the plugins' and graphql-ws's path, in its turn.
 import type { ExecutionResult } from 'graphql';
+import type { LatestByKeyQueue, ValueSink } from '../events/queue.ts';
 
 /** Where a WebSocket operation's values go (graphql/ws.ts sets it on the operation's context). */
 export interface SocketOperation {
   /** The operation's id, as the client chose it. */
   id: string;
-  /** Writes one message; resolves true once the socket took it, false once the socket is gone. */
-  send(message: string): Promise<boolean>;
+  /** Writes one message: true once the socket took it, false once the socket is gone (a promise of either while the socket is behind). */
+  send(message: string): boolean | Promise<boolean>;
 }
 
 type Taker<T> = { resolve: (step: IteratorResult<T>) => void; reject: (e: unknown) => void };
@@ -24,19 +25,18 @@ type Taker<T> = { resolve: (step: IteratorResult<T>) => void; reject: (e: unknow
  * a slow socket makes the source keep only its newest (events/queue.ts).
  */
 export function pumpToSocket<T>(
-  source: AsyncIterable<unknown>,
+  source: LatestByKeyQueue<unknown>,
   map: (event: unknown) => ExecutionResult | Promise<ExecutionResult>,
   socket: SocketOperation,
   encodingOf: (result: ExecutionResult) => (() => string) | undefined,
 ): AsyncIterableIterator<T> {
-  const it = source[Symbol.asyncIterator]();
   const prefix = `{"id":${JSON.stringify(socket.id)},"type":"next","payload":`;
   let stopped = false;
   /** The stream's next() under way. */
   let taker: Taker<T> | null = null;
   /** A step for the stream that came before it asked. */
   let offered: { step?: IteratorResult<T>; error?: unknown; release: () => void } | null = null;
-  /** Lets the pump on once the stream asks again (or ends). */
+  /** Lets the source on once the stream asks again (or ends). */
   let inStream: (() => void) | null = null;
 
   const deliver = (t: Taker<T>, o: NonNullable<typeof offered>) => {
@@ -44,47 +44,53 @@ export function pumpToSocket<T>(
     else t.reject(o.error);
     inStream = o.release;
   };
+  /** Resolves false once the stream has taken the step and asked again, or ended. */
   const offer = (step: IteratorResult<T> | undefined, error?: unknown) =>
-    new Promise<void>((release) => {
+    new Promise<boolean>((release) => {
       const t = taker;
       taker = null;
-      if (t) deliver(t, { step, error, release });
-      else offered = { step, error, release };
+      const o = { step, error, release: () => release(!stopped && step !== undefined) };
+      if (t) deliver(t, o);
+      else offered = o;
     });
   const finish = () => {
+    if (stopped) return;
     stopped = true;
-    void it.return?.();
     inStream?.();
     offered?.release();
     inStream = offered = null;
     taker?.resolve({ value: undefined, done: true });
     taker = null;
+    source.close();
   };
-
-  void (async () => {
-    let failure: { error: unknown } | undefined;
-    try {
-      for (;;) {
-        const step = await it.next();
-        if (step.done || stopped) break;
-        const mapped = map(step.value);
-        // A shared result is usually ready: awaiting it anyway costs every socket a microtask.
-        const result = mapped instanceof Promise ? await mapped : mapped;
-        const json = encodingOf(result);
-        if (!json) await offer({ value: result as T, done: false });
-        else if (!(await socket.send(prefix + json() + '}'))) break;
+  const write = (result: ExecutionResult): boolean | Promise<boolean> => {
+    const json = encodingOf(result);
+    return json ? socket.send(prefix + json() + '}') : offer({ value: result as T, done: false });
+  };
+  const fail = (error: unknown) => offer(undefined, error);
+  /** Values flow once the stream is first asked: graphql-ws and the plugins have then taken the operation on. */
+  let draining = false;
+  const sink: ValueSink<unknown> = {
+    take(event) {
+      if (stopped) return false;
+      try {
+        const mapped = map(event);
+        return mapped instanceof Promise ? mapped.then(write, fail) : write(mapped);
+      } catch (error) {
+        return fail(error);
       }
-    } catch (error) {
-      failure = { error };
-    }
-    if (stopped || !failure) return finish();
-    await offer(undefined, failure.error);
-  })();
+    },
+    closed: finish,
+  };
 
   return {
     next() {
       inStream?.();
       inStream = null;
+      if (!draining) {
+        draining = true;
+        source.drainTo(sink);
+      }
       if (stopped) return Promise.resolve({ value: undefined, done: true });
       return new Promise((resolve, reject) => {
         const o = offered;

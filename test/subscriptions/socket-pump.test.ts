@@ -1,7 +1,8 @@
 // A WebSocket operation's error-free live values are written to its socket by
 // shared-event-results.ts, in the bytes graphql-ws would send; results with errors still go
 // through the stream (the plugins, then graphql-ws), in order with the others; the stream ends
-// with its source, and ending the stream stops the writes.
+// with its source, and ending the stream stops the writes. A socket that is behind holds the
+// newest value only.
 import { describe, expect, it } from 'vitest';
 import { GraphQLInt, GraphQLObjectType, GraphQLSchema, parse, type ExecutionResult } from 'graphql';
 import { sharedEventResults } from '../../src/graphql/shared-event-results.ts';
@@ -36,9 +37,17 @@ function setup() {
   });
   const written: string[] = [];
   let refuse = false;
+  /** Set: the socket is behind, and each write settles once this is called. */
+  let behind: (() => void)[] | undefined;
   const socketOperation: SocketOperation = {
     id: 'op "1"',
-    send: (message) => Promise.resolve(!refuse && written.push(message) > 0),
+    send: (message) => {
+      if (refuse) return false;
+      written.push(message);
+      if (!behind) return true;
+      const queue = behind;
+      return new Promise((resolve) => queue.push(() => resolve(true)));
+    },
   };
   const subscribe = sharedEventResults();
   const start = async () =>
@@ -47,7 +56,19 @@ function setup() {
       document: parse('subscription { tick { n } }'),
       contextValue: { socketOperation },
     })) as AsyncIterableIterator<ExecutionResult>;
-  return { events, written, start, isClosed: () => closed, refuse: () => (refuse = true) };
+  return {
+    events,
+    written,
+    start,
+    isClosed: () => closed,
+    refuse: () => (refuse = true),
+    fallBehind: () => (behind = []),
+    catchUp: () => {
+      const waiting = behind ?? [];
+      behind = undefined;
+      for (const settle of waiting) settle();
+    },
+  };
 }
 
 describe('live values on a WebSocket operation', () => {
@@ -111,5 +132,58 @@ describe('live values on a WebSocket operation', () => {
     t.events.push({ n: 1 });
     expect(await waiting).toEqual({ value: undefined, done: true });
     expect(t.isClosed()).toBe(true);
+  });
+
+  it('writes nothing before the stream is first asked, then each value inside its push', async () => {
+    const s = setup();
+    const stream = await s.start();
+    s.events.push({ n: 1 });
+    await new Promise((r) => setImmediate(r));
+    expect(s.written).toHaveLength(0);
+    const rest = stream.next();
+    expect(s.written).toHaveLength(1);
+    s.events.push({ n: 2 });
+    // No turn of the event loop between the push and the write: a fan-out is one loop.
+    expect(s.written).toHaveLength(2);
+    await stream.return!();
+    expect(await rest).toEqual({ value: undefined, done: true });
+  });
+
+  it('keeps only the newest value while the socket is behind, and writes it once the socket caught up', async () => {
+    const s = setup();
+    const stream = await s.start();
+    const rest = stream.next();
+    s.fallBehind();
+    s.events.push({ n: 1 });
+    s.events.push({ n: 2 });
+    s.events.push({ n: 3 });
+    expect(s.written).toHaveLength(1);
+    expect(s.events.size).toBe(1);
+    s.catchUp();
+    await waitFor(() => s.written.length === 2);
+    expect(JSON.parse(s.written[1]).payload).toEqual({ data: { tick: { n: 3 } } });
+    s.events.end();
+    expect(await rest).toEqual({ value: undefined, done: true });
+    expect(s.isClosed()).toBe(true);
+  });
+
+  it('completes only once the last value is written, when the source ends while the socket is behind', async () => {
+    const s = setup();
+    const stream = await s.start();
+    let done = false;
+    const rest = stream.next().then((step) => {
+      done = true;
+      return step;
+    });
+    s.fallBehind();
+    s.events.push({ n: 1 });
+    s.events.push({ n: 2 });
+    s.events.end();
+    await new Promise((r) => setImmediate(r));
+    expect(done).toBe(false);
+    s.catchUp();
+    await waitFor(() => s.written.length === 2);
+    expect(await rest).toEqual({ value: undefined, done: true });
+    expect(JSON.parse(s.written[1]).payload).toEqual({ data: { tick: { n: 2 } } });
   });
 });
