@@ -75,8 +75,6 @@ export function sharedEventResults(): SubscribeFn {
     const asked = `${args.operationName ?? ''}\n${JSON.stringify(args.variableValues ?? null)}`;
     const result = (event: unknown) => resultOf(event, args, asked);
     const socket = (args.contextValue as { socketOperation?: SocketOperation } | undefined)?.socketOperation;
-    return socket && source instanceof LatestByKeyQueue
-      ? pumpToSocket(source, result, socket, (r) => encodings.get(r))
-      : mapEvents(source, result);
+    return socket && source instanceof LatestByKeyQueue ? pumpToSocket(source, result, socket, (r) => encodings.get(r)) : mapEvents(source, result);
   };
 }
