@@ -40,9 +40,15 @@ export function pumpToSocket<T>(
   let inStream: (() => void) | null = null;
 
   const deliver = (t: Taker<T>, o: NonNullable<typeof offered>) => {
-    if (o.step) t.resolve(o.step);
-    else t.reject(o.error);
-    inStream = o.release;
+    if (o.step) {
+      t.resolve(o.step);
+      inStream = o.release;
+      return;
+    }
+    // graphql-ws ends the operation on a rejected next() without calling return().
+    t.reject(o.error);
+    o.release();
+    finish();
   };
   /** Resolves false once the stream has taken the step and asked again, or ended. */
   const offer = (step: IteratorResult<T> | undefined, error?: unknown) =>
@@ -64,6 +70,8 @@ export function pumpToSocket<T>(
     source.close();
   };
   const write = (result: ExecutionResult): boolean | Promise<boolean> => {
+    // A result read from the database may come after the operation ended.
+    if (stopped) return false;
     const json = encodingOf(result);
     return json ? socket.send(prefix + json() + '}') : offer({ value: result as T, done: false });
   };

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { GraphQLInt, GraphQLObjectType, GraphQLSchema, parse, type ExecutionResult } from 'graphql';
 import { sharedEventResults } from '../../src/graphql/shared-event-results.ts';
-import type { SocketOperation } from '../../src/graphql/socket-pump.ts';
+import { pumpToSocket, type SocketOperation } from '../../src/graphql/socket-pump.ts';
 import { LatestByKeyQueue } from '../../src/events/queue.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -185,5 +185,49 @@ describe('live values on a WebSocket operation', () => {
     await waitFor(() => s.written.length === 2);
     expect(await rest).toEqual({ value: undefined, done: true });
     expect(JSON.parse(s.written[1]).payload).toEqual({ data: { tick: { n: 2 } } });
+  });
+
+  it('writes nothing for a result that comes after the stream ended', async () => {
+    let closed = false;
+    const events = new LatestByKeyQueue<number>(
+      () => 'k',
+      () => (closed = true),
+    );
+    const written: string[] = [];
+    let settle: (r: ExecutionResult) => void = () => {};
+    const stream = pumpToSocket<ExecutionResult>(
+      events,
+      () => new Promise<ExecutionResult>((r) => (settle = r)),
+      { id: '1', send: (m) => written.push(m) > 0 },
+      () => () => '{"data":{}}',
+    );
+    const rest = stream.next();
+    events.push(1);
+    await stream.return!();
+    settle({ data: {} });
+    await new Promise((r) => setImmediate(r));
+    expect(written).toHaveLength(0);
+    expect(closed).toBe(true);
+    expect(await rest).toEqual({ value: undefined, done: true });
+  });
+
+  it('closes the source once a failure is handed to the stream, which graphql-ws ends without return()', async () => {
+    let closed = false;
+    const events = new LatestByKeyQueue<number>(
+      () => 'k',
+      () => (closed = true),
+    );
+    const stream = pumpToSocket<ExecutionResult>(
+      events,
+      () => {
+        throw new Error('boom');
+      },
+      { id: '1', send: () => true },
+      () => undefined,
+    );
+    events.push(1);
+    await expect(stream.next()).rejects.toThrow('boom');
+    expect(closed).toBe(true);
+    expect(await stream.next()).toEqual({ value: undefined, done: true });
   });
 });

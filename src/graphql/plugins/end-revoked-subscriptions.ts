@@ -54,6 +54,8 @@ function revocable(source: AsyncIterable<ExecutionResult>): {
           (err) => {
             if (interrupt !== resolve) return;
             interrupt = null;
+            // A rejected next() ends the stream: graphql-ws calls no return() after it.
+            finish();
             reject(err);
           },
         );
