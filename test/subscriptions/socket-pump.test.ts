@@ -189,7 +189,7 @@ describe('live values on a WebSocket operation', () => {
 
   it('writes nothing for a result that comes after the stream ended', async () => {
     let closed = false;
-    const events = new LatestByKeyQueue<number>(
+    const events = new LatestByKeyQueue<unknown>(
       () => 'k',
       () => (closed = true),
     );
@@ -213,7 +213,7 @@ describe('live values on a WebSocket operation', () => {
 
   it('closes the source once a failure is handed to the stream, which graphql-ws ends without return()', async () => {
     let closed = false;
-    const events = new LatestByKeyQueue<number>(
+    const events = new LatestByKeyQueue<unknown>(
       () => 'k',
       () => (closed = true),
     );
